@@ -1,0 +1,195 @@
+//! Diagnostics are data: the compiler returns them all, the CLI renders them.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $slug:literal, $severity:ident, $summary:literal;)*) => {
+        /// A stable diagnostic code. Codes are never reused; `docs/diagnostics.md` lists them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// `E012`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+
+            /// `unknown-placeholder`: the name of the fixture that shows it.
+            pub fn slug(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $slug,)*
+                }
+            }
+
+            pub fn severity(self) -> Severity {
+                match self {
+                    $(Code::$variant => Severity::$severity,)*
+                }
+            }
+
+            /// One line on what the code means.
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $summary,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    TomlSyntax = "E001", "toml-syntax", Error, "The file is not valid TOML.";
+    UnknownKey = "E002", "unknown-key", Error, "A key the table does not have (often a typo).";
+    WrongType = "E003", "wrong-type", Error, "A value of the wrong type (a string where a number goes).";
+    MissingKey = "E004", "missing-key", Error, "A required key is absent.";
+    OutOfRange = "E005", "out-of-range", Error, "A number or list outside its allowed range.";
+    BadDuration = "E006", "bad-duration", Error, "A duration without a unit or with an unknown one.";
+    BadSize = "E007", "bad-size", Error, "A size without a unit or with an unknown one.";
+    BadRate = "E008", "bad-rate", Error, "A rate that is not `N/s`, `N/m` or `N/h`.";
+    BadPercentage = "E009", "bad-percentage", Error, "A percentage without its `%`.";
+    UnknownChoice = "E010", "unknown-choice", Error, "A value outside the allowed set (an executor, a signal).";
+    MisplacedKey = "E011", "misplaced-key", Error, "A key TOML put into the wrong table: it was written after another table's header.";
+    UnknownPlaceholder = "E012", "unknown-placeholder", Error, "A placeholder that names no variable or built-in.";
+    UnknownVariable = "E013", "unknown-variable", Error, "A phase or the capacity model names a variable `[vars]` does not declare.";
+    UnusedSweep = "E014", "unused-sweep", Error, "A phase varies a variable that nothing uses, so every point would be the same.";
+    UnknownFigure = "E015", "unknown-figure", Error, "An SLO over a figure no scenario produces.";
+    BadSlo = "E016", "bad-slo", Error, "An SLO that is not `figure < value`.";
+    UnknownInstance = "E017", "unknown-instance", Error, "An instance type that is not in the price table.";
+    UnknownDatabase = "E018", "unknown-database", Error, "A database class that is not in the price table.";
+    DuplicateName = "E019", "duplicate-name", Error, "Two scenarios, phases, series or instances with one name.";
+    ExecutorConflict = "E020", "executor-conflict", Error, "A setting the scenario's executor does not use (`vus` with an arrival rate).";
+    ConflictingSettings = "E021", "conflicting-settings", Error, "Two settings that exclude each other.";
+    MissingSetting = "E022", "missing-setting", Error, "A setting the rest of the spec needs (a rate for an arrival-rate executor, a hold).";
+    RateRoundsToZero = "E023", "rate-rounds-to-zero", Error, "A rate so low that a point sends nothing during its hold.";
+    RampTooLong = "E024", "ramp-too-long", Error, "A ramp longer than the stage it belongs to.";
+    UnclosedPlaceholder = "E025", "unclosed-placeholder", Error, "A `{name` with no closing brace.";
+    VariableType = "E026", "variable-type", Error, "A variable's value does not fit where the variable is used.";
+    EmptySweep = "E027", "empty-sweep", Error, "A phase axis with no values.";
+    BadRange = "E028", "bad-range", Error, "A range that counts down, has no step, or never ends.";
+    HostNotAllowed = "E029", "host-not-allowed", Error, "Load aimed at a host that is neither loopback nor in `allow_hosts`.";
+    UnknownReference = "E030", "unknown-reference", Error, "A phase or the capacity model names a scenario, phase or series that does not exist.";
+    SloUnit = "E031", "slo-unit", Error, "An SLO threshold in the wrong unit for its figure (a latency against a percentage).";
+    BadName = "E032", "bad-name", Error, "A name with characters it may not have.";
+    ReservedName = "E033", "reserved-name", Error, "A variable or series named like a built-in (`port`, `rss`).";
+    UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
+    UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
+    SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
+}
+
+/// One problem in a spec, located by its JSON pointer and its byte span in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    /// What is wrong, in plain words.
+    pub message: String,
+    /// Where, as a JSON pointer into the spec (`/phase/0/hold`); `""` for the whole file.
+    pub pointer: String,
+    /// Where, in bytes of the source. `None` when the place has no text (a missing table).
+    pub span: Option<Range<usize>>,
+    /// A short text under the caret.
+    pub label: Option<String>,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            message: message.into(),
+            pointer: String::new(),
+            span: None,
+            label: None,
+            hint: None,
+        }
+    }
+
+    pub fn severity(&self) -> Severity {
+        self.code.severity()
+    }
+
+    pub fn at(mut self, pointer: impl Into<String>, span: Option<Range<usize>>) -> Diagnostic {
+        self.pointer = pointer.into();
+        self.span = span;
+        self
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Diagnostic {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn maybe_hint(mut self, hint: Option<String>) -> Diagnostic {
+        self.hint = hint;
+        self
+    }
+}
+
+/// A 1-based line and column (in characters) of a byte offset.
+pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_ordered() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{} twice", code.as_str());
+            assert!(seen.insert(code.slug()), "{} twice", code.slug());
+        }
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        let text = "a = 1\nbé = \"x\"\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        // "bé = " is 6 bytes but 5 characters: the quote is in column 6.
+        assert_eq!(line_column(text, 12), (2, 6));
+    }
+}

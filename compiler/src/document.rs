@@ -1,0 +1,171 @@
+//! The spec's TOML as JSON (for the schema) plus where every value sits in the source.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use serde_json::{Map, Number, Value};
+use toml::de::{DeTable, DeValue};
+
+use crate::diagnostic::{Code, Diagnostic};
+
+/// Where one value of the document is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The key, when the value has one (`hold` in `hold = "10s"`, `phase` in `[[phase]]`).
+    pub key: Option<Range<usize>>,
+    /// The value itself (for a table from a header, what toml records for it).
+    pub value: Range<usize>,
+}
+
+/// A parsed spec: JSON for validation, and a map from JSON pointer to source span.
+#[derive(Debug, Default)]
+pub struct Document {
+    pub json: Value,
+    places: HashMap<String, Place>,
+}
+
+impl Document {
+    /// Parses TOML, reporting every syntax error toml can recover from.
+    pub fn parse(text: &str) -> (Option<Document>, Vec<Diagnostic>) {
+        let (table, errors) = DeTable::parse_recoverable(text);
+        if !errors.is_empty() {
+            let diagnostics = errors
+                .iter()
+                .map(|error| {
+                    let message = error.message().trim_end().to_owned();
+                    let (message, hint) = split_toml_message(&message);
+                    Diagnostic::new(Code::TomlSyntax, message)
+                        .at("", error.span())
+                        .maybe_hint(hint)
+                })
+                .collect();
+            return (None, diagnostics);
+        }
+        let mut document = Document::default();
+        let span = table.span();
+        document.places.insert(String::new(), Place { key: None, value: span });
+        let json = document.table(table.get_ref(), "");
+        document.json = json;
+        (Some(document), Vec::new())
+    }
+
+    fn table(&mut self, table: &DeTable<'_>, pointer: &str) -> Value {
+        let mut object = Map::new();
+        for (key, value) in table.iter() {
+            let child = format!("{pointer}/{}", escape(key.get_ref()));
+            self.places.insert(
+                child.clone(),
+                Place { key: Some(key.span()), value: value.span() },
+            );
+            let json = self.value(value.get_ref(), &child);
+            object.insert(key.get_ref().to_string(), json);
+        }
+        Value::Object(object)
+    }
+
+    fn value(&mut self, value: &DeValue<'_>, pointer: &str) -> Value {
+        match value {
+            DeValue::String(text) => Value::String(text.to_string()),
+            DeValue::Integer(integer) => {
+                let digits = integer.as_str().replace('_', "");
+                i64::from_str_radix(
+                    digits.trim_start_matches("0x").trim_start_matches("0o").trim_start_matches("0b"),
+                    integer.radix(),
+                )
+                .map(|n| Value::Number(n.into()))
+                .unwrap_or_else(|_| Value::String(integer.as_str().to_owned()))
+            }
+            DeValue::Float(float) => {
+                let text = float.as_str().replace('_', "");
+                text.parse::<f64>()
+                    .ok()
+                    .and_then(Number::from_f64)
+                    .map(Value::Number)
+                    // inf and nan have no JSON form; a string fails the schema's type check.
+                    .unwrap_or_else(|| Value::String(text))
+            }
+            DeValue::Boolean(b) => Value::Bool(*b),
+            // No spec key takes a date: a string fails the type check with a clear message.
+            DeValue::Datetime(datetime) => Value::String(datetime.to_string()),
+            DeValue::Array(array) => {
+                let mut items = Vec::new();
+                for (index, item) in array.iter().enumerate() {
+                    let child = format!("{pointer}/{index}");
+                    self.places.insert(child.clone(), Place { key: None, value: item.span() });
+                    items.push(self.value(item.get_ref(), &child));
+                }
+                Value::Array(items)
+            }
+            DeValue::Table(table) => self.table(table, pointer),
+        }
+    }
+
+    pub fn place(&self, pointer: &str) -> Option<&Place> {
+        self.places.get(pointer)
+    }
+
+    /// The span of the value at `pointer`, or of its nearest written ancestor.
+    pub fn value_span(&self, pointer: &str) -> Option<Range<usize>> {
+        self.nearest(pointer).map(|place| place.value.clone())
+    }
+
+    /// The span of the key at `pointer` (or of its value when it has no key).
+    pub fn key_span(&self, pointer: &str) -> Option<Range<usize>> {
+        self.nearest(pointer).map(|place| place.key.clone().unwrap_or_else(|| place.value.clone()))
+    }
+
+    fn nearest(&self, pointer: &str) -> Option<&Place> {
+        let mut pointer = pointer;
+        loop {
+            if let Some(place) = self.places.get(pointer) {
+                if !pointer.is_empty() {
+                    return Some(place);
+                }
+                return None;
+            }
+            pointer = &pointer[..pointer.rfind('/')?];
+        }
+    }
+}
+
+/// Escapes a key for a JSON pointer (RFC 6901).
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// toml's messages carry a second line with the expectation; keep it as the hint.
+fn split_toml_message(message: &str) -> (String, Option<String>) {
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid TOML").to_owned();
+    let rest: Vec<&str> = lines.collect();
+    let hint = (!rest.is_empty()).then(|| rest.join(" "));
+    (first, hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_map_to_spans() {
+        let text = "[bench]\nname = \"x\"\n\n[[phase]]\nname = \"a\"\nvary = { rooms = [1, 4] }\n";
+        let (document, errors) = Document::parse(text);
+        assert!(errors.is_empty());
+        let document = document.expect("document");
+        let span = document.value_span("/phase/0/vary/rooms/1").expect("span");
+        assert_eq!(&text[span], "4");
+        let span = document.key_span("/phase/0/name").expect("span");
+        assert_eq!(&text[span], "name");
+        let span = document.key_span("/bench/name").expect("span");
+        assert_eq!(&text[span.clone()], "name");
+        assert_eq!(span.start, 8);
+    }
+
+    #[test]
+    fn every_syntax_error_is_reported() {
+        let (document, errors) = Document::parse("a = \nb = [1,\n");
+        assert!(document.is_none());
+        assert!(!errors.is_empty());
+        assert!(errors.iter().all(|e| e.code == Code::TomlSyntax && e.span.is_some()));
+    }
+}

@@ -1,0 +1,187 @@
+//! headroom's price table: instance types, databases and monthly lines, each with its source
+//! and as-of date.
+//!
+//! The table ships as data (`pricing/data/prices.toml`, built from sourced facts) and is
+//! embedded in the binary; a user's table in the same format overrides or extends it. Nothing
+//! here reads files: callers pass the text. Fits and the planner arrive with the `plan` command.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The shipped table, as embedded in the binary.
+pub const EMBEDDED: &str = include_str!("../data/prices.toml");
+
+/// Why a price table could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceTableError {
+    #[error("the price table is not valid: {message}")]
+    Parse {
+        message: String,
+        /// Byte range of the problem in the table's text.
+        span: Option<std::ops::Range<usize>>,
+    },
+}
+
+/// A compute instance type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Instance {
+    pub id: String,
+    pub provider: String,
+    pub vcpu: u32,
+    /// AWS gives GiB; Hetzner lists "GB" (recorded as written, in `memory_gb`).
+    #[serde(default)]
+    pub memory_gib: Option<f64>,
+    #[serde(default)]
+    pub memory_gb: Option<f64>,
+    #[serde(default)]
+    pub usd_per_hour: Option<f64>,
+    #[serde(default)]
+    pub eur_per_month: Option<f64>,
+    #[serde(default)]
+    pub burstable: bool,
+    #[serde(default)]
+    pub baseline_cpu_pct_per_vcpu: Option<f64>,
+    pub source: String,
+    pub as_of: String,
+    #[serde(default)]
+    pub stale_after: Option<String>,
+}
+
+/// A managed database class.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Database {
+    pub id: String,
+    pub provider: String,
+    /// Absent when no source gave a list price for this class.
+    #[serde(default)]
+    pub usd_per_hour: Option<f64>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RawTable {
+    #[serde(default)]
+    aws_ec2: Vec<Instance>,
+    #[serde(default)]
+    hetzner_cloud: Vec<Instance>,
+    #[serde(default)]
+    aws_rds: Vec<Database>,
+}
+
+/// Instances and databases by id, with their provenance.
+#[derive(Debug, Clone, Default)]
+pub struct PriceTable {
+    instances: BTreeMap<String, Instance>,
+    databases: BTreeMap<String, Database>,
+}
+
+impl PriceTable {
+    /// The shipped table.
+    pub fn embedded() -> Result<PriceTable, PriceTableError> {
+        PriceTable::from_toml(EMBEDDED)
+    }
+
+    /// Reads a table in the shipped format.
+    pub fn from_toml(text: &str) -> Result<PriceTable, PriceTableError> {
+        let raw: RawTable = toml::from_str(text).map_err(|error| PriceTableError::Parse {
+            message: error.message().to_owned(),
+            span: error.span(),
+        })?;
+        let mut table = PriceTable::default();
+        for instance in raw.aws_ec2.into_iter().chain(raw.hetzner_cloud) {
+            table.instances.insert(instance.id.clone(), instance);
+        }
+        for database in raw.aws_rds {
+            table.databases.insert(database.id.clone(), database);
+        }
+        Ok(table)
+    }
+
+    /// Entries of `other` replace entries with the same id; the others are added.
+    pub fn extend(&mut self, other: PriceTable) {
+        self.instances.extend(other.instances);
+        self.databases.extend(other.databases);
+    }
+
+    pub fn instance(&self, id: &str) -> Option<&Instance> {
+        self.instances.get(id)
+    }
+
+    pub fn database(&self, id: &str) -> Option<&Database> {
+        self.databases.get(id)
+    }
+
+    /// Instance ids of one provider (`"aws"`, `"hetzner"`), sorted.
+    pub fn instance_ids(&self, provider: &str) -> impl Iterator<Item = &str> {
+        self.instances
+            .values()
+            .filter(move |i| i.provider == provider)
+            .map(|i| i.id.as_str())
+    }
+
+    pub fn database_ids(&self) -> impl Iterator<Item = &str> {
+        self.databases.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_table_reads_with_provenance() {
+        let table = PriceTable::embedded().expect("embedded table");
+        let medium = table.instance("t4g.medium").expect("t4g.medium");
+        assert_eq!(medium.vcpu, 2);
+        assert_eq!(medium.memory_gib, Some(4.0));
+        assert_eq!(medium.usd_per_hour, Some(0.0336));
+        assert_eq!(medium.as_of, "2026-07-20");
+        assert!(medium.burstable);
+        assert_eq!(table.instance_ids("aws").count(), 27);
+        assert_eq!(table.instance_ids("hetzner").count(), 9);
+        // Sourced where a source exists, absent (not guessed) where none does.
+        assert_eq!(table.database("db.t4g.micro").and_then(|d| d.usd_per_hour), Some(0.016));
+        assert_eq!(table.database("db.t4g.large").and_then(|d| d.usd_per_hour), None);
+    }
+
+    #[test]
+    fn a_user_table_overrides_and_extends() {
+        let mut table = PriceTable::embedded().expect("embedded table");
+        let user = PriceTable::from_toml(
+            r#"
+[[aws_ec2]]
+id = "t4g.medium"
+provider = "aws"
+vcpu = 2
+memory_gib = 4.0
+usd_per_hour = 0.03
+source = "our invoice"
+as_of = "2026-11-01"
+
+[[aws_ec2]]
+id = "x9.huge"
+provider = "aws"
+vcpu = 64
+memory_gib = 512.0
+usd_per_hour = 9.0
+source = "our invoice"
+as_of = "2026-11-01"
+"#,
+        )
+        .expect("user table");
+        table.extend(user);
+        assert_eq!(table.instance("t4g.medium").and_then(|i| i.usd_per_hour), Some(0.03));
+        assert!(table.instance("x9.huge").is_some());
+    }
+
+    #[test]
+    fn a_broken_table_says_where() {
+        let error = PriceTable::from_toml("[[aws_ec2]]\nid = 3\n").expect_err("broken");
+        let PriceTableError::Parse { span, .. } = error;
+        assert!(span.is_some());
+    }
+}

@@ -1,0 +1,170 @@
+//! `[[phase]]` (a named sweep) and `[measure]` (what is sampled at every point).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::units::Duration;
+use crate::vars::{Sweep, VarValue};
+
+/// A named sweep: the variables it varies, how often each point repeats, what it measures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The swept variables. Several variables give every combination, the last name in
+    /// alphabetical order changing fastest.
+    pub vary: BTreeMap<String, Sweep>,
+    /// Variables fixed for this phase (overriding `[vars]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, VarValue>,
+    /// Runs of every point, each with a fresh server; min / median / max come from these.
+    #[serde(default = "default_repeats")]
+    #[schemars(range(min = 1, max = 100))]
+    pub repeats: u32,
+    /// The pause between two runs, so the machine settles.
+    #[serde(default = "default_cooldown")]
+    pub cooldown: Duration,
+    /// The hold of every scenario in this phase, overriding the scenarios' own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    /// The scenarios that run in this phase; all by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenarios: Option<Vec<String>>,
+    /// What a failed point does to the rest of the phase.
+    #[serde(default)]
+    pub on_failure: OnFailure,
+    /// Overrides `[measure]` for this phase, key by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
+}
+
+fn default_repeats() -> u32 {
+    3
+}
+
+fn default_cooldown() -> Duration {
+    Duration::from_secs(2)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnFailure {
+    /// Record the failure and go on with the next point.
+    #[default]
+    Continue,
+    /// Stop the phase at the first failed point (a crash past the ceiling says enough).
+    Stop,
+}
+
+/// What is measured at every point. Every key is optional; defaults are in [`MeasureDefaults`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Measure {
+    /// How often the server's process tree is sampled for RSS and CPU (500ms by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_every: Option<Duration>,
+    /// The steady-state reading taken after the load ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
+    /// Series picked from the server's metrics, by name and labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
+}
+
+/// After the load ends: wait `settle`, take `scrapes` scrapes `every` apart, reduce them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyState {
+    #[serde(default = "default_settle")]
+    pub settle: Duration,
+    #[serde(default = "default_scrapes")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub scrapes: u32,
+    #[serde(default = "default_scrape_every")]
+    pub every: Duration,
+    #[serde(default)]
+    pub reduce: Reducer,
+}
+
+fn default_settle() -> Duration {
+    Duration::from_secs(3)
+}
+
+fn default_scrapes() -> u32 {
+    3
+}
+
+fn default_scrape_every() -> Duration {
+    Duration::from_millis(400)
+}
+
+impl Default for SteadyState {
+    fn default() -> Self {
+        SteadyState {
+            settle: default_settle(),
+            scrapes: default_scrapes(),
+            every: default_scrape_every(),
+            reduce: Reducer::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reducer {
+    /// The middle scrape: one allocation burst cannot move it.
+    #[default]
+    Median,
+    Mean,
+    Min,
+    Max,
+    Last,
+}
+
+/// A series picked from the server's Prometheus metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    /// The name the series goes by in results, SLOs and `[capacity] memory`.
+    pub name: String,
+    /// The metric name: `suite_memory_split`.
+    pub metric: String,
+    /// Labels the sample must carry: `{ segment = "heap" }`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// What the values are; taken from the metric's name (`_bytes`, `_seconds`) by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<SeriesUnit>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SeriesUnit {
+    Bytes,
+    Seconds,
+    Count,
+}
+
+impl Series {
+    /// The unit as given, or as the metric's name says.
+    pub fn effective_unit(&self) -> SeriesUnit {
+        self.unit.unwrap_or(if self.metric.ends_with("_bytes") {
+            SeriesUnit::Bytes
+        } else if self.metric.ends_with("_seconds") {
+            SeriesUnit::Seconds
+        } else {
+            SeriesUnit::Count
+        })
+    }
+}
+
+/// The values `[measure]` takes when a spec leaves a key out.
+pub struct MeasureDefaults;
+
+impl MeasureDefaults {
+    pub const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+}

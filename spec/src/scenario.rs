@@ -1,0 +1,358 @@
+//! `[[scenario]]`: the workloads that run together at every point.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+use crate::units::{Duration, Rate, Size};
+
+/// One workload. Every scenario of a phase runs at once, each on its own schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Scenario {
+    /// HTTP requests, open model (arrival rate) or closed model (virtual users).
+    Http(HttpScenario),
+    /// WebSocket rooms: `rooms × peers_per_room` sockets, messages fanned out to each room.
+    Rooms(RoomsScenario),
+}
+
+impl Scenario {
+    pub fn name(&self) -> &str {
+        match self {
+            Scenario::Http(s) => &s.name,
+            Scenario::Rooms(s) => &s.name,
+        }
+    }
+
+    pub fn stages(&self) -> &Stages {
+        match self {
+            Scenario::Http(s) => &s.stages,
+            Scenario::Rooms(s) => &s.stages,
+        }
+    }
+
+    pub fn stages_mut(&mut self) -> &mut Stages {
+        match self {
+            Scenario::Http(s) => &mut s.stages,
+            Scenario::Rooms(s) => &mut s.stages,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Scenario::Http(_) => "http",
+            Scenario::Rooms(_) => "rooms",
+        }
+    }
+}
+
+/// Ramp-up, hold and ramp-down of a scenario's load at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Stages {
+    /// From no load to the target load (rate, virtual users or open sockets).
+    #[serde(default = "zero")]
+    pub ramp_up: Param<Duration>,
+    /// The target load held; measurements are taken here. A phase's `hold` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Param<Duration>>,
+    /// From the target load back to none.
+    #[serde(default = "zero")]
+    pub ramp_down: Param<Duration>,
+}
+
+fn zero() -> Param<Duration> {
+    Param::Value(Duration::ZERO)
+}
+
+impl Default for Stages {
+    fn default() -> Self {
+        Stages { ramp_up: zero(), hold: None, ramp_down: zero() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Executor {
+    /// Open model: requests start at `rate`, whether or not earlier ones finished.
+    ConstantArrivalRate,
+    /// Open model: the rate climbs from `start_rate` to `rate` over `ramp_up`.
+    RampingArrivalRate,
+    /// Closed model: `vus` users each send, wait for the answer, then `think`.
+    ConstantVus,
+    /// Closed model: users climb from `start_vus` to `vus` over `ramp_up`.
+    RampingVus,
+}
+
+impl Executor {
+    pub fn is_open(self) -> bool {
+        matches!(self, Executor::ConstantArrivalRate | Executor::RampingArrivalRate)
+    }
+
+    pub fn is_ramping(self) -> bool {
+        matches!(self, Executor::RampingArrivalRate | Executor::RampingVus)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Executor::ConstantArrivalRate => "constant-arrival-rate",
+            Executor::RampingArrivalRate => "ramping-arrival-rate",
+            Executor::ConstantVus => "constant-vus",
+            Executor::RampingVus => "ramping-vus",
+        }
+    }
+}
+
+/// How the gaps between sends are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrivals {
+    /// Evenly spaced, `1/rate` apart.
+    #[default]
+    Fixed,
+    /// Exponential gaps with mean `1/rate`: independent arrivals, as real users make them.
+    Poisson,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HttpScenario {
+    /// Names the scenario in results, SLOs (`browse.latency.p95`) and pages.
+    pub name: String,
+    pub executor: Executor,
+    /// Requests started per unit of time (arrival-rate executors), e.g. `"50/s"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Param<Rate>>,
+    /// Where `ramping-arrival-rate` starts; `"0/s"` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_rate: Option<Param<Rate>>,
+    /// Virtual users (virtual-user executors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vus: Option<Param<u64>>,
+    /// Where `ramping-vus` starts; 0 by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_vus: Option<u64>,
+    /// A virtual user's pause between an answer and its next request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<Param<Duration>>,
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Requests in flight at most; a start beyond it is counted as dropped, not queued.
+    #[serde(default = "default_max_in_flight")]
+    #[schemars(range(min = 1))]
+    pub max_in_flight: u64,
+    /// A request without an answer by then counts as a timeout.
+    #[serde(default = "default_request_timeout")]
+    pub timeout: Duration,
+    #[serde(default)]
+    pub stages: Stages,
+    /// The requests, picked by weight.
+    #[schemars(length(min = 1))]
+    pub requests: Vec<Request>,
+}
+
+fn default_max_in_flight() -> u64 {
+    10_000
+}
+
+fn default_request_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    #[default]
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Options,
+}
+
+/// One request of an HTTP scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Names the request in results; the method and URL by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub method: Method,
+    /// The URL, with placeholders: `"http://127.0.0.1:{port}/api/notes?page=1"`.
+    pub url: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The status codes that count as success; any 2xx by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+    /// How often this request is picked relative to the others.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub weight: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `expect = 200` or `expect = [200, 201]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Expect {
+    One(#[schemars(range(min = 100, max = 599))] u16),
+    Any(#[schemars(inner(range(min = 100, max = 599)))] Vec<u16>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoomsScenario {
+    pub name: String,
+    /// The socket URL; `{room}` and `{peer}` are filled per socket:
+    /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`.
+    pub url: String,
+    /// How many rooms.
+    pub rooms: Param<u64>,
+    /// Sockets per room; every message sent in a room is expected at the other peers.
+    pub peers_per_room: Param<u64>,
+    /// A text message each peer sends right after connecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<String>,
+    /// Connect and hold the sockets, sending nothing (memory per connection).
+    #[serde(default)]
+    pub idle: bool,
+    /// What the peers send; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<Send>,
+    #[serde(default)]
+    pub ping: Ping,
+    /// A periodic HTTP GET per peer, as a page reload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<Reload>,
+    /// A message that arrives later than this after its send counts as late, not lost.
+    #[serde(default = "default_deadline")]
+    pub deadline: Duration,
+    /// A socket not open by then counts as failed.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout: Duration,
+    /// The sockets are opened evenly over this time, not all at once; the ramp-up by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_over: Option<Param<Duration>>,
+    #[serde(default)]
+    pub stages: Stages,
+}
+
+fn default_deadline() -> Duration {
+    Duration::from_secs(30)
+}
+
+fn default_connect_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+
+/// Who sends in a room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Senders {
+    /// Every peer sends.
+    #[default]
+    All,
+    /// Peer 0 of each room sends; the others only receive.
+    OnePerRoom,
+}
+
+/// What a `rate` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RatePer {
+    /// Each sender sends at `rate`.
+    #[default]
+    Sender,
+    /// Each room receives `rate` messages, spread over its senders.
+    Room,
+    /// The whole scenario sends `rate` messages, spread over rooms and senders.
+    Scenario,
+}
+
+/// How the correlation id and the send time travel inside a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stamp {
+    /// A JSON string at `{stamp}` in the template (text frames).
+    #[default]
+    Json,
+    /// 16 bytes in front of the payload (binary frames).
+    BinaryPrefix,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Send {
+    /// Messages per unit of time, counted as `per` says.
+    pub rate: Param<Rate>,
+    #[serde(default)]
+    pub per: RatePer,
+    #[serde(default)]
+    pub senders: Senders,
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// The message size; `{payload}` is filled to reach it.
+    #[serde(default = "default_message_size")]
+    pub size: Param<Size>,
+    /// The message, with `{stamp}`, `{payload}`, `{room}`, `{peer}`, `{seq}`.
+    #[serde(default = "default_template")]
+    pub template: String,
+    #[serde(default)]
+    pub stamp: Stamp,
+}
+
+fn default_message_size() -> Param<Size> {
+    Param::Value(Size::from_bytes(200))
+}
+
+fn default_template() -> String {
+    r#"{"stamp":"{stamp}","room":{room},"peer":{peer},"payload":"{payload}"}"#.to_owned()
+}
+
+/// Keep-alive pings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ping {
+    /// Answer the server's pings with pongs, as browsers do.
+    #[serde(default = "yes")]
+    pub answer: bool,
+    /// Send our own ping this often; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<Duration>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Ping {
+    fn default() -> Self {
+        Ping { answer: true, every: None }
+    }
+}
+
+/// A page reload: each peer GETs `url` at its own pace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reload {
+    pub url: String,
+    /// The mean time between two reloads of one peer.
+    pub every: Param<Duration>,
+    #[serde(default = "poisson")]
+    pub arrivals: Arrivals,
+}
+
+fn poisson() -> Arrivals {
+    Arrivals::Poisson
+}

@@ -1,0 +1,147 @@
+//! `[target]`: the server under test and its lifecycle.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::param::Param;
+use crate::units::{Duration, Size};
+
+/// The server under test: a command the runner starts (and stops) at every point, or the URL
+/// of a server that runs elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// The argv to start the server, one list item per argument (no shell). Placeholders:
+    /// `{port}`, `{headroom}`, `{env:NAME}` and any variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub command: Option<Vec<String>>,
+    /// The working directory of the command, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Environment variables added to the command's environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// An external target instead of a command: the runner starts nothing and stops nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// For an external target: a file holding the server's pid, so its memory and CPU can be
+    /// sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_file: Option<String>,
+    /// When the server is ready for load; a TCP connect to `{port}` within 30 s by default.
+    #[serde(default)]
+    pub ready: Ready,
+    /// Where the server's Prometheus metrics are: a path on the target (`"/metrics"`) or a URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<String>,
+    /// How the server is stopped at the end of a point.
+    #[serde(default)]
+    pub stop: Stop,
+    /// A fresh server for every point (default), or one for a whole phase.
+    #[serde(default)]
+    pub process: ProcessMode,
+    /// Resource limits that emulate an instance size (cgroups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// Hosts the load may go to besides loopback (127.0.0.0/8, ::1, localhost), which is always
+    /// allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
+}
+
+/// Exactly one of `http`, `tcp` or `log` says the server is ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ready {
+    /// Ready when `GET` on this path (or URL) answers 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
+    /// Ready when a TCP connect to the port succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<bool>,
+    /// Ready when a line of the server's output matches this regular expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// How long to wait before the point fails.
+    #[serde(default = "default_ready_timeout")]
+    pub timeout: Duration,
+    /// How often to try the `http` or `tcp` check.
+    #[serde(default = "default_ready_interval")]
+    pub interval: Duration,
+}
+
+fn default_ready_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+fn default_ready_interval() -> Duration {
+    Duration::from_millis(100)
+}
+
+impl Default for Ready {
+    fn default() -> Self {
+        Ready {
+            http: None,
+            tcp: None,
+            log: None,
+            timeout: default_ready_timeout(),
+            interval: default_ready_interval(),
+        }
+    }
+}
+
+/// The signal sent to the server's process group, then SIGKILL after the grace period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    #[serde(default)]
+    pub signal: Signal,
+    #[serde(default = "default_grace")]
+    pub grace: Duration,
+}
+
+fn default_grace() -> Duration {
+    Duration::from_secs(5)
+}
+
+impl Default for Stop {
+    fn default() -> Self {
+        Stop { signal: Signal::default(), grace: default_grace() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Signal {
+    #[default]
+    Term,
+    Int,
+    Hup,
+    Quit,
+    Kill,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcessMode {
+    /// A fresh server for every point and repeat: no point inherits a warm cache.
+    #[default]
+    PerPoint,
+    /// One server for a whole phase.
+    PerPhase,
+}
+
+/// Limits that emulate an instance size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// CPUs the server may use (`0.5`, `2`, or `"{cpus}"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Param<f64>>,
+    /// Memory the server may use (`"1GiB"`); above it the kernel kills it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Param<Size>>,
+}
