@@ -1,1 +1,268 @@
-fn main() {}
+//! `headroom`: the command line. The only crate that prints; it reads files, calls one library
+//! function per subcommand, renders what comes back and maps it to an exit code.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod render;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use annotate_snippets::Renderer;
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use headroom_compiler::{Compilation, Compiler, Severity};
+use headroom_pricing::PriceTable;
+
+/// Exit codes, as documented in `docs/cli.md`.
+mod exit {
+    /// Everything valid (warnings allowed).
+    pub const OK: u8 = 0;
+    /// A spec has errors.
+    pub const INVALID: u8 = 1;
+    /// headroom could not do its job: a file missing, bad flags, an unwritable output.
+    pub const TROUBLE: u8 = 2;
+}
+
+#[derive(Parser)]
+#[command(
+    name = "headroom",
+    version,
+    about = "How much one box holds, what runs out first, and what a user costs per month",
+    after_help = "Examples:\n  headroom validate examples/*.toml\n  headroom compile examples/relay.toml\n  headroom schema > spec.schema.json\n\nExit codes: 0 valid, 1 a spec has errors, 2 headroom could not run (missing file, bad flags)."
+)]
+struct Cli {
+    /// When to colour diagnostics.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check specs and report every problem, with file, line and column.
+    #[command(after_help = "Examples:\n  headroom validate examples/relay.toml\n  headroom validate --format json examples/*.toml\n\nExit codes: 0 every spec is valid (warnings allowed), 1 a spec has errors, 2 a file could not be read.")]
+    Validate {
+        /// The spec files.
+        #[arg(required = true)]
+        specs: Vec<PathBuf>,
+        /// `human` (rustc-style, on stderr) or `json` (an array on stdout).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Expand a spec into its run matrix: phases, points, repeats and the estimated time.
+    #[command(after_help = "Examples:\n  headroom compile examples/relay.toml\n  headroom compile --json examples/relay.toml > plan.json\n\nExit codes: 0 compiled, 1 the spec has errors, 2 the file could not be read.")]
+    Compile {
+        spec: PathBuf,
+        /// Print the fully resolved plan as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of specs (for editors; committed at schemas/spec.schema.json).
+    #[command(after_help = "Example:\n  headroom schema > spec.schema.json")]
+    Schema,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let renderer = renderer(cli.color);
+    let outcome = match cli.command {
+        Command::Validate { specs, format } => validate(&specs, format, &renderer),
+        Command::Compile { spec, json } => compile(&spec, json, &renderer),
+        Command::Schema => print_json(&headroom_spec::json_schema()).map(|()| exit::OK),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            // A closed pipe (`headroom schema | head`) is not a failure.
+            let broken_pipe = error.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
+                    .or_else(|| e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind))
+                    == Some(std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::from(exit::OK);
+            }
+            eprintln!("error: {error:#}");
+            ExitCode::from(exit::TROUBLE)
+        }
+    }
+}
+
+fn renderer(color: Color) -> Renderer {
+    let styled = match color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    if styled { Renderer::styled() } else { Renderer::plain() }
+}
+
+/// A spec read from disk and compiled.
+struct Compiled {
+    path: String,
+    source: String,
+    compilation: Compilation,
+}
+
+fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
+    let source = std::fs::read_to_string(path).with_context(|| format!("cannot read spec `{}`", path.display()))?;
+    let mut prices = PriceTable::embedded().context("the shipped price table is broken")?;
+    if let Some((file, span)) = headroom_compiler::price_table_reference(&source) {
+        let (line, column) = headroom_compiler::line_column(&source, span.start);
+        let relative = path.parent().unwrap_or(Path::new(".")).join(&file);
+        let text = std::fs::read_to_string(&relative).with_context(|| {
+            format!("cannot read the price table `{}` named at {}:{line}:{column}", relative.display(), path.display())
+        })?;
+        let user = PriceTable::from_toml(&text).map_err(|error| {
+            let place = match &error {
+                headroom_pricing::PriceTableError::Parse { span: Some(span), .. } => {
+                    let (l, c) = headroom_compiler::line_column(&text, span.start);
+                    format!("{}:{l}:{c}", relative.display())
+                }
+                headroom_pricing::PriceTableError::Parse { .. } => relative.display().to_string(),
+            };
+            anyhow::anyhow!("{place}: {error} (named at {}:{line}:{column})", path.display())
+        })?;
+        prices.extend(user);
+    }
+    let compilation = compiler.compile(&source, &prices);
+    Ok(Compiled { path: path.display().to_string(), source, compilation })
+}
+
+fn report_human(compiled: &Compiled, renderer: &Renderer) {
+    let mut stderr = std::io::stderr().lock();
+    for diagnostic in &compiled.compilation.diagnostics {
+        let _ = writeln!(stderr, "{}\n", render::human(diagnostic, &compiled.path, &compiled.source, renderer));
+    }
+}
+
+fn counts(compilation: &Compilation) -> (usize, usize) {
+    let errors = compilation.diagnostics.iter().filter(|d| d.severity() == Severity::Error).count();
+    (errors, compilation.diagnostics.len() - errors)
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+}
+
+fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8> {
+    let compiler = Compiler::new();
+    let mut all = Vec::new();
+    for path in specs {
+        all.push(compile_file(&compiler, path)?);
+    }
+    let invalid = all.iter().any(|c| c.compilation.has_errors());
+    match format {
+        Format::Json => {
+            let diagnostics: Vec<render::JsonDiagnostic<'_>> = all
+                .iter()
+                .flat_map(|c| c.compilation.diagnostics.iter().map(|d| render::json(d, &c.path, &c.source)))
+                .collect();
+            print_json(&diagnostics)?;
+        }
+        Format::Human => {
+            for compiled in &all {
+                report_human(compiled, renderer);
+                let (errors, warnings) = counts(&compiled.compilation);
+                if errors > 0 {
+                    eprintln!("error: `{}` is not valid: {}, {}", compiled.path, plural(errors, "error"), plural(warnings, "warning"));
+                } else {
+                    println!("{}: valid ({})", compiled.path, plural(warnings, "warning"));
+                }
+            }
+        }
+    }
+    Ok(if invalid { exit::INVALID } else { exit::OK })
+}
+
+fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
+    let compiler = Compiler::new();
+    let compiled = compile_file(&compiler, path)?;
+    report_human(&compiled, renderer);
+    let Some(plan) = &compiled.compilation.plan else {
+        let (errors, warnings) = counts(&compiled.compilation);
+        eprintln!("error: `{}` is not valid: {}, {}", compiled.path, plural(errors, "error"), plural(warnings, "warning"));
+        return Ok(exit::INVALID);
+    };
+    if json {
+        print_json(plan)?;
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", matrix_table(plan))?;
+    }
+    Ok(exit::OK)
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut stdout, value)?;
+    writeln!(stdout)?;
+    Ok(())
+}
+
+/// The run matrix as people read it: a row per point.
+fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
+    use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(["phase", "point", "variables", "repeats", "per run", "total"]);
+    for phase in &plan.phases {
+        for point in &phase.points {
+            let variables = if point.at.is_empty() {
+                "(one point)".to_owned()
+            } else {
+                point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+            };
+            table.add_row(vec![
+                Cell::new(&phase.name),
+                Cell::new(point.index + 1).set_alignment(CellAlignment::Right),
+                Cell::new(variables),
+                Cell::new(phase.repeats).set_alignment(CellAlignment::Right),
+                Cell::new(human_duration(point.run_time)).set_alignment(CellAlignment::Right),
+                Cell::new(human_duration(point.run_time.saturating_mul(u64::from(phase.repeats)))).set_alignment(CellAlignment::Right),
+            ]);
+        }
+    }
+    let points: usize = plan.phases.iter().map(|p| p.points.len()).sum();
+    format!(
+        "{}: {} in {}, {}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included)",
+        plan.bench.name,
+        plural(points, "point"),
+        plural(plan.phases.len(), "phase"),
+        plural(plan.runs.len(), "run"),
+        human_duration(plan.estimated)
+    )
+}
+
+/// `1h 23m 5s`, `42s`, `1.5s`.
+fn human_duration(duration: headroom_spec::Duration) -> String {
+    let micros = duration.as_micros();
+    if micros < 60_000_000 {
+        let seconds = micros as f64 / 1e6;
+        return if seconds.fract() == 0.0 { format!("{seconds}s") } else { format!("{seconds:.1}s") };
+    }
+    let total = micros / 1_000_000;
+    let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60);
+    match (h, m, s) {
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m {s}s"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, 0) => format!("{h}h {m}m"),
+        (h, m, s) => format!("{h}h {m}m {s}s"),
+    }
+}

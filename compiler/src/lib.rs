@@ -1,3 +1,101 @@
-//! Validates a headroom spec and expands it into a run matrix. Does no I/O.
+//! Validates a headroom spec and expands it into a run matrix.
+//!
+//! **No I/O.** The compiler gets the spec's text and the price table as values and returns
+//! data: every diagnostic it found (schema and semantic alike, never just the first) and, when
+//! there are no errors, the [`ResolvedPlan`]. Rendering is the CLI's job.
+//!
+//! The stages: [`document`] parses TOML with spans into JSON plus a pointer→span index;
+//! [`schema_check`] validates against the schema generated from `headroom-spec` and rewrites
+//! the errors in our words; the spec is then deserialized into typed values; [`checks`] runs
+//! the semantic checks; [`matrix`] expands the phases into points and runs.
+
+pub mod checks;
 pub mod diagnostic;
 pub mod document;
+pub mod matrix;
+pub mod schema_check;
+pub mod slo;
+pub mod suggest;
+
+pub use diagnostic::{Code, Diagnostic, Severity, line_column};
+pub use matrix::ResolvedPlan;
+
+use headroom_pricing::PriceTable;
+use headroom_spec::Spec;
+
+use crate::document::Document;
+use crate::schema_check::SchemaCheck;
+
+/// What compiling one spec gives: every diagnostic, and the plan when there is no error.
+#[derive(Debug)]
+pub struct Compilation {
+    pub diagnostics: Vec<Diagnostic>,
+    pub plan: Option<ResolvedPlan>,
+}
+
+impl Compilation {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.severity() == Severity::Error)
+    }
+}
+
+/// Compiles specs; holds the compiled schema so several files share it.
+pub struct Compiler {
+    schema: SchemaCheck,
+}
+
+impl Compiler {
+    pub fn new() -> Compiler {
+        Compiler { schema: SchemaCheck::new() }
+    }
+
+    /// Validates `source` and, when it has no errors, expands it into a plan.
+    pub fn compile(&self, source: &str, prices: &PriceTable) -> Compilation {
+        let (document, mut diagnostics) = Document::parse(source);
+        let Some(document) = document else {
+            return Compilation { diagnostics, plan: None };
+        };
+        diagnostics.extend(self.schema.check(&document));
+        if !diagnostics.is_empty() {
+            sort(&mut diagnostics);
+            return Compilation { diagnostics, plan: None };
+        }
+        let spec: Spec = match serde_json::from_value(document.json.clone()) {
+            Ok(spec) => spec,
+            Err(error) => {
+                // The schema accepted what serde refuses: report it rather than panic.
+                diagnostics.push(Diagnostic::new(Code::WrongType, error.to_string()));
+                return Compilation { diagnostics, plan: None };
+            }
+        };
+        let checker = checks::Checker::new(source, &spec, &document, prices).run();
+        diagnostics.extend(checker.diagnostics.iter().cloned());
+        let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
+        let plan = if has_errors { None } else { matrix::expand(&spec, &checker, &mut diagnostics) };
+        sort(&mut diagnostics);
+        let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
+        Compilation { diagnostics, plan: if has_errors { None } else { plan } }
+    }
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler::new()
+    }
+}
+
+/// In source order; diagnostics without a place last.
+fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|d| d.span.as_ref().map_or(usize::MAX, |s| s.start));
+}
+
+/// The price table a spec names in `[plan] prices`, with the span of that value, so the
+/// caller can read the file before compiling. `None` when the spec names none (or does not
+/// parse: `compile` reports that).
+pub fn price_table_reference(source: &str) -> Option<(String, std::ops::Range<usize>)> {
+    let (document, _) = Document::parse(source);
+    let document = document?;
+    let path = document.json.pointer("/plan/prices")?.as_str()?.to_owned();
+    let span = document.value_span("/plan/prices")?;
+    Some((path, span))
+}

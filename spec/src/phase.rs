@@ -16,7 +16,8 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The swept variables. Several variables give every combination, the last name in
-    /// alphabetical order changing fastest.
+    /// alphabetical order changing fastest. None: the phase has one point.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vary: BTreeMap<String, Sweep>,
     /// Variables fixed for this phase (overriding `[vars]`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -220,7 +220,11 @@ pub struct RoomsScenario {
     /// How many rooms.
     pub rooms: Param<u64>,
     /// Sockets per room; every message sent in a room is expected at the other peers.
-    pub peers_per_room: Param<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers_per_room: Option<Param<u64>>,
+    /// Sockets in all, spread evenly over the rooms (instead of `peers_per_room`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers: Option<Param<u64>>,
     /// A text message each peer sends right after connecting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join: Option<String>,

@@ -1,0 +1,486 @@
+//! The run matrix: every phase expanded into points (the product of its axes), every point
+//! resolved (variables substituted, defaults applied), in a deterministic order, with an
+//! estimate of the wall time.
+
+use std::collections::{BTreeMap, HashSet};
+
+use headroom_spec::phase::MeasureDefaults;
+use headroom_spec::placeholder::{self, PlaceholderName};
+use headroom_spec::scenario::{RatePer, Senders};
+use headroom_spec::target::ProcessMode;
+use headroom_spec::{
+    Bench, Duration, Measure, OnFailure, Param, ParamValue, Scenario, Series, Spec, SteadyState, Target, VarValue,
+};
+use serde::Serialize;
+
+use crate::checks::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::slo::SloRule;
+
+/// The version of the resolved plan's JSON shape.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// A spec resolved into the runs the runner executes.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolvedPlan {
+    pub format: u32,
+    pub bench: Bench,
+    pub vars: BTreeMap<String, VarValue>,
+    pub target: Target,
+    pub slo: Vec<SloRule>,
+    pub capacity: headroom_spec::Capacity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<headroom_spec::Plan>,
+    pub phases: Vec<PhasePlan>,
+    /// Every run, in the order the runner executes them: phase, point, repeat.
+    pub runs: Vec<Run>,
+    /// Load, settle, scrapes and cool-down of every run; server start-up is not included.
+    pub estimated: Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhasePlan {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The swept variables and their values; points are their product, the last axis fastest.
+    pub axes: Vec<Axis>,
+    pub repeats: u32,
+    pub cooldown: Duration,
+    pub on_failure: OnFailure,
+    pub process: ProcessMode,
+    pub measure: ResolvedMeasure,
+    /// The scenarios that run together at every point of this phase.
+    pub scenarios: Vec<String>,
+    pub points: Vec<Point>,
+    /// All runs of this phase.
+    pub estimated: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axis {
+    pub variable: String,
+    pub values: Vec<VarValue>,
+}
+
+/// `[measure]` with the phase's overrides and the defaults applied.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResolvedMeasure {
+    pub sample_every: Duration,
+    pub steady_state: SteadyState,
+    pub series: Vec<Series>,
+}
+
+/// One point of a phase: the variables' values and what runs there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    pub index: usize,
+    /// The values of the swept variables at this point.
+    pub at: BTreeMap<String, VarValue>,
+    /// Every variable's value at this point (defaults, `set`, then the axes).
+    pub vars: BTreeMap<String, VarValue>,
+    /// The target with variables filled; `{port}` and `{env:…}` are left for the runner.
+    pub target: Target,
+    pub scenarios: Vec<Scenario>,
+    /// One run of this point: ramps, hold, settle, scrapes and cool-down.
+    pub run_time: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Run {
+    pub phase: String,
+    pub point: usize,
+    pub repeat: u32,
+}
+
+/// Where a variable's value at a point was written, for diagnostics about that value.
+struct Origins {
+    pointers: BTreeMap<String, String>,
+}
+
+impl Origins {
+    /// The pointer to blame for a field: its variable's value if the spec wrote a variable.
+    fn blame(&self, field: &str, var: Option<&str>) -> String {
+        var.and_then(|name| self.pointers.get(name)).cloned().unwrap_or_else(|| field.to_owned())
+    }
+}
+
+/// Expands the phases. Returns the plan, or `None` with the diagnostics found on the way.
+pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnostic>) -> Option<ResolvedPlan> {
+    let mut phases = Vec::new();
+    let mut runs = Vec::new();
+    let mut reported: HashSet<(Code, String)> = HashSet::new();
+    let mut estimated = Duration::ZERO;
+    let mut failed = false;
+    for (p, phase) in spec.phases.iter().enumerate() {
+        let mut axes = Vec::new();
+        for (name, sweep) in &phase.vary {
+            match sweep.values() {
+                Ok(values) if !values.is_empty() => axes.push(Axis { variable: name.clone(), values }),
+                _ => failed = true,
+            }
+        }
+        if failed {
+            continue;
+        }
+        let scenarios: Vec<&Scenario> = checker.phase_scenarios(phase);
+        let measure = resolve_measure(&spec.measure, phase.measure.as_ref());
+        let mut points = Vec::new();
+        let mut phase_time = Duration::ZERO;
+        for (index, combination) in combinations(&axes).into_iter().enumerate() {
+            let mut vars = spec.vars.clone();
+            let mut origins = Origins { pointers: BTreeMap::new() };
+            for name in spec.vars.keys() {
+                origins.pointers.insert(name.clone(), format!("/vars/{}", escape(name)));
+            }
+            for (name, value) in &phase.set {
+                vars.insert(name.clone(), value.clone());
+                origins.pointers.insert(name.clone(), format!("/phase/{p}/set/{}", escape(name)));
+            }
+            let mut at = BTreeMap::new();
+            for (axis, k) in axes.iter().zip(&combination) {
+                let value = axis.values[*k].clone();
+                vars.insert(axis.variable.clone(), value.clone());
+                at.insert(axis.variable.clone(), value);
+                let origin = match phase.vary.get(&axis.variable) {
+                    Some(headroom_spec::Sweep::List(_)) => format!("/phase/{p}/vary/{}/{k}", escape(&axis.variable)),
+                    _ => format!("/phase/{p}/vary/{}", escape(&axis.variable)),
+                };
+                origins.pointers.insert(axis.variable.clone(), origin);
+            }
+            let mut resolved = Vec::new();
+            for scenario in &scenarios {
+                let i = spec.scenarios.iter().position(|s| s.name() == scenario.name()).unwrap_or(0);
+                let base = format!("/scenario/{i}");
+                let mut scenario = (*scenario).clone();
+                if let Some(hold) = phase.hold {
+                    scenario.stages_mut().hold = Some(Param::Value(hold));
+                }
+                if resolve_scenario(&mut scenario, &vars).is_err() {
+                    // The value's type was reported by the checker; this point cannot run.
+                    failed = true;
+                    continue;
+                }
+                let written = &spec.scenarios[i];
+                for diagnostic in point_checks(&scenario, written, &base, &origins, &at, checker) {
+                    if reported.insert((diagnostic.code, diagnostic.pointer.clone())) {
+                        diagnostics.push(diagnostic);
+                    }
+                }
+                resolved.push(scenario);
+            }
+            let mut target = spec.target.clone();
+            if resolve_target(&mut target, &vars).is_err() {
+                failed = true;
+            }
+            let load = resolved
+                .iter()
+                .map(|s| {
+                    let stages = s.stages();
+                    let hold = stages.hold.as_ref().and_then(Param::value).copied().unwrap_or_default();
+                    value_or_zero(&stages.ramp_up).saturating_add(hold).saturating_add(value_or_zero(&stages.ramp_down))
+                })
+                .max()
+                .unwrap_or_default();
+            let steady = &measure.steady_state;
+            let run_time = load
+                .saturating_add(steady.settle)
+                .saturating_add(steady.every.saturating_mul(u64::from(steady.scrapes.saturating_sub(1))))
+                .saturating_add(phase.cooldown);
+            phase_time = phase_time.saturating_add(run_time.saturating_mul(u64::from(phase.repeats)));
+            for repeat in 1..=phase.repeats {
+                runs.push(Run { phase: phase.name.clone(), point: index, repeat });
+            }
+            points.push(Point { index, at, vars, target, scenarios: resolved, run_time });
+        }
+        estimated = estimated.saturating_add(phase_time);
+        phases.push(PhasePlan {
+            name: phase.name.clone(),
+            description: phase.description.clone(),
+            axes,
+            repeats: phase.repeats,
+            cooldown: phase.cooldown,
+            on_failure: phase.on_failure,
+            process: spec.target.process,
+            measure,
+            scenarios: scenarios.iter().map(|s| s.name().to_owned()).collect(),
+            points,
+            estimated: phase_time,
+        });
+    }
+    if failed {
+        return None;
+    }
+    Some(ResolvedPlan {
+        format: PLAN_FORMAT,
+        bench: spec.bench.clone(),
+        vars: spec.vars.clone(),
+        target: spec.target.clone(),
+        slo: checker.slo.clone(),
+        capacity: spec.capacity.clone(),
+        plan: spec.plan.clone(),
+        phases,
+        runs,
+        estimated,
+    })
+}
+
+/// Index tuples of the axes' product, the last axis changing fastest.
+fn combinations(axes: &[Axis]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+    for axis in axes {
+        let mut next = Vec::with_capacity(out.len() * axis.values.len());
+        for prefix in &out {
+            for k in 0..axis.values.len() {
+                let mut combination = prefix.clone();
+                combination.push(k);
+                next.push(combination);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn resolve_measure(global: &Measure, phase: Option<&Measure>) -> ResolvedMeasure {
+    let pick = |f: fn(&Measure) -> Option<Duration>| phase.and_then(f).or_else(|| f(global));
+    ResolvedMeasure {
+        sample_every: pick(|m| m.sample_every).unwrap_or(MeasureDefaults::SAMPLE_EVERY),
+        steady_state: phase
+            .and_then(|m| m.steady_state.clone())
+            .or_else(|| global.steady_state.clone())
+            .unwrap_or_default(),
+        series: global
+            .series
+            .iter()
+            .filter(|s| !phase.is_some_and(|m| m.series.iter().any(|o| o.name == s.name)))
+            .chain(phase.into_iter().flat_map(|m| m.series.iter()))
+            .cloned()
+            .collect(),
+    }
+}
+
+fn value_or_zero(param: &Param<Duration>) -> Duration {
+    param.value().copied().unwrap_or_default()
+}
+
+fn resolve<T: ParamValue>(param: &mut Param<T>, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
+    if let Param::Var(name) = param {
+        let value = vars.get(name.as_str()).ok_or_else(|| format!("no variable `{name}`"))?;
+        *param = Param::Value(T::from_var(value)?);
+    }
+    Ok(())
+}
+
+fn fill(text: &mut String, vars: &BTreeMap<String, VarValue>) {
+    *text = placeholder::fill(text, |name| match name {
+        PlaceholderName::Name(name) => vars.get(name).map(ToString::to_string),
+        PlaceholderName::Env(_) => None,
+    });
+}
+
+fn resolve_target(target: &mut Target, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
+    for arg in target.command.iter_mut().flatten() {
+        fill(arg, vars);
+    }
+    for value in target.env.values_mut() {
+        fill(value, vars);
+    }
+    for text in [&mut target.cwd, &mut target.url, &mut target.metrics, &mut target.ready.http].into_iter().flatten() {
+        fill(text, vars);
+    }
+    if let Some(limits) = &mut target.limits {
+        if let Some(cpus) = &mut limits.cpus {
+            resolve(cpus, vars)?;
+        }
+        if let Some(memory) = &mut limits.memory {
+            resolve(memory, vars)?;
+        }
+    }
+    Ok(())
+}
+
+fn resolve_scenario(scenario: &mut Scenario, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
+    let stages = scenario.stages_mut();
+    resolve(&mut stages.ramp_up, vars)?;
+    resolve(&mut stages.ramp_down, vars)?;
+    if let Some(hold) = &mut stages.hold {
+        resolve(hold, vars)?;
+    }
+    match scenario {
+        Scenario::Http(http) => {
+            for rate in [&mut http.rate, &mut http.start_rate].into_iter().flatten() {
+                resolve(rate, vars)?;
+            }
+            if let Some(vus) = &mut http.vus {
+                resolve(vus, vars)?;
+            }
+            if let Some(think) = &mut http.think {
+                resolve(think, vars)?;
+            }
+            for request in &mut http.requests {
+                fill(&mut request.url, vars);
+                for value in request.headers.values_mut() {
+                    fill(value, vars);
+                }
+                if let Some(body) = &mut request.body {
+                    fill(body, vars);
+                }
+            }
+        }
+        Scenario::Rooms(rooms) => {
+            resolve(&mut rooms.rooms, vars)?;
+            for peers in [&mut rooms.peers_per_room, &mut rooms.peers].into_iter().flatten() {
+                resolve(peers, vars)?;
+            }
+            if let Some(over) = &mut rooms.connect_over {
+                resolve(over, vars)?;
+            }
+            fill(&mut rooms.url, vars);
+            if let Some(join) = &mut rooms.join {
+                fill(join, vars);
+            }
+            if let Some(send) = &mut rooms.send {
+                resolve(&mut send.rate, vars)?;
+                resolve(&mut send.size, vars)?;
+                fill(&mut send.template, vars);
+            }
+            if let Some(reload) = &mut rooms.reload {
+                resolve(&mut reload.every, vars)?;
+                fill(&mut reload.url, vars);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe_point(at: &BTreeMap<String, VarValue>) -> String {
+    if at.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!(" (at {})", parts.join(", "))
+}
+
+/// Checks that need a point's values: a rate too low to send anything, a ramp too long.
+fn point_checks(
+    scenario: &Scenario,
+    written: &Scenario,
+    base: &str,
+    origins: &Origins,
+    at: &BTreeMap<String, VarValue>,
+    checker: &Checker<'_>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let stages = scenario.stages();
+    let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else { return out };
+    let mut zero_rate = |pointer: String, what: String, expected: f64| {
+        let span = checker.document().value_span(&pointer);
+        out.push(
+            Diagnostic::new(
+                Code::RateRoundsToZero,
+                format!("{what} sends {expected:.2} messages in a {hold} hold{}: nothing would be measured", describe_point(at)),
+            )
+            .at(&pointer, span)
+            .label("rounds to zero over the hold")
+            .hint(format!("raise the rate or hold longer: at least one event must fall into the {hold} hold")),
+        );
+    };
+    match scenario {
+        Scenario::Http(http) if http.executor.is_open() => {
+            if let Some(Param::Value(rate)) = &http.rate {
+                let expected = rate.expected_in(hold);
+                if expected < 1.0 {
+                    let var = match written {
+                        Scenario::Http(w) => w.rate.as_ref().and_then(Param::var),
+                        Scenario::Rooms(_) => None,
+                    };
+                    let blame = origins.blame(&format!("{base}/rate"), var);
+                    zero_rate(blame, format!("scenario `{}` at {rate}", http.name), expected);
+                }
+            }
+        }
+        Scenario::Http(_) => {}
+        Scenario::Rooms(rooms) => {
+            let count = |p: &Param<u64>| p.value().copied().unwrap_or(0) as f64;
+            let room_count = count(&rooms.rooms);
+            // Peers per room on average, whichever way the spec gave them.
+            let peers = match (&rooms.peers_per_room, &rooms.peers) {
+                (Some(per_room), _) => count(per_room),
+                (None, Some(total)) => count(total) / room_count.max(1.0),
+                (None, None) => 0.0,
+            };
+            if let (Some(send), false) = (&rooms.send, rooms.idle) {
+                if let Param::Value(rate) = &send.rate {
+                    let senders_per_room = if send.senders == Senders::All { peers } else { 1.0 };
+                    let streams = match send.per {
+                        RatePer::Sender => room_count * senders_per_room,
+                        RatePer::Room => room_count,
+                        RatePer::Scenario => 1.0,
+                    };
+                    let expected = rate.expected_in(hold) * streams;
+                    if expected < 1.0 {
+                        let blame = origins.blame(&format!("{base}/send/rate"), written_rooms(written).and_then(|w| w.send.as_ref()).and_then(|s| s.rate.var()));
+                        zero_rate(blame, format!("scenario `{}` at {rate}", rooms.name), expected);
+                    }
+                }
+            }
+            if let Some(reload) = &rooms.reload {
+                if let Param::Value(every) = &reload.every {
+                    let expected = room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
+                    if expected < 1.0 {
+                        let blame = origins.blame(&format!("{base}/reload/every"), written_rooms(written).and_then(|w| w.reload.as_ref()).and_then(|r| r.every.var()));
+                        zero_rate(blame, format!("the reloads of scenario `{}` (every {every})", rooms.name), expected);
+                    }
+                }
+            }
+            if let (Some(Param::Value(over)), Param::Value(ramp_up)) = (&rooms.connect_over, &stages.ramp_up) {
+                if over > ramp_up {
+                    let pointer = format!("{base}/connect_over");
+                    let blame = origins.blame(&pointer, written_rooms(written).and_then(|w| w.connect_over.as_ref()).and_then(Param::var));
+                    out.push(
+                        Diagnostic::new(
+                            Code::RampTooLong,
+                            format!(
+                                "scenario `{}` opens its sockets over {over}, longer than its {ramp_up} ramp-up{}",
+                                rooms.name,
+                                describe_point(at)
+                            ),
+                        )
+                        .at(&blame, checker.document().value_span(&blame))
+                        .label("longer than `stages.ramp_up`")
+                        .hint(format!("shorten `connect_over` to at most {ramp_up}, or lengthen `stages.ramp_up`; sockets still opening would be measured in the hold")),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+fn written_rooms(written: &Scenario) -> Option<&headroom_spec::RoomsScenario> {
+    match written {
+        Scenario::Rooms(rooms) => Some(rooms),
+        Scenario::Http(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combinations_run_the_last_axis_fastest() {
+        let axes = vec![
+            Axis { variable: "a".into(), values: vec![VarValue::Integer(1), VarValue::Integer(2)] },
+            Axis { variable: "b".into(), values: vec![VarValue::Integer(10), VarValue::Integer(20), VarValue::Integer(30)] },
+        ];
+        let all = combinations(&axes);
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[0], [0, 0]);
+        assert_eq!(all[1], [0, 1]);
+        assert_eq!(all[3], [1, 0]);
+        assert_eq!(combinations(&[]), vec![Vec::<usize>::new()]);
+    }
+}

@@ -1,0 +1,612 @@
+//! Validation against the spec's generated JSON Schema, with jsonschema's errors rewritten in
+//! our words: the key's name, the accepted forms, a suggestion.
+
+use headroom_spec::QuantityKind;
+use headroom_spec::param::PLACEHOLDER_PATTERN;
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::{Document, escape};
+use crate::suggest::did_you_mean;
+
+/// The spec schema, compiled once and reused for every file.
+pub struct SchemaCheck {
+    schema: Value,
+    validator: Validator,
+}
+
+/// The tables a key can be written in, for "this key belongs in [capacity]".
+const TABLES: &[(&str, &str)] = &[
+    ("", "the top level (above the first `[table]` header)"),
+    ("Bench", "[bench]"),
+    ("Target", "[target]"),
+    ("Measure", "[measure]"),
+    ("Capacity", "[capacity]"),
+    ("Plan", "[plan]"),
+    ("Scenario", "[[scenario]]"),
+    ("Phase", "[[phase]]"),
+];
+
+impl SchemaCheck {
+    pub fn new() -> SchemaCheck {
+        let schema = headroom_spec::json_schema();
+        let validator = jsonschema::draft202012::new(&schema)
+            // The schema is generated from our own types; a failure here is a bug, not input.
+            .unwrap_or_else(|error| panic!("the generated spec schema does not compile: {error}"));
+        SchemaCheck { schema, validator }
+    }
+
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Every schema error of the document, as diagnostics.
+    pub fn check(&self, document: &Document) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for error in self.validator.iter_errors(&document.json) {
+            self.translate(&error, document, &mut out);
+        }
+        out.dedup_by(|a, b| a.pointer == b.pointer && a.code == b.code);
+        out
+    }
+
+    /// The schema node a keyword location points at, following `$ref`s on the way.
+    fn node(&self, path: &str) -> Option<&Value> {
+        let mut node = &self.schema;
+        for segment in path.split('/').skip(1) {
+            let segment = segment.replace("~1", "/").replace("~0", "~");
+            node = match node {
+                Value::Object(object) => match object.get(&segment) {
+                    Some(next) => next,
+                    None => {
+                        let target = object.get("$ref")?.as_str()?.strip_prefix('#')?;
+                        self.node(target)?.get(&segment)?
+                    }
+                },
+                Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// The node that holds the failing keyword (the keyword location without its last part).
+    fn keyword_parent(&self, error: &ValidationError<'_>) -> Option<&Value> {
+        let path = error.schema_path().as_str();
+        let parent = &path[..path.rfind('/').unwrap_or(0)];
+        let node = self.node(parent)?;
+        match node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+            Some(target) if node.get("properties").is_none() => self.node(target),
+            _ => Some(node),
+        }
+    }
+
+    fn definition_properties(&self, name: &str) -> Vec<String> {
+        let node = if name.is_empty() { Some(&self.schema) } else { self.node(&format!("/$defs/{name}")) };
+        let mut keys = Vec::new();
+        let Some(node) = node else { return keys };
+        let mut collect = |node: &Value| {
+            if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+                keys.extend(properties.keys().cloned());
+            }
+        };
+        collect(node);
+        for branch in node.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
+            collect(branch);
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    fn translate(&self, error: &ValidationError<'_>, document: &Document, out: &mut Vec<Diagnostic>) {
+        let pointer = error.instance_path().as_str().to_owned();
+        let instance = error.instance();
+        match error.kind() {
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                let known: Vec<String> = self
+                    .keyword_parent(error)
+                    .and_then(|node| node.get("properties"))
+                    .and_then(Value::as_object)
+                    .map(|properties| properties.keys().cloned().collect())
+                    .unwrap_or_default();
+                for key in unexpected {
+                    out.push(self.unknown_key(&pointer, key, &known, document));
+                }
+            }
+            ValidationErrorKind::Required { property } => {
+                let key = property.as_str().unwrap_or_default();
+                out.push(missing_key(&pointer, key, document));
+            }
+            ValidationErrorKind::Type { .. } => {
+                let node = self.keyword_parent(error);
+                out.push(self.wrong_type(&pointer, instance, node, document));
+            }
+            ValidationErrorKind::Minimum { limit }
+            | ValidationErrorKind::ExclusiveMinimum { limit }
+            | ValidationErrorKind::Maximum { limit }
+            | ValidationErrorKind::ExclusiveMaximum { limit } => {
+                let relation = match error.kind() {
+                    ValidationErrorKind::Minimum { .. } => "at least",
+                    ValidationErrorKind::ExclusiveMinimum { .. } => "above",
+                    ValidationErrorKind::Maximum { .. } => "at most",
+                    _ => "below",
+                };
+                out.push(
+                    Diagnostic::new(
+                        Code::OutOfRange,
+                        format!("{} must be {relation} {limit}, found {instance}", key_name(&pointer)),
+                    )
+                    .at(&pointer, document.value_span(&pointer))
+                    .label(format!("must be {relation} {limit}")),
+                );
+            }
+            ValidationErrorKind::MinItems { limit } | ValidationErrorKind::MaxItems { limit } => {
+                let (relation, noun) = match error.kind() {
+                    ValidationErrorKind::MinItems { .. } => ("at least", "item"),
+                    _ => ("at most", "item"),
+                };
+                let count = instance.as_array().map_or(0, Vec::len);
+                let plural = if *limit == 1 { "" } else { "s" };
+                out.push(
+                    Diagnostic::new(
+                        Code::OutOfRange,
+                        format!(
+                            "{} needs {relation} {limit} {noun}{plural}, found {count}",
+                            key_name(&pointer)
+                        ),
+                    )
+                    .at(&pointer, document.value_span(&pointer))
+                    .label(format!("{relation} {limit} {noun}{plural}")),
+                );
+            }
+            ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
+                let relation =
+                    if matches!(error.kind(), ValidationErrorKind::MinLength { .. }) { "at least" } else { "at most" };
+                out.push(
+                    Diagnostic::new(
+                        Code::OutOfRange,
+                        format!("{} must be {relation} {limit} characters long", key_name(&pointer)),
+                    )
+                    .at(&pointer, document.value_span(&pointer))
+                    .label(format!("{relation} {limit} characters")),
+                );
+            }
+            ValidationErrorKind::Pattern { pattern } => {
+                out.push(self.bad_pattern(&pointer, instance, pattern, document));
+            }
+            ValidationErrorKind::PropertyNames { error: inner } => {
+                let name = inner.instance().as_str().unwrap_or_default().to_owned();
+                let child = format!("{pointer}/{}", escape(&name));
+                out.push(
+                    Diagnostic::new(Code::BadName, format!("`{name}` is not a valid variable name"))
+                        .at(&child, document.key_span(&child))
+                        .label("not a valid name")
+                        .hint("a variable name is lower-case letters, digits and `_`, starting with a letter: `edit_rate`"),
+                );
+            }
+            ValidationErrorKind::Enum { options } => {
+                out.push(unknown_choice(&pointer, instance, options, document));
+            }
+            ValidationErrorKind::Constant { expected_value } => {
+                let options = Value::Array(vec![expected_value.as_ref().clone()]);
+                out.push(unknown_choice(&pointer, instance, &options, document));
+            }
+            ValidationErrorKind::AnyOf { context } => {
+                self.one_of_many(error, context, document, out);
+            }
+            ValidationErrorKind::OneOfNotValid { context } => {
+                self.tagged(error, context, document, out);
+            }
+            _ => out.push(
+                Diagnostic::new(Code::WrongType, error.to_string())
+                    .at(&pointer, document.value_span(&pointer)),
+            ),
+        }
+    }
+
+    fn unknown_key(&self, pointer: &str, key: &str, known: &[String], document: &Document) -> Diagnostic {
+        let child = format!("{pointer}/{}", escape(key));
+        let span = document.key_span(&child);
+        let here = table_label(pointer, document);
+        // A key of another table: TOML's header rules put it here.
+        let homes: Vec<&str> = TABLES
+            .iter()
+            .filter(|(definition, _)| {
+                self.definition_properties(definition).iter().any(|k| k == key)
+            })
+            .map(|(_, label)| *label)
+            .filter(|label| !here.starts_with(label))
+            .collect();
+        if let (Some(home), true) = (homes.first(), pointer.split('/').count() <= 3) {
+            return Diagnostic::new(
+                Code::MisplacedKey,
+                format!("`{key}` is not a key of {here}; it belongs in {home}"),
+            )
+            .at(child, span)
+            .label(format!("TOML put this key into {here}"))
+            .hint(misplaced_hint(key, home, &here));
+        }
+        let suggestion = did_you_mean(key, known.iter().map(String::as_str));
+        let hint = suggestion.unwrap_or_else(|| {
+            if known.is_empty() {
+                format!("{here} takes no keys")
+            } else {
+                format!("the keys of {here} are: {}", known.join(", "))
+            }
+        });
+        Diagnostic::new(Code::UnknownKey, format!("unknown key `{key}` in {here}"))
+            .at(child, span)
+            .label("unknown key")
+            .hint(hint)
+    }
+
+    fn wrong_type(
+        &self,
+        pointer: &str,
+        instance: &Value,
+        node: Option<&Value>,
+        document: &Document,
+    ) -> Diagnostic {
+        let span = document.value_span(pointer);
+        let pattern = node.and_then(|n| n.get("pattern")).and_then(Value::as_str);
+        if let (Some(kind), true) = (pattern.and_then(QuantityKind::from_pattern), instance.is_number()) {
+            return Diagnostic::new(
+                quantity_code(kind),
+                format!(
+                    "{} needs a unit: a bare number is ambiguous for a {}",
+                    key_name(pointer),
+                    kind.name()
+                ),
+            )
+            .at(pointer, span)
+            .label(format!("a {} without its unit", kind.name()))
+            .hint(format!("write it as {}", kind.forms()));
+        }
+        // A value of [slo] or [vars] whose key belongs to another table.
+        if let Some(diagnostic) = self.misplaced_value(pointer, document) {
+            return diagnostic;
+        }
+        let expected = node.and_then(|n| n.get("type")).map(describe_types).unwrap_or_else(|| "another type".into());
+        Diagnostic::new(
+            Code::WrongType,
+            format!("{} must be {expected}, found {}", key_name(pointer), describe_value(instance)),
+        )
+        .at(pointer, span)
+        .label(format!("expected {expected}"))
+    }
+
+    fn misplaced_value(&self, pointer: &str, document: &Document) -> Option<Diagnostic> {
+        let mut parts = pointer.split('/').skip(1);
+        let table = parts.next()?;
+        let key = parts.next()?;
+        if parts.next().is_some() || !(table == "slo" || table == "vars") {
+            return None;
+        }
+        let here = format!("[{table}]");
+        let home = TABLES
+            .iter()
+            .filter(|(definition, _)| !definition.is_empty())
+            .find(|(definition, _)| self.definition_properties(definition).iter().any(|k| k == key))
+            .map(|(_, label)| *label)?;
+        Some(
+            Diagnostic::new(Code::MisplacedKey, format!("`{key}` is not {}; it belongs in {home}", if table == "slo" { "an SLO" } else { "a variable" }))
+                .at(pointer, document.key_span(pointer))
+                .label(format!("TOML put this key into {here}"))
+                .hint(misplaced_hint(key, home, &here)),
+        )
+    }
+
+    fn bad_pattern(&self, pointer: &str, instance: &Value, pattern: &str, document: &Document) -> Diagnostic {
+        let text = instance.as_str().unwrap_or_default();
+        let span = document.value_span(pointer);
+        if let Some(kind) = QuantityKind::from_pattern(pattern) {
+            let variable = if pattern == headroom_spec::param::param_pattern(kind) {
+                format!(", or name a variable: \"{{{}}}\"", key_name_plain(pointer))
+            } else {
+                String::new()
+            };
+            return Diagnostic::new(quantity_code(kind), format!("`{text}` is not a {}", kind.name()))
+                .at(pointer, span)
+                .label(format!("expected a {}", kind.name()))
+                .hint(format!("write it as {}{variable}", kind.forms()));
+        }
+        if pattern == PLACEHOLDER_PATTERN {
+            return Diagnostic::new(
+                Code::WrongType,
+                format!("{} must be a number or a \"{{variable}}\", found \"{text}\"", key_name(pointer)),
+            )
+            .at(pointer, span)
+            .label("expected a number or a placeholder")
+            .hint("write a number, or a variable from [vars] in braces: \"{rooms}\" (names are lower-case)");
+        }
+        Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid {}", key_name_plain(pointer)))
+            .at(pointer, span)
+            .label("not a valid name")
+            .hint("use lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit")
+    }
+
+    /// `anyOf`: the branch of the instance's type decides which errors to show.
+    fn one_of_many(
+        &self,
+        error: &ValidationError<'_>,
+        context: &[Vec<ValidationError<'static>>],
+        document: &Document,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let pointer = error.instance_path().as_str();
+        let matching: Vec<&Vec<ValidationError<'static>>> = context
+            .iter()
+            .filter(|errors| {
+                !errors.iter().all(|e| {
+                    matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path().as_str() == pointer
+                })
+            })
+            .collect();
+        if let [errors] = matching.as_slice() {
+            for inner in errors.iter() {
+                self.translate(inner, document, out);
+            }
+            return;
+        }
+        let node = self.keyword_parent(error);
+        let branches: Vec<&Value> = node
+            .and_then(|n| n.get("anyOf"))
+            .and_then(Value::as_array)
+            .map(|branches| branches.iter().collect())
+            .unwrap_or_default();
+        let instance = error.instance();
+        // A bare number where one branch wants a quantity string.
+        let quantity = branches.iter().find(|branch| {
+            branch.get("pattern").and_then(Value::as_str).and_then(QuantityKind::from_pattern).is_some()
+        });
+        if let (Some(branch), true) = (quantity, instance.is_number()) {
+            out.push(self.wrong_type(pointer, instance, Some(branch), document));
+            return;
+        }
+        if let Some(diagnostic) = self.misplaced_value(pointer, document) {
+            out.push(diagnostic);
+            return;
+        }
+        let expected: Vec<String> = branches
+            .iter()
+            .map(|branch| {
+                if branch.get("pattern").and_then(Value::as_str) == Some(PLACEHOLDER_PATTERN) {
+                    "a \"{variable}\"".to_owned()
+                } else if let Some(target) = branch.get("$ref").and_then(Value::as_str) {
+                    self.node(target.trim_start_matches('#'))
+                        .and_then(|n| n.get("type"))
+                        .map(describe_types)
+                        .unwrap_or_else(|| "a value".into())
+                } else {
+                    branch.get("type").map(describe_types).unwrap_or_else(|| "a value".into())
+                }
+            })
+            .collect();
+        let mut expected_text = expected.clone();
+        expected_text.dedup();
+        let expected_text = join_or(&expected_text);
+        out.push(
+            Diagnostic::new(
+                Code::WrongType,
+                format!("{} must be {expected_text}, found {}", key_name(pointer), describe_value(instance)),
+            )
+            .at(pointer, document.value_span(pointer))
+            .label(format!("expected {expected_text}")),
+        );
+    }
+
+    /// `oneOf` over tagged variants (scenario kinds): report the variant `kind` names.
+    fn tagged(
+        &self,
+        error: &ValidationError<'_>,
+        context: &[Vec<ValidationError<'static>>],
+        document: &Document,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let pointer = error.instance_path().as_str();
+        let instance = error.instance();
+        let kind_pointer = format!("{pointer}/kind");
+        let kinds: Vec<String> = self
+            .keyword_parent(error)
+            .and_then(|n| n.get("oneOf"))
+            .and_then(Value::as_array)
+            .map(|branches| {
+                branches
+                    .iter()
+                    .filter_map(|b| b.pointer("/properties/kind/const").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let quoted: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
+        match instance.get("kind") {
+            None if instance.is_object() => {
+                out.push(
+                    Diagnostic::new(Code::MissingKey, format!("{} has no `kind`", table_label(pointer, document)))
+                        .at(pointer, document.key_span(pointer))
+                        .label("this table has no `kind`")
+                        .hint(format!("add `kind = {}`", quoted.join("` or `kind = "))),
+                );
+                return;
+            }
+            Some(Value::String(kind)) if !kinds.contains(kind) => {
+                out.push(
+                    Diagnostic::new(Code::UnknownChoice, format!("`{kind}` is not a kind of scenario"))
+                        .at(&kind_pointer, document.value_span(&kind_pointer))
+                        .label(format!("expected {}", join_or(&quoted)))
+                        .hint(
+                            did_you_mean(kind, kinds.iter().map(String::as_str))
+                                .unwrap_or_else(|| format!("use {}", join_or(&quoted))),
+                        ),
+                );
+                return;
+            }
+            _ => {}
+        }
+        let chosen = context.iter().find(|errors| {
+            !errors.iter().any(|e| {
+                e.instance_path().as_str() == kind_pointer
+                    || (e.instance_path().as_str() == pointer
+                        && matches!(e.kind(), ValidationErrorKind::Type { .. }))
+            })
+        });
+        match chosen {
+            Some(errors) => {
+                for inner in errors {
+                    self.translate(inner, document, out);
+                }
+            }
+            None => out.push(self.wrong_type(pointer, instance, Some(&serde_json::json!({"type": "object"})), document)),
+        }
+    }
+}
+
+impl Default for SchemaCheck {
+    fn default() -> Self {
+        SchemaCheck::new()
+    }
+}
+
+fn quantity_code(kind: QuantityKind) -> Code {
+    match kind {
+        QuantityKind::Duration => Code::BadDuration,
+        QuantityKind::Size => Code::BadSize,
+        QuantityKind::Rate => Code::BadRate,
+        QuantityKind::Percentage => Code::BadPercentage,
+    }
+}
+
+fn missing_key(pointer: &str, key: &str, document: &Document) -> Diagnostic {
+    if pointer.is_empty() {
+        let what = match key {
+            "scenario" | "phase" => format!("a `[[{key}]]` table"),
+            _ => format!("a `[{key}]` table"),
+        };
+        return Diagnostic::new(Code::MissingKey, format!("the spec has no {what}"))
+            .at(format!("/{key}"), None)
+            .hint(format!("add {what}; see docs/spec.md#{key}"));
+    }
+    let here = table_label(pointer, document);
+    Diagnostic::new(Code::MissingKey, format!("{here} has no `{key}`"))
+        .at(pointer, document.key_span(pointer))
+        .label(format!("`{key}` is required here"))
+        .hint(format!("add `{key} = …` to {here}; see docs/spec.md"))
+}
+
+fn unknown_choice(pointer: &str, instance: &Value, options: &Value, document: &Document) -> Diagnostic {
+    let options: Vec<String> =
+        options.as_array().into_iter().flatten().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned)).collect();
+    let quoted: Vec<String> = options.iter().map(|o| format!("\"{o}\"")).collect();
+    let given = instance.as_str().map_or_else(|| instance.to_string(), str::to_owned);
+    let hint = did_you_mean(&given, options.iter().map(String::as_str))
+        .map(|h| h.replace('`', "\""))
+        .unwrap_or_else(|| format!("use one of {}", quoted.join(", ")));
+    Diagnostic::new(
+        Code::UnknownChoice,
+        format!("\"{given}\" is not a valid {}", key_name_plain(pointer)),
+    )
+    .at(pointer, document.value_span(pointer))
+    .label(format!("expected {}", join_or(&quoted)))
+    .hint(hint)
+}
+
+fn misplaced_hint(key: &str, home: &str, here: &str) -> String {
+    let header = here.split(' ').next().unwrap_or(here);
+    if home.starts_with("the top level") {
+        format!(
+            "move `{key}` above the first table header; every key written after a `{header}` header belongs to that table until the next header"
+        )
+    } else {
+        format!(
+            "move `{key} = …` under the `{}` header; every key written after a `{header}` header belongs to that table until the next header",
+            home.split(' ').next().unwrap_or(home)
+        )
+    }
+}
+
+/// `[[phase]] "memory"`, `[target]`, `` `stages` in [[scenario]] "edits" ``.
+pub fn table_label(pointer: &str, document: &Document) -> String {
+    let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+    match parts.as_slice() {
+        [] => "the top level".to_owned(),
+        [table] => format!("[{table}]"),
+        [array, index] if index.parse::<usize>().is_ok() => {
+            let name = document
+                .json
+                .pointer(&format!("/{array}/{index}/name"))
+                .and_then(Value::as_str)
+                .map(|n| format!(" \"{n}\""))
+                .unwrap_or_else(|| format!(" #{}", index.parse::<usize>().unwrap_or(0) + 1));
+            format!("[[{array}]]{name}")
+        }
+        [.., last] => {
+            let parent = &pointer[..pointer.rfind('/').unwrap_or(0)];
+            let owner = table_label(parent, document);
+            if last.parse::<usize>().is_ok() {
+                owner
+            } else {
+                format!("`{last}` in {owner}")
+            }
+        }
+    }
+}
+
+/// `` `hold` `` from `/phase/0/hold`; list items name their list.
+fn key_name(pointer: &str) -> String {
+    format!("`{}`", key_name_plain(pointer))
+}
+
+fn key_name_plain(pointer: &str) -> String {
+    let mut parts = pointer.rsplit('/');
+    let last = parts.next().unwrap_or_default();
+    if last.parse::<usize>().is_ok() {
+        let owner = parts.next().unwrap_or_default();
+        format!("{owner}[{last}]")
+    } else {
+        last.replace("~1", "/").replace("~0", "~")
+    }
+}
+
+fn describe_types(types: &Value) -> String {
+    let names: Vec<String> = match types {
+        Value::String(t) => vec![describe_type(t).to_owned()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).map(|t| describe_type(t).to_owned()).collect(),
+        _ => vec!["a value".to_owned()],
+    };
+    join_or(&names)
+}
+
+fn describe_type(name: &str) -> &'static str {
+    match name {
+        "string" => "a string",
+        "integer" => "a whole number",
+        "number" => "a number",
+        "boolean" => "true or false",
+        "array" => "a list",
+        "object" => "a table",
+        _ => "a value",
+    }
+}
+
+fn describe_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Number(n) if n.is_i64() || n.is_u64() => format!("the whole number {n}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Array(_) => "a list".to_owned(),
+        Value::Object(_) => "a table".to_owned(),
+        Value::Null => "nothing".to_owned(),
+    }
+}
+
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}

@@ -1,0 +1,408 @@
+//! SLO rules: `"edits.seen_by_all.p95 < 1s"`, `"browse.failed < 1%"`, `"rss < 3GiB"`.
+//!
+//! A figure is `[scenario.]name[.statistic]`. What a scenario produces depends on its kind and
+//! settings (an idle room scenario has no delivery latency), so the catalogue is built per spec.
+
+use std::fmt;
+use std::ops::Range;
+
+use headroom_spec::phase::SeriesUnit;
+use headroom_spec::{Duration, Percent, Rate, Scenario, Size, Spec};
+use serde::Serialize;
+
+/// Statistics a latency figure takes.
+pub const STATISTICS: &[&str] = &["p50", "p90", "p95", "p99", "p99.9", "max", "mean", "min"];
+
+/// What a figure measures, which decides the unit its threshold is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureUnit {
+    /// A latency distribution; needs a statistic and a duration.
+    Latency,
+    /// A share of a total (failed requests); a percentage.
+    Ratio,
+    /// Bytes; a size.
+    Size,
+    /// Events per second; a rate.
+    Rate,
+    /// A plain count or value.
+    Count,
+    /// Seconds, as a single value (a series in seconds); a duration.
+    Time,
+    /// CPU in percent of one core; a percentage.
+    Cpu,
+}
+
+impl FigureUnit {
+    fn threshold_forms(self) -> &'static str {
+        match self {
+            FigureUnit::Latency | FigureUnit::Time => "a duration such as \"1s\" or \"250ms\"",
+            FigureUnit::Ratio => "a percentage such as \"1%\"",
+            FigureUnit::Cpu => "a percentage of one core such as \"150%\"",
+            FigureUnit::Size => "a size such as \"3GiB\"",
+            FigureUnit::Rate => "a rate such as \"100/s\"",
+            FigureUnit::Count => "a plain number",
+        }
+    }
+}
+
+/// A figure some scenario or the sampler produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Figure {
+    /// `None` for figures of the whole point (`rss`, a metrics series).
+    pub scenario: Option<String>,
+    pub name: String,
+    pub unit: FigureUnit,
+}
+
+/// The figures a spec produces.
+pub fn catalogue(spec: &Spec) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let mut add = |scenario: Option<&str>, name: &str, unit| {
+        figures.push(Figure { scenario: scenario.map(str::to_owned), name: name.to_owned(), unit });
+    };
+    add(None, "rss", FigureUnit::Size);
+    add(None, "cpu", FigureUnit::Cpu);
+    let mut series: Vec<&headroom_spec::Series> = spec.measure.series.iter().collect();
+    for phase in &spec.phases {
+        series.extend(phase.measure.iter().flat_map(|m| m.series.iter()));
+    }
+    for s in series {
+        let unit = match s.effective_unit() {
+            SeriesUnit::Bytes => FigureUnit::Size,
+            SeriesUnit::Seconds => FigureUnit::Time,
+            SeriesUnit::Count => FigureUnit::Count,
+        };
+        add(None, &s.name, unit);
+    }
+    for scenario in &spec.scenarios {
+        let name = Some(scenario.name());
+        match scenario {
+            Scenario::Http(_) => {
+                add(name, "latency", FigureUnit::Latency);
+                add(name, "failed", FigureUnit::Ratio);
+                add(name, "dropped", FigureUnit::Ratio);
+                add(name, "rate", FigureUnit::Rate);
+                add(name, "requests", FigureUnit::Count);
+            }
+            Scenario::Rooms(rooms) => {
+                add(name, "connect", FigureUnit::Latency);
+                add(name, "sockets_failed", FigureUnit::Ratio);
+                add(name, "closed_by_server", FigureUnit::Ratio);
+                if rooms.send.is_some() && !rooms.idle {
+                    add(name, "seen", FigureUnit::Latency);
+                    add(name, "seen_by_all", FigureUnit::Latency);
+                    add(name, "delivered", FigureUnit::Ratio);
+                    add(name, "reach", FigureUnit::Ratio);
+                    add(name, "late", FigureUnit::Ratio);
+                    add(name, "messages", FigureUnit::Count);
+                }
+                if rooms.reload.is_some() {
+                    add(name, "reload", FigureUnit::Latency);
+                    add(name, "reload_failed", FigureUnit::Ratio);
+                }
+            }
+        }
+    }
+    figures
+}
+
+/// The figures a scenario of this kind could produce with other settings, for hints.
+fn conditional_figure(name: &str) -> Option<&'static str> {
+    match name {
+        "seen" | "seen_by_all" | "delivered" | "reach" | "late" | "messages" => {
+            Some("a rooms scenario produces it when it sends (`send = {…}` and not `idle = true`)")
+        }
+        "reload" | "reload_failed" => Some("a rooms scenario produces it when it has `reload = {…}`"),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Comparison {
+    #[serde(rename = "<")]
+    Below,
+    #[serde(rename = "<=")]
+    AtMost,
+    #[serde(rename = ">")]
+    Above,
+    #[serde(rename = ">=")]
+    AtLeast,
+    #[serde(rename = "==")]
+    Equal,
+}
+
+impl Comparison {
+    pub fn holds(self, figure: f64, threshold: f64) -> bool {
+        match self {
+            Comparison::Below => figure < threshold,
+            Comparison::AtMost => figure <= threshold,
+            Comparison::Above => figure > threshold,
+            Comparison::AtLeast => figure >= threshold,
+            Comparison::Equal => (figure - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
+        }
+    }
+}
+
+/// A threshold in the unit of its figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Threshold {
+    Duration(Duration),
+    Percent(Percent),
+    Size(Size),
+    Rate(Rate),
+    Number(f64),
+}
+
+impl Threshold {
+    /// The value in the unit results use: seconds, a fraction, bytes, per second, or as is.
+    pub fn value(&self) -> f64 {
+        match self {
+            Threshold::Duration(d) => d.as_secs_f64(),
+            Threshold::Percent(p) => p.fraction(),
+            Threshold::Size(s) => s.bytes() as f64,
+            Threshold::Rate(r) => r.as_per_second(),
+            Threshold::Number(x) => *x,
+        }
+    }
+}
+
+/// A parsed SLO rule, as the runner evaluates it at every point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SloRule {
+    pub name: String,
+    pub expression: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    pub figure: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    pub unit: FigureUnit,
+    pub comparison: Comparison,
+    pub threshold: Threshold,
+    /// The threshold in result units (seconds, fraction, bytes, per second).
+    pub threshold_value: f64,
+}
+
+/// Why a rule did not parse: what, where in the expression, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SloError {
+    pub kind: SloErrorKind,
+    pub message: String,
+    pub range: Range<usize>,
+    pub hint: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SloErrorKind {
+    Syntax,
+    UnknownFigure,
+    Unit,
+}
+
+impl fmt::Display for SloError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+const OPERATORS: &[(&str, Comparison)] = &[
+    ("<=", Comparison::AtMost),
+    (">=", Comparison::AtLeast),
+    ("==", Comparison::Equal),
+    ("<", Comparison::Below),
+    (">", Comparison::Above),
+];
+
+/// Parses `figure op value` against the figures the spec produces.
+pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule, SloError> {
+    let syntax = |message: String, range: Range<usize>| SloError {
+        kind: SloErrorKind::Syntax,
+        message,
+        range,
+        hint: "write an SLO as `figure < value`, e.g. \"edits.seen_by_all.p95 < 1s\" or \"browse.failed < 1%\"".to_owned(),
+    };
+    let whole = 0..expression.len();
+    let (at, operator, comparison) = OPERATORS
+        .iter()
+        .filter_map(|(op, cmp)| expression.find(op).map(|at| (at, *op, *cmp)))
+        .min_by_key(|(at, op, _)| (*at, std::cmp::Reverse(op.len())))
+        .ok_or_else(|| syntax(format!("SLO `{name}` has no comparison (<, <=, >, >=, ==)"), whole.clone()))?;
+    let left_raw = &expression[..at];
+    let right_raw = &expression[at + operator.len()..];
+    let left = left_raw.trim();
+    let right = right_raw.trim();
+    let left_start = left_raw.len() - left_raw.trim_start().len();
+    let right_start = at + operator.len() + (right_raw.len() - right_raw.trim_start().len());
+    if left.is_empty() {
+        return Err(syntax(format!("SLO `{name}` has no figure before `{operator}`"), 0..at + operator.len()));
+    }
+    if right.is_empty() {
+        return Err(syntax(format!("SLO `{name}` has no value after `{operator}`"), at..at + operator.len()));
+    }
+    let left_range = left_start..left_start + left.len();
+    let right_range = right_start..right_start + right.len();
+    if OPERATORS.iter().any(|(op, _)| right.contains(op)) {
+        return Err(syntax(format!("SLO `{name}` compares more than once"), right_range));
+    }
+
+    // `scenario.figure.stat`, where a statistic may hold a dot (`p99.9`).
+    let segments: Vec<&str> = left.splitn(3, '.').collect();
+    let scenario_names: Vec<&str> = figures.iter().filter_map(|f| f.scenario.as_deref()).collect();
+    let (scenario, figure_name, statistic) = if scenario_names.contains(&segments[0]) {
+        (Some(segments[0]), segments.get(1).copied(), segments.get(2).copied())
+    } else {
+        let mut rest = left.splitn(2, '.');
+        (None, rest.next(), rest.next())
+    };
+    let Some(figure_name) = figure_name else {
+        let known: Vec<&str> =
+            figures.iter().filter(|f| f.scenario.as_deref() == scenario).map(|f| f.name.as_str()).collect();
+        return Err(SloError {
+            kind: SloErrorKind::UnknownFigure,
+            message: format!("SLO `{name}` names scenario `{}` but no figure of it", segments[0]),
+            range: left_range,
+            hint: format!("add a figure: {}", known.iter().map(|k| format!("`{}.{k}`", segments[0])).collect::<Vec<_>>().join(", ")),
+        });
+    };
+    let figure = figures
+        .iter()
+        .find(|f| f.scenario.as_deref() == scenario && f.name == figure_name)
+        .ok_or_else(|| {
+            let candidates: Vec<String> = figures
+                .iter()
+                .map(|f| match &f.scenario {
+                    Some(s) => format!("{s}.{}", f.name),
+                    None => f.name.clone(),
+                })
+                .collect();
+            let written = match scenario {
+                Some(s) => format!("{s}.{figure_name}"),
+                None => figure_name.to_owned(),
+            };
+            let hint = conditional_figure(figure_name)
+                .map(str::to_owned)
+                .or_else(|| crate::suggest::did_you_mean(&written, candidates.iter().map(String::as_str)))
+                .unwrap_or_else(|| {
+                    if scenario.is_none() && segments.len() > 1 {
+                        format!("`{}` is not a scenario; the scenarios are: {}", segments[0], scenario_names.join(", "))
+                    } else {
+                        format!("the figures are: {}", candidates.join(", "))
+                    }
+                });
+            let end = left_start + scenario.map_or(0, |s| s.len() + 1) + figure_name.len();
+            SloError {
+                kind: SloErrorKind::UnknownFigure,
+                message: format!("SLO `{name}` is over `{written}`, which no scenario produces"),
+                range: left_start..end.min(left_range.end),
+                hint,
+            }
+        })?;
+    let stat_start = left_start + left.len() - statistic.map_or(0, str::len);
+    match (figure.unit, statistic) {
+        (FigureUnit::Latency, None) => {
+            return Err(SloError {
+                kind: SloErrorKind::Syntax,
+                message: format!("SLO `{name}`: `{left}` is a distribution and needs a statistic"),
+                range: left_range,
+                hint: format!("add one of {}: \"{left}.p95 {operator} {right}\"", STATISTICS.join(", ")),
+            });
+        }
+        (FigureUnit::Latency, Some(stat)) if !STATISTICS.contains(&stat) => {
+            return Err(SloError {
+                kind: SloErrorKind::Syntax,
+                message: format!("SLO `{name}`: `{stat}` is not a statistic"),
+                range: stat_start..left_range.end,
+                hint: crate::suggest::did_you_mean(stat, STATISTICS.iter().copied())
+                    .unwrap_or_else(|| format!("use one of {}", STATISTICS.join(", "))),
+            });
+        }
+        (FigureUnit::Latency, Some(_)) | (_, None) => {}
+        (_, Some(stat)) => {
+            return Err(SloError {
+                kind: SloErrorKind::Syntax,
+                message: format!("SLO `{name}`: `{}` is a single value and takes no statistic", figure.name),
+                range: stat_start.saturating_sub(1)..left_range.end,
+                hint: format!("remove `.{stat}`"),
+            });
+        }
+    }
+    let threshold = parse_threshold(figure.unit, right).ok_or_else(|| SloError {
+        kind: SloErrorKind::Unit,
+        message: format!("SLO `{name}`: `{right}` is not {}", figure.unit.threshold_forms()),
+        range: right_range.clone(),
+        hint: format!("`{left}` is compared with {}", figure.unit.threshold_forms()),
+    })?;
+    Ok(SloRule {
+        name: name.to_owned(),
+        expression: expression.to_owned(),
+        scenario: scenario.map(str::to_owned),
+        figure: figure.name.clone(),
+        statistic: statistic.map(str::to_owned),
+        unit: figure.unit,
+        comparison,
+        threshold_value: threshold.value(),
+        threshold,
+    })
+}
+
+fn parse_threshold(unit: FigureUnit, text: &str) -> Option<Threshold> {
+    match unit {
+        FigureUnit::Latency | FigureUnit::Time => text.parse().ok().map(Threshold::Duration),
+        FigureUnit::Ratio | FigureUnit::Cpu => text.parse().ok().map(Threshold::Percent),
+        FigureUnit::Size => text.parse().ok().map(Threshold::Size),
+        FigureUnit::Rate => text.parse().ok().map(Threshold::Rate),
+        FigureUnit::Count => text.parse::<f64>().ok().filter(|x| x.is_finite()).map(Threshold::Number),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures() -> Vec<Figure> {
+        let mut figures = vec![
+            Figure { scenario: None, name: "rss".into(), unit: FigureUnit::Size },
+        ];
+        for (name, unit) in [("latency", FigureUnit::Latency), ("failed", FigureUnit::Ratio)] {
+            figures.push(Figure { scenario: Some("browse".into()), name: name.into(), unit });
+        }
+        figures
+    }
+
+    #[test]
+    fn parses_rules() {
+        let rule = parse("p95", "browse.latency.p99.9 <= 1s", &figures()).expect("rule");
+        assert_eq!(rule.statistic.as_deref(), Some("p99.9"));
+        assert_eq!(rule.comparison, Comparison::AtMost);
+        assert_eq!(rule.threshold_value, 1.0);
+        let rule = parse("failed", "browse.failed < 1%", &figures()).expect("rule");
+        assert!((rule.threshold_value - 0.01).abs() < 1e-12);
+        let rule = parse("memory", "rss < 3GiB", &figures()).expect("rule");
+        assert_eq!(rule.threshold_value, 3.0 * 1024.0 * 1024.0 * 1024.0);
+    }
+
+    #[test]
+    fn errors_point_into_the_expression() {
+        let error = parse("x", "browse.latncy.p95 < 1s", &figures()).expect_err("unknown");
+        assert_eq!(error.kind, SloErrorKind::UnknownFigure);
+        assert_eq!(error.range, 0..13);
+        assert!(error.hint.contains("browse.latency"), "{}", error.hint);
+        let error = parse("x", "browse.latency.p95 < 1%", &figures()).expect_err("unit");
+        assert_eq!(error.kind, SloErrorKind::Unit);
+        assert_eq!(error.range, 21..23);
+        let error = parse("x", "browse.latency < 1s", &figures()).expect_err("stat");
+        assert_eq!(error.kind, SloErrorKind::Syntax);
+        let error = parse("x", "browse.latency.p95 1s", &figures()).expect_err("op");
+        assert_eq!(error.kind, SloErrorKind::Syntax);
+    }
+
+    #[test]
+    fn comparisons_hold() {
+        assert!(Comparison::Below.holds(0.9, 1.0));
+        assert!(!Comparison::Below.holds(1.0, 1.0));
+        assert!(Comparison::AtLeast.holds(0.995, 0.995));
+        assert!(Comparison::Equal.holds(0.0, 0.0));
+    }
+}

@@ -1,0 +1,65 @@
+//! Diagnostics as people read them (rustc style, via annotate-snippets) and as machines read
+//! them (JSON).
+
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use headroom_compiler::{Diagnostic, Severity, line_column};
+use serde::Serialize;
+
+/// One diagnostic rendered like rustc: title, `--> file:line:column`, the line, a caret under
+/// the exact value, the label, then `= help:`.
+pub fn human(diagnostic: &Diagnostic, path: &str, source: &str, renderer: &Renderer) -> String {
+    let level = match diagnostic.severity() {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let title = level.primary_title(diagnostic.message.as_str()).id(diagnostic.code.as_str());
+    let mut group = match &diagnostic.span {
+        Some(span) => {
+            let mut annotation = AnnotationKind::Primary.span(span.clone());
+            if let Some(label) = &diagnostic.label {
+                annotation = annotation.label(label.as_str());
+            }
+            title.element(Snippet::source(source).path(path).annotation(annotation))
+        }
+        None => title.element(Origin::path(path)),
+    };
+    if let Some(hint) = &diagnostic.hint {
+        group = group.element(Level::HELP.message(hint.as_str()));
+    }
+    let report: [Group<'_>; 1] = [group];
+    renderer.render(&report).to_string()
+}
+
+/// The JSON form of a diagnostic: 1-based line and column, or null without a place.
+#[derive(Serialize)]
+pub struct JsonDiagnostic<'a> {
+    pub file: &'a str,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub end_line: Option<usize>,
+    pub end_column: Option<usize>,
+    pub code: &'static str,
+    pub severity: &'static str,
+    pub message: &'a str,
+    pub pointer: &'a str,
+    pub label: Option<&'a str>,
+    pub hint: Option<&'a str>,
+}
+
+pub fn json<'a>(diagnostic: &'a Diagnostic, path: &'a str, source: &str) -> JsonDiagnostic<'a> {
+    let start = diagnostic.span.as_ref().map(|s| line_column(source, s.start));
+    let end = diagnostic.span.as_ref().map(|s| line_column(source, s.end));
+    JsonDiagnostic {
+        file: path,
+        line: start.map(|(l, _)| l),
+        column: start.map(|(_, c)| c),
+        end_line: end.map(|(l, _)| l),
+        end_column: end.map(|(_, c)| c),
+        code: diagnostic.code.as_str(),
+        severity: diagnostic.severity().as_str(),
+        message: &diagnostic.message,
+        pointer: &diagnostic.pointer,
+        label: diagnostic.label.as_deref(),
+        hint: diagnostic.hint.as_deref(),
+    }
+}
