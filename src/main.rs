@@ -50,7 +50,9 @@ enum Color {
 #[derive(Subcommand)]
 enum Command {
     /// Check specs and report every problem, with file, line and column.
-    #[command(after_help = "Examples:\n  headroom validate examples/relay.toml\n  headroom validate --format json examples/*.toml\n\nExit codes: 0 every spec is valid (warnings allowed), 1 a spec has errors, 2 a file could not be read.")]
+    #[command(
+        after_help = "Examples:\n  headroom validate examples/relay.toml\n  headroom validate --format json examples/*.toml\n\nExit codes: 0 every spec is valid (warnings allowed), 1 a spec has errors, 2 a file could not be read."
+    )]
     Validate {
         /// The spec files.
         #[arg(required = true)]
@@ -60,7 +62,9 @@ enum Command {
         format: Format,
     },
     /// Expand a spec into its run matrix: phases, points, repeats and the estimated time.
-    #[command(after_help = "Examples:\n  headroom compile examples/relay.toml\n  headroom compile --json examples/relay.toml > plan.json\n\nExit codes: 0 compiled, 1 the spec has errors, 2 the file could not be read.")]
+    #[command(
+        after_help = "Examples:\n  headroom compile examples/relay.toml\n  headroom compile --json examples/relay.toml > plan.json\n\nExit codes: 0 compiled, 1 the spec has errors, 2 the file could not be read."
+    )]
     Compile {
         spec: PathBuf,
         /// Print the fully resolved plan as JSON instead of the table.
@@ -91,8 +95,12 @@ fn main() -> ExitCode {
         Err(error) => {
             // A closed pipe (`headroom schema | head`) is not a failure.
             let broken_pipe = error.chain().any(|e| {
-                e.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
-                    .or_else(|| e.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind))
+                e.downcast_ref::<std::io::Error>()
+                    .map(std::io::Error::kind)
+                    .or_else(|| {
+                        e.downcast_ref::<serde_json::Error>()
+                            .and_then(serde_json::Error::io_error_kind)
+                    })
                     == Some(std::io::ErrorKind::BrokenPipe)
             });
             if broken_pipe {
@@ -110,7 +118,11 @@ fn renderer(color: Color) -> Renderer {
         Color::Never => false,
         Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    if styled { Renderer::styled() } else { Renderer::plain() }
+    if styled {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    }
 }
 
 /// A spec read from disk and compiled.
@@ -121,44 +133,70 @@ struct Compiled {
 }
 
 fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
-    let source = std::fs::read_to_string(path).with_context(|| format!("cannot read spec `{}`", path.display()))?;
+    let source = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read spec `{}`", path.display()))?;
     let mut prices = PriceTable::embedded().context("the shipped price table is broken")?;
     if let Some((file, span)) = headroom_compiler::price_table_reference(&source) {
         let (line, column) = headroom_compiler::line_column(&source, span.start);
         let relative = path.parent().unwrap_or(Path::new(".")).join(&file);
         let text = std::fs::read_to_string(&relative).with_context(|| {
-            format!("cannot read the price table `{}` named at {}:{line}:{column}", relative.display(), path.display())
+            format!(
+                "cannot read the price table `{}` named at {}:{line}:{column}",
+                relative.display(),
+                path.display()
+            )
         })?;
         let user = PriceTable::from_toml(&text).map_err(|error| {
             let place = match &error {
-                headroom_pricing::PriceTableError::Parse { span: Some(span), .. } => {
+                headroom_pricing::PriceTableError::Parse {
+                    span: Some(span), ..
+                } => {
                     let (l, c) = headroom_compiler::line_column(&text, span.start);
                     format!("{}:{l}:{c}", relative.display())
                 }
                 headroom_pricing::PriceTableError::Parse { .. } => relative.display().to_string(),
             };
-            anyhow::anyhow!("{place}: {error} (named at {}:{line}:{column})", path.display())
+            anyhow::anyhow!(
+                "{place}: {error} (named at {}:{line}:{column})",
+                path.display()
+            )
         })?;
         prices.extend(user);
     }
     let compilation = compiler.compile(&source, &prices);
-    Ok(Compiled { path: path.display().to_string(), source, compilation })
+    Ok(Compiled {
+        path: path.display().to_string(),
+        source,
+        compilation,
+    })
 }
 
 fn report_human(compiled: &Compiled, renderer: &Renderer) {
     let mut stderr = std::io::stderr().lock();
     for diagnostic in &compiled.compilation.diagnostics {
-        let _ = writeln!(stderr, "{}\n", render::human(diagnostic, &compiled.path, &compiled.source, renderer));
+        let _ = writeln!(
+            stderr,
+            "{}\n",
+            render::human(diagnostic, &compiled.path, &compiled.source, renderer)
+        );
     }
 }
 
 fn counts(compilation: &Compilation) -> (usize, usize) {
-    let errors = compilation.diagnostics.iter().filter(|d| d.severity() == Severity::Error).count();
+    let errors = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() == Severity::Error)
+        .count();
     (errors, compilation.diagnostics.len() - errors)
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8> {
@@ -172,7 +210,12 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
         Format::Json => {
             let diagnostics: Vec<render::JsonDiagnostic<'_>> = all
                 .iter()
-                .flat_map(|c| c.compilation.diagnostics.iter().map(|d| render::json(d, &c.path, &c.source)))
+                .flat_map(|c| {
+                    c.compilation
+                        .diagnostics
+                        .iter()
+                        .map(|d| render::json(d, &c.path, &c.source))
+                })
                 .collect();
             print_json(&diagnostics)?;
         }
@@ -181,7 +224,12 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
                 report_human(compiled, renderer);
                 let (errors, warnings) = counts(&compiled.compilation);
                 if errors > 0 {
-                    eprintln!("error: `{}` is not valid: {}, {}", compiled.path, plural(errors, "error"), plural(warnings, "warning"));
+                    eprintln!(
+                        "error: `{}` is not valid: {}, {}",
+                        compiled.path,
+                        plural(errors, "error"),
+                        plural(warnings, "warning")
+                    );
                 } else {
                     println!("{}: valid ({})", compiled.path, plural(warnings, "warning"));
                 }
@@ -197,7 +245,12 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
     report_human(&compiled, renderer);
     let Some(plan) = &compiled.compilation.plan else {
         let (errors, warnings) = counts(&compiled.compilation);
-        eprintln!("error: `{}` is not valid: {}, {}", compiled.path, plural(errors, "error"), plural(warnings, "warning"));
+        eprintln!(
+            "error: `{}` is not valid: {}, {}",
+            compiled.path,
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
         return Ok(exit::INVALID);
     };
     if json {
@@ -220,13 +273,25 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
     use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(["phase", "point", "variables", "repeats", "per run", "total"]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "phase",
+        "point",
+        "variables",
+        "repeats",
+        "per run",
+        "total",
+    ]);
     for phase in &plan.phases {
         for point in &phase.points {
             let variables = if point.at.is_empty() {
                 "(one point)".to_owned()
             } else {
-                point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+                point
+                    .at
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             table.add_row(vec![
                 Cell::new(&phase.name),
@@ -234,7 +299,10 @@ fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
                 Cell::new(variables),
                 Cell::new(phase.repeats).set_alignment(CellAlignment::Right),
                 Cell::new(human_duration(point.run_time)).set_alignment(CellAlignment::Right),
-                Cell::new(human_duration(point.run_time.saturating_mul(u64::from(phase.repeats)))).set_alignment(CellAlignment::Right),
+                Cell::new(human_duration(
+                    point.run_time.saturating_mul(u64::from(phase.repeats)),
+                ))
+                .set_alignment(CellAlignment::Right),
             ]);
         }
     }
@@ -254,7 +322,11 @@ fn human_duration(duration: headroom_spec::Duration) -> String {
     let micros = duration.as_micros();
     if micros < 60_000_000 {
         let seconds = micros as f64 / 1e6;
-        return if seconds.fract() == 0.0 { format!("{seconds}s") } else { format!("{seconds:.1}s") };
+        return if seconds.fract() == 0.0 {
+            format!("{seconds}s")
+        } else {
+            format!("{seconds:.1}s")
+        };
     }
     let total = micros / 1_000_000;
     let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60);

@@ -12,7 +12,9 @@ pub fn human(diagnostic: &Diagnostic, path: &str, source: &str, renderer: &Rende
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
-    let title = level.primary_title(diagnostic.message.as_str()).id(diagnostic.code.as_str());
+    let title = level
+        .primary_title(diagnostic.message.as_str())
+        .id(diagnostic.code.as_str());
     let mut group = match &diagnostic.span {
         Some(span) => {
             let mut annotation = AnnotationKind::Primary.span(span.clone());
@@ -47,7 +49,10 @@ pub struct JsonDiagnostic<'a> {
 }
 
 pub fn json<'a>(diagnostic: &'a Diagnostic, path: &'a str, source: &str) -> JsonDiagnostic<'a> {
-    let start = diagnostic.span.as_ref().map(|s| line_column(source, s.start));
+    let start = diagnostic
+        .span
+        .as_ref()
+        .map(|s| line_column(source, s.start));
     let end = diagnostic.span.as_ref().map(|s| line_column(source, s.end));
     JsonDiagnostic {
         file: path,

@@ -33,7 +33,12 @@ pub struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    pub fn new(source: &'a str, spec: &'a Spec, document: &'a Document, prices: &'a PriceTable) -> Checker<'a> {
+    pub fn new(
+        source: &'a str,
+        spec: &'a Spec,
+        document: &'a Document,
+        prices: &'a PriceTable,
+    ) -> Checker<'a> {
         Checker {
             source,
             spec,
@@ -84,13 +89,19 @@ impl<'a> Checker<'a> {
     pub fn inner_span(&self, pointer: &str, range: Range<usize>) -> Option<Range<usize>> {
         let span = self.value_span(pointer)?;
         let written = self.document_source_slice(&span)?;
-        let decoded = self.document.json.pointer(pointer).and_then(Value::as_str)?;
+        let decoded = self
+            .document
+            .json
+            .pointer(pointer)
+            .and_then(Value::as_str)?;
         for quote in ["\"\"\"", "'''", "\"", "'"] {
-            if let Some(inner) = written.strip_prefix(quote).and_then(|w| w.strip_suffix(quote)) {
-                if inner == decoded {
-                    let start = span.start + quote.len();
-                    return Some(start + range.start..start + range.end);
-                }
+            if let Some(inner) = written
+                .strip_prefix(quote)
+                .and_then(|w| w.strip_suffix(quote))
+                && inner == decoded
+            {
+                let start = span.start + quote.len();
+                return Some(start + range.start..start + range.end);
             }
         }
         Some(span)
@@ -125,7 +136,10 @@ impl<'a> Checker<'a> {
                     self.push(
                         Diagnostic::new(
                             Code::UnclosedPlaceholder,
-                            format!("`{}` opens a placeholder but never closes it", &text[unclosed.range.clone()]),
+                            format!(
+                                "`{}` opens a placeholder but never closes it",
+                                &text[unclosed.range.clone()]
+                            ),
                         )
                         .at(pointer, span)
                         .label("no closing `}`")
@@ -139,17 +153,23 @@ impl<'a> Checker<'a> {
                             continue;
                         }
                         if self.spec.vars.contains_key(name) {
-                            self.usages
-                                .entry(name.to_owned())
-                                .or_default()
-                                .push(Usage { kind: None, pointer: pointer.to_owned() });
+                            self.usages.entry(name.to_owned()).or_default().push(Usage {
+                                kind: None,
+                                pointer: pointer.to_owned(),
+                            });
                             continue;
                         }
                         let span = self.inner_span(pointer, found.range.clone());
-                        let candidates: Vec<&str> =
-                            context.iter().copied().chain(self.spec.vars.keys().map(String::as_str)).collect();
+                        let candidates: Vec<&str> = context
+                            .iter()
+                            .copied()
+                            .chain(self.spec.vars.keys().map(String::as_str))
+                            .collect();
                         let hint = if builtin::ALL.contains(&name) {
-                            format!("`{{{name}}}` is not filled in {context_name}; {}", where_builtin(name))
+                            format!(
+                                "`{{{name}}}` is not filled in {context_name}; {}",
+                                where_builtin(name)
+                            )
                         } else {
                             did_you_mean(name, candidates.iter().copied()).map_or_else(
                                 || format!("declare `{name}` under [vars] with a default value, or use one of: {}", braces(&candidates)),
@@ -157,10 +177,13 @@ impl<'a> Checker<'a> {
                             )
                         };
                         self.push(
-                            Diagnostic::new(Code::UnknownPlaceholder, format!("unknown placeholder `{{{name}}}`"))
-                                .at(pointer, span)
-                                .label("names no variable or built-in")
-                                .hint(hint),
+                            Diagnostic::new(
+                                Code::UnknownPlaceholder,
+                                format!("unknown placeholder `{{{name}}}`"),
+                            )
+                            .at(pointer, span)
+                            .label("names no variable or built-in")
+                            .hint(hint),
                         );
                     }
                 },
@@ -172,20 +195,28 @@ impl<'a> Checker<'a> {
     fn param<T: ParamValue>(&mut self, pointer: &str, param: &Param<T>) {
         let Param::Var(name) = param else { return };
         if self.spec.vars.contains_key(name) {
-            self.usages
-                .entry(name.clone())
-                .or_default()
-                .push(Usage { kind: Some(T::KIND), pointer: pointer.to_owned() });
+            self.usages.entry(name.clone()).or_default().push(Usage {
+                kind: Some(T::KIND),
+                pointer: pointer.to_owned(),
+            });
             return;
         }
         let hint = did_you_mean(name, self.spec.vars.keys().map(String::as_str))
             .map(|s| s.replace("mean `", "mean `{").replace("`?", "}`?"))
-            .unwrap_or_else(|| format!("declare it under [vars] with a default: `{name} = {}`", T::KIND.example().split(',').next().unwrap_or("1")));
+            .unwrap_or_else(|| {
+                format!(
+                    "declare it under [vars] with a default: `{name} = {}`",
+                    T::KIND.example().split(',').next().unwrap_or("1")
+                )
+            });
         self.push(
-            Diagnostic::new(Code::UnknownPlaceholder, format!("unknown placeholder `{{{name}}}`: no variable `{name}`"))
-                .at(pointer, self.value_span(pointer))
-                .label("names no variable")
-                .hint(hint),
+            Diagnostic::new(
+                Code::UnknownPlaceholder,
+                format!("unknown placeholder `{{{name}}}`: no variable `{name}`"),
+            )
+            .at(pointer, self.value_span(pointer))
+            .label("names no variable")
+            .hint(hint),
         );
     }
 
@@ -193,10 +224,20 @@ impl<'a> Checker<'a> {
         let target = &self.spec.target;
         let everywhere = builtin::EVERYWHERE;
         for (i, arg) in target.command.iter().flatten().enumerate() {
-            self.string(&format!("/target/command/{i}"), arg, everywhere, "the target");
+            self.string(
+                &format!("/target/command/{i}"),
+                arg,
+                everywhere,
+                "the target",
+            );
         }
         for (key, value) in &target.env {
-            self.string(&format!("/target/env/{}", escape(key)), value, everywhere, "the target");
+            self.string(
+                &format!("/target/env/{}", escape(key)),
+                value,
+                everywhere,
+                "the target",
+            );
         }
         if let Some(cwd) = &target.cwd {
             self.string("/target/cwd", cwd, everywhere, "the target");
@@ -221,7 +262,10 @@ impl<'a> Checker<'a> {
                 self.param("/target/limits/memory", memory);
             }
         }
-        self.param("/bench/people_per_unit", &self.spec.bench.people_per_unit.clone());
+        self.param(
+            "/bench/people_per_unit",
+            &self.spec.bench.people_per_unit.clone(),
+        );
 
         match (&target.command, &target.url) {
             (Some(_), Some(_)) => self.push(
@@ -262,22 +306,35 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let ready = [("http", target.ready.http.is_some()), ("tcp", target.ready.tcp.is_some()), ("log", target.ready.log.is_some())];
-        let set: Vec<&str> = ready.iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect();
+        let ready = [
+            ("http", target.ready.http.is_some()),
+            ("tcp", target.ready.tcp.is_some()),
+            ("log", target.ready.log.is_some()),
+        ];
+        let set: Vec<&str> = ready
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(k, _)| *k)
+            .collect();
         if set.len() > 1 {
             let pointer = format!("/target/ready/{}", set[1]);
             self.push(
-                Diagnostic::new(Code::ConflictingSettings, format!("`ready` has both `{}` and `{}`", set[0], set[1]))
-                    .at(&pointer, self.key_span(&pointer))
-                    .label("one readiness check at a time")
-                    .hint("keep one of `http`, `tcp` and `log`"),
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    format!("`ready` has both `{}` and `{}`", set[0], set[1]),
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("one readiness check at a time")
+                .hint("keep one of `http`, `tcp` and `log`"),
             );
         }
     }
 
     /// Load goes to loopback, or to a host the spec allows by name.
     fn host(&mut self, pointer: &str, url: &str) {
-        let Some(rest) = url.split_once("://").map(|(_, rest)| rest) else { return };
+        let Some(rest) = url.split_once("://").map(|(_, rest)| rest) else {
+            return;
+        };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         let authority = authority.rsplit('@').next().unwrap_or_default();
         let host = if let Some(v6) = authority.strip_prefix('[') {
@@ -290,7 +347,9 @@ impl<'a> Checker<'a> {
         }
         let loopback = host == "localhost"
             || host == "::1"
-            || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback());
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback());
         if loopback || self.spec.target.allow_hosts.iter().any(|h| h == host) {
             return;
         }
@@ -335,13 +394,28 @@ impl<'a> Checker<'a> {
         let everywhere = builtin::EVERYWHERE;
         for (j, request) in http.requests.iter().enumerate() {
             let pointer = format!("{base}/requests/{j}");
-            self.string(&format!("{pointer}/url"), &request.url, everywhere, "an HTTP scenario");
+            self.string(
+                &format!("{pointer}/url"),
+                &request.url,
+                everywhere,
+                "an HTTP scenario",
+            );
             self.host(&format!("{pointer}/url"), &request.url);
             for (key, value) in &request.headers {
-                self.string(&format!("{pointer}/headers/{}", escape(key)), value, everywhere, "an HTTP scenario");
+                self.string(
+                    &format!("{pointer}/headers/{}", escape(key)),
+                    value,
+                    everywhere,
+                    "an HTTP scenario",
+                );
             }
             if let Some(body) = &request.body {
-                self.string(&format!("{pointer}/body"), body, everywhere, "an HTTP scenario");
+                self.string(
+                    &format!("{pointer}/body"),
+                    body,
+                    everywhere,
+                    "an HTTP scenario",
+                );
             }
         }
         for (key, param) in [("rate", &http.rate), ("start_rate", &http.start_rate)] {
@@ -364,36 +438,81 @@ impl<'a> Checker<'a> {
         for key in unused {
             let pointer = format!("{base}/{key}");
             if self.document.place(&pointer).is_some() {
-                let model = if executor.is_open() { "an open-model (arrival-rate)" } else { "a closed-model (virtual-user)" };
-                let other = if executor.is_open() { "constant-vus` or `ramping-vus" } else { "constant-arrival-rate` or `ramping-arrival-rate" };
+                let model = if executor.is_open() {
+                    "an open-model (arrival-rate)"
+                } else {
+                    "a closed-model (virtual-user)"
+                };
+                let other = if executor.is_open() {
+                    "constant-vus` or `ramping-vus"
+                } else {
+                    "constant-arrival-rate` or `ramping-arrival-rate"
+                };
                 self.push(
-                    Diagnostic::new(Code::ExecutorConflict, format!("`{key}` does not apply to executor \"{}\"", executor.as_str()))
-                        .at(&pointer, self.key_span(&pointer))
-                        .label(format!("not used by {model} executor"))
-                        .hint(format!("remove `{key}`, or use executor `{other}`")),
+                    Diagnostic::new(
+                        Code::ExecutorConflict,
+                        format!(
+                            "`{key}` does not apply to executor \"{}\"",
+                            executor.as_str()
+                        ),
+                    )
+                    .at(&pointer, self.key_span(&pointer))
+                    .label(format!("not used by {model} executor"))
+                    .hint(format!("remove `{key}`, or use executor `{other}`")),
                 );
             }
         }
         if !executor.is_ramping() {
-            let ramp_key = if executor.is_open() { "start_rate" } else { "start_vus" };
+            let ramp_key = if executor.is_open() {
+                "start_rate"
+            } else {
+                "start_vus"
+            };
             let pointer = format!("{base}/{ramp_key}");
             if self.document.place(&pointer).is_some() {
                 self.push(
-                    Diagnostic::new(Code::ExecutorConflict, format!("`{ramp_key}` needs a ramping executor, not \"{}\"", executor.as_str()))
-                        .at(&pointer, self.key_span(&pointer))
-                        .label("a constant executor does not ramp")
-                        .hint(format!("use executor \"{}\" or remove `{ramp_key}`", if executor.is_open() { Executor::RampingArrivalRate.as_str() } else { Executor::RampingVus.as_str() })),
+                    Diagnostic::new(
+                        Code::ExecutorConflict,
+                        format!(
+                            "`{ramp_key}` needs a ramping executor, not \"{}\"",
+                            executor.as_str()
+                        ),
+                    )
+                    .at(&pointer, self.key_span(&pointer))
+                    .label("a constant executor does not ramp")
+                    .hint(format!(
+                        "use executor \"{}\" or remove `{ramp_key}`",
+                        if executor.is_open() {
+                            Executor::RampingArrivalRate.as_str()
+                        } else {
+                            Executor::RampingVus.as_str()
+                        }
+                    )),
                 );
             }
         }
-        let missing = if executor.is_open() { http.rate.is_none() } else { http.vus.is_none() };
+        let missing = if executor.is_open() {
+            http.rate.is_none()
+        } else {
+            http.vus.is_none()
+        };
         if missing {
-            let example = if executor.is_open() { "rate = \"20/s\"" } else { "vus = 10" };
+            let example = if executor.is_open() {
+                "rate = \"20/s\""
+            } else {
+                "vus = 10"
+            };
             self.push(
-                Diagnostic::new(Code::MissingSetting, format!("executor \"{}\" needs `{wanted}`", executor.as_str()))
-                    .at(format!("{base}/executor"), self.value_span(&format!("{base}/executor")))
-                    .label(format!("this executor needs `{wanted}`"))
-                    .hint(format!("add `{example}` to the scenario")),
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    format!("executor \"{}\" needs `{wanted}`", executor.as_str()),
+                )
+                .at(
+                    format!("{base}/executor"),
+                    self.value_span(&format!("{base}/executor")),
+                )
+                .label(format!("this executor needs `{wanted}`"))
+                .hint(format!("add `{example}` to the scenario")),
             );
         }
     }
@@ -401,7 +520,12 @@ impl<'a> Checker<'a> {
     fn rooms(&mut self, base: &str, rooms: &headroom_spec::RoomsScenario) {
         let mut context: Vec<&str> = builtin::EVERYWHERE.to_vec();
         context.extend_from_slice(builtin::IN_ROOMS);
-        self.string(&format!("{base}/url"), &rooms.url, &context, "a rooms scenario");
+        self.string(
+            &format!("{base}/url"),
+            &rooms.url,
+            &context,
+            "a rooms scenario",
+        );
         self.host(&format!("{base}/url"), &rooms.url);
         if let Some(join) = &rooms.join {
             self.string(&format!("{base}/join"), join, &context, "a rooms scenario");
@@ -436,25 +560,41 @@ impl<'a> Checker<'a> {
             self.param(&format!("{base}/send/size"), &send.size);
             let mut message_context: Vec<&str> = builtin::EVERYWHERE.to_vec();
             message_context.extend_from_slice(builtin::IN_MESSAGES);
-            self.string(&format!("{base}/send/template"), &send.template, &message_context, "a message template");
+            self.string(
+                &format!("{base}/send/template"),
+                &send.template,
+                &message_context,
+                "a message template",
+            );
         }
         if let Some(reload) = &rooms.reload {
-            self.string(&format!("{base}/reload/url"), &reload.url, &context, "a rooms scenario");
+            self.string(
+                &format!("{base}/reload/url"),
+                &reload.url,
+                &context,
+                "a rooms scenario",
+            );
             self.host(&format!("{base}/reload/url"), &reload.url);
             self.param(&format!("{base}/reload/every"), &reload.every);
         }
         match (rooms.idle, &rooms.send) {
             (true, Some(_)) => self.push(
                 Diagnostic::new(Code::ConflictingSettings, "an idle scenario cannot `send`")
-                    .at(format!("{base}/send"), self.key_span(&format!("{base}/send")))
+                    .at(
+                        format!("{base}/send"),
+                        self.key_span(&format!("{base}/send")),
+                    )
                     .label("`idle = true` holds sockets without messages")
                     .hint("remove `send`, or remove `idle = true`"),
             ),
             (false, None) => self.push(
-                Diagnostic::new(Code::MissingSetting, "a rooms scenario needs `send` or `idle = true`")
-                    .at(base, self.key_span(base))
-                    .label("this scenario neither sends nor says it is idle")
-                    .hint("add `send = { rate = \"1/s\" }`, or `idle = true` to hold sockets only"),
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    "a rooms scenario needs `send` or `idle = true`",
+                )
+                .at(base, self.key_span(base))
+                .label("this scenario neither sends nor says it is idle")
+                .hint("add `send = { rate = \"1/s\" }`, or `idle = true` to hold sockets only"),
             ),
             _ => {}
         }
@@ -510,10 +650,15 @@ impl<'a> Checker<'a> {
             if let Some(first) = seen.insert(&phase.name, p) {
                 let pointer = format!("{base}/name");
                 self.push(
-                    Diagnostic::new(Code::DuplicateName, format!("two phases are named `{}`", phase.name))
-                        .at(&pointer, self.value_span(&pointer))
-                        .label(format!("phase #{} has this name too", first + 1))
-                        .hint("give each phase its own name: `--phase NAME` and the results file use it"),
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("two phases are named `{}`", phase.name),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label(format!("phase #{} has this name too", first + 1))
+                    .hint(
+                        "give each phase its own name: `--phase NAME` and the results file use it",
+                    ),
                 );
             }
             for (name, sweep) in &phase.vary {
@@ -540,10 +685,13 @@ impl<'a> Checker<'a> {
                 if phase.set.contains_key(name) {
                     let set_pointer = format!("{base}/set/{}", escape(name));
                     self.push(
-                        Diagnostic::new(Code::ConflictingSettings, format!("phase `{}` both varies and sets `{name}`", phase.name))
-                            .at(&set_pointer, self.key_span(&set_pointer))
-                            .label("also in `vary`")
-                            .hint(format!("remove `{name}` from `set` or from `vary`")),
+                        Diagnostic::new(
+                            Code::ConflictingSettings,
+                            format!("phase `{}` both varies and sets `{name}`", phase.name),
+                        )
+                        .at(&set_pointer, self.key_span(&set_pointer))
+                        .label("also in `vary`")
+                        .hint(format!("remove `{name}` from `set` or from `vary`")),
                     );
                 }
                 let used = self.usages.get(name).is_some_and(|u| !u.is_empty());
@@ -567,10 +715,20 @@ impl<'a> Checker<'a> {
                     if !scenario_names.contains(&name.as_str()) {
                         let pointer = format!("{base}/scenarios/{k}");
                         self.push(
-                            Diagnostic::new(Code::UnknownReference, format!("phase `{}` runs scenario `{name}`, which does not exist", phase.name))
-                                .at(&pointer, self.value_span(&pointer))
-                                .label("no scenario has this name")
-                                .hint(did_you_mean(name, scenario_names.iter().copied()).unwrap_or_else(|| format!("the scenarios are: {}", scenario_names.join(", ")))),
+                            Diagnostic::new(
+                                Code::UnknownReference,
+                                format!(
+                                    "phase `{}` runs scenario `{name}`, which does not exist",
+                                    phase.name
+                                ),
+                            )
+                            .at(&pointer, self.value_span(&pointer))
+                            .label("no scenario has this name")
+                            .hint(
+                                did_you_mean(name, scenario_names.iter().copied()).unwrap_or_else(
+                                    || format!("the scenarios are: {}", scenario_names.join(", ")),
+                                ),
+                            ),
                         );
                     }
                 }
@@ -578,10 +736,13 @@ impl<'a> Checker<'a> {
             if phase.repeats == 1 {
                 let pointer = format!("{base}/repeats");
                 self.push(
-                    Diagnostic::new(Code::SingleRepeat, format!("phase `{}` runs every point once", phase.name))
-                        .at(&pointer, self.value_span(&pointer))
-                        .label("no spread to tell noise from effect")
-                        .hint("use `repeats = 3` (the default) so tables show min / median / max"),
+                    Diagnostic::new(
+                        Code::SingleRepeat,
+                        format!("phase `{}` runs every point once", phase.name),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("no spread to tell noise from effect")
+                    .hint("use `repeats = 3` (the default) so tables show min / median / max"),
                 );
             }
             if phase.hold.is_none() {
@@ -603,7 +764,12 @@ impl<'a> Checker<'a> {
         let spec = self.spec;
         spec.scenarios
             .iter()
-            .filter(|s| phase.scenarios.as_ref().is_none_or(|names| names.iter().any(|n| n == s.name())))
+            .filter(|s| {
+                phase
+                    .scenarios
+                    .as_ref()
+                    .is_none_or(|names| names.iter().any(|n| n == s.name()))
+            })
             .collect()
     }
 
@@ -611,16 +777,20 @@ impl<'a> Checker<'a> {
         let hint = did_you_mean(name, self.spec.vars.keys().map(String::as_str))
             .unwrap_or_else(|| format!("declare it under [vars] with its default: `{name} = …`"));
         self.push(
-            Diagnostic::new(Code::UnknownVariable, format!("the phase {verb} `{name}`, which [vars] does not declare"))
-                .at(pointer, self.key_span(pointer))
-                .label("not a variable")
-                .hint(hint),
+            Diagnostic::new(
+                Code::UnknownVariable,
+                format!("the phase {verb} `{name}`, which [vars] does not declare"),
+            )
+            .at(pointer, self.key_span(pointer))
+            .label("not a variable")
+            .hint(hint),
         );
     }
 
     fn measure(&mut self) {
         let spec = self.spec;
-        let mut lists: Vec<(String, &Vec<headroom_spec::Series>)> = vec![("/measure/series".to_owned(), &spec.measure.series)];
+        let mut lists: Vec<(String, &Vec<headroom_spec::Series>)> =
+            vec![("/measure/series".to_owned(), &spec.measure.series)];
         for (p, phase) in spec.phases.iter().enumerate() {
             if let Some(measure) = &phase.measure {
                 lists.push((format!("/phase/{p}/measure/series"), &measure.series));
@@ -632,17 +802,26 @@ impl<'a> Checker<'a> {
                 let pointer = format!("{base}/{k}/name");
                 if s.name == "rss" || s.name == "cpu" {
                     self.push(
-                        Diagnostic::new(Code::ReservedName, format!("`{}` is the built-in process series", s.name))
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("reserved name")
-                            .hint(format!("name the metrics series differently, e.g. `{}_metric`", s.name)),
+                        Diagnostic::new(
+                            Code::ReservedName,
+                            format!("`{}` is the built-in process series", s.name),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("reserved name")
+                        .hint(format!(
+                            "name the metrics series differently, e.g. `{}_metric`",
+                            s.name
+                        )),
                     );
                 } else if !seen.insert(s.name.as_str()) {
                     self.push(
-                        Diagnostic::new(Code::DuplicateName, format!("two series are named `{}`", s.name))
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("already defined above")
-                            .hint("give each series its own name"),
+                        Diagnostic::new(
+                            Code::DuplicateName,
+                            format!("two series are named `{}`", s.name),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("already defined above")
+                        .hint("give each series its own name"),
                     );
                 }
             }
@@ -667,7 +846,12 @@ impl<'a> Checker<'a> {
                         SloErrorKind::UnknownFigure => "no scenario produces this",
                         SloErrorKind::Unit => "wrong unit for this figure",
                     };
-                    self.push(Diagnostic::new(code, error.message).at(&pointer, span).label(label).hint(error.hint));
+                    self.push(
+                        Diagnostic::new(code, error.message)
+                            .at(&pointer, span)
+                            .label(label)
+                            .hint(error.hint),
+                    );
                 }
             }
         }
@@ -676,43 +860,75 @@ impl<'a> Checker<'a> {
     fn capacity(&mut self) {
         let spec = self.spec;
         let capacity = &spec.capacity;
-        if let Some(units) = &capacity.units {
-            if !spec.vars.contains_key(units) {
-                let hint = did_you_mean(units, spec.vars.keys().map(String::as_str))
-                    .unwrap_or_else(|| format!("name the variable that counts {}s, e.g. `units = \"rooms\"`", spec.bench.unit));
-                self.push(
-                    Diagnostic::new(Code::UnknownVariable, format!("`units` names `{units}`, which [vars] does not declare"))
-                        .at("/capacity/units", self.value_span("/capacity/units"))
-                        .label("not a variable")
-                        .hint(hint),
-                );
-            }
+        if let Some(units) = &capacity.units
+            && !spec.vars.contains_key(units)
+        {
+            let hint =
+                did_you_mean(units, spec.vars.keys().map(String::as_str)).unwrap_or_else(|| {
+                    format!(
+                        "name the variable that counts {}s, e.g. `units = \"rooms\"`",
+                        spec.bench.unit
+                    )
+                });
+            self.push(
+                Diagnostic::new(
+                    Code::UnknownVariable,
+                    format!("`units` names `{units}`, which [vars] does not declare"),
+                )
+                .at("/capacity/units", self.value_span("/capacity/units"))
+                .label("not a variable")
+                .hint(hint),
+            );
         }
         let mut series: Vec<&str> = vec!["rss"];
         series.extend(spec.measure.series.iter().map(|s| s.name.as_str()));
         for phase in &spec.phases {
-            series.extend(phase.measure.iter().flat_map(|m| m.series.iter().map(|s| s.name.as_str())));
+            series.extend(
+                phase
+                    .measure
+                    .iter()
+                    .flat_map(|m| m.series.iter().map(|s| s.name.as_str())),
+            );
         }
         if !series.contains(&capacity.memory.as_str()) {
             self.push(
-                Diagnostic::new(Code::UnknownReference, format!("`memory` names series `{}`, which nothing measures", capacity.memory))
-                    .at("/capacity/memory", self.value_span("/capacity/memory"))
-                    .label("no such series")
-                    .hint(did_you_mean(&capacity.memory, series.iter().copied()).unwrap_or_else(|| format!("use `rss` or a series of [measure]: {}", series.join(", ")))),
+                Diagnostic::new(
+                    Code::UnknownReference,
+                    format!(
+                        "`memory` names series `{}`, which nothing measures",
+                        capacity.memory
+                    ),
+                )
+                .at("/capacity/memory", self.value_span("/capacity/memory"))
+                .label("no such series")
+                .hint(
+                    did_you_mean(&capacity.memory, series.iter().copied()).unwrap_or_else(|| {
+                        format!("use `rss` or a series of [measure]: {}", series.join(", "))
+                    }),
+                ),
             );
         }
         let phases: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();
-        for (key, value) in [("memory_phase", &capacity.memory_phase), ("ceiling_phase", &capacity.ceiling_phase)] {
-            if let Some(name) = value {
-                if !phases.contains(&name.as_str()) {
-                    let pointer = format!("/capacity/{key}");
-                    self.push(
-                        Diagnostic::new(Code::UnknownReference, format!("`{key}` names phase `{name}`, which does not exist"))
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("no phase has this name")
-                            .hint(did_you_mean(name, phases.iter().copied()).unwrap_or_else(|| format!("the phases are: {}", phases.join(", ")))),
-                    );
-                }
+        for (key, value) in [
+            ("memory_phase", &capacity.memory_phase),
+            ("ceiling_phase", &capacity.ceiling_phase),
+        ] {
+            if let Some(name) = value
+                && !phases.contains(&name.as_str())
+            {
+                let pointer = format!("/capacity/{key}");
+                self.push(
+                    Diagnostic::new(
+                        Code::UnknownReference,
+                        format!("`{key}` names phase `{name}`, which does not exist"),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("no phase has this name")
+                    .hint(
+                        did_you_mean(name, phases.iter().copied())
+                            .unwrap_or_else(|| format!("the phases are: {}", phases.join(", "))),
+                    ),
+                );
             }
         }
     }
@@ -726,10 +942,13 @@ impl<'a> Checker<'a> {
             let pointer = format!("/plan/instances/{i}");
             if !seen.insert(instance.as_str()) {
                 self.push(
-                    Diagnostic::new(Code::DuplicateName, format!("instance `{instance}` is listed twice"))
-                        .at(&pointer, self.value_span(&pointer))
-                        .label("already listed")
-                        .hint("list each instance type once"),
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("instance `{instance}` is listed twice"),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("already listed")
+                    .hint("list each instance type once"),
                 );
                 continue;
             }
@@ -754,10 +973,13 @@ impl<'a> Checker<'a> {
         if let Some(rds) = &plan.rds {
             if plan.provider != headroom_spec::Provider::Aws {
                 self.push(
-                    Diagnostic::new(Code::ConflictingSettings, format!("`rds` is an AWS database, but the plan prices {provider}"))
-                        .at("/plan/rds", self.key_span("/plan/rds"))
-                        .label("not available from this provider")
-                        .hint("remove `rds`, or set `provider = \"aws\"`"),
+                    Diagnostic::new(
+                        Code::ConflictingSettings,
+                        format!("`rds` is an AWS database, but the plan prices {provider}"),
+                    )
+                    .at("/plan/rds", self.key_span("/plan/rds"))
+                    .label("not available from this provider")
+                    .hint("remove `rds`, or set `provider = \"aws\"`"),
                 );
             } else {
                 match self.prices.database(rds) {
@@ -783,17 +1005,24 @@ impl<'a> Checker<'a> {
 
     fn unused_variables(&mut self) {
         let spec = self.spec;
-        let varied: BTreeSet<&str> = spec.phases.iter().flat_map(|p| p.vary.keys().map(String::as_str)).collect();
+        let varied: BTreeSet<&str> = spec
+            .phases
+            .iter()
+            .flat_map(|p| p.vary.keys().map(String::as_str))
+            .collect();
         for name in spec.vars.keys() {
             let used = self.usages.get(name).is_some_and(|u| !u.is_empty())
                 || spec.capacity.units.as_deref() == Some(name.as_str());
             if !used && !varied.contains(name.as_str()) && !builtin::ALL.contains(&name.as_str()) {
                 let pointer = format!("/vars/{}", escape(name));
                 self.push(
-                    Diagnostic::new(Code::UnusedVariable, format!("variable `{name}` is never used"))
-                        .at(&pointer, self.key_span(&pointer))
-                        .label("no placeholder names it")
-                        .hint(format!("use it as \"{{{name}}}\", or remove it")),
+                    Diagnostic::new(
+                        Code::UnusedVariable,
+                        format!("variable `{name}` is never used"),
+                    )
+                    .at(&pointer, self.key_span(&pointer))
+                    .label("no placeholder names it")
+                    .hint(format!("use it as \"{{{name}}}\", or remove it")),
                 );
             }
         }
@@ -809,5 +1038,9 @@ fn where_builtin(name: &str) -> &'static str {
 }
 
 fn braces(names: &[&str]) -> String {
-    names.iter().map(|n| format!("{{{n}}}")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("{{{n}}}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

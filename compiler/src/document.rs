@@ -43,7 +43,13 @@ impl Document {
         }
         let mut document = Document::default();
         let span = table.span();
-        document.places.insert(String::new(), Place { key: None, value: span });
+        document.places.insert(
+            String::new(),
+            Place {
+                key: None,
+                value: span,
+            },
+        );
         let json = document.table(table.get_ref(), "");
         document.json = json;
         (Some(document), Vec::new())
@@ -55,7 +61,10 @@ impl Document {
             let child = format!("{pointer}/{}", escape(key.get_ref()));
             self.places.insert(
                 child.clone(),
-                Place { key: Some(key.span()), value: value.span() },
+                Place {
+                    key: Some(key.span()),
+                    value: value.span(),
+                },
             );
             let json = self.value(value.get_ref(), &child);
             object.insert(key.get_ref().to_string(), json);
@@ -69,7 +78,10 @@ impl Document {
             DeValue::Integer(integer) => {
                 let digits = integer.as_str().replace('_', "");
                 i64::from_str_radix(
-                    digits.trim_start_matches("0x").trim_start_matches("0o").trim_start_matches("0b"),
+                    digits
+                        .trim_start_matches("0x")
+                        .trim_start_matches("0o")
+                        .trim_start_matches("0b"),
                     integer.radix(),
                 )
                 .map(|n| Value::Number(n.into()))
@@ -91,7 +103,13 @@ impl Document {
                 let mut items = Vec::new();
                 for (index, item) in array.iter().enumerate() {
                     let child = format!("{pointer}/{index}");
-                    self.places.insert(child.clone(), Place { key: None, value: item.span() });
+                    self.places.insert(
+                        child.clone(),
+                        Place {
+                            key: None,
+                            value: item.span(),
+                        },
+                    );
                     items.push(self.value(item.get_ref(), &child));
                 }
                 Value::Array(items)
@@ -111,7 +129,8 @@ impl Document {
 
     /// The span of the key at `pointer` (or of its value when it has no key).
     pub fn key_span(&self, pointer: &str) -> Option<Range<usize>> {
-        self.nearest(pointer).map(|place| place.key.clone().unwrap_or_else(|| place.value.clone()))
+        self.nearest(pointer)
+            .map(|place| place.key.clone().unwrap_or_else(|| place.value.clone()))
     }
 
     fn nearest(&self, pointer: &str) -> Option<&Place> {
@@ -166,6 +185,10 @@ mod tests {
         let (document, errors) = Document::parse("a = \nb = [1,\n");
         assert!(document.is_none());
         assert!(!errors.is_empty());
-        assert!(errors.iter().all(|e| e.code == Code::TomlSyntax && e.span.is_some()));
+        assert!(
+            errors
+                .iter()
+                .all(|e| e.code == Code::TomlSyntax && e.span.is_some())
+        );
     }
 }

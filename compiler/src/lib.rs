@@ -35,7 +35,9 @@ pub struct Compilation {
 
 impl Compilation {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity() == Severity::Error)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity() == Severity::Error)
     }
 }
 
@@ -46,35 +48,53 @@ pub struct Compiler {
 
 impl Compiler {
     pub fn new() -> Compiler {
-        Compiler { schema: SchemaCheck::new() }
+        Compiler {
+            schema: SchemaCheck::new(),
+        }
     }
 
     /// Validates `source` and, when it has no errors, expands it into a plan.
     pub fn compile(&self, source: &str, prices: &PriceTable) -> Compilation {
         let (document, mut diagnostics) = Document::parse(source);
         let Some(document) = document else {
-            return Compilation { diagnostics, plan: None };
+            return Compilation {
+                diagnostics,
+                plan: None,
+            };
         };
         diagnostics.extend(self.schema.check(&document));
         if !diagnostics.is_empty() {
             sort(&mut diagnostics);
-            return Compilation { diagnostics, plan: None };
+            return Compilation {
+                diagnostics,
+                plan: None,
+            };
         }
         let spec: Spec = match serde_json::from_value(document.json.clone()) {
             Ok(spec) => spec,
             Err(error) => {
                 // The schema accepted what serde refuses: report it rather than panic.
                 diagnostics.push(Diagnostic::new(Code::WrongType, error.to_string()));
-                return Compilation { diagnostics, plan: None };
+                return Compilation {
+                    diagnostics,
+                    plan: None,
+                };
             }
         };
         let checker = checks::Checker::new(source, &spec, &document, prices).run();
         diagnostics.extend(checker.diagnostics.iter().cloned());
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
-        let plan = if has_errors { None } else { matrix::expand(&spec, &checker, &mut diagnostics) };
+        let plan = if has_errors {
+            None
+        } else {
+            matrix::expand(&spec, &checker, &mut diagnostics)
+        };
         sort(&mut diagnostics);
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
-        Compilation { diagnostics, plan: if has_errors { None } else { plan } }
+        Compilation {
+            diagnostics,
+            plan: if has_errors { None } else { plan },
+        }
     }
 }
 

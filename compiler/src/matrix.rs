@@ -9,7 +9,8 @@ use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::scenario::{RatePer, Senders};
 use headroom_spec::target::ProcessMode;
 use headroom_spec::{
-    Bench, Duration, Measure, OnFailure, Param, ParamValue, Scenario, Series, Spec, SteadyState, Target, VarValue,
+    Bench, Duration, Measure, OnFailure, Param, ParamValue, Scenario, Series, Spec, SteadyState,
+    Target, VarValue,
 };
 use serde::Serialize;
 
@@ -102,12 +103,18 @@ struct Origins {
 impl Origins {
     /// The pointer to blame for a field: its variable's value if the spec wrote a variable.
     fn blame(&self, field: &str, var: Option<&str>) -> String {
-        var.and_then(|name| self.pointers.get(name)).cloned().unwrap_or_else(|| field.to_owned())
+        var.and_then(|name| self.pointers.get(name))
+            .cloned()
+            .unwrap_or_else(|| field.to_owned())
     }
 }
 
 /// Expands the phases. Returns the plan, or `None` with the diagnostics found on the way.
-pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnostic>) -> Option<ResolvedPlan> {
+pub fn expand(
+    spec: &Spec,
+    checker: &Checker<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ResolvedPlan> {
     let mut phases = Vec::new();
     let mut runs = Vec::new();
     let mut reported: HashSet<(Code, String)> = HashSet::new();
@@ -117,7 +124,10 @@ pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnost
         let mut axes = Vec::new();
         for (name, sweep) in &phase.vary {
             match sweep.values() {
-                Ok(values) if !values.is_empty() => axes.push(Axis { variable: name.clone(), values }),
+                Ok(values) if !values.is_empty() => axes.push(Axis {
+                    variable: name.clone(),
+                    values,
+                }),
                 _ => failed = true,
             }
         }
@@ -130,13 +140,19 @@ pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnost
         let mut phase_time = Duration::ZERO;
         for (index, combination) in combinations(&axes).into_iter().enumerate() {
             let mut vars = spec.vars.clone();
-            let mut origins = Origins { pointers: BTreeMap::new() };
+            let mut origins = Origins {
+                pointers: BTreeMap::new(),
+            };
             for name in spec.vars.keys() {
-                origins.pointers.insert(name.clone(), format!("/vars/{}", escape(name)));
+                origins
+                    .pointers
+                    .insert(name.clone(), format!("/vars/{}", escape(name)));
             }
             for (name, value) in &phase.set {
                 vars.insert(name.clone(), value.clone());
-                origins.pointers.insert(name.clone(), format!("/phase/{p}/set/{}", escape(name)));
+                origins
+                    .pointers
+                    .insert(name.clone(), format!("/phase/{p}/set/{}", escape(name)));
             }
             let mut at = BTreeMap::new();
             for (axis, k) in axes.iter().zip(&combination) {
@@ -144,14 +160,20 @@ pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnost
                 vars.insert(axis.variable.clone(), value.clone());
                 at.insert(axis.variable.clone(), value);
                 let origin = match phase.vary.get(&axis.variable) {
-                    Some(headroom_spec::Sweep::List(_)) => format!("/phase/{p}/vary/{}/{k}", escape(&axis.variable)),
+                    Some(headroom_spec::Sweep::List(_)) => {
+                        format!("/phase/{p}/vary/{}/{k}", escape(&axis.variable))
+                    }
                     _ => format!("/phase/{p}/vary/{}", escape(&axis.variable)),
                 };
                 origins.pointers.insert(axis.variable.clone(), origin);
             }
             let mut resolved = Vec::new();
             for scenario in &scenarios {
-                let i = spec.scenarios.iter().position(|s| s.name() == scenario.name()).unwrap_or(0);
+                let i = spec
+                    .scenarios
+                    .iter()
+                    .position(|s| s.name() == scenario.name())
+                    .unwrap_or(0);
                 let base = format!("/scenario/{i}");
                 let mut scenario = (*scenario).clone();
                 if let Some(hold) = phase.hold {
@@ -178,21 +200,44 @@ pub fn expand(spec: &Spec, checker: &Checker<'_>, diagnostics: &mut Vec<Diagnost
                 .iter()
                 .map(|s| {
                     let stages = s.stages();
-                    let hold = stages.hold.as_ref().and_then(Param::value).copied().unwrap_or_default();
-                    value_or_zero(&stages.ramp_up).saturating_add(hold).saturating_add(value_or_zero(&stages.ramp_down))
+                    let hold = stages
+                        .hold
+                        .as_ref()
+                        .and_then(Param::value)
+                        .copied()
+                        .unwrap_or_default();
+                    value_or_zero(&stages.ramp_up)
+                        .saturating_add(hold)
+                        .saturating_add(value_or_zero(&stages.ramp_down))
                 })
                 .max()
                 .unwrap_or_default();
             let steady = &measure.steady_state;
             let run_time = load
                 .saturating_add(steady.settle)
-                .saturating_add(steady.every.saturating_mul(u64::from(steady.scrapes.saturating_sub(1))))
+                .saturating_add(
+                    steady
+                        .every
+                        .saturating_mul(u64::from(steady.scrapes.saturating_sub(1))),
+                )
                 .saturating_add(phase.cooldown);
-            phase_time = phase_time.saturating_add(run_time.saturating_mul(u64::from(phase.repeats)));
+            phase_time =
+                phase_time.saturating_add(run_time.saturating_mul(u64::from(phase.repeats)));
             for repeat in 1..=phase.repeats {
-                runs.push(Run { phase: phase.name.clone(), point: index, repeat });
+                runs.push(Run {
+                    phase: phase.name.clone(),
+                    point: index,
+                    repeat,
+                });
             }
-            points.push(Point { index, at, vars, target, scenarios: resolved, run_time });
+            points.push(Point {
+                index,
+                at,
+                vars,
+                target,
+                scenarios: resolved,
+                run_time,
+            });
         }
         estimated = estimated.saturating_add(phase_time);
         phases.push(PhasePlan {
@@ -265,9 +310,14 @@ fn value_or_zero(param: &Param<Duration>) -> Duration {
     param.value().copied().unwrap_or_default()
 }
 
-fn resolve<T: ParamValue>(param: &mut Param<T>, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
+fn resolve<T: ParamValue>(
+    param: &mut Param<T>,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<(), String> {
     if let Param::Var(name) = param {
-        let value = vars.get(name.as_str()).ok_or_else(|| format!("no variable `{name}`"))?;
+        let value = vars
+            .get(name.as_str())
+            .ok_or_else(|| format!("no variable `{name}`"))?;
         *param = Param::Value(T::from_var(value)?);
     }
     Ok(())
@@ -287,7 +337,15 @@ fn resolve_target(target: &mut Target, vars: &BTreeMap<String, VarValue>) -> Res
     for value in target.env.values_mut() {
         fill(value, vars);
     }
-    for text in [&mut target.cwd, &mut target.url, &mut target.metrics, &mut target.ready.http].into_iter().flatten() {
+    for text in [
+        &mut target.cwd,
+        &mut target.url,
+        &mut target.metrics,
+        &mut target.ready.http,
+    ]
+    .into_iter()
+    .flatten()
+    {
         fill(text, vars);
     }
     if let Some(limits) = &mut target.limits {
@@ -301,7 +359,10 @@ fn resolve_target(target: &mut Target, vars: &BTreeMap<String, VarValue>) -> Res
     Ok(())
 }
 
-fn resolve_scenario(scenario: &mut Scenario, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
+fn resolve_scenario(
+    scenario: &mut Scenario,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<(), String> {
     let stages = scenario.stages_mut();
     resolve(&mut stages.ramp_up, vars)?;
     resolve(&mut stages.ramp_down, vars)?;
@@ -331,7 +392,10 @@ fn resolve_scenario(scenario: &mut Scenario, vars: &BTreeMap<String, VarValue>) 
         }
         Scenario::Rooms(rooms) => {
             resolve(&mut rooms.rooms, vars)?;
-            for peers in [&mut rooms.peers_per_room, &mut rooms.peers].into_iter().flatten() {
+            for peers in [&mut rooms.peers_per_room, &mut rooms.peers]
+                .into_iter()
+                .flatten()
+            {
                 resolve(peers, vars)?;
             }
             if let Some(over) = &mut rooms.connect_over {
@@ -374,7 +438,9 @@ fn point_checks(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let stages = scenario.stages();
-    let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else { return out };
+    let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
+        return out;
+    };
     let mut zero_rate = |pointer: String, what: String, expected: f64| {
         let span = checker.document().value_span(&pointer);
         out.push(
@@ -397,7 +463,11 @@ fn point_checks(
                         Scenario::Rooms(_) => None,
                     };
                     let blame = origins.blame(&format!("{base}/rate"), var);
-                    zero_rate(blame, format!("scenario `{}` at {rate}", http.name), expected);
+                    zero_rate(
+                        blame,
+                        format!("scenario `{}` at {rate}", http.name),
+                        expected,
+                    );
                 }
             }
         }
@@ -411,35 +481,65 @@ fn point_checks(
                 (None, Some(total)) => count(total) / room_count.max(1.0),
                 (None, None) => 0.0,
             };
-            if let (Some(send), false) = (&rooms.send, rooms.idle) {
-                if let Param::Value(rate) = &send.rate {
-                    let senders_per_room = if send.senders == Senders::All { peers } else { 1.0 };
-                    let streams = match send.per {
-                        RatePer::Sender => room_count * senders_per_room,
-                        RatePer::Room => room_count,
-                        RatePer::Scenario => 1.0,
-                    };
-                    let expected = rate.expected_in(hold) * streams;
-                    if expected < 1.0 {
-                        let blame = origins.blame(&format!("{base}/send/rate"), written_rooms(written).and_then(|w| w.send.as_ref()).and_then(|s| s.rate.var()));
-                        zero_rate(blame, format!("scenario `{}` at {rate}", rooms.name), expected);
-                    }
+            if let (Some(send), false) = (&rooms.send, rooms.idle)
+                && let Param::Value(rate) = &send.rate
+            {
+                let senders_per_room = if send.senders == Senders::All {
+                    peers
+                } else {
+                    1.0
+                };
+                let streams = match send.per {
+                    RatePer::Sender => room_count * senders_per_room,
+                    RatePer::Room => room_count,
+                    RatePer::Scenario => 1.0,
+                };
+                let expected = rate.expected_in(hold) * streams;
+                if expected < 1.0 {
+                    let blame = origins.blame(
+                        &format!("{base}/send/rate"),
+                        written_rooms(written)
+                            .and_then(|w| w.send.as_ref())
+                            .and_then(|s| s.rate.var()),
+                    );
+                    zero_rate(
+                        blame,
+                        format!("scenario `{}` at {rate}", rooms.name),
+                        expected,
+                    );
                 }
             }
-            if let Some(reload) = &rooms.reload {
-                if let Param::Value(every) = &reload.every {
-                    let expected = room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
-                    if expected < 1.0 {
-                        let blame = origins.blame(&format!("{base}/reload/every"), written_rooms(written).and_then(|w| w.reload.as_ref()).and_then(|r| r.every.var()));
-                        zero_rate(blame, format!("the reloads of scenario `{}` (every {every})", rooms.name), expected);
-                    }
+            if let Some(reload) = &rooms.reload
+                && let Param::Value(every) = &reload.every
+            {
+                let expected =
+                    room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
+                if expected < 1.0 {
+                    let blame = origins.blame(
+                        &format!("{base}/reload/every"),
+                        written_rooms(written)
+                            .and_then(|w| w.reload.as_ref())
+                            .and_then(|r| r.every.var()),
+                    );
+                    zero_rate(
+                        blame,
+                        format!("the reloads of scenario `{}` (every {every})", rooms.name),
+                        expected,
+                    );
                 }
             }
-            if let (Some(Param::Value(over)), Param::Value(ramp_up)) = (&rooms.connect_over, &stages.ramp_up) {
-                if over > ramp_up {
-                    let pointer = format!("{base}/connect_over");
-                    let blame = origins.blame(&pointer, written_rooms(written).and_then(|w| w.connect_over.as_ref()).and_then(Param::var));
-                    out.push(
+            if let (Some(Param::Value(over)), Param::Value(ramp_up)) =
+                (&rooms.connect_over, &stages.ramp_up)
+                && over > ramp_up
+            {
+                let pointer = format!("{base}/connect_over");
+                let blame = origins.blame(
+                    &pointer,
+                    written_rooms(written)
+                        .and_then(|w| w.connect_over.as_ref())
+                        .and_then(Param::var),
+                );
+                out.push(
                         Diagnostic::new(
                             Code::RampTooLong,
                             format!(
@@ -452,7 +552,6 @@ fn point_checks(
                         .label("longer than `stages.ramp_up`")
                         .hint(format!("shorten `connect_over` to at most {ramp_up}, or lengthen `stages.ramp_up`; sockets still opening would be measured in the hold")),
                     );
-                }
             }
         }
     }
@@ -473,8 +572,18 @@ mod tests {
     #[test]
     fn combinations_run_the_last_axis_fastest() {
         let axes = vec![
-            Axis { variable: "a".into(), values: vec![VarValue::Integer(1), VarValue::Integer(2)] },
-            Axis { variable: "b".into(), values: vec![VarValue::Integer(10), VarValue::Integer(20), VarValue::Integer(30)] },
+            Axis {
+                variable: "a".into(),
+                values: vec![VarValue::Integer(1), VarValue::Integer(2)],
+            },
+            Axis {
+                variable: "b".into(),
+                values: vec![
+                    VarValue::Integer(10),
+                    VarValue::Integer(20),
+                    VarValue::Integer(30),
+                ],
+            },
         ];
         let all = combinations(&axes);
         assert_eq!(all.len(), 6);

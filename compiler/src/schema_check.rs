@@ -77,14 +77,22 @@ impl SchemaCheck {
         let path = error.schema_path().as_str();
         let parent = &path[..path.rfind('/').unwrap_or(0)];
         let node = self.node(parent)?;
-        match node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+        match node
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
             Some(target) if node.get("properties").is_none() => self.node(target),
             _ => Some(node),
         }
     }
 
     fn definition_properties(&self, name: &str) -> Vec<String> {
-        let node = if name.is_empty() { Some(&self.schema) } else { self.node(&format!("/$defs/{name}")) };
+        let node = if name.is_empty() {
+            Some(&self.schema)
+        } else {
+            self.node(&format!("/$defs/{name}"))
+        };
         let mut keys = Vec::new();
         let Some(node) = node else { return keys };
         let mut collect = |node: &Value| {
@@ -93,7 +101,12 @@ impl SchemaCheck {
             }
         };
         collect(node);
-        for branch in node.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
+        for branch in node
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             collect(branch);
         }
         keys.sort();
@@ -101,7 +114,12 @@ impl SchemaCheck {
         keys
     }
 
-    fn translate(&self, error: &ValidationError<'_>, document: &Document, out: &mut Vec<Diagnostic>) {
+    fn translate(
+        &self,
+        error: &ValidationError<'_>,
+        document: &Document,
+        out: &mut Vec<Diagnostic>,
+    ) {
         let pointer = error.instance_path().as_str().to_owned();
         let instance = error.instance();
         match error.kind() {
@@ -137,7 +155,10 @@ impl SchemaCheck {
                 out.push(
                     Diagnostic::new(
                         Code::OutOfRange,
-                        format!("{} must be {relation} {limit}, found {instance}", key_name(&pointer)),
+                        format!(
+                            "{} must be {relation} {limit}, found {instance}",
+                            key_name(&pointer)
+                        ),
                     )
                     .at(&pointer, document.value_span(&pointer))
                     .label(format!("must be {relation} {limit}")),
@@ -163,12 +184,18 @@ impl SchemaCheck {
                 );
             }
             ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
-                let relation =
-                    if matches!(error.kind(), ValidationErrorKind::MinLength { .. }) { "at least" } else { "at most" };
+                let relation = if matches!(error.kind(), ValidationErrorKind::MinLength { .. }) {
+                    "at least"
+                } else {
+                    "at most"
+                };
                 out.push(
                     Diagnostic::new(
                         Code::OutOfRange,
-                        format!("{} must be {relation} {limit} characters long", key_name(&pointer)),
+                        format!(
+                            "{} must be {relation} {limit} characters long",
+                            key_name(&pointer)
+                        ),
                     )
                     .at(&pointer, document.value_span(&pointer))
                     .label(format!("{relation} {limit} characters")),
@@ -207,7 +234,13 @@ impl SchemaCheck {
         }
     }
 
-    fn unknown_key(&self, pointer: &str, key: &str, known: &[String], document: &Document) -> Diagnostic {
+    fn unknown_key(
+        &self,
+        pointer: &str,
+        key: &str,
+        known: &[String],
+        document: &Document,
+    ) -> Diagnostic {
         let child = format!("{pointer}/{}", escape(key));
         let span = document.key_span(&child);
         let here = table_label(pointer, document);
@@ -215,7 +248,9 @@ impl SchemaCheck {
         let homes: Vec<&str> = TABLES
             .iter()
             .filter(|(definition, _)| {
-                self.definition_properties(definition).iter().any(|k| k == key)
+                self.definition_properties(definition)
+                    .iter()
+                    .any(|k| k == key)
             })
             .map(|(_, label)| *label)
             .filter(|label| !here.starts_with(label))
@@ -252,7 +287,10 @@ impl SchemaCheck {
     ) -> Diagnostic {
         let span = document.value_span(pointer);
         let pattern = node.and_then(|n| n.get("pattern")).and_then(Value::as_str);
-        if let (Some(kind), true) = (pattern.and_then(QuantityKind::from_pattern), instance.is_number()) {
+        if let (Some(kind), true) = (
+            pattern.and_then(QuantityKind::from_pattern),
+            instance.is_number(),
+        ) {
             return Diagnostic::new(
                 quantity_code(kind),
                 format!(
@@ -269,10 +307,17 @@ impl SchemaCheck {
         if let Some(diagnostic) = self.misplaced_value(pointer, document) {
             return diagnostic;
         }
-        let expected = node.and_then(|n| n.get("type")).map(describe_types).unwrap_or_else(|| "another type".into());
+        let expected = node
+            .and_then(|n| n.get("type"))
+            .map(describe_types)
+            .unwrap_or_else(|| "another type".into());
         Diagnostic::new(
             Code::WrongType,
-            format!("{} must be {expected}, found {}", key_name(pointer), describe_value(instance)),
+            format!(
+                "{} must be {expected}, found {}",
+                key_name(pointer),
+                describe_value(instance)
+            ),
         )
         .at(pointer, span)
         .label(format!("expected {expected}"))
@@ -289,17 +334,37 @@ impl SchemaCheck {
         let home = TABLES
             .iter()
             .filter(|(definition, _)| !definition.is_empty())
-            .find(|(definition, _)| self.definition_properties(definition).iter().any(|k| k == key))
+            .find(|(definition, _)| {
+                self.definition_properties(definition)
+                    .iter()
+                    .any(|k| k == key)
+            })
             .map(|(_, label)| *label)?;
         Some(
-            Diagnostic::new(Code::MisplacedKey, format!("`{key}` is not {}; it belongs in {home}", if table == "slo" { "an SLO" } else { "a variable" }))
-                .at(pointer, document.key_span(pointer))
-                .label(format!("TOML put this key into {here}"))
-                .hint(misplaced_hint(key, home, &here)),
+            Diagnostic::new(
+                Code::MisplacedKey,
+                format!(
+                    "`{key}` is not {}; it belongs in {home}",
+                    if table == "slo" {
+                        "an SLO"
+                    } else {
+                        "a variable"
+                    }
+                ),
+            )
+            .at(pointer, document.key_span(pointer))
+            .label(format!("TOML put this key into {here}"))
+            .hint(misplaced_hint(key, home, &here)),
         )
     }
 
-    fn bad_pattern(&self, pointer: &str, instance: &Value, pattern: &str, document: &Document) -> Diagnostic {
+    fn bad_pattern(
+        &self,
+        pointer: &str,
+        instance: &Value,
+        pattern: &str,
+        document: &Document,
+    ) -> Diagnostic {
         let text = instance.as_str().unwrap_or_default();
         let span = document.value_span(pointer);
         if let Some(kind) = QuantityKind::from_pattern(pattern) {
@@ -308,10 +373,13 @@ impl SchemaCheck {
             } else {
                 String::new()
             };
-            return Diagnostic::new(quantity_code(kind), format!("`{text}` is not a {}", kind.name()))
-                .at(pointer, span)
-                .label(format!("expected a {}", kind.name()))
-                .hint(format!("write it as {}{variable}", kind.forms()));
+            return Diagnostic::new(
+                quantity_code(kind),
+                format!("`{text}` is not a {}", kind.name()),
+            )
+            .at(pointer, span)
+            .label(format!("expected a {}", kind.name()))
+            .hint(format!("write it as {}{variable}", kind.forms()));
         }
         if pattern == PLACEHOLDER_PATTERN {
             return Diagnostic::new(
@@ -322,10 +390,13 @@ impl SchemaCheck {
             .label("expected a number or a placeholder")
             .hint("write a number, or a variable from [vars] in braces: \"{rooms}\" (names are lower-case)");
         }
-        Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid {}", key_name_plain(pointer)))
-            .at(pointer, span)
-            .label("not a valid name")
-            .hint("use lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit")
+        Diagnostic::new(
+            Code::BadName,
+            format!("\"{text}\" is not a valid {}", key_name_plain(pointer)),
+        )
+        .at(pointer, span)
+        .label("not a valid name")
+        .hint("use lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit")
     }
 
     /// `anyOf`: the branch of the instance's type decides which errors to show.
@@ -341,7 +412,8 @@ impl SchemaCheck {
             .iter()
             .filter(|errors| {
                 !errors.iter().all(|e| {
-                    matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path().as_str() == pointer
+                    matches!(e.kind(), ValidationErrorKind::Type { .. })
+                        && e.instance_path().as_str() == pointer
                 })
             })
             .collect();
@@ -360,7 +432,11 @@ impl SchemaCheck {
         let instance = error.instance();
         // A bare number where one branch wants a quantity string.
         let quantity = branches.iter().find(|branch| {
-            branch.get("pattern").and_then(Value::as_str).and_then(QuantityKind::from_pattern).is_some()
+            branch
+                .get("pattern")
+                .and_then(Value::as_str)
+                .and_then(QuantityKind::from_pattern)
+                .is_some()
         });
         if let (Some(branch), true) = (quantity, instance.is_number()) {
             out.push(self.wrong_type(pointer, instance, Some(branch), document));
@@ -381,7 +457,10 @@ impl SchemaCheck {
                         .map(describe_types)
                         .unwrap_or_else(|| "a value".into())
                 } else {
-                    branch.get("type").map(describe_types).unwrap_or_else(|| "a value".into())
+                    branch
+                        .get("type")
+                        .map(describe_types)
+                        .unwrap_or_else(|| "a value".into())
                 }
             })
             .collect();
@@ -391,7 +470,11 @@ impl SchemaCheck {
         out.push(
             Diagnostic::new(
                 Code::WrongType,
-                format!("{} must be {expected_text}, found {}", key_name(pointer), describe_value(instance)),
+                format!(
+                    "{} must be {expected_text}, found {}",
+                    key_name(pointer),
+                    describe_value(instance)
+                ),
             )
             .at(pointer, document.value_span(pointer))
             .label(format!("expected {expected_text}")),
@@ -425,22 +508,28 @@ impl SchemaCheck {
         match instance.get("kind") {
             None if instance.is_object() => {
                 out.push(
-                    Diagnostic::new(Code::MissingKey, format!("{} has no `kind`", table_label(pointer, document)))
-                        .at(pointer, document.key_span(pointer))
-                        .label("this table has no `kind`")
-                        .hint(format!("add `kind = {}`", quoted.join("` or `kind = "))),
+                    Diagnostic::new(
+                        Code::MissingKey,
+                        format!("{} has no `kind`", table_label(pointer, document)),
+                    )
+                    .at(pointer, document.key_span(pointer))
+                    .label("this table has no `kind`")
+                    .hint(format!("add `kind = {}`", quoted.join("` or `kind = "))),
                 );
                 return;
             }
             Some(Value::String(kind)) if !kinds.contains(kind) => {
                 out.push(
-                    Diagnostic::new(Code::UnknownChoice, format!("`{kind}` is not a kind of scenario"))
-                        .at(&kind_pointer, document.value_span(&kind_pointer))
-                        .label(format!("expected {}", join_or(&quoted)))
-                        .hint(
-                            did_you_mean(kind, kinds.iter().map(String::as_str))
-                                .unwrap_or_else(|| format!("use {}", join_or(&quoted))),
-                        ),
+                    Diagnostic::new(
+                        Code::UnknownChoice,
+                        format!("`{kind}` is not a kind of scenario"),
+                    )
+                    .at(&kind_pointer, document.value_span(&kind_pointer))
+                    .label(format!("expected {}", join_or(&quoted)))
+                    .hint(
+                        did_you_mean(kind, kinds.iter().map(String::as_str))
+                            .unwrap_or_else(|| format!("use {}", join_or(&quoted))),
+                    ),
                 );
                 return;
             }
@@ -459,7 +548,12 @@ impl SchemaCheck {
                     self.translate(inner, document, out);
                 }
             }
-            None => out.push(self.wrong_type(pointer, instance, Some(&serde_json::json!({"type": "object"})), document)),
+            None => out.push(self.wrong_type(
+                pointer,
+                instance,
+                Some(&serde_json::json!({"type": "object"})),
+                document,
+            )),
         }
     }
 }
@@ -496,11 +590,22 @@ fn missing_key(pointer: &str, key: &str, document: &Document) -> Diagnostic {
         .hint(format!("add `{key} = …` to {here}; see docs/spec.md"))
 }
 
-fn unknown_choice(pointer: &str, instance: &Value, options: &Value, document: &Document) -> Diagnostic {
-    let options: Vec<String> =
-        options.as_array().into_iter().flatten().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned)).collect();
+fn unknown_choice(
+    pointer: &str,
+    instance: &Value,
+    options: &Value,
+    document: &Document,
+) -> Diagnostic {
+    let options: Vec<String> = options
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned))
+        .collect();
     let quoted: Vec<String> = options.iter().map(|o| format!("\"{o}\"")).collect();
-    let given = instance.as_str().map_or_else(|| instance.to_string(), str::to_owned);
+    let given = instance
+        .as_str()
+        .map_or_else(|| instance.to_string(), str::to_owned);
     let hint = did_you_mean(&given, options.iter().map(String::as_str))
         .map(|h| h.replace('`', "\""))
         .unwrap_or_else(|| format!("use one of {}", quoted.join(", ")));
@@ -573,7 +678,11 @@ fn key_name_plain(pointer: &str) -> String {
 fn describe_types(types: &Value) -> String {
     let names: Vec<String> = match types {
         Value::String(t) => vec![describe_type(t).to_owned()],
-        Value::Array(ts) => ts.iter().filter_map(Value::as_str).map(|t| describe_type(t).to_owned()).collect(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|t| describe_type(t).to_owned())
+            .collect(),
         _ => vec!["a value".to_owned()],
     };
     join_or(&names)

@@ -59,7 +59,11 @@ pub struct Figure {
 pub fn catalogue(spec: &Spec) -> Vec<Figure> {
     let mut figures = Vec::new();
     let mut add = |scenario: Option<&str>, name: &str, unit| {
-        figures.push(Figure { scenario: scenario.map(str::to_owned), name: name.to_owned(), unit });
+        figures.push(Figure {
+            scenario: scenario.map(str::to_owned),
+            name: name.to_owned(),
+            unit,
+        });
     };
     add(None, "rss", FigureUnit::Size);
     add(None, "cpu", FigureUnit::Cpu);
@@ -113,7 +117,9 @@ fn conditional_figure(name: &str) -> Option<&'static str> {
         "seen" | "seen_by_all" | "delivered" | "reach" | "late" | "messages" => {
             Some("a rooms scenario produces it when it sends (`send = {…}` and not `idle = true`)")
         }
-        "reload" | "reload_failed" => Some("a rooms scenario produces it when it has `reload = {…}`"),
+        "reload" | "reload_failed" => {
+            Some("a rooms scenario produces it when it has `reload = {…}`")
+        }
         _ => None,
     }
 }
@@ -139,7 +145,9 @@ impl Comparison {
             Comparison::AtMost => figure <= threshold,
             Comparison::Above => figure > threshold,
             Comparison::AtLeast => figure >= threshold,
-            Comparison::Equal => (figure - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
+            Comparison::Equal => {
+                (figure - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0)
+            }
         }
     }
 }
@@ -217,18 +225,25 @@ const OPERATORS: &[(&str, Comparison)] = &[
 
 /// Parses `figure op value` against the figures the spec produces.
 pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule, SloError> {
-    let syntax = |message: String, range: Range<usize>| SloError {
+    let syntax = |message: String, range: Range<usize>| {
+        SloError {
         kind: SloErrorKind::Syntax,
         message,
         range,
         hint: "write an SLO as `figure < value`, e.g. \"edits.seen_by_all.p95 < 1s\" or \"browse.failed < 1%\"".to_owned(),
+    }
     };
     let whole = 0..expression.len();
     let (at, operator, comparison) = OPERATORS
         .iter()
         .filter_map(|(op, cmp)| expression.find(op).map(|at| (at, *op, *cmp)))
         .min_by_key(|(at, op, _)| (*at, std::cmp::Reverse(op.len())))
-        .ok_or_else(|| syntax(format!("SLO `{name}` has no comparison (<, <=, >, >=, ==)"), whole.clone()))?;
+        .ok_or_else(|| {
+            syntax(
+                format!("SLO `{name}` has no comparison (<, <=, >, >=, ==)"),
+                whole.clone(),
+            )
+        })?;
     let left_raw = &expression[..at];
     let right_raw = &expression[at + operator.len()..];
     let left = left_raw.trim();
@@ -236,34 +251,63 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
     let left_start = left_raw.len() - left_raw.trim_start().len();
     let right_start = at + operator.len() + (right_raw.len() - right_raw.trim_start().len());
     if left.is_empty() {
-        return Err(syntax(format!("SLO `{name}` has no figure before `{operator}`"), 0..at + operator.len()));
+        return Err(syntax(
+            format!("SLO `{name}` has no figure before `{operator}`"),
+            0..at + operator.len(),
+        ));
     }
     if right.is_empty() {
-        return Err(syntax(format!("SLO `{name}` has no value after `{operator}`"), at..at + operator.len()));
+        return Err(syntax(
+            format!("SLO `{name}` has no value after `{operator}`"),
+            at..at + operator.len(),
+        ));
     }
     let left_range = left_start..left_start + left.len();
     let right_range = right_start..right_start + right.len();
     if OPERATORS.iter().any(|(op, _)| right.contains(op)) {
-        return Err(syntax(format!("SLO `{name}` compares more than once"), right_range));
+        return Err(syntax(
+            format!("SLO `{name}` compares more than once"),
+            right_range,
+        ));
     }
 
     // `scenario.figure.stat`, where a statistic may hold a dot (`p99.9`).
     let segments: Vec<&str> = left.splitn(3, '.').collect();
-    let scenario_names: Vec<&str> = figures.iter().filter_map(|f| f.scenario.as_deref()).collect();
+    let scenario_names: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f.scenario.as_deref())
+        .collect();
     let (scenario, figure_name, statistic) = if scenario_names.contains(&segments[0]) {
-        (Some(segments[0]), segments.get(1).copied(), segments.get(2).copied())
+        (
+            Some(segments[0]),
+            segments.get(1).copied(),
+            segments.get(2).copied(),
+        )
     } else {
         let mut rest = left.splitn(2, '.');
         (None, rest.next(), rest.next())
     };
     let Some(figure_name) = figure_name else {
-        let known: Vec<&str> =
-            figures.iter().filter(|f| f.scenario.as_deref() == scenario).map(|f| f.name.as_str()).collect();
+        let known: Vec<&str> = figures
+            .iter()
+            .filter(|f| f.scenario.as_deref() == scenario)
+            .map(|f| f.name.as_str())
+            .collect();
         return Err(SloError {
             kind: SloErrorKind::UnknownFigure,
-            message: format!("SLO `{name}` names scenario `{}` but no figure of it", segments[0]),
+            message: format!(
+                "SLO `{name}` names scenario `{}` but no figure of it",
+                segments[0]
+            ),
             range: left_range,
-            hint: format!("add a figure: {}", known.iter().map(|k| format!("`{}.{k}`", segments[0])).collect::<Vec<_>>().join(", ")),
+            hint: format!(
+                "add a figure: {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{}.{k}`", segments[0]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         });
     };
     let figure = figures
@@ -283,10 +327,16 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
             };
             let hint = conditional_figure(figure_name)
                 .map(str::to_owned)
-                .or_else(|| crate::suggest::did_you_mean(&written, candidates.iter().map(String::as_str)))
+                .or_else(|| {
+                    crate::suggest::did_you_mean(&written, candidates.iter().map(String::as_str))
+                })
                 .unwrap_or_else(|| {
                     if scenario.is_none() && segments.len() > 1 {
-                        format!("`{}` is not a scenario; the scenarios are: {}", segments[0], scenario_names.join(", "))
+                        format!(
+                            "`{}` is not a scenario; the scenarios are: {}",
+                            segments[0],
+                            scenario_names.join(", ")
+                        )
                     } else {
                         format!("the figures are: {}", candidates.join(", "))
                     }
@@ -306,7 +356,10 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
                 kind: SloErrorKind::Syntax,
                 message: format!("SLO `{name}`: `{left}` is a distribution and needs a statistic"),
                 range: left_range,
-                hint: format!("add one of {}: \"{left}.p95 {operator} {right}\"", STATISTICS.join(", ")),
+                hint: format!(
+                    "add one of {}: \"{left}.p95 {operator} {right}\"",
+                    STATISTICS.join(", ")
+                ),
             });
         }
         (FigureUnit::Latency, Some(stat)) if !STATISTICS.contains(&stat) => {
@@ -322,7 +375,10 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
         (_, Some(stat)) => {
             return Err(SloError {
                 kind: SloErrorKind::Syntax,
-                message: format!("SLO `{name}`: `{}` is a single value and takes no statistic", figure.name),
+                message: format!(
+                    "SLO `{name}`: `{}` is a single value and takes no statistic",
+                    figure.name
+                ),
                 range: stat_start.saturating_sub(1)..left_range.end,
                 hint: format!("remove `.{stat}`"),
             });
@@ -330,9 +386,15 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
     }
     let threshold = parse_threshold(figure.unit, right).ok_or_else(|| SloError {
         kind: SloErrorKind::Unit,
-        message: format!("SLO `{name}`: `{right}` is not {}", figure.unit.threshold_forms()),
+        message: format!(
+            "SLO `{name}`: `{right}` is not {}",
+            figure.unit.threshold_forms()
+        ),
         range: right_range.clone(),
-        hint: format!("`{left}` is compared with {}", figure.unit.threshold_forms()),
+        hint: format!(
+            "`{left}` is compared with {}",
+            figure.unit.threshold_forms()
+        ),
     })?;
     Ok(SloRule {
         name: name.to_owned(),
@@ -353,7 +415,11 @@ fn parse_threshold(unit: FigureUnit, text: &str) -> Option<Threshold> {
         FigureUnit::Ratio | FigureUnit::Cpu => text.parse().ok().map(Threshold::Percent),
         FigureUnit::Size => text.parse().ok().map(Threshold::Size),
         FigureUnit::Rate => text.parse().ok().map(Threshold::Rate),
-        FigureUnit::Count => text.parse::<f64>().ok().filter(|x| x.is_finite()).map(Threshold::Number),
+        FigureUnit::Count => text
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Threshold::Number),
     }
 }
 
@@ -362,11 +428,20 @@ mod tests {
     use super::*;
 
     fn figures() -> Vec<Figure> {
-        let mut figures = vec![
-            Figure { scenario: None, name: "rss".into(), unit: FigureUnit::Size },
-        ];
-        for (name, unit) in [("latency", FigureUnit::Latency), ("failed", FigureUnit::Ratio)] {
-            figures.push(Figure { scenario: Some("browse".into()), name: name.into(), unit });
+        let mut figures = vec![Figure {
+            scenario: None,
+            name: "rss".into(),
+            unit: FigureUnit::Size,
+        }];
+        for (name, unit) in [
+            ("latency", FigureUnit::Latency),
+            ("failed", FigureUnit::Ratio),
+        ] {
+            figures.push(Figure {
+                scenario: Some("browse".into()),
+                name: name.into(),
+                unit,
+            });
         }
         figures
     }

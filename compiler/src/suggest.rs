@@ -41,7 +41,10 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// `did you mean `x`?` or nothing.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     closest(name, candidates).map(|found| format!("did you mean `{found}`?"))
 }
 
@@ -56,6 +59,9 @@ mod tests {
         assert_eq!(closest("peersperroom", keys), Some("peers_per_room"));
         assert_eq!(closest("room", keys), Some("rooms"));
         assert_eq!(closest("executor", keys), None);
-        assert_eq!(closest("t4g.meduim", ["t4g.medium", "t4g.micro"]), Some("t4g.medium"));
+        assert_eq!(
+            closest("t4g.meduim", ["t4g.medium", "t4g.micro"]),
+            Some("t4g.medium")
+        );
     }
 }

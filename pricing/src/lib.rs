@@ -144,8 +144,14 @@ mod tests {
         assert_eq!(table.instance_ids("aws").count(), 27);
         assert_eq!(table.instance_ids("hetzner").count(), 9);
         // Sourced where a source exists, absent (not guessed) where none does.
-        assert_eq!(table.database("db.t4g.micro").and_then(|d| d.usd_per_hour), Some(0.016));
-        assert_eq!(table.database("db.t4g.large").and_then(|d| d.usd_per_hour), None);
+        assert_eq!(
+            table.database("db.t4g.micro").and_then(|d| d.usd_per_hour),
+            Some(0.016)
+        );
+        assert_eq!(
+            table.database("db.t4g.large").and_then(|d| d.usd_per_hour),
+            None
+        );
     }
 
     #[test]
@@ -174,7 +180,10 @@ as_of = "2026-11-01"
         )
         .expect("user table");
         table.extend(user);
-        assert_eq!(table.instance("t4g.medium").and_then(|i| i.usd_per_hour), Some(0.03));
+        assert_eq!(
+            table.instance("t4g.medium").and_then(|i| i.usd_per_hour),
+            Some(0.03)
+        );
         assert!(table.instance("x9.huge").is_some());
     }
 

@@ -253,4 +253,3 @@ fn strip_null(schema: &mut serde_json::Value) {
         _ => {}
     }
 }
-

@@ -112,9 +112,7 @@ pub trait ParamValue: Sized + Clone + Serialize {
 /// The pattern for "a quantity or a placeholder", as one anchored regular expression.
 pub fn param_pattern(kind: QuantityKind) -> &'static str {
     match kind {
-        QuantityKind::Duration => {
-            r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?(us|ms|s|m|min|h|d))$"
-        }
+        QuantityKind::Duration => r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?(us|ms|s|m|min|h|d))$",
         QuantityKind::Size => {
             r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB))$"
         }
@@ -235,11 +233,15 @@ impl<'de, T: ParamValue> Deserialize<'de> for Param<T> {
                 if let Some(name) = whole_placeholder(text) {
                     return Ok(Param::Var(name.to_owned()));
                 }
-                T::from_var(&VarValue::Text(text.to_owned())).map(Param::Value).map_err(E::custom)
+                T::from_var(&VarValue::Text(text.to_owned()))
+                    .map(Param::Value)
+                    .map_err(E::custom)
             }
 
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
-                T::from_var(&VarValue::Integer(n)).map(Param::Value).map_err(E::custom)
+                T::from_var(&VarValue::Integer(n))
+                    .map(Param::Value)
+                    .map_err(E::custom)
             }
 
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
@@ -248,7 +250,9 @@ impl<'de, T: ParamValue> Deserialize<'de> for Param<T> {
             }
 
             fn visit_f64<E: de::Error>(self, x: f64) -> Result<Self::Value, E> {
-                T::from_var(&VarValue::Float(x)).map(Param::Value).map_err(E::custom)
+                T::from_var(&VarValue::Float(x))
+                    .map(Param::Value)
+                    .map_err(E::custom)
             }
         }
 

@@ -104,7 +104,11 @@ pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
         if end < bytes.len() && bytes[end] == b'}' {
             let name = &text[name_start..end];
             found.push(Ok(Placeholder {
-                name: if is_env { PlaceholderName::Env(name) } else { PlaceholderName::Name(name) },
+                name: if is_env {
+                    PlaceholderName::Env(name)
+                } else {
+                    PlaceholderName::Name(name)
+                },
                 range: start..end + 1,
             }));
             i = end + 1;
@@ -142,7 +146,10 @@ mod tests {
         let found: Vec<_> = scan(text).into_iter().map(|p| p.map(|p| p.name)).collect();
         assert_eq!(
             found,
-            [Ok(PlaceholderName::Name("room")), Ok(PlaceholderName::Env("TOKEN"))]
+            [
+                Ok(PlaceholderName::Name("room")),
+                Ok(PlaceholderName::Env("TOKEN"))
+            ]
         );
     }
 

@@ -69,7 +69,11 @@ fn zero() -> Param<Duration> {
 
 impl Default for Stages {
     fn default() -> Self {
-        Stages { ramp_up: zero(), hold: None, ramp_down: zero() }
+        Stages {
+            ramp_up: zero(),
+            hold: None,
+            ramp_down: zero(),
+        }
     }
 }
 
@@ -88,7 +92,10 @@ pub enum Executor {
 
 impl Executor {
     pub fn is_open(self) -> bool {
-        matches!(self, Executor::ConstantArrivalRate | Executor::RampingArrivalRate)
+        matches!(
+            self,
+            Executor::ConstantArrivalRate | Executor::RampingArrivalRate
+        )
     }
 
     pub fn is_ramping(self) -> bool {
@@ -342,7 +349,10 @@ fn yes() -> bool {
 
 impl Default for Ping {
     fn default() -> Self {
-        Ping { answer: true, every: None }
+        Ping {
+            answer: true,
+            every: None,
+        }
     }
 }
 

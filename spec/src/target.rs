@@ -109,7 +109,10 @@ fn default_grace() -> Duration {
 
 impl Default for Stop {
     fn default() -> Self {
-        Stop { signal: Signal::default(), grace: default_grace() }
+        Stop {
+            signal: Signal::default(),
+            grace: default_grace(),
+        }
     }
 }
 

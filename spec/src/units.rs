@@ -22,7 +22,8 @@ pub const RATE_PATTERN: &str = r"^[0-9]+(\.[0-9]+)? ?/ ?(s|m|min|h)$";
 pub const PERCENT_PATTERN: &str = r"^[0-9]+(\.[0-9]+)? ?%$";
 
 /// What the error message shows as the accepted forms of each quantity.
-pub const DURATION_FORMS: &str = r#""250ms", "30s", "2m", "1.5h", "7d" (units: us, ms, s, m or min, h, d)"#;
+pub const DURATION_FORMS: &str =
+    r#""250ms", "30s", "2m", "1.5h", "7d" (units: us, ms, s, m or min, h, d)"#;
 pub const SIZE_FORMS: &str = r#""200B", "220KiB", "512MiB", "1.5GiB", "4GB" (KiB/MiB/GiB are powers of 1024, KB/MB/GB powers of 1000)"#;
 pub const RATE_FORMS: &str = r#""0.45/s", "20/s", "2/m" or "2/min", "30/h""#;
 pub const PERCENT_FORMS: &str = r#""1%", "0.5%", "99.5%""#;
@@ -122,7 +123,11 @@ fn format_number(value: f64) -> String {
         format!("{}", value as i64)
     } else {
         let text = format!("{value}");
-        if text.contains('e') { format!("{value:.9}") } else { text }
+        if text.contains('e') {
+            format!("{value:.9}")
+        } else {
+            text
+        }
     }
 }
 
@@ -171,11 +176,15 @@ impl Duration {
     }
 
     pub const fn from_millis(millis: u64) -> Duration {
-        Duration { micros: millis * 1_000 }
+        Duration {
+            micros: millis * 1_000,
+        }
     }
 
     pub const fn from_secs(secs: u64) -> Duration {
-        Duration { micros: secs * 1_000_000 }
+        Duration {
+            micros: secs * 1_000_000,
+        }
     }
 
     pub fn as_micros(self) -> u64 {
@@ -191,11 +200,15 @@ impl Duration {
     }
 
     pub fn saturating_add(self, other: Duration) -> Duration {
-        Duration { micros: self.micros.saturating_add(other.micros) }
+        Duration {
+            micros: self.micros.saturating_add(other.micros),
+        }
     }
 
     pub fn saturating_mul(self, times: u64) -> Duration {
-        Duration { micros: self.micros.saturating_mul(times) }
+        Duration {
+            micros: self.micros.saturating_mul(times),
+        }
     }
 }
 
@@ -212,7 +225,10 @@ impl FromStr for Duration {
     type Err = UnitError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = || UnitError { kind: QuantityKind::Duration, input: text.to_owned() };
+        let error = || UnitError {
+            kind: QuantityKind::Duration,
+            input: text.to_owned(),
+        };
         let (value, unit) = split_number(text).ok_or_else(error)?;
         let unit = if unit == "min" { "m" } else { unit };
         let scale = DURATION_UNITS
@@ -224,7 +240,9 @@ impl FromStr for Duration {
         if !micros.is_finite() || micros > u64::MAX as f64 {
             return Err(error());
         }
-        Ok(Duration { micros: micros.round() as u64 })
+        Ok(Duration {
+            micros: micros.round() as u64,
+        })
     }
 }
 
@@ -235,7 +253,7 @@ impl fmt::Display for Duration {
         }
         // The largest unit that divides exactly, so the text reads back to the same value.
         for (name, scale) in DURATION_UNITS {
-            if self.micros % scale == 0 {
+            if self.micros.is_multiple_of(*scale) {
                 return write!(f, "{}{name}", self.micros / scale);
             }
         }
@@ -291,7 +309,10 @@ impl FromStr for Size {
     type Err = UnitError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = || UnitError { kind: QuantityKind::Size, input: text.to_owned() };
+        let error = || UnitError {
+            kind: QuantityKind::Size,
+            input: text.to_owned(),
+        };
         let (value, unit) = split_number(text).ok_or_else(error)?;
         let scale = SIZE_UNITS
             .iter()
@@ -302,7 +323,9 @@ impl FromStr for Size {
         if !bytes.is_finite() || bytes > u64::MAX as f64 {
             return Err(error());
         }
-        Ok(Size { bytes: bytes.round() as u64 })
+        Ok(Size {
+            bytes: bytes.round() as u64,
+        })
     }
 }
 
@@ -313,7 +336,7 @@ impl fmt::Display for Size {
         }
         // Binary units first: specs write memory in MiB and GiB.
         for (name, scale) in SIZE_UNITS {
-            if self.bytes % scale == 0 {
+            if self.bytes.is_multiple_of(*scale) {
                 return write!(f, "{}{name}", self.bytes / scale);
             }
         }
@@ -363,7 +386,10 @@ pub struct Rate {
 
 impl Rate {
     pub fn per_second(count: f64) -> Rate {
-        Rate { count, per: RatePer::Second }
+        Rate {
+            count,
+            per: RatePer::Second,
+        }
     }
 
     pub fn as_per_second(self) -> f64 {
@@ -380,7 +406,10 @@ impl FromStr for Rate {
     type Err = UnitError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = || UnitError { kind: QuantityKind::Rate, input: text.to_owned() };
+        let error = || UnitError {
+            kind: QuantityKind::Rate,
+            input: text.to_owned(),
+        };
         let (count, rest) = split_number(text).ok_or_else(error)?;
         let rest = rest.strip_prefix('/').ok_or_else(error)?;
         let rest = rest.strip_prefix(' ').unwrap_or(rest);
@@ -432,7 +461,10 @@ impl FromStr for Percent {
     type Err = UnitError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let error = || UnitError { kind: QuantityKind::Percentage, input: text.to_owned() };
+        let error = || UnitError {
+            kind: QuantityKind::Percentage,
+            input: text.to_owned(),
+        };
         let (value, rest) = split_number(text).ok_or_else(error)?;
         if rest != "%" || !value.is_finite() {
             return Err(error());
@@ -489,7 +521,17 @@ mod tests {
 
     #[test]
     fn durations_refuse_bare_numbers_and_unknown_units() {
-        for text in ["30", "30 seconds", "s", ".5s", "1.s", "-1s", "1e3s", "1..2s", ""] {
+        for text in [
+            "30",
+            "30 seconds",
+            "s",
+            ".5s",
+            "1.s",
+            "-1s",
+            "1e3s",
+            "1..2s",
+            "",
+        ] {
             let error = text.parse::<Duration>().expect_err(text);
             assert!(error.to_string().contains("\"30s\""), "{error}");
         }
@@ -500,8 +542,14 @@ mod tests {
         assert_eq!("512MiB".parse::<Size>().map(Size::bytes), Ok(536_870_912));
         assert_eq!("4GB".parse::<Size>().map(Size::bytes), Ok(4_000_000_000));
         assert_eq!("220KiB".parse::<Size>().map(Size::bytes), Ok(225_280));
-        assert_eq!("1.5GiB".parse::<Size>().map(|s| s.to_string()), Ok("1536MiB".into()));
-        assert_eq!("200B".parse::<Size>().map(|s| s.to_string()), Ok("200B".into()));
+        assert_eq!(
+            "1.5GiB".parse::<Size>().map(|s| s.to_string()),
+            Ok("1536MiB".into())
+        );
+        assert_eq!(
+            "200B".parse::<Size>().map(|s| s.to_string()),
+            Ok("200B".into())
+        );
         assert!("512".parse::<Size>().is_err());
         assert!("512mb".parse::<Size>().is_err());
     }
@@ -521,7 +569,10 @@ mod tests {
     #[test]
     fn percentages() {
         assert_eq!("1%".parse::<Percent>().map(Percent::fraction), Ok(0.01));
-        assert_eq!("99.5%".parse::<Percent>().map(|p| p.to_string()), Ok("99.5%".into()));
+        assert_eq!(
+            "99.5%".parse::<Percent>().map(|p| p.to_string()),
+            Ok("99.5%".into())
+        );
         assert!("0.01".parse::<Percent>().is_err());
     }
 

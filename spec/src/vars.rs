@@ -78,7 +78,10 @@ impl fmt::Display for RangeError {
         match self {
             RangeError::Ends(m) | RangeError::Kind(m) | RangeError::Step(m) => f.write_str(m),
             RangeError::TooLong(n) => {
-                write!(f, "this range has {n} values; a sweep may have at most {MAX_SWEEP_VALUES}")
+                write!(
+                    f,
+                    "this range has {n} values; a sweep may have at most {MAX_SWEEP_VALUES}"
+                )
             }
         }
     }
@@ -102,10 +105,16 @@ impl Range {
     /// The values of the range, `from` first, `to` included when a step lands on it.
     pub fn values(&self) -> Result<Vec<VarValue>, RangeError> {
         let (from, from_unit, from_int) = numeric_parts(&self.from).ok_or_else(|| {
-            RangeError::Ends(format!("`from` must be a number or a quantity, found {}", self.from.describe()))
+            RangeError::Ends(format!(
+                "`from` must be a number or a quantity, found {}",
+                self.from.describe()
+            ))
         })?;
         let (to, to_unit, to_int) = numeric_parts(&self.to).ok_or_else(|| {
-            RangeError::Ends(format!("`to` must be a number or a quantity, found {}", self.to.describe()))
+            RangeError::Ends(format!(
+                "`to` must be a number or a quantity, found {}",
+                self.to.describe()
+            ))
         })?;
         if from_unit != to_unit {
             return Err(RangeError::Ends(format!(
@@ -136,7 +145,9 @@ impl Range {
         match (self.step, self.factor) {
             (Some(step), None) => {
                 if step.is_nan() || step <= 0.0 {
-                    return Err(RangeError::Step(format!("`step` must be above 0, found {step}")));
+                    return Err(RangeError::Step(format!(
+                        "`step` must be above 0, found {step}"
+                    )));
                 }
                 let integers = integers && step.fract() == 0.0;
                 let mut i = 0u64;
@@ -145,7 +156,11 @@ impl Range {
                     if x > limit {
                         break;
                     }
-                    values.push(if integers { VarValue::Integer(x.round() as i64) } else { make(x) });
+                    values.push(if integers {
+                        VarValue::Integer(x.round() as i64)
+                    } else {
+                        make(x)
+                    });
                     if values.len() > MAX_SWEEP_VALUES {
                         return Err(RangeError::TooLong(((to - from) / step) as usize + 1));
                     }
@@ -154,7 +169,9 @@ impl Range {
             }
             (None, Some(factor)) => {
                 if factor.is_nan() || factor <= 1.0 {
-                    return Err(RangeError::Step(format!("`factor` must be above 1, found {factor}")));
+                    return Err(RangeError::Step(format!(
+                        "`factor` must be above 1, found {factor}"
+                    )));
                 }
                 if from <= 0.0 {
                     return Err(RangeError::Step(
@@ -203,12 +220,22 @@ mod tests {
     use super::*;
 
     fn range(from: VarValue, to: VarValue, step: Option<f64>, factor: Option<f64>) -> Range {
-        Range { from, to, step, factor }
+        Range {
+            from,
+            to,
+            step,
+            factor,
+        }
     }
 
     #[test]
     fn geometric_range_doubles_rooms() {
-        let r = range(VarValue::Integer(16), VarValue::Integer(128), None, Some(2.0));
+        let r = range(
+            VarValue::Integer(16),
+            VarValue::Integer(128),
+            None,
+            Some(2.0),
+        );
         assert_eq!(
             r.values(),
             Ok([16, 32, 64, 128].map(VarValue::Integer).to_vec())
@@ -217,7 +244,12 @@ mod tests {
 
     #[test]
     fn linear_range_includes_the_end() {
-        let r = range(VarValue::Integer(50), VarValue::Integer(500), Some(50.0), None);
+        let r = range(
+            VarValue::Integer(50),
+            VarValue::Integer(500),
+            Some(50.0),
+            None,
+        );
         let values = r.values().expect("values");
         assert_eq!(values.len(), 10);
         assert_eq!(values.last(), Some(&VarValue::Integer(500)));
@@ -231,7 +263,12 @@ mod tests {
             None,
             Some(4.0),
         );
-        let values: Vec<String> = r.values().expect("values").iter().map(|v| v.to_string()).collect();
+        let values: Vec<String> = r
+            .values()
+            .expect("values")
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
         assert_eq!(values, ["0.25/s", "1/s", "4/s", "16/s"]);
     }
 
@@ -243,9 +280,19 @@ mod tests {
         assert!(matches!(r.values(), Err(RangeError::Step(_))));
         let r = range(VarValue::Integer(1), VarValue::Integer(10), None, None);
         assert!(matches!(r.values(), Err(RangeError::Kind(_))));
-        let r = range(VarValue::Text("1/s".into()), VarValue::Text("10s".into()), None, Some(2.0));
+        let r = range(
+            VarValue::Text("1/s".into()),
+            VarValue::Text("10s".into()),
+            None,
+            Some(2.0),
+        );
         assert!(matches!(r.values(), Err(RangeError::Ends(_))));
-        let r = range(VarValue::Integer(1), VarValue::Integer(1_000_000), Some(1.0), None);
+        let r = range(
+            VarValue::Integer(1),
+            VarValue::Integer(1_000_000),
+            Some(1.0),
+            None,
+        );
         assert!(matches!(r.values(), Err(RangeError::TooLong(_))));
     }
 }

@@ -1,0 +1,178 @@
+//! The `headroom` binary from the outside: transcripts of what it prints and its exit codes.
+//!
+//! Snapshots live in `tests/snapshots/`; review changes with `cargo insta review`.
+
+use std::path::Path;
+use std::process::Command;
+
+use headroom_compiler::Code;
+
+fn headroom(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run headroom");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn transcript(args: &[&str]) -> String {
+    let (code, stdout, stderr) = headroom(args);
+    format!(
+        "$ headroom {}\nexit code: {code}\n----- stdout -----\n{stdout}----- stderr -----\n{stderr}",
+        args.join(" ")
+    )
+}
+
+fn fixture(code: Code) -> String {
+    format!(
+        "tests/fixtures/diagnostics/{}-{}.toml",
+        code.as_str(),
+        code.slug()
+    )
+}
+
+/// One fixture per diagnostic code, each snapshot with the exact rendering (caret included)
+/// and the JSON form. The JSON is also checked here: the fixture shows its own code, at a
+/// 1-based line and column that point at the caret.
+#[test]
+fn every_code_has_a_fixture_with_its_rendering_and_json() {
+    assert!(Code::ALL.len() >= 25);
+    for &code in Code::ALL {
+        let path = fixture(code);
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(&path).exists(),
+            "no fixture {path}"
+        );
+        let human = transcript(&["--color", "never", "validate", &path]);
+        let json = transcript(&["validate", "--format", "json", &path]);
+        insta::assert_snapshot!(
+            format!("{}-{}", code.as_str(), code.slug()),
+            format!("{human}\n{json}")
+        );
+
+        let (exit, stdout, _) = headroom(&["validate", "--format", "json", &path]);
+        let expected_exit = if code.severity() == headroom_compiler::Severity::Error {
+            1
+        } else {
+            0
+        };
+        assert_eq!(exit, expected_exit, "{path}");
+        let diagnostics: Vec<serde_json::Value> =
+            serde_json::from_str(&stdout).expect("json array");
+        let own: Vec<&serde_json::Value> = diagnostics
+            .iter()
+            .filter(|d| d["code"] == code.as_str())
+            .collect();
+        assert!(!own.is_empty(), "{path} does not show {}", code.as_str());
+        for d in &own {
+            assert_eq!(d["file"], path.as_str());
+            for key in ["severity", "message", "pointer"] {
+                assert!(d[key].is_string(), "{path}: {key}");
+            }
+        }
+        // The caret's line and column in the JSON match the `-->` line of the rendering.
+        if let (Some(line), Some(column)) = (own[0]["line"].as_u64(), own[0]["column"].as_u64()) {
+            assert!(
+                human.contains(&format!("--> {path}:{line}:{column}")),
+                "{path}: {line}:{column} not in\n{human}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_example_validates() {
+    let examples = [
+        "examples/chat.toml",
+        "examples/notes-api.toml",
+        "examples/pad.toml",
+        "examples/relay.toml",
+    ];
+    let mut args = vec!["validate"];
+    args.extend(examples);
+    insta::assert_snapshot!("validate-examples", transcript(&args));
+}
+
+#[test]
+fn compile_prints_the_matrix() {
+    insta::assert_snapshot!(
+        "compile-relay",
+        transcript(&["compile", "examples/relay.toml"])
+    );
+    insta::assert_snapshot!(
+        "compile-chat",
+        transcript(&["compile", "examples/chat.toml"])
+    );
+}
+
+#[test]
+fn compile_json_is_the_resolved_plan() {
+    let (exit, stdout, _) = headroom(&["compile", "--json", "examples/relay.toml"]);
+    assert_eq!(exit, 0);
+    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("plan json");
+    assert_eq!(plan["runs"].as_array().map(Vec::len), Some(42));
+    let rooms: Vec<i64> = plan["phases"][0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            p["scenarios"][0]["rooms"]
+                .as_i64()
+                .expect("rooms resolved to a number")
+        })
+        .collect();
+    assert_eq!(rooms, [1, 4, 16, 32, 64, 128]);
+    // `{port}` stays for the runner; variables are filled.
+    assert_eq!(
+        plan["phases"][1]["points"][2]["scenarios"][0]["send"]["rate"],
+        "4/s"
+    );
+    assert_eq!(
+        plan["phases"][0]["points"][0]["scenarios"][0]["url"],
+        "ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_trouble_not_invalid() {
+    let (exit, _, stderr) = headroom(&["validate", "examples/nope.toml"]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("cannot read spec `examples/nope.toml`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn schema_prints_the_committed_schema() {
+    let (exit, stdout, _) = headroom(&["schema"]);
+    assert_eq!(exit, 0);
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/spec.schema.json"),
+    )
+    .expect("committed schema");
+    assert_eq!(stdout, committed);
+}
+
+#[test]
+fn every_example_starts_with_its_schema_line() {
+    for entry in
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")).expect("examples")
+    {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let text = std::fs::read_to_string(&path).expect("example");
+            assert!(
+                text.starts_with("#:schema ../schemas/spec.schema.json\n"),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
