@@ -441,16 +441,26 @@ fn point_checks(
     let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
         return out;
     };
-    let mut zero_rate = |pointer: String, what: String, expected: f64| {
+    let mut zero_rate = |pointer: String, what: String, expected: f64, noun: &str| {
         let span = checker.document().value_span(&pointer);
         out.push(
             Diagnostic::new(
                 Code::RateRoundsToZero,
-                format!("{what} sends {expected:.2} messages in a {hold} hold{}: nothing would be measured", describe_point(at)),
+                format!(
+                    "{what} gives {} {noun} in a {hold} hold{}: nothing would be measured",
+                    if expected < 0.01 {
+                        "fewer than 0.01".to_owned()
+                    } else {
+                        format!("{expected:.2}")
+                    },
+                    describe_point(at)
+                ),
             )
             .at(&pointer, span)
             .label("rounds to zero over the hold")
-            .hint(format!("raise the rate or hold longer: at least one event must fall into the {hold} hold")),
+            .hint(format!(
+                "raise the rate or hold longer: at least one event must fall into the {hold} hold"
+            )),
         );
     };
     match scenario {
@@ -467,6 +477,7 @@ fn point_checks(
                         blame,
                         format!("scenario `{}` at {rate}", http.name),
                         expected,
+                        "requests",
                     );
                 }
             }
@@ -506,6 +517,7 @@ fn point_checks(
                         blame,
                         format!("scenario `{}` at {rate}", rooms.name),
                         expected,
+                        "messages",
                     );
                 }
             }
@@ -523,8 +535,9 @@ fn point_checks(
                     );
                     zero_rate(
                         blame,
-                        format!("the reloads of scenario `{}` (every {every})", rooms.name),
+                        format!("scenario `{}` reloading every {every}", rooms.name),
                         expected,
+                        "reloads",
                     );
                 }
             }

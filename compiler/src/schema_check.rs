@@ -152,36 +152,28 @@ impl SchemaCheck {
                     ValidationErrorKind::Maximum { .. } => "at most",
                     _ => "below",
                 };
-                out.push(
-                    Diagnostic::new(
-                        Code::OutOfRange,
-                        format!(
-                            "{} must be {relation} {limit}, found {instance}",
-                            key_name(&pointer)
-                        ),
-                    )
-                    .at(&pointer, document.value_span(&pointer))
-                    .label(format!("must be {relation} {limit}")),
-                );
+                let bound = format!("{relation} {limit}");
+                let message = format!("{} must be {bound}, found {instance}", key_name(&pointer));
+                out.push(out_of_range(
+                    &pointer,
+                    message,
+                    format!("must be {bound}"),
+                    document,
+                ));
             }
             ValidationErrorKind::MinItems { limit } | ValidationErrorKind::MaxItems { limit } => {
-                let (relation, noun) = match error.kind() {
-                    ValidationErrorKind::MinItems { .. } => ("at least", "item"),
-                    _ => ("at most", "item"),
+                let relation = if matches!(error.kind(), ValidationErrorKind::MinItems { .. }) {
+                    "at least"
+                } else {
+                    "at most"
                 };
                 let count = instance.as_array().map_or(0, Vec::len);
-                let plural = if *limit == 1 { "" } else { "s" };
-                out.push(
-                    Diagnostic::new(
-                        Code::OutOfRange,
-                        format!(
-                            "{} needs {relation} {limit} {noun}{plural}, found {count}",
-                            key_name(&pointer)
-                        ),
-                    )
-                    .at(&pointer, document.value_span(&pointer))
-                    .label(format!("{relation} {limit} {noun}{plural}")),
+                let bound = format!(
+                    "{relation} {limit} item{}",
+                    if *limit == 1 { "" } else { "s" }
                 );
+                let message = format!("{} needs {bound}, found {count}", key_name(&pointer));
+                out.push(out_of_range(&pointer, message, bound, document));
             }
             ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
                 let relation = if matches!(error.kind(), ValidationErrorKind::MinLength { .. }) {
@@ -189,17 +181,9 @@ impl SchemaCheck {
                 } else {
                     "at most"
                 };
-                out.push(
-                    Diagnostic::new(
-                        Code::OutOfRange,
-                        format!(
-                            "{} must be {relation} {limit} characters long",
-                            key_name(&pointer)
-                        ),
-                    )
-                    .at(&pointer, document.value_span(&pointer))
-                    .label(format!("{relation} {limit} characters")),
-                );
+                let bound = format!("{relation} {limit} characters");
+                let message = format!("{} must be {bound} long", key_name(&pointer));
+                out.push(out_of_range(&pointer, message, bound, document));
             }
             ValidationErrorKind::Pattern { pattern } => {
                 out.push(self.bad_pattern(&pointer, instance, pattern, document));
@@ -571,6 +555,12 @@ fn quantity_code(kind: QuantityKind) -> Code {
         QuantityKind::Rate => Code::BadRate,
         QuantityKind::Percentage => Code::BadPercentage,
     }
+}
+
+fn out_of_range(pointer: &str, message: String, label: String, document: &Document) -> Diagnostic {
+    Diagnostic::new(Code::OutOfRange, message)
+        .at(pointer, document.value_span(pointer))
+        .label(label)
 }
 
 fn missing_key(pointer: &str, key: &str, document: &Document) -> Diagnostic {

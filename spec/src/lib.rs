@@ -29,12 +29,14 @@ pub use vars::{Sweep, VarValue};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
+    /// What the bench is and what one unit of capacity is.
     pub bench: Bench,
     /// Variables with their default values; placeholders (`"{rooms}"`) use them and phases
     /// vary them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("propertyNames" = { "pattern": "^[a-z][a-z0-9_]*$" }))]
     pub vars: BTreeMap<String, VarValue>,
+    /// The server under test.
     pub target: Target,
     /// The workloads; all of them run together at every point unless a phase picks some.
     #[serde(rename = "scenario")]
@@ -65,6 +67,7 @@ pub struct Bench {
     /// A short identifier; results go to `results/<name>/`.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9._-]*$"), length(max = 64))]
     pub name: String,
+    /// One sentence on what the bench answers, for the capacity page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The capacity unit, singular: `room`, `user`, `author`. Costs are per unit-month.
@@ -143,6 +146,7 @@ impl Default for Capacity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
+    /// Whose price table the instances come from.
     #[serde(default)]
     pub provider: Provider,
     /// The region the prices are for; the price table's own by default.

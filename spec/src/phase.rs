@@ -12,7 +12,9 @@ use crate::vars::{Sweep, VarValue};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
+    /// Names the phase in results, pages and `headroom run --phase NAME`.
     pub name: String,
+    /// What the phase asks, for the capacity page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The swept variables. Several variables give every combination, the last name in
@@ -80,13 +82,17 @@ pub struct Measure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SteadyState {
+    /// The wait after the load ends, so queues drain and allocators settle.
     #[serde(default = "default_settle")]
     pub settle: Duration,
+    /// How many scrapes of the metrics (and samples of the process) are reduced.
     #[serde(default = "default_scrapes")]
     #[schemars(range(min = 1, max = 1000))]
     pub scrapes: u32,
+    /// The time between two scrapes.
     #[serde(default = "default_scrape_every")]
     pub every: Duration,
+    /// How the scrapes become one value.
     #[serde(default)]
     pub reduce: Reducer,
 }

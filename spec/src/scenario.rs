@@ -128,6 +128,7 @@ pub enum Arrivals {
 pub struct HttpScenario {
     /// Names the scenario in results, SLOs (`browse.latency.p95`) and pages.
     pub name: String,
+    /// How requests are started: open model (arrival rate) or closed model (virtual users).
     pub executor: Executor,
     /// Requests started per unit of time (arrival-rate executors), e.g. `"50/s"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +145,7 @@ pub struct HttpScenario {
     /// A virtual user's pause between an answer and its next request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<Param<Duration>>,
+    /// Fixed or Poisson gaps between request starts (arrival-rate executors).
     #[serde(default)]
     pub arrivals: Arrivals,
     /// Requests in flight at most; a start beyond it is counted as dropped, not queued.
@@ -153,6 +155,7 @@ pub struct HttpScenario {
     /// A request without an answer by then counts as a timeout.
     #[serde(default = "default_request_timeout")]
     pub timeout: Duration,
+    /// Ramp-up, hold and ramp-down.
     #[serde(default)]
     pub stages: Stages,
     /// The requests, picked by weight.
@@ -188,12 +191,15 @@ pub struct Request {
     /// Names the request in results; the method and URL by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The HTTP method.
     #[serde(default)]
     pub method: Method,
     /// The URL, with placeholders: `"http://127.0.0.1:{port}/api/notes?page=1"`.
     pub url: String,
+    /// Request headers, with placeholders.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// The request body, with placeholders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// The status codes that count as success; any 2xx by default.
@@ -220,6 +226,7 @@ pub enum Expect {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsScenario {
+    /// Names the scenario in results, SLOs (`chat.seen_by_all.p95`) and pages.
     pub name: String,
     /// The socket URL; `{room}` and `{peer}` are filled per socket:
     /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`.
@@ -241,6 +248,7 @@ pub struct RoomsScenario {
     /// What the peers send; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<Send>,
+    /// Answering the server's pings, and sending ours.
     #[serde(default)]
     pub ping: Ping,
     /// A periodic HTTP GET per peer, as a page reload.
@@ -255,6 +263,7 @@ pub struct RoomsScenario {
     /// The sockets are opened evenly over this time, not all at once; the ramp-up by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_over: Option<Param<Duration>>,
+    /// Ramp-up (sockets opening), hold and ramp-down.
     #[serde(default)]
     pub stages: Stages,
 }
@@ -307,10 +316,13 @@ pub enum Stamp {
 pub struct Send {
     /// Messages per unit of time, counted as `per` says.
     pub rate: Param<Rate>,
+    /// What `rate` counts: each sender, each room, or the whole scenario.
     #[serde(default)]
     pub per: RatePer,
+    /// Who sends: every peer, or peer 0 of each room.
     #[serde(default)]
     pub senders: Senders,
+    /// Fixed or Poisson gaps between sends.
     #[serde(default)]
     pub arrivals: Arrivals,
     /// The message size; `{payload}` is filled to reach it.
@@ -319,6 +331,7 @@ pub struct Send {
     /// The message, with `{stamp}`, `{payload}`, `{room}`, `{peer}`, `{seq}`.
     #[serde(default = "default_template")]
     pub template: String,
+    /// How the correlation id and send time travel in the message.
     #[serde(default)]
     pub stamp: Stamp,
 }
@@ -360,9 +373,11 @@ impl Default for Ping {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Reload {
+    /// The page, with placeholders (`{room}`, `{peer}`).
     pub url: String,
     /// The mean time between two reloads of one peer.
     pub every: Param<Duration>,
+    /// Poisson gaps by default: reloads are independent.
     #[serde(default = "poisson")]
     pub arrivals: Arrivals,
 }

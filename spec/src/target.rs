@@ -97,8 +97,10 @@ impl Default for Ready {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
+    /// The signal sent to the process group first.
     #[serde(default)]
     pub signal: Signal,
+    /// How long to wait for the server to exit before SIGKILL.
     #[serde(default = "default_grace")]
     pub grace: Duration,
 }

@@ -50,7 +50,9 @@ pub enum Sweep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Range {
+    /// The first value.
     pub from: VarValue,
+    /// The last value, included when a step lands on it.
     pub to: VarValue,
     /// Added at each step (linear range).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,237 @@
+//! Docs that cannot rot: the key reference in `docs/spec.md` and the code list in
+//! `docs/diagnostics.md` are generated from the schema and the compiler, and the complete spec
+//! shown in `docs/spec.md` must validate. Regenerate with `UPDATE_SCHEMA=1 cargo test --workspace`.
+
+use std::path::Path;
+
+use headroom_compiler::{Code, Compiler};
+use serde_json::Value;
+
+const START: &str = "<!-- generated:start -->\n";
+const END: &str = "<!-- generated:end -->";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Replaces the generated part of `file` or checks that it is current.
+fn check_generated(file: &str, generated: &str) {
+    let path = root().join(file);
+    let text = std::fs::read_to_string(&path).expect("doc");
+    let (Some(start), Some(end)) = (text.find(START), text.find(END)) else {
+        panic!("{file} has no generated markers");
+    };
+    let updated = format!("{}{START}{generated}{}", &text[..start], &text[end..]);
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, updated).expect("write doc");
+        return;
+    }
+    assert!(
+        updated == text,
+        "the generated part of {file} is stale: run `UPDATE_SCHEMA=1 cargo test --workspace` and commit it"
+    );
+}
+
+/// The tables of a spec, in the order a spec is written.
+const TABLES: &[(&str, &str)] = &[
+    ("", "Top level"),
+    ("Bench", "[bench]"),
+    ("Target", "[target]"),
+    ("Ready", "[target.ready]"),
+    ("Stop", "[target.stop]"),
+    ("Limits", "[target.limits]"),
+    ("Scenario/0", "[[scenario]] kind = \"http\""),
+    ("Request", "[[scenario]] requests = [{…}]"),
+    ("Scenario/1", "[[scenario]] kind = \"rooms\""),
+    ("Send", "[[scenario]] send = {…}"),
+    ("Ping", "[[scenario]] ping = {…}"),
+    ("Reload", "[[scenario]] reload = {…}"),
+    ("Stages", "[[scenario]] stages = {…}"),
+    ("Measure", "[measure] (and [phase.measure])"),
+    ("SteadyState", "[measure] steady_state = {…}"),
+    ("Series", "[measure] series = [{…}]"),
+    ("Phase", "[[phase]]"),
+    ("Range", "[[phase]] vary = { name = {…} }"),
+    ("Capacity", "[capacity]"),
+    ("Plan", "[plan]"),
+];
+
+fn definition<'a>(schema: &'a Value, name: &str) -> &'a Value {
+    if name.is_empty() {
+        return schema;
+    }
+    let (base, branch) = name.split_once('/').unwrap_or((name, ""));
+    let node = &schema["$defs"][base];
+    if branch.is_empty() {
+        node
+    } else {
+        &node["oneOf"][branch.parse::<usize>().expect("index")]
+    }
+}
+
+fn type_of(schema: &Value, node: &Value) -> String {
+    if let Some(target) = node.get("$ref").and_then(Value::as_str) {
+        let name = target.rsplit('/').next().unwrap_or_default();
+        let def = &schema["$defs"][name];
+        return match name {
+            "Duration" => "duration".into(),
+            "Size" => "size".into(),
+            "Percent" => "percentage".into(),
+            "Rate" => "rate".into(),
+            "DurationParam" => "duration or `\"{var}\"`".into(),
+            "SizeParam" => "size or `\"{var}\"`".into(),
+            "RateParam" => "rate or `\"{var}\"`".into(),
+            "CountParam" => "integer ≥ 1 or `\"{var}\"`".into(),
+            "NumberParam" => "number > 0 or `\"{var}\"`".into(),
+            "VarValue" => "number or string".into(),
+            "Sweep" => "list or range".into(),
+            "Expect" => "status or list of statuses".into(),
+            _ => {
+                if let Some(values) = def.get("enum").and_then(Value::as_array) {
+                    values
+                        .iter()
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(" \\| ")
+                } else if let Some(values) = def.get("oneOf").and_then(Value::as_array) {
+                    values
+                        .iter()
+                        .filter_map(|v| {
+                            v.get("const")
+                                .or_else(|| v.pointer("/properties/kind/const"))
+                        })
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(" \\| ")
+                } else {
+                    format!("table ({name})")
+                }
+            }
+        };
+    }
+    match node.get("type").and_then(Value::as_str) {
+        Some("array") => {
+            let items = node
+                .get("items")
+                .map(|i| type_of(schema, i))
+                .unwrap_or_default();
+            format!("list of {items}")
+        }
+        Some("object") => match node.get("additionalProperties") {
+            Some(Value::Object(values)) => format!(
+                "table of {}",
+                type_of(schema, &Value::Object(values.clone()))
+            ),
+            _ => "table".into(),
+        },
+        Some("integer") => "integer".into(),
+        Some("number") => "number".into(),
+        Some("string") => node
+            .get("const")
+            .map_or_else(|| "string".into(), |c| format!("`{c}`")),
+        Some("boolean") => "boolean".into(),
+        _ => "value".into(),
+    }
+}
+
+fn reference(schema: &Value) -> String {
+    let mut out = String::new();
+    for (name, title) in TABLES {
+        let node = definition(schema, name);
+        let required: Vec<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        out.push_str(&format!("\n### {title}\n\n"));
+        if let Some(description) = node.get("description").and_then(Value::as_str) {
+            out.push_str(&format!("{}\n\n", description.replace('\n', " ")));
+        }
+        out.push_str("| key | type | default | meaning |\n| --- | --- | --- | --- |\n");
+        let properties = node
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (key, property) in properties {
+            let default = if required.contains(&key.as_str()) {
+                "required".to_owned()
+            } else {
+                property
+                    .get("default")
+                    .map_or_else(|| "—".to_owned(), |d| format!("`{d}`"))
+            };
+            let description = property
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .replace('\n', " ")
+                .replace('|', "\\|");
+            out.push_str(&format!(
+                "| `{key}` | {} | {default} | {description} |\n",
+                type_of(schema, &property)
+            ));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+#[test]
+fn spec_reference_is_current() {
+    check_generated("docs/spec.md", &reference(&headroom_spec::json_schema()));
+}
+
+#[test]
+fn diagnostics_list_is_current() {
+    let mut out = String::from(
+        "\n| code | name | severity | meaning | fixture |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for code in Code::ALL {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | [`{}-{}.toml`](../tests/fixtures/diagnostics/{}-{}.toml) |\n",
+            code.as_str(),
+            code.slug(),
+            code.severity().as_str(),
+            code.summary(),
+            code.as_str(),
+            code.slug(),
+            code.as_str(),
+            code.slug()
+        ));
+    }
+    out.push('\n');
+    check_generated("docs/diagnostics.md", &out);
+}
+
+/// Every ```toml block of the docs that starts with `[bench]` is a complete spec and must
+/// validate without a diagnostic.
+#[test]
+fn specs_in_the_docs_validate() {
+    let compiler = Compiler::new();
+    let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+    let mut checked = 0;
+    for doc in ["docs/spec.md", "docs/getting-started.md", "README.md"] {
+        let text = std::fs::read_to_string(root().join(doc)).expect("doc");
+        for block in text.split("```toml\n").skip(1) {
+            let block = block.split("```").next().unwrap_or_default();
+            let body = block.trim_start_matches(['#', ':']).trim_start();
+            if !(block.starts_with("[bench]")
+                || block.starts_with("#:schema") && body.contains("\n[bench]"))
+            {
+                continue;
+            }
+            let compilation = compiler.compile(block, &prices);
+            assert!(
+                compilation.diagnostics.is_empty(),
+                "{doc}: {:#?}\n{block}",
+                compilation.diagnostics
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 2,
+        "only {checked} complete specs found in the docs"
+    );
+}
