@@ -176,3 +176,19 @@ fn every_example_starts_with_its_schema_line() {
         }
     }
 }
+
+#[test]
+fn a_spec_can_bring_its_own_price_table() {
+    let runs: Vec<String> = ["own", "missing", "broken"]
+        .iter()
+        .map(|which| {
+            transcript(&[
+                "validate",
+                &format!("tests/fixtures/prices/with-{which}-prices.toml"),
+            ])
+        })
+        .collect();
+    insta::assert_snapshot!("own-price-table", runs.join("\n"));
+    let (exit, _, _) = headroom(&["validate", "tests/fixtures/prices/with-own-prices.toml"]);
+    assert_eq!(exit, 0);
+}

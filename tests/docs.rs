@@ -235,3 +235,46 @@ fn specs_in_the_docs_validate() {
         "only {checked} complete specs found in the docs"
     );
 }
+
+/// Every key of the schema appears with a value in an example of `docs/spec.md`.
+#[test]
+fn every_key_has_an_example_in_the_spec_docs() {
+    let schema = headroom_spec::json_schema();
+    let text = std::fs::read_to_string(root().join("docs/spec.md")).expect("docs/spec.md");
+    let examples: String = text
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut keys = std::collections::BTreeSet::new();
+    let mut collect = |node: &Value| {
+        if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+            keys.extend(properties.keys().cloned());
+        }
+    };
+    collect(&schema);
+    for definition in schema["$defs"].as_object().expect("$defs").values() {
+        collect(definition);
+        for branch in definition
+            .get("oneOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            collect(branch);
+        }
+    }
+    let written = |key: &str| {
+        examples.contains(&format!("\n{key} = "))
+            || examples.contains(&format!("{{ {key} = "))
+            || examples.contains(&format!(", {key} = "))
+            || examples.contains(&format!("[{key}]"))
+            || examples.contains(&format!("[[{key}]]"))
+    };
+    let missing: Vec<&String> = keys.iter().filter(|key| !written(key)).collect();
+    assert!(
+        missing.is_empty(),
+        "keys without an example in docs/spec.md: {missing:?}"
+    );
+}

@@ -13,6 +13,7 @@ pub mod checks;
 pub mod diagnostic;
 pub mod document;
 pub mod matrix;
+mod recovery;
 pub mod schema_check;
 pub mod slo;
 pub mod suggest;
@@ -64,6 +65,17 @@ impl Compiler {
         };
         diagnostics.extend(self.schema.check(&document));
         if !diagnostics.is_empty() {
+            // Go on without the rejected values, to report the semantic problems too.
+            if let Some(recovered) = recovery::recover(&document.json, &diagnostics) {
+                let checker =
+                    checks::Checker::new(source, &recovered.spec, &document, prices).run();
+                diagnostics.extend(
+                    checker
+                        .diagnostics
+                        .into_iter()
+                        .filter(|d| recovered.trusts(d)),
+                );
+            }
             sort(&mut diagnostics);
             return Compilation {
                 diagnostics,

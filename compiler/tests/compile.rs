@@ -138,6 +138,38 @@ fn schema_errors_are_all_reported_at_once() {
     assert!(compilation.plan.is_none());
 }
 
+#[test]
+fn semantic_problems_are_reported_with_schema_errors() {
+    let source = example("relay")
+        .replace(r#""--port", "{port}""#, r#""--port", "{prot}""#)
+        .replace("deadline = \"30s\"", "deadline = 30")
+        .replace("[plan]\n", "[plan]\nregoin = \"us-east-1\"\n")
+        .replace(
+            r#"instances = ["t4g.medium", "t4g.large"]"#,
+            r#"instances = ["t4g.meduim"]"#,
+        );
+    let compilation = compile(&source);
+    // E006 and E002 from the schema; E012 from the checks, which still ran. The unknown
+    // instance sits in the table of the unknown key, so it is held back rather than guessed.
+    assert_eq!(
+        codes(&compilation),
+        BTreeSet::from(["E002", "E006", "E012"])
+    );
+}
+
+#[test]
+fn checks_that_a_removed_value_could_mislead_are_held_back() {
+    // Without `rate` (a bare number) the executor would look rate-less: E022 must not appear.
+    let source = example("notes-api").replace(
+        "executor = \"ramping-vus\"\nvus = \"{writers}\"",
+        "executor = \"constant-arrival-rate\"\nrate = 5",
+    );
+    let compilation = compile(&source);
+    let found = codes(&compilation);
+    assert!(found.contains("E008"), "{found:?}");
+    assert!(!found.contains("E022"), "{found:?}");
+}
+
 /// A spec with the given axes (each a list of values), every variable used in a URL.
 fn spec_with_axes(axes: &[Vec<u32>], repeats: u32) -> String {
     let names: Vec<String> = (0..axes.len()).map(|i| format!("v{i}")).collect();

@@ -214,10 +214,6 @@ pub fn json_schema() -> serde_json::Value {
     strip_null(&mut schema);
     if let Some(object) = schema.as_object_mut() {
         object.insert(
-            "$id".to_owned(),
-            serde_json::Value::String("https://headroom.dev/schemas/spec.schema.json".to_owned()),
-        );
-        object.insert(
             "title".to_owned(),
             serde_json::Value::String("headroom benchmark spec".to_owned()),
         );
