@@ -202,8 +202,16 @@ fn plural(n: usize, word: &str) -> String {
 fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8> {
     let compiler = Compiler::new();
     let mut all = Vec::new();
+    let mut trouble = false;
     for path in specs {
-        all.push(compile_file(&compiler, path)?);
+        // One unreadable file does not stop the others from being checked.
+        match compile_file(&compiler, path) {
+            Ok(compiled) => all.push(compiled),
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                trouble = true;
+            }
+        }
     }
     let invalid = all.iter().any(|c| c.compilation.has_errors());
     match format {
@@ -236,7 +244,13 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
             }
         }
     }
-    Ok(if invalid { exit::INVALID } else { exit::OK })
+    Ok(if trouble {
+        exit::TROUBLE
+    } else if invalid {
+        exit::INVALID
+    } else {
+        exit::OK
+    })
 }
 
 fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {

@@ -70,6 +70,11 @@ fn every_code_has_a_fixture_with_its_rendering_and_json() {
             .filter(|d| d["code"] == code.as_str())
             .collect();
         assert!(!own.is_empty(), "{path} does not show {}", code.as_str());
+        assert_eq!(
+            own.len(),
+            diagnostics.len(),
+            "{path} shows other codes too: {stdout}"
+        );
         for d in &own {
             assert_eq!(d["file"], path.as_str());
             for key in ["severity", "message", "pointer"] {
@@ -140,13 +145,15 @@ fn compile_json_is_the_resolved_plan() {
 }
 
 #[test]
-fn a_missing_file_is_trouble_not_invalid() {
-    let (exit, _, stderr) = headroom(&["validate", "examples/nope.toml"]);
+fn a_missing_file_is_trouble_not_invalid_and_the_others_are_still_checked() {
+    let (exit, stdout, stderr) =
+        headroom(&["validate", "examples/nope.toml", "examples/relay.toml"]);
     assert_eq!(exit, 2);
     assert!(
         stderr.contains("cannot read spec `examples/nope.toml`"),
         "{stderr}"
     );
+    assert_eq!(stdout, "examples/relay.toml: valid (0 warnings)\n");
 }
 
 #[test]

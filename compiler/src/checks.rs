@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::{Document, escape};
 use crate::slo::{self, SloErrorKind, SloRule};
-use crate::suggest::did_you_mean;
+use crate::suggest::{did_you_mean, did_you_mean_placeholder};
 
 /// Where a variable is used, and as what (`None`: inside a string, any value will do).
 #[derive(Debug, Clone)]
@@ -29,6 +29,8 @@ pub struct Checker<'a> {
     prices: &'a PriceTable,
     pub diagnostics: Vec<Diagnostic>,
     pub usages: BTreeMap<String, Vec<Usage>>,
+    /// Typed uses that do not change the load (the unit count), for type checks only.
+    typed_only: Vec<(String, Usage)>,
     pub slo: Vec<SloRule>,
 }
 
@@ -46,6 +48,7 @@ impl<'a> Checker<'a> {
             prices,
             diagnostics: Vec::new(),
             usages: BTreeMap::new(),
+            typed_only: Vec::new(),
             slo: Vec::new(),
         }
     }
@@ -54,6 +57,7 @@ impl<'a> Checker<'a> {
         self.variable_names();
         self.target();
         self.scenarios();
+        self.units_usage();
         self.variable_types();
         self.phases();
         self.measure();
@@ -171,9 +175,8 @@ impl<'a> Checker<'a> {
                                 where_builtin(name)
                             )
                         } else {
-                            did_you_mean(name, candidates.iter().copied()).map_or_else(
+                            did_you_mean_placeholder(name, candidates.iter().copied()).unwrap_or_else(
                                 || format!("declare `{name}` under [vars] with a default value, or use one of: {}", braces(&candidates)),
-                                |s| s.replace('`', "").replace("mean ", "mean `{").replace('?', "}`?"),
                             )
                         };
                         self.push(
@@ -201,12 +204,11 @@ impl<'a> Checker<'a> {
             });
             return;
         }
-        let hint = did_you_mean(name, self.spec.vars.keys().map(String::as_str))
-            .map(|s| s.replace("mean `", "mean `{").replace("`?", "}`?"))
+        let hint = did_you_mean_placeholder(name, self.spec.vars.keys().map(String::as_str))
             .unwrap_or_else(|| {
                 format!(
                     "declare it under [vars] with a default: `{name} = {}`",
-                    T::KIND.example().split(',').next().unwrap_or("1")
+                    T::KIND.sample()
                 )
             });
         self.push(
@@ -604,7 +606,11 @@ impl<'a> Checker<'a> {
     /// value a phase gives it.
     fn variable_types(&mut self) {
         let spec = self.spec;
-        for (name, usages) in self.usages.clone() {
+        let mut all = self.usages.clone();
+        for (name, usage) in &self.typed_only {
+            all.entry(name.clone()).or_default().push(usage.clone());
+        }
+        for (name, usages) in all {
             let typed: Vec<&Usage> = usages.iter().filter(|u| u.kind.is_some()).collect();
             if typed.is_empty() {
                 continue;
@@ -857,6 +863,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The unit count is a whole number at every point.
+    fn units_usage(&mut self) {
+        if let Some(units) = &self.spec.capacity.units
+            && self.spec.vars.contains_key(units)
+        {
+            self.typed_only.push((
+                units.clone(),
+                Usage {
+                    kind: Some(ValueKind::Count),
+                    pointer: "/capacity/units".to_owned(),
+                },
+            ));
+        }
+    }
+
     fn capacity(&mut self) {
         let spec = self.spec;
         let capacity = &spec.capacity;
@@ -906,6 +927,62 @@ impl<'a> Checker<'a> {
                         format!("use `rss` or a series of [measure]: {}", series.join(", "))
                     }),
                 ),
+            );
+        }
+        if let Some(units) = capacity
+            .units
+            .as_deref()
+            .filter(|u| spec.vars.contains_key(*u))
+        {
+            let unit = &spec.bench.unit;
+            let roles = [
+                (
+                    "memory_phase",
+                    &capacity.memory_phase,
+                    format!("a memory fit per {unit}"),
+                ),
+                (
+                    "ceiling_phase",
+                    &capacity.ceiling_phase,
+                    format!("a ceiling in {unit}s"),
+                ),
+            ];
+            for (key, name, gives) in roles {
+                let Some(phase) = name
+                    .as_ref()
+                    .and_then(|n| spec.phases.iter().find(|p| &p.name == n))
+                else {
+                    continue;
+                };
+                if !phase.vary.contains_key(units) {
+                    let pointer = format!("/capacity/{key}");
+                    self.push(
+                        Diagnostic::new(
+                            Code::PhaseMissesUnits,
+                            format!(
+                                "phase `{}` does not vary `{units}`, so it cannot give {gives}",
+                                phase.name
+                            ),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("this phase keeps `{units}` fixed"))
+                        .hint(format!(
+                            "vary `{units}` in phase `{}`, or name a phase that does",
+                            phase.name
+                        )),
+                    );
+                }
+            }
+        }
+        if spec.plan.is_some() && capacity.units.is_none() {
+            self.push(
+                Diagnostic::new(Code::PlanWithoutUnits, "[plan] prices instances, but [capacity] names no `units` variable")
+                    .at("/plan", self.key_span("/plan"))
+                    .label("costs cannot be given per unit")
+                    .hint(format!(
+                        "add `units = \"…\"` to [capacity], naming the variable that counts {}s, so costs come per {}-month",
+                        spec.bench.unit, spec.bench.unit
+                    )),
             );
         }
         let phases: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();

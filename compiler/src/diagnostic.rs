@@ -95,9 +95,11 @@ codes! {
     SloUnit = "E031", "slo-unit", Error, "An SLO threshold in the wrong unit for its figure (a latency against a percentage).";
     BadName = "E032", "bad-name", Error, "A name with characters it may not have.";
     ReservedName = "E033", "reserved-name", Error, "A variable or series named like a built-in (`port`, `rss`).";
+    PhaseMissesUnits = "E034", "phase-misses-units", Error, "The memory or ceiling phase does not vary the variable that counts units, so it cannot give a figure per unit.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
+    PlanWithoutUnits = "W004", "plan-without-units", Warning, "A plan without `[capacity] units`: instances can be priced, but not per unit.";
 }
 
 /// One problem in a spec, located by its JSON pointer and its byte span in the source.

@@ -133,6 +133,8 @@ fn depends_on(code: Code) -> &'static [&'static str] {
         }
         Code::UnknownFigure | Code::BadSlo | Code::SloUnit => &["scenario", "measure", "phase"],
         Code::UnknownReference => &["scenario", "phase", "measure"],
+        Code::PhaseMissesUnits => &["phase", "vars"],
+        Code::PlanWithoutUnits => &["capacity"],
         Code::MissingSetting => &["scenario", "phase"],
         Code::HostNotAllowed => &["target"],
         Code::UnknownInstance | Code::UnknownDatabase | Code::UnsourcedPrice => &["plan"],

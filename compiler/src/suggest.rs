@@ -48,6 +48,14 @@ pub fn did_you_mean<'a>(
     closest(name, candidates).map(|found| format!("did you mean `{found}`?"))
 }
 
+/// `did you mean `{port}`?` for a misspelt placeholder, or nothing.
+pub fn did_you_mean_placeholder<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    closest(name, candidates).map(|found| format!("did you mean `{{{found}}}`?"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::LazyLock;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, Visitor};
@@ -62,6 +63,18 @@ impl ValueKind {
         }
     }
 
+    /// One value of this kind as TOML writes it, for hints: `16`, `"30s"`.
+    pub fn sample(self) -> &'static str {
+        match self {
+            ValueKind::Count => "16",
+            ValueKind::Number => "0.5",
+            ValueKind::Quantity(QuantityKind::Duration) => "\"30s\"",
+            ValueKind::Quantity(QuantityKind::Size) => "\"512MiB\"",
+            ValueKind::Quantity(QuantityKind::Rate) => "\"1/s\"",
+            ValueKind::Quantity(QuantityKind::Percentage) => "\"1%\"",
+        }
+    }
+
     pub fn example(self) -> &'static str {
         match self {
             ValueKind::Count => "16",
@@ -109,16 +122,31 @@ pub trait ParamValue: Sized + Clone + Serialize {
     fn param_schema() -> Schema;
 }
 
-/// The pattern for "a quantity or a placeholder", as one anchored regular expression.
+/// The pattern for "a quantity or a placeholder", as one anchored regular expression, built
+/// from the quantity's own grammar so the two cannot drift apart.
 pub fn param_pattern(kind: QuantityKind) -> &'static str {
-    match kind {
-        QuantityKind::Duration => r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?(us|ms|s|m|min|h|d))$",
-        QuantityKind::Size => {
-            r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB))$"
-        }
-        QuantityKind::Rate => r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?/ ?(s|m|min|h))$",
-        QuantityKind::Percentage => r"^(\{[a-z][a-z0-9_]*\}|[0-9]+(\.[0-9]+)? ?%)$",
-    }
+    static PATTERNS: LazyLock<[String; 4]> = LazyLock::new(|| {
+        let alternative = |kind: QuantityKind| {
+            let quantity = kind.pattern().trim_start_matches('^').trim_end_matches('$');
+            let placeholder = PLACEHOLDER_PATTERN
+                .trim_start_matches('^')
+                .trim_end_matches('$');
+            format!("^({placeholder}|{quantity})$")
+        };
+        [
+            alternative(QuantityKind::Duration),
+            alternative(QuantityKind::Size),
+            alternative(QuantityKind::Rate),
+            alternative(QuantityKind::Percentage),
+        ]
+    });
+    let index = match kind {
+        QuantityKind::Duration => 0,
+        QuantityKind::Size => 1,
+        QuantityKind::Rate => 2,
+        QuantityKind::Percentage => 3,
+    };
+    &PATTERNS[index]
 }
 
 macro_rules! quantity_param {
