@@ -199,3 +199,21 @@ fn a_spec_can_bring_its_own_price_table() {
     let (exit, _, _) = headroom(&["validate", "tests/fixtures/prices/with-own-prices.toml"]);
     assert_eq!(exit, 0);
 }
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for command in [
+        vec!["--help"],
+        vec!["validate", "--help"],
+        vec!["compile", "--help"],
+        vec!["schema", "--help"],
+    ] {
+        let (exit, stdout, _) = headroom(&command);
+        assert_eq!(exit, 0);
+        assert!(stdout.contains("Example"), "{command:?}:\n{stdout}");
+        insta::assert_snapshot!(
+            format!("help-{}", command[0].trim_start_matches('-')),
+            stdout
+        );
+    }
+}
