@@ -12,6 +12,7 @@ fn headroom(args: &[&str]) -> (i32, String, String) {
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("NO_COLOR")
+        .env("COLUMNS", "100")
         .output()
         .expect("run headroom");
     (
