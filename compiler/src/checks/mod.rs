@@ -1,0 +1,124 @@
+//! Semantic checks: what the schema cannot see. Every check reports by JSON pointer, so the
+//! spec types stay free of spans. One module per part of the spec; `Checker` holds what they
+//! share: the spec, the spans, the variables' uses and the diagnostics.
+
+mod phases;
+mod references;
+mod scenarios;
+mod target;
+mod variables;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+use headroom_pricing::PriceTable;
+use headroom_spec::placeholder::{self, PlaceholderName, builtin};
+use headroom_spec::scenario::Executor;
+use headroom_spec::{Param, ParamValue, Scenario, Spec, ValueKind, VarValue};
+use serde_json::Value;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::{Document, escape};
+use crate::slo::{self, SloErrorKind, SloRule};
+use crate::suggest::{did_you_mean, did_you_mean_placeholder};
+
+/// Where a variable is used, and as what (`None`: inside a string, any value will do).
+#[derive(Debug, Clone)]
+pub struct Usage {
+    pub kind: Option<ValueKind>,
+    pub pointer: String,
+}
+
+pub struct Checker<'a> {
+    source: &'a str,
+    spec: &'a Spec,
+    document: &'a Document,
+    prices: &'a PriceTable,
+    pub diagnostics: Vec<Diagnostic>,
+    pub usages: BTreeMap<String, Vec<Usage>>,
+    /// Typed uses that do not change the load (the unit count), for type checks only.
+    typed_only: Vec<(String, Usage)>,
+    pub slo: Vec<SloRule>,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(
+        source: &'a str,
+        spec: &'a Spec,
+        document: &'a Document,
+        prices: &'a PriceTable,
+    ) -> Checker<'a> {
+        Checker {
+            source,
+            spec,
+            document,
+            prices,
+            diagnostics: Vec::new(),
+            usages: BTreeMap::new(),
+            typed_only: Vec::new(),
+            slo: Vec::new(),
+        }
+    }
+
+    pub fn run(mut self) -> Self {
+        self.variable_names();
+        self.target();
+        self.scenarios();
+        self.units_usage();
+        self.variable_types();
+        self.phases();
+        self.measure();
+        self.slos();
+        self.capacity();
+        self.plan();
+        self.unused_variables();
+        self
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    pub fn spec(&self) -> &'a Spec {
+        self.spec
+    }
+
+    pub fn document(&self) -> &'a Document {
+        self.document
+    }
+
+    fn value_span(&self, pointer: &str) -> Option<Range<usize>> {
+        self.document.value_span(pointer)
+    }
+
+    fn key_span(&self, pointer: &str) -> Option<Range<usize>> {
+        self.document.key_span(pointer)
+    }
+
+    /// The span of `range` inside the string value at `pointer`, when the source writes the
+    /// string without escapes (so offsets match); the whole value otherwise.
+    pub fn inner_span(&self, pointer: &str, range: Range<usize>) -> Option<Range<usize>> {
+        let span = self.value_span(pointer)?;
+        let written = self.document_source_slice(&span)?;
+        let decoded = self
+            .document
+            .json
+            .pointer(pointer)
+            .and_then(Value::as_str)?;
+        for quote in ["\"\"\"", "'''", "\"", "'"] {
+            if let Some(inner) = written
+                .strip_prefix(quote)
+                .and_then(|w| w.strip_suffix(quote))
+                && inner == decoded
+            {
+                let start = span.start + quote.len();
+                return Some(start + range.start..start + range.end);
+            }
+        }
+        Some(span)
+    }
+
+    fn document_source_slice(&self, span: &Range<usize>) -> Option<&'a str> {
+        self.source.get(span.clone())
+    }
+}

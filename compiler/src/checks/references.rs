@@ -1,0 +1,236 @@
+//! Names that point elsewhere: SLO figures, capacity series and phases, priced instances.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    pub(super) fn slos(&mut self) {
+        let figures = slo::catalogue(self.spec);
+        for (name, expression) in &self.spec.slo {
+            let pointer = format!("/slo/{}", escape(name));
+            match slo::parse(name, expression, &figures) {
+                Ok(rule) => self.slo.push(rule),
+                Err(error) => {
+                    let code = match error.kind {
+                        SloErrorKind::Syntax => Code::BadSlo,
+                        SloErrorKind::UnknownFigure => Code::UnknownFigure,
+                        SloErrorKind::Unit => Code::SloUnit,
+                    };
+                    let span = self.inner_span(&pointer, error.range.clone());
+                    let label = match error.kind {
+                        SloErrorKind::Syntax => "not `figure < value`",
+                        SloErrorKind::UnknownFigure => "no scenario produces this",
+                        SloErrorKind::Unit => "wrong unit for this figure",
+                    };
+                    self.push(
+                        Diagnostic::new(code, error.message)
+                            .at(&pointer, span)
+                            .label(label)
+                            .hint(error.hint),
+                    );
+                }
+            }
+        }
+    }
+
+    pub(super) fn capacity(&mut self) {
+        let spec = self.spec;
+        let capacity = &spec.capacity;
+        if let Some(units) = &capacity.units
+            && !spec.vars.contains_key(units)
+        {
+            let hint =
+                did_you_mean(units, spec.vars.keys().map(String::as_str)).unwrap_or_else(|| {
+                    format!(
+                        "name the variable that counts {}s, e.g. `units = \"rooms\"`",
+                        spec.bench.unit
+                    )
+                });
+            self.push(
+                Diagnostic::new(
+                    Code::UnknownVariable,
+                    format!("`units` names `{units}`, which [vars] does not declare"),
+                )
+                .at("/capacity/units", self.value_span("/capacity/units"))
+                .label("not a variable")
+                .hint(hint),
+            );
+        }
+        let mut series: Vec<&str> = vec!["rss"];
+        series.extend(spec.measure.series.iter().map(|s| s.name.as_str()));
+        for phase in &spec.phases {
+            series.extend(
+                phase
+                    .measure
+                    .iter()
+                    .flat_map(|m| m.series.iter().map(|s| s.name.as_str())),
+            );
+        }
+        if !series.contains(&capacity.memory.as_str()) {
+            self.push(
+                Diagnostic::new(
+                    Code::UnknownReference,
+                    format!(
+                        "`memory` names series `{}`, which nothing measures",
+                        capacity.memory
+                    ),
+                )
+                .at("/capacity/memory", self.value_span("/capacity/memory"))
+                .label("no such series")
+                .hint(
+                    did_you_mean(&capacity.memory, series.iter().copied()).unwrap_or_else(|| {
+                        format!("use `rss` or a series of [measure]: {}", series.join(", "))
+                    }),
+                ),
+            );
+        }
+        if let Some(units) = capacity
+            .units
+            .as_deref()
+            .filter(|u| spec.vars.contains_key(*u))
+        {
+            let unit = &spec.bench.unit;
+            let roles = [
+                (
+                    "memory_phase",
+                    &capacity.memory_phase,
+                    format!("a memory fit per {unit}"),
+                ),
+                (
+                    "ceiling_phase",
+                    &capacity.ceiling_phase,
+                    format!("a ceiling in {unit}s"),
+                ),
+            ];
+            for (key, name, gives) in roles {
+                let Some(phase) = name
+                    .as_ref()
+                    .and_then(|n| spec.phases.iter().find(|p| &p.name == n))
+                else {
+                    continue;
+                };
+                if !phase.vary.contains_key(units) {
+                    let pointer = format!("/capacity/{key}");
+                    self.push(
+                        Diagnostic::new(
+                            Code::PhaseMissesUnits,
+                            format!(
+                                "phase `{}` does not vary `{units}`, so it cannot give {gives}",
+                                phase.name
+                            ),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("this phase keeps `{units}` fixed"))
+                        .hint(format!(
+                            "vary `{units}` in phase `{}`, or name a phase that does",
+                            phase.name
+                        )),
+                    );
+                }
+            }
+        }
+        if spec.plan.is_some() && capacity.units.is_none() {
+            self.push(
+                Diagnostic::new(Code::PlanWithoutUnits, "[plan] prices instances, but [capacity] names no `units` variable")
+                    .at("/plan", self.key_span("/plan"))
+                    .label("costs cannot be given per unit")
+                    .hint(format!(
+                        "add `units = \"…\"` to [capacity], naming the variable that counts {}s, so costs come per {}-month",
+                        spec.bench.unit, spec.bench.unit
+                    )),
+            );
+        }
+        let phases: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();
+        for (key, value) in [
+            ("memory_phase", &capacity.memory_phase),
+            ("ceiling_phase", &capacity.ceiling_phase),
+        ] {
+            if let Some(name) = value
+                && !phases.contains(&name.as_str())
+            {
+                let pointer = format!("/capacity/{key}");
+                self.push(
+                    Diagnostic::new(
+                        Code::UnknownReference,
+                        format!("`{key}` names phase `{name}`, which does not exist"),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("no phase has this name")
+                    .hint(
+                        did_you_mean(name, phases.iter().copied())
+                            .unwrap_or_else(|| format!("the phases are: {}", phases.join(", "))),
+                    ),
+                );
+            }
+        }
+    }
+
+    pub(super) fn plan(&mut self) {
+        let Some(plan) = &self.spec.plan else { return };
+        let provider = plan.provider.as_str();
+        let ids: Vec<&str> = self.prices.instance_ids(provider).collect();
+        let mut seen = BTreeSet::new();
+        for (i, instance) in plan.instances.iter().enumerate() {
+            let pointer = format!("/plan/instances/{i}");
+            if !seen.insert(instance.as_str()) {
+                self.push(
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("instance `{instance}` is listed twice"),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("already listed")
+                    .hint("list each instance type once"),
+                );
+                continue;
+            }
+            match self.prices.instance(instance) {
+                Some(found) if found.provider == provider => {}
+                Some(found) => self.push(
+                    Diagnostic::new(Code::UnknownInstance, format!("`{instance}` is a {} instance, but the plan prices {provider}", found.provider))
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("not in the {provider} part of the price table"))
+                        .hint(format!("set `provider = \"{}\"` in [plan], or pick an instance of provider {provider}", found.provider)),
+                ),
+                None => self.push(
+                    Diagnostic::new(Code::UnknownInstance, format!("`{instance}` is not in the price table"))
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("no instance of provider {provider} has this name"))
+                        .hint(did_you_mean(instance, ids.iter().copied()).unwrap_or_else(|| {
+                            "the known types are in pricing/data/prices.toml; add others with `prices = \"my-prices.toml\"` in [plan]".to_owned()
+                        })),
+                ),
+            }
+        }
+        if let Some(rds) = &plan.rds {
+            if plan.provider != headroom_spec::Provider::Aws {
+                self.push(
+                    Diagnostic::new(
+                        Code::ConflictingSettings,
+                        format!("`rds` is an AWS database, but the plan prices {provider}"),
+                    )
+                    .at("/plan/rds", self.key_span("/plan/rds"))
+                    .label("not available from this provider")
+                    .hint("remove `rds`, or set `provider = \"aws\"`"),
+                );
+            } else {
+                match self.prices.database(rds) {
+                    None => self.push(
+                        Diagnostic::new(Code::UnknownDatabase, format!("database class `{rds}` is not in the price table"))
+                            .at("/plan/rds", self.value_span("/plan/rds"))
+                            .label("unknown database class")
+                            .hint(did_you_mean(rds, self.prices.database_ids()).unwrap_or_else(|| {
+                                format!("known classes: {}", self.prices.database_ids().collect::<Vec<_>>().join(", "))
+                            })),
+                    ),
+                    Some(database) if database.usd_per_hour.is_none() => self.push(
+                        Diagnostic::new(Code::UnsourcedPrice, format!("`{rds}` has no sourced price, so the plan cannot cost it"))
+                            .at("/plan/rds", self.value_span("/plan/rds"))
+                            .label("no list price in the table")
+                            .hint("pick a class with a price (see pricing/data/prices.toml), or give one with `prices = \"my-prices.toml\"` in [plan]"),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! `[[scenario]]`: names, executors and their settings, rooms that send or idle.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    pub(super) fn scenarios(&mut self) {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        let spec = self.spec;
+        for (i, scenario) in spec.scenarios.iter().enumerate() {
+            let base = format!("/scenario/{i}");
+            if let Some(first) = seen.insert(scenario.name(), i) {
+                let pointer = format!("{base}/name");
+                self.push(
+                    Diagnostic::new(Code::DuplicateName, format!("two scenarios are named `{}`", scenario.name()))
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("scenario #{} has this name too", first + 1))
+                        .hint("give each scenario its own name: SLOs and results refer to scenarios by name"),
+                );
+            }
+            let stages = scenario.stages();
+            self.param(&format!("{base}/stages/ramp_up"), &stages.ramp_up);
+            self.param(&format!("{base}/stages/ramp_down"), &stages.ramp_down);
+            if let Some(hold) = &stages.hold {
+                self.param(&format!("{base}/stages/hold"), hold);
+            }
+            match scenario {
+                Scenario::Http(http) => self.http(&base, http),
+                Scenario::Rooms(rooms) => self.rooms(&base, rooms),
+            }
+        }
+    }
+
+    fn http(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
+        let everywhere = builtin::EVERYWHERE;
+        for (j, request) in http.requests.iter().enumerate() {
+            let pointer = format!("{base}/requests/{j}");
+            self.string(
+                &format!("{pointer}/url"),
+                &request.url,
+                everywhere,
+                "an HTTP scenario",
+            );
+            self.host(&format!("{pointer}/url"), &request.url);
+            for (key, value) in &request.headers {
+                self.string(
+                    &format!("{pointer}/headers/{}", escape(key)),
+                    value,
+                    everywhere,
+                    "an HTTP scenario",
+                );
+            }
+            if let Some(body) = &request.body {
+                self.string(
+                    &format!("{pointer}/body"),
+                    body,
+                    everywhere,
+                    "an HTTP scenario",
+                );
+            }
+        }
+        for (key, param) in [("rate", &http.rate), ("start_rate", &http.start_rate)] {
+            if let Some(param) = param {
+                self.param(&format!("{base}/{key}"), param);
+            }
+        }
+        if let Some(vus) = &http.vus {
+            self.param(&format!("{base}/vus"), vus);
+        }
+        if let Some(think) = &http.think {
+            self.param(&format!("{base}/think"), think);
+        }
+        let executor = http.executor;
+        let (wanted, unused): (&str, &[&str]) = if executor.is_open() {
+            ("rate", &["vus", "start_vus", "think"])
+        } else {
+            ("vus", &["rate", "start_rate"])
+        };
+        for key in unused {
+            let pointer = format!("{base}/{key}");
+            if self.document.place(&pointer).is_some() {
+                let model = if executor.is_open() {
+                    "an open-model (arrival-rate)"
+                } else {
+                    "a closed-model (virtual-user)"
+                };
+                let other = if executor.is_open() {
+                    "constant-vus` or `ramping-vus"
+                } else {
+                    "constant-arrival-rate` or `ramping-arrival-rate"
+                };
+                self.push(
+                    Diagnostic::new(
+                        Code::ExecutorConflict,
+                        format!(
+                            "`{key}` does not apply to executor \"{}\"",
+                            executor.as_str()
+                        ),
+                    )
+                    .at(&pointer, self.key_span(&pointer))
+                    .label(format!("not used by {model} executor"))
+                    .hint(format!("remove `{key}`, or use executor `{other}`")),
+                );
+            }
+        }
+        if !executor.is_ramping() {
+            let ramp_key = if executor.is_open() {
+                "start_rate"
+            } else {
+                "start_vus"
+            };
+            let pointer = format!("{base}/{ramp_key}");
+            if self.document.place(&pointer).is_some() {
+                self.push(
+                    Diagnostic::new(
+                        Code::ExecutorConflict,
+                        format!(
+                            "`{ramp_key}` needs a ramping executor, not \"{}\"",
+                            executor.as_str()
+                        ),
+                    )
+                    .at(&pointer, self.key_span(&pointer))
+                    .label("a constant executor does not ramp")
+                    .hint(format!(
+                        "use executor \"{}\" or remove `{ramp_key}`",
+                        if executor.is_open() {
+                            Executor::RampingArrivalRate.as_str()
+                        } else {
+                            Executor::RampingVus.as_str()
+                        }
+                    )),
+                );
+            }
+        }
+        let missing = if executor.is_open() {
+            http.rate.is_none()
+        } else {
+            http.vus.is_none()
+        };
+        if missing {
+            let example = if executor.is_open() {
+                "rate = \"20/s\""
+            } else {
+                "vus = 10"
+            };
+            self.push(
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    format!("executor \"{}\" needs `{wanted}`", executor.as_str()),
+                )
+                .at(
+                    format!("{base}/executor"),
+                    self.value_span(&format!("{base}/executor")),
+                )
+                .label(format!("this executor needs `{wanted}`"))
+                .hint(format!("add `{example}` to the scenario")),
+            );
+        }
+    }
+
+    fn rooms(&mut self, base: &str, rooms: &headroom_spec::RoomsScenario) {
+        let mut context: Vec<&str> = builtin::EVERYWHERE.to_vec();
+        context.extend_from_slice(builtin::IN_ROOMS);
+        self.string(
+            &format!("{base}/url"),
+            &rooms.url,
+            &context,
+            "a rooms scenario",
+        );
+        self.host(&format!("{base}/url"), &rooms.url);
+        if let Some(join) = &rooms.join {
+            self.string(&format!("{base}/join"), join, &context, "a rooms scenario");
+        }
+        self.param(&format!("{base}/rooms"), &rooms.rooms);
+        if let Some(peers) = &rooms.peers_per_room {
+            self.param(&format!("{base}/peers_per_room"), peers);
+        }
+        if let Some(peers) = &rooms.peers {
+            self.param(&format!("{base}/peers"), peers);
+        }
+        match (&rooms.peers_per_room, &rooms.peers) {
+            (Some(_), Some(_)) => self.push(
+                Diagnostic::new(Code::ConflictingSettings, "a rooms scenario takes `peers_per_room` or `peers`, not both")
+                    .at(format!("{base}/peers"), self.key_span(&format!("{base}/peers")))
+                    .label("also `peers_per_room`")
+                    .hint("keep `peers_per_room` (sockets in each room) or `peers` (sockets in all, spread evenly over the rooms)"),
+            ),
+            (None, None) => self.push(
+                Diagnostic::new(Code::MissingSetting, "a rooms scenario needs `peers_per_room` or `peers`")
+                    .at(base, self.key_span(base))
+                    .label("how many sockets?")
+                    .hint("add `peers_per_room = 2`, or `peers = 1000` to spread 1,000 sockets evenly over the rooms"),
+            ),
+            _ => {}
+        }
+        if let Some(over) = &rooms.connect_over {
+            self.param(&format!("{base}/connect_over"), over);
+        }
+        if let Some(send) = &rooms.send {
+            self.param(&format!("{base}/send/rate"), &send.rate);
+            self.param(&format!("{base}/send/size"), &send.size);
+            let mut message_context: Vec<&str> = builtin::EVERYWHERE.to_vec();
+            message_context.extend_from_slice(builtin::IN_MESSAGES);
+            self.string(
+                &format!("{base}/send/template"),
+                &send.template,
+                &message_context,
+                "a message template",
+            );
+        }
+        if let Some(reload) = &rooms.reload {
+            self.string(
+                &format!("{base}/reload/url"),
+                &reload.url,
+                &context,
+                "a rooms scenario",
+            );
+            self.host(&format!("{base}/reload/url"), &reload.url);
+            self.param(&format!("{base}/reload/every"), &reload.every);
+        }
+        match (rooms.idle, &rooms.send) {
+            (true, Some(_)) => self.push(
+                Diagnostic::new(Code::ConflictingSettings, "an idle scenario cannot `send`")
+                    .at(
+                        format!("{base}/send"),
+                        self.key_span(&format!("{base}/send")),
+                    )
+                    .label("`idle = true` holds sockets without messages")
+                    .hint("remove `send`, or remove `idle = true`"),
+            ),
+            (false, None) => self.push(
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    "a rooms scenario needs `send` or `idle = true`",
+                )
+                .at(base, self.key_span(base))
+                .label("this scenario neither sends nor says it is idle")
+                .hint("add `send = { rate = \"1/s\" }`, or `idle = true` to hold sockets only"),
+            ),
+            _ => {}
+        }
+    }
+}
