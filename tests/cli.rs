@@ -208,6 +208,7 @@ fn every_command_has_help_with_an_example() {
         vec!["validate", "--help"],
         vec!["compile", "--help"],
         vec!["schema", "--help"],
+        vec!["demo-target", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);

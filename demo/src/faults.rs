@@ -1,0 +1,99 @@
+//! Fault knobs: stalls, early exits, ignored signals, log floods. Each exists so a test can
+//! show that headroom measures and survives what real servers do.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use tokio::sync::{RwLock, RwLockReadGuard};
+
+use crate::App;
+
+/// A gate every request passes; a stall holds it shut.
+#[derive(Default)]
+pub struct Stall {
+    gate: RwLock<()>,
+}
+
+impl Stall {
+    /// Waits while a stall is on; the guard keeps the next stall from starting mid-request.
+    pub async fn pass(&self) -> RwLockReadGuard<'_, ()> {
+        self.gate.read().await
+    }
+}
+
+/// Every request waits while a stall is on.
+pub async fn gate(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let _open = app.stall.pass().await;
+    next.run(request).await
+}
+
+/// Starts the background faults the options ask for.
+pub fn start(app: &Arc<App>) {
+    let options = &app.options;
+    if let Some(every) = options.stall_every {
+        let app = Arc::clone(app);
+        let stall_for = options.stall_for.as_std();
+        let gap = every.as_std().saturating_sub(stall_for);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(gap).await;
+                let _closed = app.stall.gate.write().await;
+                app.metrics
+                    .stalls
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(stall_for).await;
+            }
+        });
+    }
+    if let Some(after) = options.exit_after {
+        tokio::spawn(async move {
+            tokio::time::sleep(after.as_std()).await;
+            eprintln!("headroom demo target: exiting after {after} as asked (--exit-after)");
+            std::process::exit(3);
+        });
+    }
+    let spam = options.log_spam.bytes();
+    if spam > 0 {
+        tokio::task::spawn_blocking(move || {
+            let line =
+                "headroom demo target: a log line that is here to fill the disk ..........\n";
+            let mut stdout = std::io::stdout().lock();
+            let mut written = 0u64;
+            while written < spam {
+                if stdout.write_all(line.as_bytes()).is_err() {
+                    break;
+                }
+                written += line.len() as u64;
+            }
+            let _ = stdout.flush();
+        });
+    }
+}
+
+/// Resolves on SIGINT, or on SIGTERM unless it is to be ignored.
+pub async fn shutdown_signal(ignore_sigterm: bool) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        // Without signal handlers the default disposition ends the process: nothing to wait for.
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::select! {
+            _ = terminate.recv() => {
+                if ignore_sigterm {
+                    eprintln!("headroom demo target: ignoring SIGTERM as asked (--ignore-sigterm)");
+                    continue;
+                }
+                return;
+            }
+            _ = interrupt.recv() => return,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The demo target: a small server under test that ships with headroom, so every example runs
+//! on a fresh machine with nothing else installed (`headroom demo-target --port N`).
+//!
+//! It is not part of the pipeline: it is what the pipeline measures. It serves an in-memory
+//! notes REST API, `/healthz`, WebSocket rooms that broadcast each message to the room's other
+//! peers, per-room state of a configurable size (memory grows with open rooms), optional
+//! synchronous CPU work per save (a CPU ceiling exists), fault knobs for tests, and `/metrics`
+//! in Prometheus text. Its output (one line when it listens, and what the knobs ask for) goes
+//! to stdout and stderr, which the runner captures per point.
+
+// A server program: its output is its log, which the runner captures into a file per point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod faults;
+mod metrics;
+mod notes;
+mod rooms;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use headroom_spec::{Duration, Percent, Size};
+
+/// What the demo target does; every knob has a flag of `headroom demo-target`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub host: IpAddr,
+    pub port: u16,
+    /// Bytes each open room holds (its document), touched so they are resident.
+    pub room_state: Size,
+    /// Notes created at start, each of `note_size` bytes of body.
+    pub seed_notes: u64,
+    pub note_size: Size,
+    /// Synchronous CPU work of one save pass, plus this much per open room.
+    pub rebuild_cpu: Duration,
+    pub rebuild_cpu_per_room: Duration,
+    /// How long after an edit its room is saved; edits reach the other peers after the pass.
+    pub save_window: Duration,
+    /// Hold every request for `stall_for` once every `stall_every`.
+    pub stall_every: Option<Duration>,
+    pub stall_for: Duration,
+    /// The share of broadcasts to drop, spread evenly.
+    pub drop_broadcasts: Percent,
+    /// Exit with status 3 after this long.
+    pub exit_after: Option<Duration>,
+    /// Answer `/healthz` with 503 until this long after start.
+    pub ready_after: Option<Duration>,
+    /// Keep running on SIGTERM (a target that must be killed).
+    pub ignore_sigterm: bool,
+    /// Write this many bytes of log lines to stdout at start.
+    pub log_spam: Size,
+    /// Ping every socket this often.
+    pub ping_every: Option<Duration>,
+    /// Close a socket that sent nothing (not even a pong) for this long.
+    pub idle_close: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            room_state: Size::from_bytes(0),
+            seed_notes: 0,
+            note_size: Size::from_bytes(200),
+            rebuild_cpu: Duration::ZERO,
+            rebuild_cpu_per_room: Duration::ZERO,
+            save_window: Duration::ZERO,
+            stall_every: None,
+            stall_for: Duration::ZERO,
+            drop_broadcasts: Percent::new(0.0),
+            exit_after: None,
+            ready_after: None,
+            ignore_sigterm: false,
+            log_spam: Size::from_bytes(0),
+            ping_every: None,
+            idle_close: None,
+        }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct App {
+    pub options: Options,
+    pub started: Instant,
+    pub notes: notes::Notes,
+    pub rooms: rooms::Rooms,
+    pub metrics: metrics::Counters,
+    pub stall: faults::Stall,
+}
+
+/// A bound demo target, not yet serving.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+}
+
+/// Binds the port and prepares the state (seeded notes included).
+pub async fn bind(options: Options) -> std::io::Result<Server> {
+    let address = SocketAddr::new(options.host, options.port);
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    let app = Arc::new(App {
+        notes: notes::Notes::seeded(options.seed_notes, options.note_size.bytes()),
+        rooms: rooms::Rooms::default(),
+        metrics: metrics::Counters::default(),
+        stall: faults::Stall::default(),
+        started: Instant::now(),
+        options,
+    });
+    Ok(Server { listener, app })
+}
+
+impl Server {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until SIGTERM or SIGINT (or until a fault knob ends the process).
+    pub async fn run(self) -> std::io::Result<()> {
+        let Server { listener, app } = self;
+        faults::start(&app);
+        let router = Router::new()
+            .route("/healthz", get(healthz))
+            .route("/metrics", get(metrics::render))
+            .merge(notes::routes())
+            .merge(rooms::routes())
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&app),
+                faults::gate,
+            ))
+            .with_state(Arc::clone(&app));
+        println!(
+            "headroom demo target listening on {}",
+            listener.local_addr()?
+        );
+        let shutdown = faults::shutdown_signal(app.options.ignore_sigterm);
+        tokio::select! {
+            served = axum::serve(listener, router) => served,
+            () = shutdown => {
+                println!("headroom demo target stopping");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Binds and serves: what `headroom demo-target` runs.
+pub async fn serve(options: Options) -> std::io::Result<()> {
+    bind(options).await?.run().await
+}
+
+async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
+    match app.options.ready_after {
+        Some(after) if app.started.elapsed() < after.as_std() => {
+            (StatusCode::SERVICE_UNAVAILABLE, "starting")
+        }
+        _ => (StatusCode::OK, "ok"),
+    }
+}

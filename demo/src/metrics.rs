@@ -1,0 +1,150 @@
+//! `/metrics` in the Prometheus text format: requests, rooms, peers, messages, memory.
+
+use std::fmt::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+
+use crate::App;
+
+/// The routes counted, in the order they are shown.
+const ROUTES: [&str; 4] = ["list", "get", "create", "page"];
+
+#[derive(Default)]
+pub struct Counters {
+    requests: [AtomicU64; 4],
+    pub messages_received: AtomicU64,
+    pub sent: AtomicU64,
+    pub dropped: AtomicU64,
+    pub sockets_opened: AtomicU64,
+    pub closed_idle: AtomicU64,
+    pub passes: AtomicU64,
+    pub pass_micros: AtomicU64,
+    pub stalls: AtomicU64,
+}
+
+impl Counters {
+    pub fn request(&self, route: &str) {
+        if let Some(i) = ROUTES.iter().position(|r| *r == route) {
+            self.requests[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The process's resident set, from /proc (0 where there is no /proc).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0)
+}
+
+pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
+    let c = &app.metrics;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+    let (rooms, peers, room_bytes) = app.rooms.counts();
+    let mut out = String::new();
+    // Values as f64: Prometheus numbers are floats, and Rust prints whole ones without a dot.
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, f64)]| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    let requests: Vec<(String, f64)> = ROUTES
+        .iter()
+        .zip(&c.requests)
+        .map(|(route, n)| (format!("{{route=\"{route}\"}}"), load(n)))
+        .collect();
+    let requests: Vec<(&str, f64)> = requests.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    metric(
+        "demo_http_requests_total",
+        "counter",
+        "HTTP requests by route.",
+        &requests,
+    );
+    metric(
+        "demo_notes",
+        "gauge",
+        "Notes stored.",
+        &[("", app.notes.len() as f64)],
+    );
+    metric(
+        "demo_rooms_open",
+        "gauge",
+        "Rooms with at least one peer.",
+        &[("", rooms as f64)],
+    );
+    metric(
+        "demo_peers",
+        "gauge",
+        "Open sockets.",
+        &[("", peers as f64)],
+    );
+    metric(
+        "demo_sockets_opened_total",
+        "counter",
+        "Sockets accepted.",
+        &[("", load(&c.sockets_opened))],
+    );
+    metric(
+        "demo_sockets_closed_idle_total",
+        "counter",
+        "Sockets closed for silence.",
+        &[("", load(&c.closed_idle))],
+    );
+    metric(
+        "demo_messages_received_total",
+        "counter",
+        "Messages received from peers.",
+        &[("", load(&c.messages_received))],
+    );
+    metric(
+        "demo_broadcasts_sent_total",
+        "counter",
+        "Messages sent to peers.",
+        &[("", load(&c.sent))],
+    );
+    metric(
+        "demo_broadcasts_dropped_total",
+        "counter",
+        "Broadcasts dropped on purpose (--drop-broadcasts).",
+        &[("", load(&c.dropped))],
+    );
+    metric(
+        "demo_rebuild_passes_total",
+        "counter",
+        "Rebuild passes run.",
+        &[("", load(&c.passes))],
+    );
+    metric(
+        "demo_rebuild_seconds_total",
+        "counter",
+        "Time spent in rebuild passes.",
+        &[("", load(&c.pass_micros) / 1e6)],
+    );
+    metric(
+        "demo_stalls_total",
+        "counter",
+        "Stalls served (--stall-every).",
+        &[("", load(&c.stalls))],
+    );
+    metric(
+        "demo_memory_bytes",
+        "gauge",
+        "Memory by what holds it.",
+        &[
+            ("{segment=\"rss\"}", rss_bytes() as f64),
+            ("{segment=\"rooms\"}", room_bytes as f64),
+            ("{segment=\"notes\"}", app.notes.bytes() as f64),
+        ],
+    );
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
+}
