@@ -3,7 +3,9 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod demo;
 mod render;
+mod run;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -15,14 +17,20 @@ use clap::{Parser, Subcommand, ValueEnum};
 use headroom_compiler::{Compilation, Compiler, Severity};
 use headroom_pricing::PriceTable;
 
-/// Exit codes, as documented in `docs/cli.md`.
+/// Exit codes, as documented in `docs/cli.md`; the same for every command.
 mod exit {
-    /// Everything valid (warnings allowed).
+    /// Success: valid specs, a run whose points all ran (and, with `--check`, passed).
     pub const OK: u8 = 0;
-    /// A spec has errors.
-    pub const INVALID: u8 = 1;
-    /// headroom could not do its job: a file missing, bad flags, an unwritable output.
-    pub const TROUBLE: u8 = 2;
+    /// A spec has errors, a file cannot be read, a flag is wrong.
+    pub const USAGE: u8 = 1;
+    /// `run --check`: an SLO failed at some point.
+    pub const SLO_FAILED: u8 = 2;
+    /// `run`: a run failed (the target exited, never got ready, died during the load).
+    pub const RUN_FAILED: u8 = 3;
+    /// The results file could not be written.
+    pub const WRITE_FAILED: u8 = 4;
+    /// Interrupted by Ctrl-C; the results gathered so far are on disk.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 #[derive(Parser)]
@@ -30,7 +38,7 @@ mod exit {
     name = "headroom",
     version,
     about = "How much one box holds, what runs out first, and what a user costs per month",
-    after_help = "Examples:\n  headroom validate examples/*.toml\n  headroom compile examples/relay.toml\n  headroom schema > spec.schema.json\n\nExit codes: 0 valid, 1 a spec has errors, 2 headroom could not run (missing file, bad flags)."
+    after_help = "Examples:\n  headroom validate examples/*.toml\n  headroom compile examples/relay.toml\n  headroom run --quick examples/notes-api.toml\n  headroom schema > spec.schema.json\n\nExit codes: 0 ok, 1 spec or usage error, 2 an SLO failed (run --check), 3 a run failed,\n4 the results could not be written, 130 interrupted."
 )]
 struct Cli {
     /// When to colour diagnostics.
@@ -51,7 +59,7 @@ enum Color {
 enum Command {
     /// Check specs and report every problem, with file, line and column.
     #[command(
-        after_help = "Examples:\n  headroom validate examples/relay.toml\n  headroom validate --format json examples/*.toml\n\nExit codes: 0 every spec is valid (warnings allowed), 1 a spec has errors, 2 a file could not be read."
+        after_help = "Examples:\n  headroom validate examples/relay.toml\n  headroom validate --format json examples/*.toml\n\nExit codes: 0 every spec is valid (warnings allowed), 1 a spec has errors or a file could not\nbe read (the other files are still checked)."
     )]
     Validate {
         /// The spec files.
@@ -63,7 +71,7 @@ enum Command {
     },
     /// Expand a spec into its run matrix: phases, points, repeats and the estimated time.
     #[command(
-        after_help = "Examples:\n  headroom compile examples/relay.toml\n  headroom compile --json examples/relay.toml > plan.json\n\nExit codes: 0 compiled, 1 the spec has errors, 2 the file could not be read."
+        after_help = "Examples:\n  headroom compile examples/relay.toml\n  headroom compile --json examples/relay.toml > plan.json\n\nExit codes: 0 compiled, 1 the spec has errors or could not be read."
     )]
     Compile {
         spec: PathBuf,
@@ -71,6 +79,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a spec: a fresh target per point, the load, the measurements, one results file.
+    #[command(
+        after_help = "Examples:\n  headroom run examples/notes-api.toml\n  headroom run --quick --check examples/notes-api.toml\n  headroom run --phase load --out results/notes.json examples/notes-api.toml\n\nExit codes: 0 every run ran (and with --check, every SLO passed), 1 spec or usage error,\n2 an SLO failed (--check), 3 a run failed, 4 the results could not be written, 130 interrupted.\nThe results file is rewritten after every run, so an interrupted run keeps what it measured."
+    )]
+    Run(run::RunArgs),
     /// Print the JSON Schema of specs (for editors; committed at schemas/spec.schema.json).
     #[command(after_help = "Example:\n  headroom schema > spec.schema.json")]
     Schema,
@@ -78,100 +91,7 @@ enum Command {
     #[command(
         after_help = "Examples:\n  headroom demo-target --port 8080\n  headroom demo-target --port 8080 --room-state 220KiB --rebuild-cpu 138ms --save-window 2200ms\n  headroom demo-target --port 8080 --stall-every 1s --stall-for 200ms\n\nIt listens on loopback and serves /healthz, /metrics, a notes API under\n/api/groups/{group}/notes and WebSocket rooms at /rooms/{room}, /channels/{room}, /pads/{room}\nand /api/ws?person={person}. It stops on SIGTERM or SIGINT."
     )]
-    DemoTarget(DemoTarget),
-}
-
-/// The demo target's knobs; sizes and durations are written as in specs.
-#[derive(clap::Args)]
-struct DemoTarget {
-    /// The address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: std::net::IpAddr,
-    /// The port to listen on (0: any free port, printed at start).
-    #[arg(long, default_value_t = 0)]
-    port: u16,
-    /// Bytes each open room holds while anyone is in it.
-    #[arg(long, default_value = "0B")]
-    room_state: headroom_spec::Size,
-    /// Notes stored at start.
-    #[arg(long, default_value_t = 0)]
-    seed_notes: u64,
-    /// The body size of each seeded note.
-    #[arg(long, default_value = "200B")]
-    note_size: headroom_spec::Size,
-    /// Synchronous CPU work of one save pass.
-    #[arg(long, default_value = "0s")]
-    rebuild_cpu: headroom_spec::Duration,
-    /// More CPU work per pass for every open room.
-    #[arg(long, default_value = "0s")]
-    rebuild_cpu_per_room: headroom_spec::Duration,
-    /// How long after an edit its room is saved; edits reach the other peers after the pass.
-    #[arg(long, default_value = "0s")]
-    save_window: headroom_spec::Duration,
-    /// Hold every request for --stall-for once this often.
-    #[arg(long)]
-    stall_every: Option<headroom_spec::Duration>,
-    /// How long each stall lasts.
-    #[arg(long, default_value = "0s")]
-    stall_for: headroom_spec::Duration,
-    /// The share of broadcasts to drop, spread evenly ("1%").
-    #[arg(long, default_value = "0%")]
-    drop_broadcasts: headroom_spec::Percent,
-    /// Exit with status 3 after this long.
-    #[arg(long)]
-    exit_after: Option<headroom_spec::Duration>,
-    /// Answer /healthz with 503 until this long after start.
-    #[arg(long)]
-    ready_after: Option<headroom_spec::Duration>,
-    /// Keep running on SIGTERM, so only SIGKILL stops it.
-    #[arg(long)]
-    ignore_sigterm: bool,
-    /// Write this much log output at start ("100MB").
-    #[arg(long, default_value = "0B")]
-    log_spam: headroom_spec::Size,
-    /// Ping every socket this often.
-    #[arg(long)]
-    ping_every: Option<headroom_spec::Duration>,
-    /// Close sockets that sent nothing, not even a pong, for this long.
-    #[arg(long)]
-    idle_close: Option<headroom_spec::Duration>,
-}
-
-impl DemoTarget {
-    fn options(self) -> headroom_demo::Options {
-        headroom_demo::Options {
-            host: self.host,
-            port: self.port,
-            room_state: self.room_state,
-            seed_notes: self.seed_notes,
-            note_size: self.note_size,
-            rebuild_cpu: self.rebuild_cpu,
-            rebuild_cpu_per_room: self.rebuild_cpu_per_room,
-            save_window: self.save_window,
-            stall_every: self.stall_every,
-            stall_for: self.stall_for,
-            drop_broadcasts: self.drop_broadcasts,
-            exit_after: self.exit_after,
-            ready_after: self.ready_after,
-            ignore_sigterm: self.ignore_sigterm,
-            log_spam: self.log_spam,
-            ping_every: self.ping_every,
-            idle_close: self.idle_close,
-        }
-    }
-}
-
-fn demo_target(args: DemoTarget) -> Result<u8> {
-    let options = args.options();
-    let address = format!("{}:{}", options.host, options.port);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime
-        .block_on(headroom_demo::serve(options))
-        .with_context(|| format!("the demo target cannot listen on {address}"))?;
-    Ok(exit::OK)
+    DemoTarget(demo::DemoTarget),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -181,13 +101,25 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` are not errors; a wrong flag is a usage error (1).
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
     let renderer = renderer(cli.color);
     let outcome = match cli.command {
         Command::Validate { specs, format } => validate(&specs, format, &renderer),
         Command::Compile { spec, json } => compile(&spec, json, &renderer),
         Command::Schema => print_json(&headroom_spec::json_schema()).map(|()| exit::OK),
-        Command::DemoTarget(args) => demo_target(args),
+        Command::DemoTarget(args) => demo::run(args),
+        Command::Run(args) => run::run(args, &renderer),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
@@ -206,7 +138,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(exit::OK);
             }
             eprintln!("error: {error:#}");
-            ExitCode::from(exit::TROUBLE)
+            ExitCode::from(exit::USAGE)
         }
     }
 }
@@ -225,13 +157,13 @@ fn renderer(color: Color) -> Renderer {
 }
 
 /// A spec read from disk and compiled.
-struct Compiled {
-    path: String,
-    source: String,
-    compilation: Compilation,
+pub(crate) struct Compiled {
+    pub path: String,
+    pub source: String,
+    pub compilation: Compilation,
 }
 
-fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
+pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
     let source = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read spec `{}`", path.display()))?;
     let mut prices = PriceTable::embedded().context("the shipped price table is broken")?;
@@ -270,7 +202,7 @@ fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
     })
 }
 
-fn report_human(compiled: &Compiled, renderer: &Renderer) {
+pub(crate) fn report_human(compiled: &Compiled, renderer: &Renderer) {
     let mut stderr = std::io::stderr().lock();
     for diagnostic in &compiled.compilation.diagnostics {
         let _ = writeln!(
@@ -343,10 +275,8 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
             }
         }
     }
-    Ok(if trouble {
-        exit::TROUBLE
-    } else if invalid {
-        exit::INVALID
+    Ok(if trouble || invalid {
+        exit::USAGE
     } else {
         exit::OK
     })
@@ -364,7 +294,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
             plural(errors, "error"),
             plural(warnings, "warning")
         );
-        return Ok(exit::INVALID);
+        return Ok(exit::USAGE);
     };
     if json {
         print_json(plan)?;

@@ -146,10 +146,10 @@ fn compile_json_is_the_resolved_plan() {
 }
 
 #[test]
-fn a_missing_file_is_trouble_not_invalid_and_the_others_are_still_checked() {
+fn a_missing_file_is_a_usage_error_and_the_others_are_still_checked() {
     let (exit, stdout, stderr) =
         headroom(&["validate", "examples/nope.toml", "examples/relay.toml"]);
-    assert_eq!(exit, 2);
+    assert_eq!(exit, 1);
     assert!(
         stderr.contains("cannot read spec `examples/nope.toml`"),
         "{stderr}"
@@ -209,6 +209,7 @@ fn every_command_has_help_with_an_example() {
         vec!["compile", "--help"],
         vec!["schema", "--help"],
         vec!["demo-target", "--help"],
+        vec!["run", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);

@@ -27,6 +27,19 @@ pub struct Notes {
     all: RwLock<Vec<Note>>,
 }
 
+/// `size` bytes of letters, shifted by `id` so no two notes share their text.
+fn body(id: u64, size: usize) -> String {
+    const LETTERS: &str = "abcdefghijklmnopqrstuvwxyz";
+    let shift = (id % 26) as usize;
+    let mut body = String::with_capacity(size + 26);
+    body.push_str(&LETTERS[shift..]);
+    while body.len() < size {
+        body.push_str(LETTERS);
+    }
+    body.truncate(size);
+    body
+}
+
 impl Notes {
     /// `count` notes with bodies of `size` bytes, every byte written so the memory is resident.
     pub fn seeded(count: u64, size: u64) -> Notes {
@@ -35,9 +48,7 @@ impl Notes {
                 id,
                 group: 1,
                 title: format!("seeded note {id}"),
-                body: (0..size)
-                    .map(|i| char::from(b'a' + ((i + id) % 26) as u8))
-                    .collect(),
+                body: body(id, size as usize),
             })
             .collect();
         Notes {

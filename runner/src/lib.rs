@@ -1,2 +1,20 @@
-//! The runner executes a compiled run matrix: it is the only crate that spawns processes or
-//! opens sockets. It is built by the runner issue; until then it holds no code.
+//! Executes a compiled run matrix and writes one results file.
+//!
+//! **The only crate that spawns processes or opens sockets.** For every run of every point it
+//! starts a fresh target ([`target`]), sends the load ([`load`]: HTTP, open and closed model),
+//! samples the target's process group from /proc, scrapes its Prometheus metrics at steady
+//! state, evaluates the SLOs and rewrites the results file ([`results`]) atomically. It reports
+//! progress as [`Event`]s and never prints: the CLI shows them.
+
+pub mod environment;
+mod http;
+pub mod load;
+mod quick;
+pub mod results;
+mod run;
+mod sample;
+mod scrape;
+pub mod target;
+mod verdict;
+
+pub use run::{Event, Outcome, RunError, RunOptions, reduce, run};

@@ -1,0 +1,550 @@
+//! HTTP load: the open model (arrival rate) and the closed model (virtual users).
+//!
+//! Open model: every request has an intended start time drawn from the schedule (fixed or
+//! Poisson gaps, ramps included), and its latency is measured from that time. A server that
+//! stalls shows up in the tail instead of slowing the generator down (coordinated omission).
+//! When `max_in_flight` requests are outstanding, a start is counted as dropped, never queued.
+//!
+//! Closed model: each virtual user sends, waits for the answer, thinks, and sends again; its
+//! latency is measured from the moment the connection was ready.
+//!
+//! Request tasks send their samples to one collector task, which owns the histograms: the hot
+//! path takes no lock.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use headroom_spec::scenario::{Arrivals, Expect, HttpScenario};
+use headroom_spec::{Param, Rate};
+use http_body_util::{BodyExt, Full};
+use rand::Rng;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::http::{self, ErrorKind, Sender};
+use crate::results::{ErrorCounts, ScenarioResult, Window, histogram_summary, serialize_histogram};
+
+/// Latencies above this are clamped (an hour, in microseconds): a histogram needs a bound.
+const HIGHEST_MICROS: u64 = 3_600_000_000;
+/// The length of one window of the per-window series.
+const WINDOW: Duration = Duration::from_secs(1);
+
+pub fn histogram() -> Histogram<u64> {
+    // Three significant digits over 1 µs .. 1 h: the standard HDR precision. Constant bounds
+    // that are valid, so this cannot fail.
+    Histogram::new_with_bounds(1, HIGHEST_MICROS, 3).expect("valid constant histogram bounds")
+}
+
+/// One request's fate, as the collector receives it.
+enum Sample {
+    Done {
+        intended: Instant,
+        sent: Instant,
+        done: Instant,
+        outcome: Result<(), Failed>,
+    },
+    Dropped {
+        intended: Instant,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum Failed {
+    Kind(ErrorKind),
+    Status,
+}
+
+/// A request ready to send: where, and what.
+struct Prepared {
+    authority: String,
+    address: usize,
+    method: hyper::Method,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Bytes,
+    expect: Vec<u16>,
+    weight: u32,
+}
+
+/// Live figures for progress reports.
+#[derive(Default)]
+pub struct Live {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true).
+pub async fn run(
+    scenario: &HttpScenario,
+    port: u16,
+    headroom: &Path,
+    cancel: tokio::sync::watch::Receiver<bool>,
+    live: Arc<Live>,
+) -> Result<ScenarioResult, String> {
+    let (requests, addresses) = prepare(scenario, port, headroom).await?;
+    let requests = Arc::new(requests);
+    let addresses = Arc::new(addresses);
+    let pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>> = Arc::new(
+        addresses
+            .iter()
+            .map(|_| std::sync::Mutex::new(Vec::new()))
+            .collect(),
+    );
+    let stages = Schedule::of(scenario);
+    let (samples, inbox) = mpsc::unbounded_channel();
+    let start = Instant::now();
+    let collector = tokio::spawn(collect(inbox, start, Arc::clone(&live)));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let client = Client {
+        requests,
+        addresses,
+        pools,
+        timeout: scenario.timeout.as_std(),
+    };
+    if scenario.executor.is_open() {
+        open_model(
+            scenario, &stages, &client, start, samples, &in_flight, cancel,
+        )
+        .await;
+    } else {
+        closed_model(scenario, &stages, &client, start, samples, cancel).await;
+    }
+    let mut result = collector
+        .await
+        .map_err(|e| format!("the load collector failed: {e}"))?;
+    result.duration_s = start.elapsed().as_secs_f64();
+    result.rate = result.requests as f64 / stages.total().as_secs_f64().max(1e-9);
+    Ok(result)
+}
+
+struct Client {
+    requests: Arc<Vec<Prepared>>,
+    addresses: Arc<Vec<SocketAddr>>,
+    pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>>,
+    timeout: Duration,
+}
+
+impl Client {
+    fn pick(&self) -> usize {
+        let total: u32 = self.requests.iter().map(|r| r.weight).sum();
+        let mut roll = rand::rng().random_range(0..total.max(1));
+        for (i, request) in self.requests.iter().enumerate() {
+            if roll < request.weight {
+                return i;
+            }
+            roll -= request.weight;
+        }
+        0
+    }
+
+    /// Sends request `which` on a pooled connection (or a new one). Returns when it was sent
+    /// (the connection ready) and how it ended.
+    async fn send(&self, which: usize) -> (Instant, Result<(), Failed>) {
+        let request = &self.requests[which];
+        let pooled = self.pools[request.address]
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop());
+        let mut sender = match pooled {
+            Some(sender) => sender,
+            None => match http::connect(self.addresses[request.address]).await {
+                Ok(sender) => sender,
+                Err(kind) => return (Instant::now(), Err(Failed::Kind(kind))),
+            },
+        };
+        // A reused HTTP/1 connection must be ready before the next request (hyper's contract).
+        if sender.ready().await.is_err() {
+            match http::connect(self.addresses[request.address]).await {
+                Ok(fresh) => sender = fresh,
+                Err(kind) => return (Instant::now(), Err(Failed::Kind(kind))),
+            }
+        }
+        let sent = Instant::now();
+        let mut builder = hyper::Request::builder()
+            .method(request.method.clone())
+            .uri(request.path.as_str())
+            .header(hyper::header::HOST, request.authority.as_str());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let Ok(built) = builder.body(Full::new(request.body.clone())) else {
+            return (sent, Err(Failed::Kind(ErrorKind::Protocol)));
+        };
+        let exchange = async {
+            let response = sender
+                .send_request(built)
+                .await
+                .map_err(|_| Failed::Kind(ErrorKind::Protocol))?;
+            let status = response.status().as_u16();
+            response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|_| Failed::Kind(ErrorKind::Protocol))?;
+            Ok::<u16, Failed>(status)
+        };
+        let outcome = match tokio::time::timeout(self.timeout, exchange).await {
+            Err(_) => Err(Failed::Kind(ErrorKind::Timeout)),
+            Ok(Err(failed)) => Err(failed),
+            Ok(Ok(status)) => {
+                if let Ok(mut pool) = self.pools[request.address].lock() {
+                    pool.push(sender);
+                }
+                let good = if request.expect.is_empty() {
+                    (200..300).contains(&status)
+                } else {
+                    request.expect.contains(&status)
+                };
+                if good { Ok(()) } else { Err(Failed::Status) }
+            }
+        };
+        (sent, outcome)
+    }
+}
+
+async fn prepare(
+    scenario: &HttpScenario,
+    port: u16,
+    headroom: &Path,
+) -> Result<(Vec<Prepared>, Vec<SocketAddr>), String> {
+    let mut prepared = Vec::new();
+    let mut authorities: Vec<String> = Vec::new();
+    let mut addresses = Vec::new();
+    for request in &scenario.requests {
+        let url = crate::target::fill(&request.url, port, headroom)?;
+        let (authority, path) = http::parse_url(&url)
+            .ok_or_else(|| format!("`{url}` is not an http:// URL the runner can load"))?;
+        let address = match authorities.iter().position(|a| *a == authority) {
+            Some(i) => i,
+            None => {
+                let resolved = tokio::net::lookup_host(authority.as_str())
+                    .await
+                    .ok()
+                    .and_then(|mut all| all.next())
+                    .ok_or_else(|| format!("cannot resolve `{authority}` of `{url}`"))?;
+                authorities.push(authority.clone());
+                addresses.push(resolved);
+                authorities.len() - 1
+            }
+        };
+        let headers = request
+            .headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), crate::target::fill(v, port, headroom)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        let body = match &request.body {
+            Some(body) => Bytes::from(crate::target::fill(body, port, headroom)?),
+            None => Bytes::new(),
+        };
+        let method =
+            hyper::Method::from_bytes(format!("{:?}", request.method).to_uppercase().as_bytes())
+                .map_err(|e| e.to_string())?;
+        let expect = match &request.expect {
+            None => Vec::new(),
+            Some(Expect::One(status)) => vec![*status],
+            Some(Expect::Any(statuses)) => statuses.clone(),
+        };
+        prepared.push(Prepared {
+            authority,
+            address,
+            method,
+            path,
+            headers,
+            body,
+            expect,
+            weight: request.weight,
+        });
+    }
+    Ok((prepared, addresses))
+}
+
+/// Ramp-up, hold and ramp-down, and the load at any moment of them.
+pub struct Schedule {
+    ramp_up: f64,
+    hold: f64,
+    ramp_down: f64,
+}
+
+impl Schedule {
+    pub fn of(scenario: &HttpScenario) -> Schedule {
+        let seconds =
+            |p: &Param<headroom_spec::Duration>| p.value().map_or(0.0, |d| d.as_secs_f64());
+        Schedule {
+            ramp_up: seconds(&scenario.stages.ramp_up),
+            hold: scenario.stages.hold.as_ref().map_or(0.0, seconds),
+            ramp_down: seconds(&scenario.stages.ramp_down),
+        }
+    }
+
+    pub fn total(&self) -> Duration {
+        Duration::from_secs_f64(self.ramp_up + self.hold + self.ramp_down)
+    }
+
+    /// The load at `t` seconds: `start` at the ends of the ramps, `peak` during the hold.
+    pub fn at(&self, t: f64, start: f64, peak: f64) -> f64 {
+        if t < self.ramp_up {
+            start + (peak - start) * t / self.ramp_up
+        } else if t < self.ramp_up + self.hold {
+            peak
+        } else if self.ramp_down > 0.0 {
+            peak + (start - peak) * ((t - self.ramp_up - self.hold) / self.ramp_down).min(1.0)
+        } else {
+            peak
+        }
+    }
+}
+
+fn per_second(rate: Option<&Param<Rate>>) -> f64 {
+    rate.and_then(Param::value)
+        .map_or(0.0, |r| r.as_per_second())
+}
+
+async fn open_model(
+    scenario: &HttpScenario,
+    schedule: &Schedule,
+    client: &Client,
+    start: Instant,
+    samples: mpsc::UnboundedSender<Sample>,
+    in_flight: &Arc<AtomicUsize>,
+    cancel: tokio::sync::watch::Receiver<bool>,
+) {
+    let peak = per_second(scenario.rate.as_ref());
+    let (from, to) = if scenario.executor.is_ramping() {
+        (per_second(scenario.start_rate.as_ref()), peak)
+    } else {
+        (peak, peak)
+    };
+    let total = schedule.total().as_secs_f64();
+    let max_in_flight = usize::try_from(scenario.max_in_flight).unwrap_or(usize::MAX);
+    let client = Arc::new(Client {
+        requests: Arc::clone(&client.requests),
+        addresses: Arc::clone(&client.addresses),
+        pools: Arc::clone(&client.pools),
+        timeout: client.timeout,
+    });
+    let mut t = 0.0f64;
+    while t < total && !*cancel.borrow() {
+        let rate = schedule.at(t, from, to);
+        if rate <= 0.0 {
+            // Nothing to send yet: look again a little later on the ramp.
+            t += 0.01;
+            continue;
+        }
+        let intended = start + Duration::from_secs_f64(t);
+        tokio::time::sleep_until(intended).await;
+        if in_flight.load(Ordering::Relaxed) >= max_in_flight {
+            let _ = samples.send(Sample::Dropped { intended });
+        } else {
+            in_flight.fetch_add(1, Ordering::Relaxed);
+            let (client, samples, in_flight) =
+                (Arc::clone(&client), samples.clone(), Arc::clone(in_flight));
+            tokio::spawn(async move {
+                let which = client.pick();
+                let (sent, outcome) = client.send(which).await;
+                let _ = samples.send(Sample::Done {
+                    intended,
+                    sent,
+                    done: Instant::now(),
+                    outcome,
+                });
+                in_flight.fetch_sub(1, Ordering::Relaxed);
+            });
+        }
+        t += match scenario.arrivals {
+            Arrivals::Fixed => 1.0 / rate,
+            // Exponential gaps: -ln(U)/rate, U in (0, 1].
+            Arrivals::Poisson => -(1.0 - rand::rng().random::<f64>()).ln() / rate,
+        };
+    }
+    // Every request in flight ends by its timeout; wait that long at most.
+    let deadline = Instant::now() + client.timeout + Duration::from_millis(100);
+    while in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn closed_model(
+    scenario: &HttpScenario,
+    schedule: &Schedule,
+    client: &Client,
+    start: Instant,
+    samples: mpsc::UnboundedSender<Sample>,
+    cancel: tokio::sync::watch::Receiver<bool>,
+) {
+    let peak = scenario
+        .vus
+        .as_ref()
+        .and_then(Param::value)
+        .copied()
+        .unwrap_or(0) as f64;
+    let from = if scenario.executor.is_ramping() {
+        scenario.start_vus.unwrap_or(0) as f64
+    } else {
+        peak
+    };
+    let think = scenario
+        .think
+        .as_ref()
+        .and_then(Param::value)
+        .map_or(Duration::ZERO, |d| d.as_std());
+    let total = schedule.total();
+    let schedule = Arc::new(Schedule {
+        ramp_up: schedule.ramp_up,
+        hold: schedule.hold,
+        ramp_down: schedule.ramp_down,
+    });
+    let client = Arc::new(Client {
+        requests: Arc::clone(&client.requests),
+        addresses: Arc::clone(&client.addresses),
+        pools: Arc::clone(&client.pools),
+        timeout: client.timeout,
+    });
+    let mut users = tokio::task::JoinSet::new();
+    for user in 0..peak as u64 {
+        let (client, samples, schedule, cancel) = (
+            Arc::clone(&client),
+            samples.clone(),
+            Arc::clone(&schedule),
+            cancel.clone(),
+        );
+        users.spawn(async move {
+            let end = start + total;
+            loop {
+                let now = Instant::now();
+                if now >= end || *cancel.borrow() {
+                    break;
+                }
+                let active = schedule.at((now - start).as_secs_f64(), from, peak);
+                if (user as f64) >= active.round() {
+                    tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
+                    continue;
+                }
+                let which = client.pick();
+                let (sent, outcome) = client.send(which).await;
+                let _ = samples.send(Sample::Done {
+                    intended: sent,
+                    sent,
+                    done: Instant::now(),
+                    outcome,
+                });
+                let now = Instant::now();
+                if now < end {
+                    tokio::time::sleep(think.min(end - now)).await;
+                }
+            }
+        });
+    }
+    while users.join_next().await.is_some() {}
+}
+
+/// Owns the histograms and the per-window series; returns them when every sender is gone.
+async fn collect(
+    mut inbox: mpsc::UnboundedReceiver<Sample>,
+    start: Instant,
+    live: Arc<Live>,
+) -> ScenarioResult {
+    let mut latency = histogram();
+    let mut lag = histogram();
+    let mut window = histogram();
+    let mut window_index = 0u64;
+    let mut window_errors = 0u64;
+    let mut windows = Vec::new();
+    let mut errors = ErrorCounts::default();
+    let (mut requests, mut ok, mut dropped) = (0u64, 0u64, 0u64);
+    let micros = |d: Duration| (d.as_micros() as u64).clamp(1, HIGHEST_MICROS);
+    while let Some(sample) = inbox.recv().await {
+        let (at, failed) = match sample {
+            Sample::Dropped { intended } => {
+                dropped += 1;
+                (intended, false)
+            }
+            Sample::Done {
+                intended,
+                sent,
+                done,
+                outcome,
+            } => {
+                requests += 1;
+                live.requests.fetch_add(1, Ordering::Relaxed);
+                let _ = latency.record(micros(done - intended));
+                let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+                let _ = window.record(micros(done - intended));
+                match outcome {
+                    Ok(()) => ok += 1,
+                    Err(failed) => {
+                        live.errors.fetch_add(1, Ordering::Relaxed);
+                        match failed {
+                            Failed::Kind(ErrorKind::Connect) => errors.connect += 1,
+                            Failed::Kind(ErrorKind::Timeout) => errors.timeout += 1,
+                            Failed::Kind(ErrorKind::Protocol) => errors.protocol += 1,
+                            Failed::Status => errors.status += 1,
+                        }
+                    }
+                }
+                (done, outcome.is_err())
+            }
+        };
+        let index = ((at - start).as_secs_f64() / WINDOW.as_secs_f64()) as u64;
+        while index > window_index {
+            windows.push(Window::of(window_index, &window, window_errors));
+            window.reset();
+            window_errors = 0;
+            window_index += 1;
+        }
+        if failed {
+            window_errors += 1;
+        }
+    }
+    if !window.is_empty() || window_errors > 0 {
+        windows.push(Window::of(window_index, &window, window_errors));
+    }
+    ScenarioResult {
+        kind: "http".to_owned(),
+        skipped: None,
+        requests,
+        ok,
+        dropped,
+        errors,
+        duration_s: 0.0,
+        rate: 0.0,
+        latency: histogram_summary(&latency),
+        schedule_lag: histogram_summary(&lag),
+        histograms: [
+            ("latency".to_owned(), serialize_histogram(&latency)),
+            ("schedule_lag".to_owned(), serialize_histogram(&lag)),
+        ]
+        .into_iter()
+        .collect(),
+        windows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_ramps_up_holds_and_ramps_down() {
+        let schedule = Schedule {
+            ramp_up: 10.0,
+            hold: 20.0,
+            ramp_down: 10.0,
+        };
+        assert_eq!(schedule.at(0.0, 0.0, 100.0), 0.0);
+        assert_eq!(schedule.at(5.0, 0.0, 100.0), 50.0);
+        assert_eq!(schedule.at(15.0, 0.0, 100.0), 100.0);
+        assert_eq!(schedule.at(35.0, 0.0, 100.0), 50.0);
+        assert_eq!(schedule.total(), Duration::from_secs(40));
+        let flat = Schedule {
+            ramp_up: 0.0,
+            hold: 10.0,
+            ramp_down: 0.0,
+        };
+        assert_eq!(flat.at(0.0, 7.0, 7.0), 7.0);
+    }
+}

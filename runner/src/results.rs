@@ -1,0 +1,384 @@
+//! The results file: one JSON document per spec, versioned, with a committed JSON Schema
+//! (`schemas/results.schema.json`). It is written atomically after every run, so a crash loses
+//! at most the run in flight.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use headroom_compiler::ResolvedPlan;
+use headroom_spec::VarValue;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::environment::{Environment, LoadAverage};
+use crate::target::{Exit, Stopped};
+
+/// The version of this file's shape; readers refuse other versions.
+pub const RESULTS_FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Results {
+    pub format: u32,
+    pub headroom_version: String,
+    /// The spec's path as given, and a hash of its text (FNV-1a, 64 bits, hex).
+    pub spec: SpecRef,
+    /// `--quick`: durations, steps and repeats were scaled down; not figures to plan with.
+    pub quick: bool,
+    pub environment: Environment,
+    /// The plan that ran (after `--quick` scaling).
+    #[schemars(with = "serde_json::Value")]
+    pub plan: serde_json::Value,
+    pub phases: Vec<PhaseResults>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SpecRef {
+    pub path: String,
+    pub hash: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseResults {
+    pub name: String,
+    pub points: Vec<PointResults>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PointResults {
+    pub index: usize,
+    /// The swept variables at this point.
+    pub at: BTreeMap<String, VarValue>,
+    pub runs: Vec<RunResult>,
+}
+
+/// One run of one point.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    pub repeat: u32,
+    /// Unix time in milliseconds.
+    pub started_ms: u64,
+    pub duration_s: f64,
+    pub port: u16,
+    /// The target's output, relative to the results file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready_after_s: Option<f64>,
+    pub load_average: LoadAverage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    pub scenarios: BTreeMap<String, ScenarioResult>,
+    pub process: ProcessResult,
+    pub metrics: MetricsResult,
+    pub generator: GeneratorResult,
+    pub slo: Vec<SloVerdict>,
+    /// What the run could not do, in words (an external target without a pid, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Why a run failed, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Failure {
+    /// The command could not be started (no such program, an unset `{env:…}`).
+    SpawnFailed { message: String },
+    /// The target exited before it was ready.
+    ExitedEarly {
+        exit: Exit,
+        stderr_tail: Vec<String>,
+    },
+    /// The readiness check did not pass in time.
+    NeverReady {
+        waited_s: f64,
+        check: String,
+        stderr_tail: Vec<String>,
+    },
+    /// The target exited during the point.
+    Died {
+        exit: Exit,
+        stderr_tail: Vec<String>,
+    },
+    /// The load could not run (a URL the runner cannot load).
+    Load { message: String },
+    /// The runner was interrupted (Ctrl-C) during the run.
+    Interrupted,
+}
+
+impl Failure {
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::SpawnFailed { message } | Failure::Load { message } => message.clone(),
+            Failure::ExitedEarly { exit, .. } => {
+                format!("the target exited before it was ready ({exit})")
+            }
+            Failure::NeverReady {
+                waited_s, check, ..
+            } => {
+                format!("the target was not ready after {waited_s:.1}s (waiting for {check})")
+            }
+            Failure::Died { exit, .. } => format!("the target died during the point ({exit})"),
+            Failure::Interrupted => "interrupted".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorCounts {
+    pub connect: u64,
+    pub timeout: u64,
+    /// Answers with a status the request did not expect.
+    pub status: u64,
+    pub protocol: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.status + self.protocol
+    }
+}
+
+/// A latency distribution in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub min_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+}
+
+pub fn histogram_summary(h: &Histogram<u64>) -> Summary {
+    if h.is_empty() {
+        return Summary::default();
+    }
+    let ms = |micros: u64| micros as f64 / 1000.0;
+    Summary {
+        count: h.len(),
+        mean_ms: h.mean() / 1000.0,
+        min_ms: ms(h.min()),
+        p50_ms: ms(h.value_at_quantile(0.50)),
+        p90_ms: ms(h.value_at_quantile(0.90)),
+        p95_ms: ms(h.value_at_quantile(0.95)),
+        p99_ms: ms(h.value_at_quantile(0.99)),
+        p999_ms: ms(h.value_at_quantile(0.999)),
+        max_ms: ms(h.max()),
+    }
+}
+
+/// HdrHistogram's compressed V2 encoding in base64, as its interval logs write it: any
+/// percentile can be recomputed, and repeats merged, from the file.
+pub fn serialize_histogram(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+        Err(_) => String::new(),
+    }
+}
+
+/// Reads a histogram written by [`serialize_histogram`].
+pub fn deserialize_histogram(text: &str) -> Option<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()
+}
+
+/// One window of the per-second series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Window {
+    /// Seconds from the scenario's start.
+    pub t_s: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+}
+
+impl Window {
+    pub fn of(index: u64, h: &Histogram<u64>, errors: u64) -> Window {
+        let summary = histogram_summary(h);
+        Window {
+            t_s: index,
+            requests: summary.count,
+            errors,
+            p50_ms: summary.p50_ms,
+            p95_ms: summary.p95_ms,
+            p99_ms: summary.p99_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioResult {
+    pub kind: String,
+    /// Why the scenario did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Requests that completed (answered or failed).
+    pub requests: u64,
+    pub ok: u64,
+    /// Starts skipped because `max_in_flight` requests were outstanding.
+    pub dropped: u64,
+    pub errors: ErrorCounts,
+    pub duration_s: f64,
+    /// Completed requests per second over the scenario's stages.
+    pub rate: f64,
+    /// From the intended start (open model) or the send (closed model) to the last byte.
+    pub latency: Summary,
+    /// Actual minus intended send time: the generator's own delay.
+    pub schedule_lag: Summary,
+    pub histograms: BTreeMap<String, String>,
+    pub windows: Vec<Window>,
+}
+
+/// The server's process tree (its process group), from /proc.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcessResult {
+    pub samples: Vec<ProcessSample>,
+    /// Reduced from the steady-state samples (the same instants as the scrapes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<ProcessSample>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcessSample {
+    /// Seconds from the start of the load.
+    pub t_s: f64,
+    pub rss_bytes: u64,
+    /// CPU since the previous sample, in percent of one core.
+    pub cpu_pct: f64,
+    pub processes: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricsResult {
+    /// Each steady-state scrape: the selected series by name.
+    pub scrapes: Vec<BTreeMap<String, f64>>,
+    /// The scrapes reduced (median by default).
+    pub steady: BTreeMap<String, f64>,
+    /// Series the spec names that no scrape held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+/// The generator's own honesty: was it the bottleneck?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GeneratorResult {
+    pub schedule_lag_p99_ms: f64,
+    /// CPU the generator used during the load, in cores.
+    pub cpu_cores: f64,
+    pub cores_available: usize,
+    /// Lag p99 over the threshold or CPU over 90 % of the cores: the latency is not the server's.
+    pub bound: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SloVerdict {
+    pub name: String,
+    pub expression: String,
+    /// The figure at this run, in result units (seconds, fraction, bytes, per second).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    pub threshold: f64,
+    /// `None` when the figure was not measured (see `note`): neither a pass nor a failure.
+    pub pass: Option<bool>,
+    /// Why there is no value (a figure of a scenario that was skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Why a results file could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a results file of format {RESULTS_FORMAT}: {message}")]
+    Read { path: String, message: String },
+}
+
+impl Results {
+    /// Writes the file atomically: a temporary file beside it, then a rename.
+    pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
+        let error = |source| ResultsError::Write {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(error)?;
+        }
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| error(std::io::Error::other(e)))?;
+        let temporary = path.with_extension("json.tmp");
+        std::fs::write(&temporary, text + "\n").map_err(error)?;
+        std::fs::rename(&temporary, path).map_err(error)
+    }
+
+    pub fn read(path: &Path) -> Result<Results, ResultsError> {
+        let error = |message: String| ResultsError::Read {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        let results: Results = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+        if results.format != RESULTS_FORMAT {
+            return Err(error(format!("it is format {}", results.format)));
+        }
+        Ok(results)
+    }
+}
+
+/// The plan as JSON, for the results file.
+pub fn plan_json(plan: &ResolvedPlan) -> serde_json::Value {
+    serde_json::to_value(plan).unwrap_or(serde_json::Value::Null)
+}
+
+/// FNV-1a, 64 bits: a stable hash of the spec's text that needs no dependency.
+pub fn spec_hash(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histograms_survive_the_file() {
+        let mut h = crate::load::histogram();
+        for v in [1_000u64, 2_000, 3_000, 250_000] {
+            h.record(v).expect("record");
+        }
+        let back = deserialize_histogram(&serialize_histogram(&h)).expect("round trip");
+        assert_eq!(back.len(), 4);
+        assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+        assert_eq!(back.max(), h.max());
+    }
+
+    #[test]
+    fn the_spec_hash_is_stable() {
+        assert_eq!(spec_hash(""), "cbf29ce484222325");
+        assert_eq!(spec_hash("a"), "af63dc4c8601ec8c");
+    }
+}

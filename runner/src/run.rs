@@ -1,0 +1,682 @@
+//! The matrix, run by run: a fresh target, the load, the steady state, the verdicts, and the
+//! results file rewritten after every run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use headroom_compiler::ResolvedPlan;
+use headroom_compiler::matrix::{PhasePlan, Point, ResolvedMeasure};
+use headroom_spec::{OnFailure, Reducer, Scenario};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::environment::{Environment, LoadAverage, load_average};
+use crate::results::{
+    Failure, GeneratorResult, MetricsResult, PhaseResults, PointResults, ProcessResult,
+    ProcessSample, RESULTS_FORMAT, Results, ResultsError, RunResult, ScenarioResult, SpecRef,
+    plan_json,
+};
+use crate::target::{Launch, Running};
+use crate::{http, load, sample, scrape, verdict};
+
+/// A schedule lag p99 above this marks a run generator-bound.
+const LAG_LIMIT_MS: f64 = 5.0;
+
+/// How a run is asked for, beyond the plan.
+pub struct RunOptions {
+    /// The spec's path as the user gave it, and its text's hash.
+    pub spec_path: String,
+    pub spec_hash: String,
+    /// Relative `cwd`s and the target's git revision are taken from here.
+    pub spec_dir: PathBuf,
+    /// The results file.
+    pub out: PathBuf,
+    /// Only these phases (all when empty); the file keeps the others.
+    pub phases: Vec<String>,
+    /// Repeats of every point, instead of the spec's.
+    pub repeats: Option<u32>,
+    pub quick: bool,
+    /// The running `headroom` binary, for `{headroom}`.
+    pub headroom: PathBuf,
+    pub version: String,
+}
+
+/// What the runner reports as it goes; the CLI shows it.
+pub enum Event<'a> {
+    Started {
+        runs: usize,
+    },
+    RunStarted {
+        phase: &'a str,
+        point: &'a Point,
+        repeat: u32,
+        number: usize,
+        runs: usize,
+    },
+    Progress {
+        elapsed_s: f64,
+        requests: u64,
+        errors: u64,
+    },
+    RunFinished {
+        phase: &'a str,
+        point: &'a Point,
+        result: &'a RunResult,
+    },
+}
+
+/// How the whole run went.
+pub struct Outcome {
+    pub results: Results,
+    pub failed_runs: usize,
+    pub slo_failures: usize,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    #[error("no phase is named {0}; the phases are: {1}")]
+    UnknownPhase(String, String),
+}
+
+/// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
+pub async fn run(
+    plan: &ResolvedPlan,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<Outcome, RunError> {
+    let plan = if options.quick {
+        crate::quick::scale(plan)
+    } else {
+        plan.clone()
+    };
+    let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    for wanted in &options.phases {
+        if !names.contains(&wanted.as_str()) {
+            return Err(RunError::UnknownPhase(wanted.clone(), names.join(", ")));
+        }
+    }
+    let selected: Vec<&PhasePlan> = plan
+        .phases
+        .iter()
+        .filter(|p| options.phases.is_empty() || options.phases.contains(&p.name))
+        .collect();
+    // Re-running some phases keeps the others' results.
+    let mut results = match (options.phases.is_empty(), options.out.exists()) {
+        (false, true) => Results::read(&options.out)?,
+        _ => Results {
+            format: RESULTS_FORMAT,
+            headroom_version: options.version.clone(),
+            spec: SpecRef {
+                path: options.spec_path.clone(),
+                hash: options.spec_hash.clone(),
+            },
+            quick: options.quick,
+            environment: Environment::default(),
+            plan: serde_json::Value::Null,
+            phases: Vec::new(),
+        },
+    };
+    results.environment = Environment::read(&options.version, &options.spec_dir);
+    results.plan = plan_json(&plan);
+    results.quick = options.quick;
+    results.spec = SpecRef {
+        path: options.spec_path.clone(),
+        hash: options.spec_hash.clone(),
+    };
+    let repeats = |phase: &PhasePlan| options.repeats.unwrap_or(phase.repeats);
+    let runs: usize = selected
+        .iter()
+        .map(|p| p.points.len() * repeats(p) as usize)
+        .sum();
+    on_event(Event::Started { runs });
+    let (mut number, mut failed_runs, mut slo_failures, mut interrupted) = (0, 0, 0, false);
+    'phases: for phase in selected {
+        let slot = match results.phases.iter().position(|p| p.name == phase.name) {
+            Some(i) => i,
+            None => {
+                results.phases.push(PhaseResults {
+                    name: phase.name.clone(),
+                    points: Vec::new(),
+                });
+                results.phases.len() - 1
+            }
+        };
+        results.phases[slot].points.clear();
+        for point in &phase.points {
+            results.phases[slot].points.push(PointResults {
+                index: point.index,
+                at: point.at.clone(),
+                runs: Vec::new(),
+            });
+            let mut failed_here = false;
+            for repeat in 1..=repeats(phase) {
+                if *cancel.borrow() {
+                    interrupted = true;
+                    break 'phases;
+                }
+                number += 1;
+                on_event(Event::RunStarted {
+                    phase: &phase.name,
+                    point,
+                    repeat,
+                    number,
+                    runs,
+                });
+                let result = run_once(
+                    &plan,
+                    phase,
+                    point,
+                    repeat,
+                    options,
+                    cancel.clone(),
+                    on_event,
+                )
+                .await;
+                if result.failure.is_some() {
+                    failed_runs += 1;
+                    failed_here = true;
+                }
+                if matches!(result.failure, Some(Failure::Interrupted)) {
+                    interrupted = true;
+                }
+                slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
+                on_event(Event::RunFinished {
+                    phase: &phase.name,
+                    point,
+                    result: &result,
+                });
+                if let Some(points) = results.phases[slot].points.last_mut() {
+                    points.runs.push(result);
+                }
+                results.write(&options.out)?;
+                if interrupted {
+                    break 'phases;
+                }
+                if !phase.cooldown.as_std().is_zero() {
+                    tokio::time::sleep(phase.cooldown.as_std()).await;
+                }
+            }
+            if failed_here && phase.on_failure == OnFailure::Stop {
+                break;
+            }
+        }
+    }
+    results.write(&options.out)?;
+    Ok(Outcome {
+        results,
+        failed_runs,
+        slo_failures,
+        interrupted,
+    })
+}
+
+/// A free loopback port: bound by us, then released for the target to take.
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port())
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+async fn run_once(
+    plan: &ResolvedPlan,
+    phase: &PhasePlan,
+    point: &Point,
+    repeat: u32,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> RunResult {
+    let started = Instant::now();
+    let mut result = RunResult {
+        repeat,
+        started_ms: unix_ms(),
+        duration_s: 0.0,
+        port: 0,
+        log: None,
+        ready_after_s: None,
+        load_average: LoadAverage::default(),
+        failure: None,
+        stopped: None,
+        scenarios: BTreeMap::new(),
+        process: ProcessResult::default(),
+        metrics: MetricsResult::default(),
+        generator: GeneratorResult::default(),
+        slo: Vec::new(),
+        notes: Vec::new(),
+    };
+    let target = &point.target;
+    if target.limits.is_some() {
+        result.notes.push(
+            "the target's resource limits were not applied (emulated instance sizes come in their own issue): this run used the whole machine".to_owned(),
+        );
+    }
+    let (port, mut running) = match &target.url {
+        Some(url) => {
+            let port = http::parse_url(url)
+                .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
+                .unwrap_or(80);
+            result.notes.push(
+                "an external target: the runner neither started nor stopped it, and sampled no process (pid files come with the runner's next issue)".to_owned(),
+            );
+            (port, None)
+        }
+        None => {
+            let port = match free_port() {
+                Ok(port) => port,
+                Err(e) => {
+                    result.failure = Some(Failure::SpawnFailed {
+                        message: format!("no free loopback port: {e}"),
+                    });
+                    return finish(result, started, plan);
+                }
+            };
+            let log_name = format!(
+                "logs/{}-p{}-r{}.log",
+                sanitize(&phase.name),
+                point.index + 1,
+                repeat
+            );
+            let log = options
+                .out
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(&log_name);
+            result.log = Some(log_name);
+            let launch = Launch {
+                target,
+                port,
+                headroom: &options.headroom,
+                spec_dir: &options.spec_dir,
+                log,
+            };
+            match Running::start(&launch).await {
+                Ok(running) => (port, Some(running)),
+                Err(failure) => {
+                    result.failure = Some(failure);
+                    return finish(result, started, plan);
+                }
+            }
+        }
+    };
+    result.port = port;
+    if let Some(running) = running.as_mut() {
+        match running.wait_ready(target, port).await {
+            Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
+            Err(failure) => {
+                result.failure = Some(failure);
+                result.stopped = Some(
+                    running
+                        .stop(target.stop.signal, target.stop.grace.as_std())
+                        .await,
+                );
+                return finish(result, started, plan);
+            }
+        }
+    }
+    let group = running.as_ref().map(|r| r.pid as i32);
+    let load_started = Instant::now();
+    let cpu_before = sample::own_cpu_s();
+
+    // The sampler: the process group every `sample_every`, and the load average.
+    let (stop_sampling, sampling) = watch::channel(false);
+    let sampler = tokio::spawn(sampler(
+        group,
+        phase.measure.sample_every.as_std(),
+        load_started,
+        sampling,
+    ));
+
+    // The load, watched for the target's death and for Ctrl-C.
+    let (abort, aborted) = watch::channel(false);
+    let live = Arc::new(load::Live::default());
+    let scenarios = run_scenarios(
+        &point.scenarios,
+        port,
+        &options.headroom,
+        aborted,
+        Arc::clone(&live),
+    );
+    tokio::pin!(scenarios);
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    let mut cancel_watch = cancel.clone();
+    let outcomes = loop {
+        tokio::select! {
+            outcomes = &mut scenarios => break outcomes,
+            _ = ticker.tick() => {
+                on_event(Event::Progress {
+                    elapsed_s: load_started.elapsed().as_secs_f64(),
+                    requests: live.requests.load(Ordering::Relaxed),
+                    errors: live.errors.load(Ordering::Relaxed),
+                });
+                if let Some(running) = running.as_mut()
+                    && result.failure.is_none()
+                    && let Some(exit) = running.exited()
+                {
+                    result.failure = Some(Failure::Died { exit, stderr_tail: running.stderr_tail() });
+                    let _ = abort.send(true);
+                }
+            }
+            _ = cancel_watch.changed() => {
+                if *cancel_watch.borrow() {
+                    result.failure = Some(Failure::Interrupted);
+                    let _ = abort.send(true);
+                }
+            }
+        }
+    };
+    let load_seconds = load_started.elapsed().as_secs_f64();
+    let cpu_used = sample::own_cpu_s() - cpu_before;
+    for (name, outcome) in outcomes {
+        match outcome {
+            Ok(scenario) => {
+                result.scenarios.insert(name, scenario);
+            }
+            Err(message) => {
+                if result.failure.is_none() {
+                    result.failure = Some(Failure::Load {
+                        message: format!("scenario `{name}`: {message}"),
+                    });
+                }
+            }
+        }
+    }
+
+    // The steady state, when the run is still whole.
+    if result.failure.is_none() {
+        let steady = steady_state(&phase.measure, target, port, group, load_started).await;
+        result.metrics = steady.0;
+        result.process.steady = steady.1;
+        if let Some(running) = running.as_mut()
+            && let Some(exit) = running.exited()
+        {
+            result.failure = Some(Failure::Died {
+                exit,
+                stderr_tail: running.stderr_tail(),
+            });
+        }
+    }
+    let _ = stop_sampling.send(true);
+    if let Ok((samples, load_average)) = sampler.await {
+        result.process.samples = samples;
+        result.load_average = load_average;
+    }
+    if let Some(running) = running.as_mut() {
+        result.stopped = Some(
+            running
+                .stop(target.stop.signal, target.stop.grace.as_std())
+                .await,
+        );
+    }
+    result.generator = generator(&result.scenarios, cpu_used, load_seconds);
+    finish(result, started, plan)
+}
+
+fn finish(mut result: RunResult, started: Instant, plan: &ResolvedPlan) -> RunResult {
+    result.duration_s = started.elapsed().as_secs_f64();
+    if result.failure.is_none() {
+        result.slo = verdict::evaluate(&plan.slo, &result);
+    }
+    result
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>;
+
+async fn run_scenarios(
+    scenarios: &[Scenario],
+    port: u16,
+    headroom: &Path,
+    abort: watch::Receiver<bool>,
+    live: Arc<load::Live>,
+) -> ScenarioOutcomes {
+    let mut running = Vec::new();
+    for scenario in scenarios {
+        let name = scenario.name().to_owned();
+        match scenario {
+            Scenario::Http(http) => {
+                let (http, headroom, abort, live) = (
+                    http.clone(),
+                    headroom.to_path_buf(),
+                    abort.clone(),
+                    Arc::clone(&live),
+                );
+                running.push((
+                    name,
+                    tokio::spawn(
+                        async move { load::run(&http, port, &headroom, abort, live).await },
+                    ),
+                ));
+            }
+            Scenario::Rooms(_) => {
+                let skipped = ScenarioResult {
+                    kind: "rooms".to_owned(),
+                    skipped: Some("rooms scenarios run with the WebSocket driver, which the next runner issue adds".to_owned()),
+                    ..ScenarioResult::default()
+                };
+                running.push((name, tokio::spawn(async move { Ok(skipped) })));
+            }
+        }
+    }
+    let mut outcomes = Vec::new();
+    for (name, task) in running {
+        let outcome = task
+            .await
+            .unwrap_or_else(|e| Err(format!("the scenario's task failed: {e}")));
+        outcomes.push((name, outcome));
+    }
+    outcomes
+}
+
+async fn sampler(
+    group: Option<i32>,
+    every: Duration,
+    start: Instant,
+    mut stop: watch::Receiver<bool>,
+) -> (Vec<ProcessSample>, LoadAverage) {
+    let mut samples = Vec::new();
+    let mut load = LoadAverage::default();
+    let mut previous: Option<(Instant, f64)> = None;
+    let mut first = true;
+    loop {
+        if let Some(value) = load_average() {
+            load.observe(value, first);
+            first = false;
+        }
+        if let Some(group) = group {
+            samples.push(sample_group(group, start, &mut previous));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
+            _ = stop.changed() => break,
+        }
+    }
+    (samples, load)
+}
+
+/// One reading of the process group; CPU is the share of one core since `previous`.
+fn sample_group(
+    group: i32,
+    start: Instant,
+    previous: &mut Option<(Instant, f64)>,
+) -> ProcessSample {
+    let now = Instant::now();
+    let reading = sample::read_group(group);
+    let cpu_pct = previous.map_or(0.0, |(at, cpu)| {
+        100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6)
+    });
+    *previous = Some((now, reading.cpu_s));
+    ProcessSample {
+        t_s: (now - start).as_secs_f64(),
+        rss_bytes: reading.rss_bytes,
+        cpu_pct,
+        processes: reading.processes,
+    }
+}
+
+/// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
+/// process group, reduced as the spec says.
+async fn steady_state(
+    measure: &ResolvedMeasure,
+    target: &headroom_spec::Target,
+    port: u16,
+    group: Option<i32>,
+    start: Instant,
+) -> (MetricsResult, Option<ProcessSample>) {
+    let steady = &measure.steady_state;
+    tokio::time::sleep(steady.settle.as_std()).await;
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut metrics = MetricsResult::default();
+    let mut readings = Vec::new();
+    let mut previous: Option<(Instant, f64)> = None;
+    for k in 0..steady.scrapes {
+        if k > 0 {
+            tokio::time::sleep(steady.every.as_std()).await;
+        }
+        if let Some(path) = &target.metrics {
+            let (host, path) = http::split_target(path, address);
+            if let Ok((200, body)) = http::get(host, &path, Duration::from_secs(5)).await {
+                let samples = scrape::parse(&String::from_utf8_lossy(&body));
+                let mut picked = BTreeMap::new();
+                for series in &measure.series {
+                    if let Some(value) = scrape::select(&samples, series) {
+                        picked.insert(series.name.clone(), value);
+                    }
+                }
+                metrics.scrapes.push(picked);
+            }
+        }
+        if let Some(group) = group {
+            readings.push(sample_group(group, start, &mut previous));
+        }
+    }
+    for series in &measure.series {
+        let values: Vec<f64> = metrics
+            .scrapes
+            .iter()
+            .filter_map(|s| s.get(&series.name).copied())
+            .collect();
+        match reduce(&values, steady.reduce) {
+            Some(value) => {
+                metrics.steady.insert(series.name.clone(), value);
+            }
+            None => metrics.missing.push(series.name.clone()),
+        }
+    }
+    let process = if readings.is_empty() {
+        None
+    } else {
+        let rss: Vec<f64> = readings.iter().map(|r| r.rss_bytes as f64).collect();
+        let cpu: Vec<f64> = readings.iter().skip(1).map(|r| r.cpu_pct).collect();
+        Some(ProcessSample {
+            t_s: readings.last().map_or(0.0, |r| r.t_s),
+            rss_bytes: reduce(&rss, steady.reduce).unwrap_or(0.0) as u64,
+            cpu_pct: reduce(&cpu, steady.reduce).unwrap_or(0.0),
+            processes: readings.last().map_or(0, |r| r.processes),
+        })
+    };
+    (metrics, process)
+}
+
+/// Median (the middle, or the mean of the two middles), mean, min, max or last.
+pub fn reduce(values: &[f64], reducer: Reducer) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(match reducer {
+        Reducer::Median => {
+            let n = sorted.len();
+            if n % 2 == 1 {
+                sorted[n / 2]
+            } else {
+                (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+            }
+        }
+        Reducer::Mean => sorted.iter().sum::<f64>() / sorted.len() as f64,
+        Reducer::Min => sorted[0],
+        Reducer::Max => sorted[sorted.len() - 1],
+        Reducer::Last => values[values.len() - 1],
+    })
+}
+
+fn generator(
+    scenarios: &BTreeMap<String, ScenarioResult>,
+    cpu_s: f64,
+    seconds: f64,
+) -> GeneratorResult {
+    let lag = scenarios
+        .values()
+        .map(|s| s.schedule_lag.p99_ms)
+        .fold(0.0, f64::max);
+    let cores_available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu_cores = if seconds > 0.0 { cpu_s / seconds } else { 0.0 };
+    let reason = if lag > LAG_LIMIT_MS {
+        Some(format!(
+            "the generator's schedule lag p99 was {lag:.1} ms (over {LAG_LIMIT_MS} ms): its latencies are not the server's"
+        ))
+    } else if cpu_cores > 0.9 * cores_available as f64 {
+        Some(format!(
+            "the generator used {cpu_cores:.2} of {cores_available} cores: its latencies are not the server's"
+        ))
+    } else {
+        None
+    };
+    GeneratorResult {
+        schedule_lag_p99_ms: lag,
+        cpu_cores,
+        cores_available,
+        bound: reason.is_some(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reducers() {
+        let values = [3.0, 1.0, 2.0, 10.0];
+        assert_eq!(reduce(&values, Reducer::Median), Some(2.5));
+        assert_eq!(reduce(&values[..3], Reducer::Median), Some(2.0));
+        assert_eq!(reduce(&values, Reducer::Mean), Some(4.0));
+        assert_eq!(reduce(&values, Reducer::Last), Some(10.0));
+        assert_eq!(reduce(&[], Reducer::Max), None);
+    }
+
+    #[test]
+    fn the_generator_is_bound_when_it_lags() {
+        let mut scenarios = BTreeMap::new();
+        let mut lagging = ScenarioResult::default();
+        lagging.schedule_lag.p99_ms = 12.0;
+        scenarios.insert("a".to_owned(), lagging);
+        let verdict = generator(&scenarios, 0.1, 10.0);
+        assert!(verdict.bound);
+        assert!(!generator(&BTreeMap::new(), 0.1, 10.0).bound);
+    }
+}

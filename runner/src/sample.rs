@@ -1,0 +1,41 @@
+//! The server's process tree from /proc: every process of its process group, so workers it
+//! forks count too.
+
+use procfs::process::all_processes;
+
+/// RSS and CPU time of a process group at one instant.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reading {
+    pub rss_bytes: u64,
+    /// user + system, in seconds.
+    pub cpu_s: f64,
+    pub processes: u32,
+}
+
+pub fn read_group(group: i32) -> Reading {
+    let page = procfs::page_size();
+    let ticks = procfs::ticks_per_second() as f64;
+    let mut reading = Reading::default();
+    let Ok(processes) = all_processes() else {
+        return reading;
+    };
+    for process in processes.flatten() {
+        let Ok(stat) = process.stat() else { continue };
+        if stat.pgrp != group {
+            continue;
+        }
+        reading.rss_bytes += stat.rss * page;
+        reading.cpu_s += (stat.utime + stat.stime) as f64 / ticks;
+        reading.processes += 1;
+    }
+    reading
+}
+
+/// This process's CPU time (user + system) in seconds: the generator's own cost.
+pub fn own_cpu_s() -> f64 {
+    procfs::process::Process::myself()
+        .and_then(|p| p.stat())
+        .map_or(0.0, |s| {
+            (s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64
+        })
+}

@@ -1,0 +1,386 @@
+//! The server under test, per point: started in its own process group with its output captured,
+//! waited for until ready, and stopped with its signal, then SIGKILL after the grace period.
+//!
+//! **No orphans:** a [`Running`] target that is dropped without [`Running::stop`] (an error, a
+//! panic unwinding) kills its whole process group; the target also gets SIGKILL from the kernel
+//! if the runner itself dies (`PR_SET_PDEATHSIG`).
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use headroom_spec::Target;
+use headroom_spec::placeholder::{self, PlaceholderName, builtin};
+use headroom_spec::target::Signal as SpecSignal;
+use rustix::process::{Pid, Signal};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::http;
+use crate::results::Failure;
+
+/// Lines of stderr kept for a failure report.
+const TAIL_LINES: usize = 20;
+/// The most of a target's output kept in its log file; the rest is read and dropped, so a
+/// chatty target neither blocks on a full pipe nor fills the disk.
+pub const LOG_LIMIT: u64 = 16 << 20;
+
+/// How a target was started: what the runner fills into its command.
+pub struct Launch<'a> {
+    pub target: &'a Target,
+    pub port: u16,
+    pub headroom: &'a Path,
+    pub spec_dir: &'a Path,
+    pub log: PathBuf,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit status {code}"),
+            Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
+        }
+    }
+}
+
+fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Exit::Code(code),
+        (None, Some(signal)) => Exit::Signal(signal),
+        (None, None) => Exit::Code(-1),
+    }
+}
+
+/// What stopping a target took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Stopped {
+    /// The signal sent first (`TERM` unless the spec says otherwise).
+    pub signal: String,
+    /// Whether the grace period ran out and the group got SIGKILL.
+    pub killed: bool,
+    pub exit: Option<Exit>,
+}
+
+/// A started target.
+pub struct Running {
+    child: Child,
+    group: Pid,
+    pub pid: u32,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    log_matches: tokio::sync::watch::Receiver<bool>,
+    stopped: bool,
+    copies: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Fills `{port}`, `{headroom}` and `{env:NAME}`; variables were filled by the compiler.
+pub fn fill(text: &str, port: u16, headroom: &Path) -> Result<String, String> {
+    let mut missing = None;
+    let filled = placeholder::fill(text, |name| match name {
+        PlaceholderName::Name(builtin::PORT) => Some(port.to_string()),
+        PlaceholderName::Name(builtin::HEADROOM) => Some(headroom.display().to_string()),
+        PlaceholderName::Env(variable) => match std::env::var(variable) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                missing = Some(variable.to_owned());
+                None
+            }
+        },
+        PlaceholderName::Name(_) => None,
+    });
+    match missing {
+        Some(variable) => Err(format!(
+            "the environment variable `{variable}` that `{text}` names is not set"
+        )),
+        None => Ok(filled),
+    }
+}
+
+impl Running {
+    /// Spawns the target in its own process group, output to its log file.
+    pub async fn start(launch: &Launch<'_>) -> Result<Running, Failure> {
+        let spawn_failed = |message: String| Failure::SpawnFailed { message };
+        let argv = launch.target.command.as_deref().unwrap_or_default();
+        let argv: Vec<String> = argv
+            .iter()
+            .map(|arg| fill(arg, launch.port, launch.headroom))
+            .collect::<Result<_, _>>()
+            .map_err(spawn_failed)?;
+        let Some((program, args)) = argv.split_first() else {
+            return Err(spawn_failed("the target has no command".to_owned()));
+        };
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let cwd = match &launch.target.cwd {
+            Some(cwd) => launch
+                .spec_dir
+                .join(fill(cwd, launch.port, launch.headroom).map_err(spawn_failed)?),
+            None => launch.spec_dir.to_path_buf(),
+        };
+        command.current_dir(&cwd);
+        for (key, value) in &launch.target.env {
+            command.env(
+                key,
+                fill(value, launch.port, launch.headroom).map_err(spawn_failed)?,
+            );
+        }
+        command.process_group(0).kill_on_drop(true);
+        // SAFETY: between fork and exec only async-signal-safe calls are allowed; prctl is one.
+        unsafe {
+            command.pre_exec(|| {
+                rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+                    .map_err(std::io::Error::from)
+            });
+        }
+        if let Some(parent) = launch.log.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(|e| {
+                spawn_failed(format!(
+                    "cannot create the log folder {}: {e}",
+                    parent.display()
+                ))
+            })?;
+        }
+        let log = tokio::fs::File::create(&launch.log).await.map_err(|e| {
+            spawn_failed(format!(
+                "cannot create the log file {}: {e}",
+                launch.log.display()
+            ))
+        })?;
+        let mut child = command.spawn().map_err(|e| {
+            spawn_failed(format!(
+                "cannot start `{program}` in {}: {e}",
+                cwd.display()
+            ))
+        })?;
+        let pid = child.id().unwrap_or(0);
+        let group = Pid::from_raw(pid as i32)
+            .ok_or_else(|| spawn_failed("the target exited before it could be watched".into()))?;
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
+        let pattern = match &launch.target.ready.log {
+            Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| {
+                spawn_failed(format!(
+                    "`ready.log` is not a valid regular expression: {e}"
+                ))
+            })?),
+            None => None,
+        };
+        let (matched, log_matches) = tokio::sync::watch::channel(false);
+        let log = Arc::new(tokio::sync::Mutex::new((log, 0u64)));
+        let mut copies = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            copies.push(tokio::spawn(copy(
+                stdout,
+                Arc::clone(&log),
+                None,
+                pattern.clone(),
+                matched.clone(),
+            )));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            copies.push(tokio::spawn(copy(
+                stderr,
+                log,
+                Some(Arc::clone(&stderr_tail)),
+                pattern,
+                matched,
+            )));
+        }
+        Ok(Running {
+            child,
+            group,
+            pid,
+            stderr_tail,
+            log_matches,
+            stopped: false,
+            copies,
+        })
+    }
+
+    /// The last lines the target wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr_tail
+            .lock()
+            .map(|tail| tail.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether the target has exited, and how.
+    pub fn exited(&mut self) -> Option<Exit> {
+        self.child.try_wait().ok().flatten().map(exit_of)
+    }
+
+    /// Waits until the readiness check passes, the target exits, or the timeout runs out.
+    pub async fn wait_ready(&mut self, target: &Target, port: u16) -> Result<Duration, Failure> {
+        let started = Instant::now();
+        let ready = &target.ready;
+        let deadline = started + ready.timeout.as_std();
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        loop {
+            if let Some(exit) = self.exited() {
+                // Let the output copies catch the last lines before reporting them.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(Failure::ExitedEarly {
+                    exit,
+                    stderr_tail: self.stderr_tail(),
+                });
+            }
+            let passed = if let Some(path) = &ready.http {
+                let (host, path) = http::split_target(path, address);
+                matches!(
+                    http::get(host, &path, Duration::from_secs(2)).await,
+                    Ok((200, _))
+                )
+            } else if ready.log.is_some() {
+                *self.log_matches.borrow()
+            } else {
+                tokio::time::timeout(
+                    Duration::from_secs(1),
+                    tokio::net::TcpStream::connect(address),
+                )
+                .await
+                .is_ok_and(|c| c.is_ok())
+            };
+            if passed {
+                return Ok(started.elapsed());
+            }
+            if Instant::now() >= deadline {
+                return Err(Failure::NeverReady {
+                    waited_s: started.elapsed().as_secs_f64(),
+                    check: describe_ready(target),
+                    stderr_tail: self.stderr_tail(),
+                });
+            }
+            tokio::time::sleep(ready.interval.as_std()).await;
+        }
+    }
+
+    /// The spec's signal to the group, SIGKILL after the grace period, then reap.
+    pub async fn stop(&mut self, signal: SpecSignal, grace: Duration) -> Stopped {
+        self.stopped = true;
+        let name = format!("{signal:?}").to_uppercase();
+        let _ = rustix::process::kill_process_group(self.group, to_signal(signal));
+        let mut killed = false;
+        let exit = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(status) => status.ok().map(exit_of),
+            Err(_) => {
+                killed = true;
+                let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+                self.child.wait().await.ok().map(exit_of)
+            }
+        };
+        // Children that outlived their parent in the group go too.
+        let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        for copy in self.copies.drain(..) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), copy).await;
+        }
+        Stopped {
+            signal: name,
+            killed,
+            exit,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        }
+    }
+}
+
+fn to_signal(signal: SpecSignal) -> Signal {
+    match signal {
+        SpecSignal::Term => Signal::TERM,
+        SpecSignal::Int => Signal::INT,
+        SpecSignal::Hup => Signal::HUP,
+        SpecSignal::Quit => Signal::QUIT,
+        SpecSignal::Kill => Signal::KILL,
+    }
+}
+
+fn describe_ready(target: &Target) -> String {
+    let ready = &target.ready;
+    match (&ready.http, &ready.log) {
+        (Some(path), _) => format!("GET {path} answering 200 within {}", ready.timeout),
+        (None, Some(pattern)) => {
+            format!("a log line matching `{pattern}` within {}", ready.timeout)
+        }
+        (None, None) => format!("a TCP connect to the port within {}", ready.timeout),
+    }
+}
+
+/// Copies one output stream into the log (up to its limit), keeps the stderr tail and watches
+/// for the readiness pattern. Always drains the pipe, so the target never blocks on it.
+async fn copy(
+    stream: impl AsyncRead + Unpin,
+    log: Arc<tokio::sync::Mutex<(tokio::fs::File, u64)>>,
+    tail: Option<Arc<Mutex<VecDeque<String>>>>,
+    pattern: Option<regex::Regex>,
+    matched: tokio::sync::watch::Sender<bool>,
+) {
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A line longer than this is cut: a log line is not a place for a megabyte.
+        match (&mut reader)
+            .take(64 * 1024)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        {
+            let mut log = log.lock().await;
+            let (file, written) = &mut *log;
+            if *written < LOG_LIMIT {
+                let _ = file.write_all(&line).await;
+                *written += line.len() as u64;
+                if *written >= LOG_LIMIT {
+                    let note = format!(
+                        "\n[headroom: log cut at {} MiB; the rest was read and dropped]\n",
+                        LOG_LIMIT >> 20
+                    );
+                    let _ = file.write_all(note.as_bytes()).await;
+                    let _ = file.flush().await;
+                }
+            }
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end();
+        if let Some(pattern) = &pattern
+            && pattern.is_match(text)
+        {
+            let _ = matched.send(true);
+        }
+        if let Some(tail) = &tail
+            && let Ok(mut tail) = tail.lock()
+        {
+            if tail.len() == TAIL_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(text.to_owned());
+        }
+    }
+    let mut log = log.lock().await;
+    let _ = log.0.flush().await;
+}
+
+use tokio::io::AsyncReadExt;

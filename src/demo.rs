@@ -1,0 +1,98 @@
+//! `headroom demo-target`: the built-in server under test, with its knobs as flags.
+
+use anyhow::{Context, Result};
+
+use crate::exit;
+
+/// The demo target's knobs; sizes and durations are written as in specs.
+#[derive(clap::Args)]
+pub struct DemoTarget {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// The port to listen on (0: any free port, printed at start).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Bytes each open room holds while anyone is in it.
+    #[arg(long, default_value = "0B")]
+    room_state: headroom_spec::Size,
+    /// Notes stored at start.
+    #[arg(long, default_value_t = 0)]
+    seed_notes: u64,
+    /// The body size of each seeded note.
+    #[arg(long, default_value = "200B")]
+    note_size: headroom_spec::Size,
+    /// Synchronous CPU work of one save pass.
+    #[arg(long, default_value = "0s")]
+    rebuild_cpu: headroom_spec::Duration,
+    /// More CPU work per pass for every open room.
+    #[arg(long, default_value = "0s")]
+    rebuild_cpu_per_room: headroom_spec::Duration,
+    /// How long after an edit its room is saved; edits reach the other peers after the pass.
+    #[arg(long, default_value = "0s")]
+    save_window: headroom_spec::Duration,
+    /// Hold every request for --stall-for once this often.
+    #[arg(long)]
+    stall_every: Option<headroom_spec::Duration>,
+    /// How long each stall lasts.
+    #[arg(long, default_value = "0s")]
+    stall_for: headroom_spec::Duration,
+    /// The share of broadcasts to drop, spread evenly ("1%").
+    #[arg(long, default_value = "0%")]
+    drop_broadcasts: headroom_spec::Percent,
+    /// Exit with status 3 after this long.
+    #[arg(long)]
+    exit_after: Option<headroom_spec::Duration>,
+    /// Answer /healthz with 503 until this long after start.
+    #[arg(long)]
+    ready_after: Option<headroom_spec::Duration>,
+    /// Keep running on SIGTERM, so only SIGKILL stops it.
+    #[arg(long)]
+    ignore_sigterm: bool,
+    /// Write this much log output at start ("100MB").
+    #[arg(long, default_value = "0B")]
+    log_spam: headroom_spec::Size,
+    /// Ping every socket this often.
+    #[arg(long)]
+    ping_every: Option<headroom_spec::Duration>,
+    /// Close sockets that sent nothing, not even a pong, for this long.
+    #[arg(long)]
+    idle_close: Option<headroom_spec::Duration>,
+}
+
+impl DemoTarget {
+    fn options(self) -> headroom_demo::Options {
+        headroom_demo::Options {
+            host: self.host,
+            port: self.port,
+            room_state: self.room_state,
+            seed_notes: self.seed_notes,
+            note_size: self.note_size,
+            rebuild_cpu: self.rebuild_cpu,
+            rebuild_cpu_per_room: self.rebuild_cpu_per_room,
+            save_window: self.save_window,
+            stall_every: self.stall_every,
+            stall_for: self.stall_for,
+            drop_broadcasts: self.drop_broadcasts,
+            exit_after: self.exit_after,
+            ready_after: self.ready_after,
+            ignore_sigterm: self.ignore_sigterm,
+            log_spam: self.log_spam,
+            ping_every: self.ping_every,
+            idle_close: self.idle_close,
+        }
+    }
+}
+
+pub fn run(args: DemoTarget) -> Result<u8> {
+    let options = args.options();
+    let address = format!("{}:{}", options.host, options.port);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime
+        .block_on(headroom_demo::serve(options))
+        .with_context(|| format!("the demo target cannot listen on {address}"))?;
+    Ok(exit::OK)
+}

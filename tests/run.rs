@@ -1,0 +1,366 @@
+//! `headroom run` end to end against the built-in demo target, on loopback: the figures in the
+//! results file, and what happens when the target misbehaves or the runner is interrupted.
+//! Every fault test asserts the named verdict, a results file that matches its schema and holds
+//! the completed runs, and that no target process is left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The results path of a test: a folder of its own.
+fn out(test: &str) -> PathBuf {
+    std::env::temp_dir()
+        .join(format!("headroom-test-{}-{test}", std::process::id()))
+        .join("results.json")
+}
+
+/// The results path of a test, emptied for a new run.
+fn fresh_out(test: &str) -> PathBuf {
+    let out = out(test);
+    if let Some(dir) = out.parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    out
+}
+
+fn headroom(args: &[&str], envs: &[(&str, String)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
+    command.args(args).current_dir(root());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().expect("run headroom")
+}
+
+fn run_fixture(name: &str, extra: &[&str], envs: &[(&str, String)]) -> (Output, Value) {
+    let out = fresh_out(name);
+    let spec = format!("tests/fixtures/run/{name}.toml");
+    let out_arg = out.display().to_string();
+    let mut args = vec!["run", spec.as_str(), "--out", out_arg.as_str()];
+    args.extend(extra);
+    let output = headroom(&args, envs);
+    let results = read_results(&out);
+    (output, results)
+}
+
+/// Reads a results file and checks it against the committed schema.
+fn read_results(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no results at {}: {e}", path.display()));
+    let results: Value = serde_json::from_str(&text).expect("results json");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/results.schema.json")).expect("schema"),
+    )
+    .expect("schema json");
+    let validator = jsonschema::draft202012::new(&schema).expect("valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&results)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the results file does not match its schema: {errors:#?}"
+    );
+    results
+}
+
+/// Target processes of one test still alive (found by the marker in their command line).
+fn leftovers(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains("demo-target") && cmdline.contains(marker) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+fn runs(results: &Value) -> Vec<&Value> {
+    results["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|phase| phase["points"].as_array().into_iter().flatten())
+        .flat_map(|point| point["runs"].as_array().into_iter().flatten())
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn open_model_request_counts_match_rate_times_duration() {
+    let (output, results) = run_fixture("open-model", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(all.len(), 2);
+    for (run, rate) in all.iter().zip([50.0, 100.0]) {
+        let api = &run["scenarios"]["api"];
+        let expected = rate * 3.0;
+        let requests = api["requests"].as_f64().expect("requests");
+        assert!(
+            (requests - expected).abs() <= expected * 0.02,
+            "{requests} requests at {rate}/s over 3 s"
+        );
+        assert_eq!(api["errors"]["status"], 0);
+        // The server counted what was sent: the metrics series is present and agrees.
+        let counted = run["metrics"]["steady"]["list_requests"]
+            .as_f64()
+            .expect("series");
+        assert_eq!(counted, requests);
+        assert!(run["process"]["steady"]["rss_bytes"].as_u64().expect("rss") > 1 << 20);
+        assert_eq!(run["slo"].as_array().map(Vec::len), Some(2));
+        assert!(
+            run["slo"]
+                .as_array()
+                .expect("slo")
+                .iter()
+                .all(|v| v["pass"] == true),
+            "{}",
+            run["slo"]
+        );
+        assert!(run["load_average"]["min"].as_f64() <= run["load_average"]["max"].as_f64());
+        assert!(
+            api["histograms"]["latency"]
+                .as_str()
+                .is_some_and(|h| !h.is_empty())
+        );
+    }
+    let environment = &results["environment"];
+    assert!(environment["logical_cores"].as_u64() >= Some(1));
+    assert!(environment["memory_bytes"].as_u64() > Some(0));
+    assert!(
+        environment["kernel"]
+            .as_str()
+            .is_some_and(|k| !k.is_empty())
+    );
+    assert!(leftovers("1001B").is_empty());
+}
+
+#[test]
+fn a_stalling_target_shows_in_the_open_model_tail() {
+    let (output, results) = run_fixture("stall", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    let p99 = run["scenarios"]["api"]["latency"]["p99_ms"]
+        .as_f64()
+        .expect("p99");
+    // 200 ms stalls every second: the requests due during a stall wait it out, and the latency
+    // measured from their intended start says so.
+    assert!(p99 >= 150.0, "p99 {p99} ms");
+    let p50 = run["scenarios"]["api"]["latency"]["p50_ms"]
+        .as_f64()
+        .expect("p50");
+    assert!(
+        p50 < 100.0,
+        "p50 {p50} ms: most requests fall between stalls"
+    );
+    assert!(leftovers("1002B").is_empty());
+}
+
+#[test]
+fn a_target_that_dies_during_a_point_is_a_named_failure() {
+    let (output, results) = run_fixture("dies", &[], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "died", "{}", run["failure"]);
+    assert_eq!(run["failure"]["exit"]["code"], 3);
+    assert!(
+        run["failure"]["stderr_tail"]
+            .to_string()
+            .contains("--exit-after")
+    );
+    assert!(leftovers("1003B").is_empty());
+}
+
+#[test]
+fn a_target_that_never_gets_ready_is_a_named_failure() {
+    let (output, results) = run_fixture("never-ready", &[], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "never_ready", "{}", run["failure"]);
+    assert!(run["failure"]["waited_s"].as_f64() >= Some(1.0));
+    assert!(
+        run["failure"]["check"]
+            .as_str()
+            .is_some_and(|c| c.contains("/healthz"))
+    );
+    assert!(leftovers("1004B").is_empty());
+}
+
+#[test]
+fn a_target_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let (output, results) = run_fixture("ignores-sigterm", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null());
+    assert_eq!(run["stopped"]["killed"], true, "{}", run["stopped"]);
+    assert_eq!(run["stopped"]["exit"]["signal"], 9);
+    assert!(leftovers("1005B").is_empty());
+}
+
+#[test]
+fn a_target_whose_port_is_taken_exits_early() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("address").port().to_string();
+    let (output, results) = run_fixture("port-taken", &[], &[("HEADROOM_TEST_TAKEN_PORT", port)]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "exited_early", "{}", run["failure"]);
+    assert!(
+        run["failure"]["stderr_tail"]
+            .to_string()
+            .to_lowercase()
+            .contains("in use"),
+        "{}",
+        run["failure"]
+    );
+    drop(taken);
+    assert!(leftovers("1006B").is_empty());
+}
+
+#[test]
+fn a_target_that_floods_its_log_is_cut_at_the_limit() {
+    let (output, results) = run_fixture("log-spam", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    let log = out("log-spam")
+        .parent()
+        .expect("dir")
+        .join(run["log"].as_str().expect("log"));
+    let size = std::fs::metadata(&log).expect("log").len();
+    assert!(size <= (16 << 20) + 4096, "log of {size} bytes");
+    assert!(
+        size >= 16 << 20,
+        "log of {size} bytes: the flood did not reach it"
+    );
+    assert!(leftovers("1007B").is_empty());
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
+    let out = fresh_out("interrupted");
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", "tests/fixtures/run/interrupted.toml", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn headroom");
+    // Wait until the target runs and the load has begun, then Ctrl-C the runner.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while leftovers("1008B").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    let results = read_results(&out);
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "interrupted");
+    assert!(
+        run["scenarios"]["api"]["requests"].as_u64() > Some(0),
+        "the requests before Ctrl-C are kept"
+    );
+    assert!(leftovers("1008B").is_empty(), "{:?}", leftovers("1008B"));
+}
+
+#[test]
+fn notes_api_runs_quick_end_to_end() {
+    let out = fresh_out("notes-api");
+    let out_arg = out.display().to_string();
+    let output = headroom(
+        &[
+            "run",
+            "--quick",
+            "examples/notes-api.toml",
+            "--out",
+            &out_arg,
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = read_results(&out);
+    assert_eq!(results["quick"], true);
+    let phases = results["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 2);
+    // Memory grows with the swept note count (0, 40,000, 80,000 notes of 2 KiB).
+    let notes = &phases[0];
+    assert_eq!(notes["name"], "notes");
+    let rss: Vec<u64> = notes["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            p["runs"][0]["process"]["steady"]["rss_bytes"]
+                .as_u64()
+                .expect("rss")
+        })
+        .collect();
+    assert_eq!(rss.len(), 3);
+    assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
+    // 80,000 notes of 2 KiB are 160 MiB of bodies; the resident set holds at least 120 MiB more.
+    assert!(rss[2] - rss[0] >= 120 << 20, "{rss:?}");
+    for run in runs(&results) {
+        assert!(run["failure"].is_null(), "{}", run["failure"]);
+        let steady = &run["metrics"]["steady"];
+        assert!(
+            steady["notes"].as_f64().is_some() && steady["notes_memory"].as_f64().is_some(),
+            "{steady}"
+        );
+        assert!(run["load_average"]["max"].as_f64().is_some());
+        for scenario in ["browse", "write"] {
+            assert!(
+                run["scenarios"][scenario]["requests"].as_u64() > Some(0),
+                "{scenario}"
+            );
+        }
+        // The socket scenario waits for the WebSocket driver, and says so; its SLOs are not
+        // passed, they are not measured.
+        assert!(run["scenarios"]["sockets"]["skipped"].as_str().is_some());
+        let sockets = run["slo"].as_array().expect("slo").iter().filter(|v| {
+            v["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("sockets") || n == "pushes")
+        });
+        assert!(sockets.into_iter().all(|v| v["pass"].is_null()));
+    }
+    let seeded: Vec<f64> = notes["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            p["runs"][0]["metrics"]["steady"]["notes"]
+                .as_f64()
+                .expect("notes")
+        })
+        .collect();
+    assert!(seeded[2] >= 80_000.0 && seeded[0] < 1_000.0, "{seeded:?}");
+    assert!(
+        results["environment"]["cpu_model"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert!(leftovers("2KiB").is_empty());
+}
