@@ -361,7 +361,7 @@ fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
 }
 
 /// `1h 23m 5s`, `42s`, `1.5s`.
-fn human_duration(duration: headroom_spec::Duration) -> String {
+pub(crate) fn human_duration(duration: headroom_spec::Duration) -> String {
     let micros = duration.as_micros();
     if micros < 60_000_000 {
         let seconds = micros as f64 / 1e6;

@@ -2,6 +2,7 @@
 //! exit code how it went.
 
 use std::io::{IsTerminal, Write};
+
 use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
@@ -122,23 +123,44 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     })
 }
 
-/// Plain lines, one per run (and a live line on a terminal).
+/// A bar over the matrix on a terminal (current run, elapsed, ETA, live p95 and errors); plain
+/// lines, one per run, otherwise.
 struct Progress {
-    live: bool,
+    bar: Option<indicatif::ProgressBar>,
+    current: String,
 }
 
 impl Progress {
     fn new() -> Progress {
         Progress {
-            live: std::io::stderr().is_terminal(),
+            bar: None,
+            current: String::new(),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
         }
     }
 
     fn show(&mut self, event: Event<'_>) {
-        let mut stderr = std::io::stderr().lock();
         match event {
-            Event::Started { runs } => {
-                let _ = writeln!(stderr, "running {runs} runs");
+            Event::Started { runs, estimated_s } => {
+                self.line(&format!(
+                    "running {runs} runs, about {} of load, settle and cool-down (start-up not included)",
+                    crate::human_duration(headroom_spec::Duration::from_micros((estimated_s * 1e6) as u64))
+                ));
+                if std::io::stderr().is_terminal() {
+                    let bar = indicatif::ProgressBar::new(runs as u64);
+                    let style = indicatif::ProgressStyle::with_template(
+                        "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}  {msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+                    bar.set_style(style);
+                    self.bar = Some(bar);
+                }
             }
             Event::RunStarted {
                 phase,
@@ -147,31 +169,41 @@ impl Progress {
                 number,
                 runs,
             } => {
-                let _ = writeln!(
-                    stderr,
-                    "[{number}/{runs}] {phase} point {} ({}) repeat {repeat}",
+                self.current = format!(
+                    "{phase} point {} ({}) repeat {repeat}",
                     point.index + 1,
                     variables(&point.at)
                 );
+                self.line(&format!("[{number}/{runs}] {}", self.current));
             }
             Event::Progress {
                 elapsed_s,
                 requests,
                 errors,
+                p95_ms,
             } => {
-                if self.live {
-                    let _ = write!(
-                        stderr,
-                        "\r  {elapsed_s:5.0}s  {requests} requests  {errors} errors   "
-                    );
+                if let Some(bar) = &self.bar {
+                    let p95 = p95_ms.map_or_else(|| "-".to_owned(), ms);
+                    bar.set_message(format!(
+                        "{}: {elapsed_s:.0}s, {requests} requests, p95 {p95}, {errors} errors",
+                        self.current
+                    ));
                 }
             }
             Event::RunFinished { result, .. } => {
-                if self.live {
-                    let _ = write!(stderr, "\r");
+                self.line(&format!("  {}", one_line(result)));
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
                 }
-                let _ = writeln!(stderr, "  {}", one_line(result));
             }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
     }
 }

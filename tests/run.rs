@@ -364,3 +364,127 @@ fn notes_api_runs_quick_end_to_end() {
     );
     assert!(leftovers("2KiB").is_empty());
 }
+
+#[test]
+fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address")
+        .port();
+    use std::os::unix::process::CommandExt;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "demo-target",
+            "--port",
+            &port.to_string(),
+            "--note-size",
+            "1009B",
+        ])
+        .process_group(0)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the demo target");
+    let pid_file = fresh_out("external-pid").with_file_name("server.pid");
+    std::fs::create_dir_all(pid_file.parent().expect("dir")).expect("dir");
+    std::fs::write(&pid_file, server.id().to_string()).expect("pid file");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (output, results) = run_fixture(
+        "external",
+        &[],
+        &[
+            ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
+            ("HEADROOM_TEST_PID_FILE", pid_file.display().to_string()),
+        ],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(all.len(), 2);
+    for run in &all {
+        assert!(
+            run["notes"].to_string().contains("external target"),
+            "{}",
+            run["notes"]
+        );
+        assert!(
+            run["process"]["steady"]["rss_bytes"].as_u64() > Some(1 << 20),
+            "{}",
+            run["process"]
+        );
+        assert!(
+            run["stopped"].is_null(),
+            "an external target is not stopped by the runner"
+        );
+        let requests = run["scenarios"]["api"]["requests"]
+            .as_f64()
+            .expect("requests");
+        assert!((requests - 80.0).abs() <= 80.0 * 0.02, "{requests}");
+    }
+    // One server for both runs: the second run's count includes the first's.
+    let first = all[0]["metrics"]["steady"]["list_requests"]
+        .as_f64()
+        .expect("series");
+    let second = all[1]["metrics"]["steady"]["list_requests"]
+        .as_f64()
+        .expect("series");
+    assert_eq!(
+        second - first,
+        all[1]["scenarios"]["api"]["requests"]
+            .as_f64()
+            .expect("requests")
+    );
+}
+
+#[test]
+fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
+    let (output, before) = run_fixture("phases", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let started = |results: &Value, phase: usize| {
+        results["phases"][phase]["points"][0]["runs"][0]["started_ms"].as_u64()
+    };
+    let out = out("phases").display().to_string();
+    let output = headroom(
+        &[
+            "run",
+            "tests/fixtures/run/phases.toml",
+            "--out",
+            &out,
+            "--phase",
+            "second",
+            "--check",
+        ],
+        &[],
+    );
+    // The impossible SLO fails, and `--check` says so with exit code 2.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let after = read_results(Path::new(&out));
+    assert_eq!(after["phases"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        started(&after, 0),
+        started(&before, 0),
+        "phase `first` was kept as it was"
+    );
+    assert!(
+        started(&after, 1) > started(&before, 1),
+        "phase `second` ran again"
+    );
+    assert_eq!(
+        after["phases"][1]["points"][0]["runs"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let verdict = &after["phases"][1]["points"][0]["runs"][0]["slo"][0];
+    assert_eq!(
+        (verdict["name"].as_str(), verdict["pass"].as_bool()),
+        (Some("impossible"), Some(false))
+    );
+    assert!(leftovers("1010B").is_empty());
+}

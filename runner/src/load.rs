@@ -76,6 +76,8 @@ struct Prepared {
 pub struct Live {
     pub requests: AtomicU64,
     pub errors: AtomicU64,
+    /// The p95 of the last whole window, in microseconds (0 before the first).
+    pub window_p95_us: AtomicU64,
 }
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true).
@@ -491,6 +493,10 @@ async fn collect(
         };
         let index = ((at - start).as_secs_f64() / WINDOW.as_secs_f64()) as u64;
         while index > window_index {
+            if !window.is_empty() {
+                live.window_p95_us
+                    .store(window.value_at_quantile(0.95), Ordering::Relaxed);
+            }
             windows.push(Window::of(window_index, &window, window_errors));
             window.reset();
             window_errors = 0;

@@ -48,6 +48,8 @@ pub struct RunOptions {
 pub enum Event<'a> {
     Started {
         runs: usize,
+        /// Load, settle, scrapes and cool-down of every run; start-up not included.
+        estimated_s: f64,
     },
     RunStarted {
         phase: &'a str,
@@ -60,6 +62,8 @@ pub enum Event<'a> {
         elapsed_s: f64,
         requests: u64,
         errors: u64,
+        /// The p95 of the last whole second, in milliseconds.
+        p95_ms: Option<f64>,
     },
     RunFinished {
         phase: &'a str,
@@ -135,7 +139,15 @@ pub async fn run(
         .iter()
         .map(|p| p.points.len() * repeats(p) as usize)
         .sum();
-    on_event(Event::Started { runs });
+    let estimated_s: f64 = selected
+        .iter()
+        .flat_map(|p| {
+            p.points
+                .iter()
+                .map(move |point| point.run_time.as_secs_f64() * repeats(p) as f64)
+        })
+        .sum();
+    on_event(Event::Started { runs, estimated_s });
     let (mut number, mut failed_runs, mut slo_failures, mut interrupted) = (0, 0, 0, false);
     'phases: for phase in selected {
         let slot = match results.phases.iter().position(|p| p.name == phase.name) {
@@ -217,6 +229,23 @@ pub async fn run(
     })
 }
 
+/// The process group of an external target, from its pid file.
+fn external_pid(file: &str, spec_dir: &Path, headroom: &Path) -> Result<i32, String> {
+    let file = crate::target::fill(file, 0, headroom)?;
+    let path = spec_dir.join(&file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{} holds no pid", path.display()))?;
+    let pid = rustix::process::Pid::from_raw(pid)
+        .ok_or_else(|| format!("{} holds no pid", path.display()))?;
+    rustix::process::getpgid(Some(pid))
+        .map(|group| group.as_raw_nonzero().get())
+        .map_err(|e| format!("process {} is not running: {e}", pid.as_raw_nonzero()))
+}
+
 /// A free loopback port: bound by us, then released for the target to take.
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
@@ -263,14 +292,26 @@ async fn run_once(
             "the target's resource limits were not applied (emulated instance sizes come in their own issue): this run used the whole machine".to_owned(),
         );
     }
+    let mut external_group = None;
     let (port, mut running) = match &target.url {
         Some(url) => {
-            let port = http::parse_url(url)
+            let url =
+                crate::target::fill(url, 0, &options.headroom).unwrap_or_else(|_| url.clone());
+            let port = http::parse_url(&url)
                 .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
                 .unwrap_or(80);
-            result.notes.push(
-                "an external target: the runner neither started nor stopped it, and sampled no process (pid files come with the runner's next issue)".to_owned(),
-            );
+            result
+                .notes
+                .push("an external target: the runner neither started nor stopped it".to_owned());
+            match &target.pid_file {
+                Some(file) => match external_pid(file, &options.spec_dir, &options.headroom) {
+                    Ok(group) => external_group = Some(group),
+                    Err(why) => result.notes.push(format!("its process was not sampled: {why}")),
+                },
+                None => result.notes.push(
+                    "its process was not sampled: give `pid_file` in [target] to sample an external target".to_owned(),
+                ),
+            }
             (port, None)
         }
         None => {
@@ -326,7 +367,7 @@ async fn run_once(
             }
         }
     }
-    let group = running.as_ref().map(|r| r.pid as i32);
+    let group = running.as_ref().map(|r| r.pid as i32).or(external_group);
     let load_started = Instant::now();
     let cpu_before = sample::own_cpu_s();
 
@@ -360,6 +401,10 @@ async fn run_once(
                     elapsed_s: load_started.elapsed().as_secs_f64(),
                     requests: live.requests.load(Ordering::Relaxed),
                     errors: live.errors.load(Ordering::Relaxed),
+                    p95_ms: match live.window_p95_us.load(Ordering::Relaxed) {
+                        0 => None,
+                        micros => Some(micros as f64 / 1000.0),
+                    },
                 });
                 if let Some(running) = running.as_mut()
                     && result.failure.is_none()
