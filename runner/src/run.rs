@@ -127,7 +127,12 @@ pub async fn run(
             phases: Vec::new(),
         },
     };
-    results.environment = Environment::read(&options.version, &options.spec_dir);
+    // The target's working directory tells which revision of it ran, when it is a checkout.
+    let target_dir = match plan.target.cwd.as_deref().filter(|cwd| !cwd.contains('{')) {
+        Some(cwd) => options.spec_dir.join(cwd),
+        None => options.spec_dir.clone(),
+    };
+    results.environment = Environment::read(&options.version, &target_dir);
     results.plan = plan_json(&plan);
     results.quick = options.quick;
     results.spec = SpecRef {
