@@ -20,6 +20,13 @@ fn out(test: &str) -> PathBuf {
         .join("results.json")
 }
 
+/// Removes a test's results once it passed; a failing test keeps them for a look.
+fn clean(test: &str) {
+    if let Some(dir) = out(test).parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 /// The results path of a test, emptied for a new run.
 fn fresh_out(test: &str) -> PathBuf {
     let out = out(test);
@@ -149,6 +156,7 @@ fn open_model_request_counts_match_rate_times_duration() {
             .is_some_and(|k| !k.is_empty())
     );
     assert!(leftovers("1001B").is_empty());
+    clean("open-model");
 }
 
 #[test]
@@ -170,6 +178,7 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
         "p50 {p50} ms: most requests fall between stalls"
     );
     assert!(leftovers("1002B").is_empty());
+    clean("stall");
 }
 
 #[test]
@@ -185,6 +194,7 @@ fn a_target_that_dies_during_a_point_is_a_named_failure() {
             .contains("--exit-after")
     );
     assert!(leftovers("1003B").is_empty());
+    clean("dies");
 }
 
 #[test]
@@ -200,6 +210,7 @@ fn a_target_that_never_gets_ready_is_a_named_failure() {
             .is_some_and(|c| c.contains("/healthz"))
     );
     assert!(leftovers("1004B").is_empty());
+    clean("never-ready");
 }
 
 #[test]
@@ -211,6 +222,7 @@ fn a_target_that_ignores_sigterm_is_killed_after_the_grace_period() {
     assert_eq!(run["stopped"]["killed"], true, "{}", run["stopped"]);
     assert_eq!(run["stopped"]["exit"]["signal"], 9);
     assert!(leftovers("1005B").is_empty());
+    clean("ignores-sigterm");
 }
 
 #[test]
@@ -231,6 +243,7 @@ fn a_target_whose_port_is_taken_exits_early() {
     );
     drop(taken);
     assert!(leftovers("1006B").is_empty());
+    clean("port-taken");
 }
 
 #[test]
@@ -250,6 +263,7 @@ fn a_target_that_floods_its_log_is_cut_at_the_limit() {
         "log of {size} bytes: the flood did not reach it"
     );
     assert!(leftovers("1007B").is_empty());
+    clean("log-spam");
 }
 
 #[test]
@@ -284,6 +298,7 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
         "the requests before Ctrl-C are kept"
     );
     assert!(leftovers("1008B").is_empty(), "{:?}", leftovers("1008B"));
+    clean("interrupted");
 }
 
 #[test]
@@ -363,6 +378,7 @@ fn notes_api_runs_quick_end_to_end() {
             .is_some_and(|m| !m.is_empty())
     );
     assert!(leftovers("2KiB").is_empty());
+    clean("notes-api");
 }
 
 #[test]
@@ -440,6 +456,8 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
             .as_f64()
             .expect("requests")
     );
+    clean("external");
+    clean("external-pid");
 }
 
 #[test]
@@ -487,4 +505,5 @@ fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
         (Some("impossible"), Some(false))
     );
     assert!(leftovers("1010B").is_empty());
+    clean("phases");
 }
