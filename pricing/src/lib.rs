@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+pub mod fit;
+
 /// The shipped table, as embedded in the binary.
 pub const EMBEDDED: &str = include_str!("../data/prices.toml");
 
