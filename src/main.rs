@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod demo;
+mod fit;
 mod render;
 mod run;
 
@@ -84,6 +85,11 @@ enum Command {
         after_help = "Examples:\n  headroom run examples/notes-api.toml\n  headroom run --quick --check examples/notes-api.toml\n  headroom run --phase load --out results/notes.json examples/notes-api.toml\n\nExit codes: 0 every run ran (and with --check, every SLO passed), 1 spec or usage error,\n2 an SLO failed (--check), 3 a run failed, 4 the results could not be written, 130 interrupted.\nThe results file is rewritten after every run, so an interrupted run keeps what it measured."
     )]
     Run(run::RunArgs),
+    /// Fit a straight line through every series of every sweep (least squares, R², slope CI).
+    #[command(
+        after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
+    )]
+    Fit(fit::FitArgs),
     /// Print the JSON Schema of specs (for editors; committed at schemas/spec.schema.json).
     #[command(after_help = "Example:\n  headroom schema > spec.schema.json")]
     Schema,
@@ -120,6 +126,7 @@ fn main() -> ExitCode {
         Command::Schema => print_json(&headroom_spec::json_schema()).map(|()| exit::OK),
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
+        Command::Fit(args) => fit::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -210,6 +210,7 @@ fn every_command_has_help_with_an_example() {
         vec!["schema", "--help"],
         vec!["demo-target", "--help"],
         vec!["run", "--help"],
+        vec!["fit", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);
@@ -219,4 +220,29 @@ fn every_command_has_help_with_an_example() {
             stdout
         );
     }
+}
+
+#[test]
+fn fit_reads_points_from_a_csv() {
+    let csv = "tests/fixtures/points/relay-memory.csv";
+    let table = transcript(&["fit", "--points", csv, "--x", "rooms"]);
+    let json = transcript(&["fit", "--json", "--points", csv, "--x", "rooms"]);
+    let bad = transcript(&[
+        "fit",
+        "--points",
+        "tests/fixtures/points/bad.csv",
+        "--x",
+        "rooms",
+    ]);
+    insta::assert_snapshot!("fit-csv", format!("{table}\n{json}\n{bad}"));
+    let (exit, stdout, _) = headroom(&["fit", "--json", "--points", csv, "--x", "rooms"]);
+    assert_eq!(exit, 0);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    // The relay capacity page's published fit: 222.6 MiB + 10.04 MiB per room, R² 0.9996.
+    let rss = &report["fits"][0];
+    assert_eq!(rss["series"], "rss_mib");
+    let mib = |v: &serde_json::Value| v.as_f64().expect("number") / 1_048_576.0;
+    assert!((mib(&rss["intercept"]) - 222.6).abs() < 0.05);
+    assert!((mib(&rss["slope"]) - 10.04).abs() < 0.005);
+    assert!((rss["r2"].as_f64().expect("r2") - 0.9996).abs() < 0.00005);
 }

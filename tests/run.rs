@@ -378,6 +378,22 @@ fn notes_api_runs_quick_end_to_end() {
             .is_some_and(|m| !m.is_empty())
     );
     assert!(leftovers("2KiB").is_empty());
+    // The planner's fit reads the same file: memory per note is a note's 2 KiB and change.
+    let output = headroom(&["fit", "--json", &out_arg], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("fit json");
+    let rss = report["fits"]
+        .as_array()
+        .expect("fits")
+        .iter()
+        .find(|f| f["sweep"] == "notes" && f["series"] == "rss")
+        .expect("an rss fit of the notes sweep");
+    let per_note = rss["slope"].as_f64().expect("slope");
+    assert!(
+        (2048.0..4096.0).contains(&per_note),
+        "{per_note} bytes per note"
+    );
+    assert!(rss["r2"].as_f64() > Some(0.99), "{rss}");
     clean("notes-api");
 }
 

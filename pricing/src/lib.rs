@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 pub mod fit;
+pub mod points;
 
 /// The shipped table, as embedded in the binary.
 pub const EMBEDDED: &str = include_str!("../data/prices.toml");

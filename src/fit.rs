@@ -1,0 +1,161 @@
+//! `headroom fit`: a straight line through every series of every sweep, with the figures that
+//! say how far to trust it.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use headroom_pricing::fit::fit;
+use headroom_pricing::points::{self, Sweep, Unit};
+use serde::Serialize;
+
+use crate::exit;
+
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// A results file from `headroom run`.
+    #[arg(required_unless_present = "points", conflicts_with = "points")]
+    results: Option<PathBuf>,
+    /// Points measured elsewhere: a CSV with a header, units in the column names' suffixes
+    /// (_bytes, _kib, _mib, _gib, _ms, _s, _pct).
+    #[arg(long, requires = "x")]
+    points: Option<PathBuf>,
+    /// The CSV column on the x axis.
+    #[arg(long)]
+    x: Option<String>,
+    /// Print the fits as JSON (in the series' own units: bytes, seconds, fractions).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct FitReport {
+    sweep: String,
+    x: String,
+    series: String,
+    unit: Unit,
+    n: usize,
+    intercept: f64,
+    slope: f64,
+    r2: f64,
+    residual_se: f64,
+    slope_ci95: [f64; 2],
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Skipped {
+    sweep: String,
+    series: String,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct Report {
+    fits: Vec<FitReport>,
+    skipped: Vec<Skipped>,
+}
+
+pub fn run(args: FitArgs) -> Result<u8> {
+    let sweeps: Vec<Sweep> = match (&args.results, &args.points, &args.x) {
+        (Some(path), _, _) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read results `{}`", path.display()))?;
+            points::from_results(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        (None, Some(path), Some(x)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read points `{}`", path.display()))?;
+            vec![
+                points::from_csv(&text, x)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+            ]
+        }
+        _ => anyhow::bail!("give a results file, or `--points FILE.csv --x COLUMN`"),
+    };
+    let mut report = Report {
+        fits: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for sweep in &sweeps {
+        for series in &sweep.series {
+            match fit(&series.points) {
+                Ok(f) => report.fits.push(FitReport {
+                    sweep: sweep.name.clone(),
+                    x: sweep.x.clone(),
+                    series: series.name.clone(),
+                    unit: series.unit,
+                    n: f.n,
+                    intercept: f.intercept,
+                    slope: f.slope,
+                    r2: f.r2,
+                    residual_se: f.residual_se,
+                    slope_ci95: f.slope_ci95,
+                    warnings: f.warnings(None),
+                }),
+                Err(why) => report.skipped.push(Skipped {
+                    sweep: sweep.name.clone(),
+                    series: series.name.clone(),
+                    reason: why.to_string(),
+                }),
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        writeln!(stdout)?;
+        return Ok(exit::OK);
+    }
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "sweep",
+        "series",
+        "n",
+        "intercept",
+        "slope",
+        "R²",
+        "slope 95 % CI",
+    ]);
+    for f in &report.fits {
+        table.add_row(vec![
+            Cell::new(format!("{}, per {}", f.sweep, f.x)),
+            Cell::new(&f.series),
+            Cell::new(f.n).set_alignment(CellAlignment::Right),
+            Cell::new(amount(f.intercept, f.unit)).set_alignment(CellAlignment::Right),
+            Cell::new(amount(f.slope, f.unit)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.4}", f.r2)).set_alignment(CellAlignment::Right),
+            Cell::new(format!(
+                "{} … {}",
+                amount(f.slope_ci95[0], f.unit),
+                amount(f.slope_ci95[1], f.unit)
+            ))
+            .set_alignment(CellAlignment::Right),
+        ]);
+    }
+    writeln!(stdout, "{table}")?;
+    for f in &report.fits {
+        for warning in &f.warnings {
+            writeln!(stdout, "warning: {} {}: {warning}", f.sweep, f.series)?;
+        }
+    }
+    for s in &report.skipped {
+        writeln!(stdout, "not fitted: {} {}: {}", s.sweep, s.series, s.reason)?;
+    }
+    Ok(exit::OK)
+}
+
+/// An amount as people write it: MiB with two decimals, ms or s, percentages, numbers.
+fn amount(value: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Bytes if value.abs() >= 1_048_576.0 / 100.0 => {
+            format!("{:.2} MiB", value / 1_048_576.0)
+        }
+        Unit::Bytes => format!("{value:.0} B"),
+        Unit::Seconds if value.abs() >= 1.0 => format!("{value:.3} s"),
+        Unit::Seconds => format!("{:.2} ms", value * 1000.0),
+        Unit::Fraction => format!("{:.2} %", value * 100.0),
+        Unit::Plain => format!("{value:.4}"),
+    }
+}
