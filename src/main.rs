@@ -5,6 +5,7 @@
 
 mod demo;
 mod fit;
+mod prices;
 mod render;
 mod run;
 
@@ -90,6 +91,11 @@ enum Command {
         after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
     )]
     Fit(fit::FitArgs),
+    /// List the price table: every entry with its price, $/month, as-of date and warnings.
+    #[command(
+        after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
+    )]
+    Prices(prices::PricesArgs),
     /// Print the JSON Schema of specs (for editors; committed at schemas/spec.schema.json).
     #[command(after_help = "Example:\n  headroom schema > spec.schema.json")]
     Schema,
@@ -127,6 +133,7 @@ fn main() -> ExitCode {
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
         Command::Fit(args) => fit::run(args),
+        Command::Prices(args) => prices::run(args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

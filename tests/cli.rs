@@ -13,6 +13,8 @@ fn headroom(args: &[&str]) -> (i32, String, String) {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("NO_COLOR")
         .env("COLUMNS", "100")
+        // Price ages count from a fixed day, so transcripts do not change with the calendar.
+        .env("HEADROOM_TODAY", "2026-11-30")
         .output()
         .expect("run headroom");
     (
@@ -211,6 +213,7 @@ fn every_command_has_help_with_an_example() {
         vec!["demo-target", "--help"],
         vec!["run", "--help"],
         vec!["fit", "--help"],
+        vec!["prices", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);
@@ -245,4 +248,41 @@ fn fit_reads_points_from_a_csv() {
     assert!((mib(&rss["intercept"]) - 222.6).abs() < 0.05);
     assert!((mib(&rss["slope"]) - 10.04).abs() < 0.005);
     assert!((rss["r2"].as_f64().expect("r2") - 0.9996).abs() < 0.00005);
+}
+
+#[test]
+fn prices_list_every_entry_with_its_as_of_date() {
+    insta::assert_snapshot!(
+        "prices-hetzner",
+        transcript(&["prices", "--provider", "hetzner"])
+    );
+    let (exit, stdout, _) = headroom(&["prices", "--json"]);
+    assert_eq!(exit, 0);
+    let listing: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(listing["hours_per_month"], 730.0);
+    let entries = listing["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 58);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["as_of"].as_str().is_some_and(|a| !a.is_empty()))
+    );
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["source"].as_str().is_some_and(|s| !s.is_empty()))
+    );
+    let medium = entries
+        .iter()
+        .find(|e| e["id"] == "t4g.medium")
+        .expect("t4g.medium");
+    assert!((medium["usd_per_month"].as_f64().expect("monthly") - 24.528).abs() < 1e-9);
+    // A price past its `stale_after` date warns; a recent one does not.
+    assert!(medium.get("warnings").is_none());
+    let cx22 = entries.iter().find(|e| e["id"] == "CX22").expect("CX22");
+    assert!(
+        cx22["warnings"]
+            .to_string()
+            .contains("stale since 2026-04-01")
+    );
 }

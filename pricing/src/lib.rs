@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+pub mod entries;
 pub mod fit;
 pub mod points;
 
