@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 pub mod entries;
 pub mod fit;
+pub mod plan;
 pub mod points;
 
 /// The shipped table, as embedded in the binary.
@@ -74,6 +75,34 @@ struct RawTable {
     hetzner_cloud: Vec<Instance>,
     #[serde(default)]
     aws_rds: Vec<Database>,
+    #[serde(default)]
+    aws_storage: Vec<Line>,
+    #[serde(default)]
+    aws_network: Vec<Line>,
+    #[serde(default)]
+    aws_ec2_cpu_credit: Vec<Line>,
+}
+
+/// A priced line that is not a machine: storage, an address, CPU credits.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Line {
+    pub id: String,
+    /// Per `unit` (a GB-month, an address-hour).
+    #[serde(default)]
+    pub usd_per_unit: Option<f64>,
+    #[serde(default)]
+    pub usd_per_vcpu_hour: Option<f64>,
+    #[serde(default)]
+    pub usd_per_hour: Option<f64>,
+    /// Instance families these credits are for (`t4g`).
+    #[serde(default)]
+    pub families: Vec<String>,
+    #[serde(default)]
+    pub free_gb_per_month: Option<f64>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// Instances and databases by id, with their provenance.
@@ -81,6 +110,7 @@ struct RawTable {
 pub struct PriceTable {
     instances: BTreeMap<String, Instance>,
     databases: BTreeMap<String, Database>,
+    lines: BTreeMap<String, Line>,
 }
 
 impl PriceTable {
@@ -102,6 +132,14 @@ impl PriceTable {
         for database in raw.aws_rds {
             table.databases.insert(database.id.clone(), database);
         }
+        for line in raw
+            .aws_storage
+            .into_iter()
+            .chain(raw.aws_network)
+            .chain(raw.aws_ec2_cpu_credit)
+        {
+            table.lines.insert(line.id.clone(), line);
+        }
         Ok(table)
     }
 
@@ -109,6 +147,20 @@ impl PriceTable {
     pub fn extend(&mut self, other: PriceTable) {
         self.instances.extend(other.instances);
         self.databases.extend(other.databases);
+        self.lines.extend(other.lines);
+    }
+
+    /// A priced line by id: `ebs-gp3-storage`, `public-ipv4`, `t4g-unlimited-surplus`.
+    pub fn line(&self, id: &str) -> Option<&Line> {
+        self.lines.get(id)
+    }
+
+    /// The surplus CPU credit price for an instance's family (`t4g.medium` → `t4g`).
+    pub fn cpu_credit(&self, instance: &str) -> Option<&Line> {
+        let family = instance.split('.').next()?;
+        self.lines
+            .values()
+            .find(|l| l.families.iter().any(|f| f == family))
     }
 
     pub fn instance(&self, id: &str) -> Option<&Instance> {
