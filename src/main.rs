@@ -5,6 +5,7 @@
 
 mod demo;
 mod fit;
+mod plan;
 mod prices;
 mod render;
 mod run;
@@ -91,6 +92,11 @@ enum Command {
         after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
     )]
     Fit(fit::FitArgs),
+    /// Ceilings per instance, the binding one, and the cost per unit-month.
+    #[command(
+        after_help = "Examples:\n  headroom plan examples/relay.toml --results results/relay/results.json --instance t4g.medium\n  headroom plan --points sweep.csv --x rooms --cap 128 --cpu-ceiling 57 --instance t4g.medium --instance t4g.large\n\nFlags override the spec; with no spec, flags alone are enough. A month is 730 hours.\n\nExit codes: 0 planned, 1 a spec, file or flag is wrong."
+    )]
+    Plan(plan::PlanArgs),
     /// List the price table: every entry with its price, $/month, as-of date and warnings.
     #[command(
         after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
@@ -134,6 +140,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args, &renderer),
         Command::Fit(args) => fit::run(args),
         Command::Prices(args) => prices::run(args),
+        Command::Plan(args) => plan::run(args, &renderer),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -214,6 +214,7 @@ fn every_command_has_help_with_an_example() {
         vec!["run", "--help"],
         vec!["fit", "--help"],
         vec!["prices", "--help"],
+        vec!["plan", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);
@@ -284,5 +285,47 @@ fn prices_list_every_entry_with_its_as_of_date() {
         cx22["warnings"]
             .to_string()
             .contains("stale since 2026-04-01")
+    );
+}
+
+#[test]
+fn plan_prices_the_relay_page_from_its_points() {
+    let args = [
+        "plan",
+        "--points",
+        "tests/fixtures/points/relay-memory.csv",
+        "--x",
+        "rooms",
+        "--memory",
+        "rss_mib",
+        "--cap",
+        "128",
+        "--cpu-ceiling",
+        "57",
+        "--ebs-gb",
+        "30",
+        "--rds",
+        "db.t4g.micro",
+        "--ipv4",
+        "0",
+        "--instance",
+        "t4g.medium",
+        "--instance",
+        "t4g.large",
+    ];
+    let output = transcript(&args);
+    insta::assert_snapshot!("plan-relay", output);
+    // The relay capacity page's own figures.
+    for figure in [
+        "$24.53", "$49.06", "57 (cpu)", "$0.43", "$0.86", "$38.61", "$63.14", "$0.68", "$1.11",
+    ] {
+        assert!(output.contains(figure), "{figure} not in\n{output}");
+    }
+    assert!(output.contains("burstable"), "the burstable warning");
+    let (exit, _, stderr) = headroom(&["plan", "--cpu-ceiling", "10", "--instance", "t4g.huge"]);
+    assert_eq!(exit, 1);
+    assert!(
+        stderr.contains("`t4g.huge` is not in the price table"),
+        "{stderr}"
     );
 }

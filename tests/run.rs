@@ -394,6 +394,20 @@ fn notes_api_runs_quick_end_to_end() {
         "{per_note} bytes per note"
     );
     assert!(rss["r2"].as_f64() > Some(0.99), "{rss}");
+    // And the planner plans from it, with the spec's instances (Hetzner, in euros).
+    let output = headroom(
+        &["plan", "examples/notes-api.toml", "--results", &out_arg],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let table = String::from_utf8_lossy(&output.stdout);
+    for figure in ["CX22", "€3.79", "CAX11", "CPX21", "730 hours"] {
+        assert!(table.contains(figure), "{figure} not in\n{table}");
+    }
+    assert!(
+        table.contains("(cpu)") || table.contains("(memory)"),
+        "a binding ceiling in\n{table}"
+    );
     clean("notes-api");
 }
 

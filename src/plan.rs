@@ -1,0 +1,319 @@
+//! `headroom plan`: ceilings per instance, the binding one, and dollars per unit-month.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use annotate_snippets::Renderer;
+use anyhow::{Context, Result, bail};
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use headroom_compiler::Compiler;
+use headroom_pricing::PriceTable;
+use headroom_pricing::fit::fit;
+use headroom_pricing::plan::{InstancePlan, Lines, Model, plan_instance, slo_ceiling};
+use headroom_pricing::points::{self, Sweep};
+use headroom_spec::{Percent, Size};
+
+use crate::exit;
+
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// The spec: its [capacity] and [plan] are the defaults the flags override.
+    spec: Option<PathBuf>,
+    /// A results file from `headroom run`.
+    #[arg(long, conflicts_with = "points")]
+    results: Option<PathBuf>,
+    /// Points measured elsewhere (a CSV, units in the column names' suffixes).
+    #[arg(long, requires = "x")]
+    points: Option<PathBuf>,
+    /// The CSV column that counts units.
+    #[arg(long)]
+    x: Option<String>,
+    /// An instance type to price (repeatable); the spec's [plan] instances by default.
+    #[arg(long = "instance", value_name = "NAME")]
+    instances: Vec<String>,
+    /// The series memory is provisioned against (`rss` by default).
+    #[arg(long)]
+    memory: Option<String>,
+    /// Memory kept for the OS and the rest of the image (512MiB by default).
+    #[arg(long)]
+    reserve: Option<Size>,
+    /// The server's own limit on units.
+    #[arg(long)]
+    cap: Option<u64>,
+    /// A CPU ceiling in units, instead of the SLO sweep's.
+    #[arg(long)]
+    cpu_ceiling: Option<u64>,
+    /// The share of the binding ceiling to leave free ("25%").
+    #[arg(long)]
+    headroom: Option<Percent>,
+    /// EBS gp3 storage per instance, in GB.
+    #[arg(long)]
+    ebs_gb: Option<f64>,
+    /// A managed database class shared by the fleet.
+    #[arg(long)]
+    rds: Option<String>,
+    /// Public IPv4 addresses per instance.
+    #[arg(long)]
+    ipv4: Option<u32>,
+}
+
+pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
+    let mut table = PriceTable::embedded().context("the shipped price table is broken")?;
+    let mut model = Model {
+        unit: "unit".to_owned(),
+        people_per_unit: 1.0,
+        ..Model::default()
+    };
+    let mut instances = Vec::new();
+    let mut memory_series = "rss".to_owned();
+    let (mut memory_phase, mut ceiling_phase, mut units_var) = (None, None, None);
+    model.reserve_bytes = 512.0 * 1_048_576.0;
+    model.lines.public_ipv4 = 1;
+    if let Some(spec) = &args.spec {
+        let compiler = Compiler::new();
+        let compiled = crate::compile_file(&compiler, spec)?;
+        crate::report_human(&compiled, renderer);
+        let Some(plan) = &compiled.compilation.plan else {
+            eprintln!(
+                "error: `{}` is not valid; `headroom validate` shows why",
+                compiled.path
+            );
+            return Ok(exit::USAGE);
+        };
+        let capacity = &plan.capacity;
+        model.unit = plan.bench.unit.clone();
+        model.people_per_unit = plan
+            .bench
+            .people_per_unit
+            .value()
+            .map_or(1.0, |p| *p as f64);
+        model.reserve_bytes = capacity.reserve.bytes() as f64;
+        model.cap = capacity.cap.map(|c| c as f64);
+        model.headroom = capacity.headroom.fraction();
+        model.cpu_scales_with_vcpus = capacity.cpu_scales_with_vcpus;
+        memory_series = capacity.memory.clone();
+        memory_phase = capacity.memory_phase.clone();
+        ceiling_phase = capacity.ceiling_phase.clone();
+        units_var = capacity.units.clone();
+        if let Some(spec_plan) = &plan.plan {
+            instances = spec_plan.instances.clone();
+            model.lines = Lines {
+                ebs_gb: spec_plan.ebs_gb,
+                rds: spec_plan.rds.clone(),
+                public_ipv4: spec_plan.public_ipv4,
+                egress_gb: spec_plan.egress_gb,
+            };
+            if let Some(file) = &spec_plan.prices {
+                let path = spec
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(file);
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read the price table `{}`", path.display()))?;
+                table.extend(
+                    PriceTable::from_toml(&text)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                );
+            }
+        }
+    }
+    let sweeps: Vec<Sweep> = match (&args.results, &args.points, &args.x) {
+        (Some(path), _, _) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read results `{}`", path.display()))?;
+            let results: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a results file", path.display()))?;
+            model.measured_cores = results["environment"]["logical_cores"]
+                .as_f64()
+                .unwrap_or(1.0);
+            points::from_results(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        }
+        (None, Some(path), Some(x)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read points `{}`", path.display()))?;
+            units_var = Some(x.clone());
+            vec![
+                points::from_csv(&text, x)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+            ]
+        }
+        _ => Vec::new(),
+    };
+    // Flags override the spec.
+    if let Some(memory) = &args.memory {
+        memory_series = memory.clone();
+    }
+    if let Some(reserve) = args.reserve {
+        model.reserve_bytes = reserve.bytes() as f64;
+    }
+    if let Some(cap) = args.cap {
+        model.cap = Some(cap as f64);
+    }
+    if let Some(cpu) = args.cpu_ceiling {
+        model.cpu_ceiling = Some(cpu as f64);
+    }
+    if let Some(headroom) = args.headroom {
+        model.headroom = headroom.fraction();
+    }
+    if let Some(gb) = args.ebs_gb {
+        model.lines.ebs_gb = Some(gb);
+    }
+    if let Some(rds) = &args.rds {
+        model.lines.rds = Some(rds.clone());
+    }
+    if let Some(ipv4) = args.ipv4 {
+        model.lines.public_ipv4 = ipv4;
+    }
+    if !args.instances.is_empty() {
+        instances = args.instances.clone();
+    }
+    if instances.is_empty() {
+        bail!(
+            "name the instances to price: `--instance t4g.medium` (or [plan] instances in the spec)"
+        );
+    }
+
+    // The memory sweep: the one the spec names, else the first over the units with the series.
+    let pick = |name: &Option<String>, needs: &dyn Fn(&Sweep) -> bool| -> Option<&Sweep> {
+        match name {
+            Some(name) => sweeps.iter().find(|s| &s.name == name),
+            None => sweeps
+                .iter()
+                .find(|s| units_var.as_ref().is_none_or(|u| &s.x == u) && needs(s)),
+        }
+    };
+    let mut notes = Vec::new();
+    if let Some(sweep) = pick(&memory_phase, &|s| {
+        s.series.iter().any(|p| p.name == memory_series)
+    }) {
+        if let Some(series) = sweep.series.iter().find(|p| p.name == memory_series) {
+            match fit(&series.points) {
+                Ok(f) => model.memory = Some(f),
+                Err(why) => notes.push(format!(
+                    "no memory fit of `{memory_series}` in `{}`: {why}",
+                    sweep.name
+                )),
+            }
+        }
+        if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu") {
+            model.cpu = fit(&cpu.points).ok();
+        }
+    } else if !sweeps.is_empty() {
+        notes.push(format!(
+            "no sweep carries the memory series `{memory_series}`: no memory ceiling"
+        ));
+    }
+    if model.cpu_ceiling.is_none()
+        && let Some(sweep) = pick(&ceiling_phase, &|s| s.verdicts.values().any(|v| !v))
+    {
+        model.slo = slo_ceiling(&sweep.verdicts);
+    }
+    let mut plans = Vec::new();
+    for name in &instances {
+        let instance = table.instance(name).with_context(|| {
+            format!("`{name}` is not in the price table; `headroom prices` lists the instances")
+        })?;
+        plans.push(plan_instance(instance, &model, &table));
+    }
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", plan_table(&plans, &model))?;
+    for plan in &plans {
+        for line in &plan.all_in.lines {
+            let scope = if line.shared {
+                "shared by the fleet"
+            } else {
+                "per instance"
+            };
+            writeln!(
+                stdout,
+                "{}: {} {:.2}/month ({scope}; as of {})",
+                plan.name, line.name, line.per_month, line.as_of
+            )?;
+        }
+    }
+    for note in &notes {
+        writeln!(stdout, "note: {note}")?;
+    }
+    let mut warned = std::collections::BTreeSet::new();
+    for plan in &plans {
+        for warning in &plan.warnings {
+            if warned.insert(warning.clone()) {
+                writeln!(stdout, "warning: {warning}")?;
+            }
+        }
+    }
+    let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
+    writeln!(
+        stdout,
+        "A month is 730 hours; instance prices as of {}. Costs are per planned {}: the binding ceiling less {:.0} % headroom.",
+        as_of.into_iter().collect::<Vec<_>>().join(", "),
+        model.unit,
+        model.headroom * 100.0
+    )?;
+    Ok(exit::OK)
+}
+
+fn money(currency: &str, value: f64) -> String {
+    let symbol = if currency == "EUR" { "€" } else { "$" };
+    format!("{symbol}{value:.2}")
+}
+
+fn units(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.0}")
+    } else {
+        "-".to_owned()
+    }
+}
+
+fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
+    let mut table = Table::new();
+    let unit = &model.unit;
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+        "instance".to_owned(),
+        "vCPU / RAM".to_owned(),
+        "per month".to_owned(),
+        format!("{unit}s by memory"),
+        "cap".to_owned(),
+        "SLO/CPU".to_owned(),
+        "binding".to_owned(),
+        format!("per {unit}-month"),
+        "all in / month".to_owned(),
+        format!("all in per {unit}"),
+    ]);
+    for plan in plans {
+        let ceiling = |name: &str| {
+            plan.ceilings.get(name).map_or_else(
+                || "-".to_owned(),
+                |c| match c.low {
+                    Some(low) if low < c.units => format!("{}–{}", units(low), units(c.units)),
+                    _ => units(c.units),
+                },
+            )
+        };
+        let binding = format!("{} ({})", units(plan.planned_units), plan.binding.resource);
+        table.add_row(vec![
+            Cell::new(&plan.name),
+            Cell::new(format!("{} / {} GiB", plan.vcpu, plan.memory_gib)),
+            Cell::new(money(plan.currency, plan.per_month)).set_alignment(CellAlignment::Right),
+            Cell::new(ceiling("memory")).set_alignment(CellAlignment::Right),
+            Cell::new(ceiling("cap")).set_alignment(CellAlignment::Right),
+            Cell::new(ceiling("cpu")).set_alignment(CellAlignment::Right),
+            Cell::new(binding),
+            Cell::new(
+                plan.per_unit_month
+                    .map_or_else(|| "-".to_owned(), |v| money(plan.currency, v)),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(money(plan.currency, plan.all_in.per_month))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(
+                plan.all_in
+                    .per_unit_month
+                    .map_or_else(|| "-".to_owned(), |v| money(plan.currency, v)),
+            )
+            .set_alignment(CellAlignment::Right),
+        ]);
+    }
+    table.to_string()
+}
