@@ -223,6 +223,20 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
     })
 }
 
+/// Compiles a spec for a command that uses its plan: diagnostics shown, `None` when invalid.
+pub(crate) fn compile_for_use(spec: &Path, renderer: &Renderer) -> Result<Option<Compiled>> {
+    let compiled = compile_file(&Compiler::new(), spec)?;
+    report_human(&compiled, renderer);
+    if compiled.compilation.plan.is_none() {
+        eprintln!(
+            "error: `{}` is not valid; `headroom validate` shows why",
+            compiled.path
+        );
+        return Ok(None);
+    }
+    Ok(Some(compiled))
+}
+
 pub(crate) fn report_human(compiled: &Compiled, renderer: &Renderer) {
     let mut stderr = std::io::stderr().lock();
     for diagnostic in &compiled.compilation.diagnostics {

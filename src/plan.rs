@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_compiler::Compiler;
 use headroom_pricing::PriceTable;
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{InstancePlan, Lines, Model, plan_instance, slo_ceiling};
@@ -70,14 +69,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     model.reserve_bytes = 512.0 * 1_048_576.0;
     model.lines.public_ipv4 = 1;
     if let Some(spec) = &args.spec {
-        let compiler = Compiler::new();
-        let compiled = crate::compile_file(&compiler, spec)?;
-        crate::report_human(&compiled, renderer);
+        let Some(compiled) = crate::compile_for_use(spec, renderer)? else {
+            return Ok(exit::USAGE);
+        };
         let Some(plan) = &compiled.compilation.plan else {
-            eprintln!(
-                "error: `{}` is not valid; `headroom validate` shows why",
-                compiled.path
-            );
             return Ok(exit::USAGE);
         };
         let capacity = &plan.capacity;

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_compiler::Compiler;
 use headroom_runner::results::RunResult;
 use headroom_runner::{Event, RunError, RunOptions};
 
@@ -37,14 +36,10 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
-    let compiler = Compiler::new();
-    let compiled = crate::compile_file(&compiler, &args.spec)?;
-    crate::report_human(&compiled, renderer);
+    let Some(compiled) = crate::compile_for_use(&args.spec, renderer)? else {
+        return Ok(exit::USAGE);
+    };
     let Some(plan) = &compiled.compilation.plan else {
-        eprintln!(
-            "error: `{}` is not valid; `headroom validate` shows why",
-            compiled.path
-        );
         return Ok(exit::USAGE);
     };
     let out = args.out.clone().unwrap_or_else(|| {
