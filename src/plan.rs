@@ -54,6 +54,12 @@ pub struct PlanArgs {
     /// Public IPv4 addresses per instance.
     #[arg(long)]
     ipv4: Option<u32>,
+    /// The cheapest fleet that holds this many units, per instance type, ranked.
+    #[arg(long)]
+    units: Option<u64>,
+    /// The most units this much a month holds, per instance type, ranked.
+    #[arg(long, value_name = "USD")]
+    budget: Option<f64>,
 }
 
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
@@ -65,9 +71,12 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     };
     let mut instances = Vec::new();
     let mut memory_series = "rss".to_owned();
+    let mut provider = "aws".to_owned();
     let (mut memory_phase, mut ceiling_phase, mut units_var) = (None, None, None);
     model.reserve_bytes = 512.0 * 1_048_576.0;
     model.lines.public_ipv4 = 1;
+    model.today = Some(crate::prices::today()?.0);
+    model.max_price_age_days = 180;
     if let Some(spec) = &args.spec {
         let Some(compiled) = crate::compile_for_use(spec, renderer)? else {
             return Ok(exit::USAGE);
@@ -92,6 +101,9 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         units_var = capacity.units.clone();
         if let Some(spec_plan) = &plan.plan {
             instances = spec_plan.instances.clone();
+            provider = spec_plan.provider.as_str().to_owned();
+            model.max_price_age_days =
+                (spec_plan.max_price_age.as_secs_f64() / 86_400.0).round() as i64;
             model.lines = Lines {
                 ebs_gb: spec_plan.ebs_gb,
                 rds: spec_plan.rds.clone(),
@@ -161,6 +173,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     }
     if !args.instances.is_empty() {
         instances = args.instances.clone();
+    }
+    if instances.is_empty() && (args.units.is_some() || args.budget.is_some()) {
+        // Every priced instance of the provider is a candidate.
+        instances = table.instance_ids(&provider).map(str::to_owned).collect();
     }
     if instances.is_empty() {
         bail!(
@@ -237,6 +253,30 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
             }
         }
     }
+    if let Some(units) = args.units {
+        writeln!(
+            stdout,
+            "\nTo hold {units} {}s, the cheapest first:",
+            model.unit
+        )?;
+        writeln!(
+            stdout,
+            "{}",
+            fleet_table(&headroom_pricing::plan::for_units(&plans, units as f64))
+        )?;
+    }
+    if let Some(budget) = args.budget {
+        writeln!(
+            stdout,
+            "\nWith {budget:.2} a month, the most {}s first:",
+            model.unit
+        )?;
+        writeln!(
+            stdout,
+            "{}",
+            fleet_table(&headroom_pricing::plan::for_budget(&plans, budget))
+        )?;
+    }
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
     writeln!(
         stdout,
@@ -308,6 +348,34 @@ fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
                     .map_or_else(|| "-".to_owned(), |v| money(plan.currency, v)),
             )
             .set_alignment(CellAlignment::Right),
+        ]);
+    }
+    table.to_string()
+}
+
+fn fleet_table(fleets: &[headroom_pricing::plan::Fleet]) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "rank",
+        "instance",
+        "count",
+        "holds",
+        "per month",
+        "why not first",
+    ]);
+    for (rank, fleet) in fleets.iter().enumerate() {
+        table.add_row(vec![
+            Cell::new(rank + 1).set_alignment(CellAlignment::Right),
+            Cell::new(&fleet.instance),
+            Cell::new(fleet.count).set_alignment(CellAlignment::Right),
+            Cell::new(units(fleet.units)).set_alignment(CellAlignment::Right),
+            Cell::new(if fleet.per_month.is_finite() {
+                money(fleet.currency, fleet.per_month)
+            } else {
+                "-".to_owned()
+            })
+            .set_alignment(CellAlignment::Right),
+            Cell::new(fleet.note.clone().unwrap_or_default()),
         ]);
     }
     table.to_string()

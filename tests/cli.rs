@@ -329,3 +329,42 @@ fn plan_prices_the_relay_page_from_its_points() {
         "{stderr}"
     );
 }
+
+#[test]
+fn plan_finds_the_cheapest_fleet_and_what_a_budget_holds() {
+    let args = [
+        "plan",
+        "--points",
+        "tests/fixtures/points/relay-memory.csv",
+        "--x",
+        "rooms",
+        "--memory",
+        "rss_mib",
+        "--cap",
+        "128",
+        "--cpu-ceiling",
+        "57",
+        "--ipv4",
+        "0",
+        "--instance",
+        "t4g.medium",
+        "--instance",
+        "t4g.large",
+        "--instance",
+        "c7g.large",
+        "--units",
+        "200",
+        "--budget",
+        "100",
+    ];
+    let output = transcript(&args);
+    insta::assert_snapshot!("plan-units-budget", output);
+    // 200 rooms at 57 a t4g.medium: 4 of them, 4 × $24.528 = $98.11; the cheapest.
+    let fleets = output.split("To hold").nth(1).expect("the fleet table");
+    let first = fleets.lines().find(|l| l.contains("t4g.")).expect("a row");
+    assert!(
+        first.contains("t4g.medium") && first.contains("$98.11"),
+        "{first}"
+    );
+    assert!(output.contains("98.11 more a month than the t4g.medium fleet"));
+}

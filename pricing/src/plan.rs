@@ -33,6 +33,10 @@ pub struct Model {
     /// The fit of the server's CPU use (cores per unit), for burstable instances.
     pub cpu: Option<Fit>,
     pub lines: Lines,
+    /// Today, for the age of prices; `None` skips the check.
+    pub today: Option<crate::entries::Day>,
+    /// Prices older than this many days draw a warning.
+    pub max_price_age_days: i64,
 }
 
 /// The monthly lines beside the instance.
@@ -291,6 +295,16 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             )),
         }
     }
+    if let Some(today) = model.today {
+        for warning in crate::entries::staleness(
+            &instance.as_of,
+            instance.stale_after.as_deref(),
+            today,
+            model.max_price_age_days,
+        ) {
+            warnings.push(format!("the price of {}: {warning}", instance.id));
+        }
+    }
     let (currency, per_month) = match (instance.usd_per_hour, instance.eur_per_month) {
         (Some(hour), _) => ("USD", hour * HOURS_PER_MONTH),
         (None, Some(eur)) => ("EUR", eur),
@@ -380,6 +394,136 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         planned_units,
         warnings,
     }
+}
+
+/// A fleet of one instance type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fleet {
+    pub instance: String,
+    pub currency: &'static str,
+    pub count: u64,
+    pub units: f64,
+    /// Every instance with its own lines, plus the shared lines once.
+    pub per_month: f64,
+    /// Why this fleet is not the first choice, or cannot be one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn costs(plan: &InstancePlan) -> (f64, f64) {
+    let shared: f64 = plan
+        .all_in
+        .lines
+        .iter()
+        .filter(|l| l.shared)
+        .map(|l| l.per_month)
+        .sum();
+    (plan.all_in.per_month - shared, shared)
+}
+
+/// The cheapest way to hold `units` with each instance type (a whole number of instances),
+/// cheapest first; the others say how much more they cost.
+pub fn for_units(plans: &[InstancePlan], units: f64) -> Vec<Fleet> {
+    let mut fleets: Vec<Fleet> = plans
+        .iter()
+        .map(|plan| {
+            let (each, shared) = costs(plan);
+            if !(plan.planned_units.is_finite() && plan.planned_units >= 1.0) {
+                return Fleet {
+                    instance: plan.name.clone(),
+                    currency: plan.currency,
+                    count: 0,
+                    units: 0.0,
+                    per_month: f64::INFINITY,
+                    note: Some(format!(
+                        "holds no {} (binding: {})",
+                        "unit", plan.binding.resource
+                    )),
+                };
+            }
+            let count = (units / plan.planned_units).ceil().max(1.0) as u64;
+            Fleet {
+                instance: plan.name.clone(),
+                currency: plan.currency,
+                count,
+                units: count as f64 * plan.planned_units,
+                per_month: count as f64 * each + shared,
+                note: None,
+            }
+        })
+        .collect();
+    fleets.sort_by(|a, b| a.per_month.total_cmp(&b.per_month));
+    if let Some(best) = fleets
+        .first()
+        .map(|f| (f.per_month, f.currency, f.instance.clone()))
+    {
+        for fleet in fleets.iter_mut().skip(1) {
+            if fleet.note.is_none() {
+                fleet.note = Some(if fleet.currency != best.1 {
+                    format!(
+                        "priced in {}, not comparable with {}",
+                        fleet.currency, best.2
+                    )
+                } else {
+                    format!(
+                        "{:.2} more a month than the {} fleet",
+                        fleet.per_month - best.0,
+                        best.2
+                    )
+                });
+            }
+        }
+    }
+    fleets
+}
+
+/// The most units `budget` a month holds with each instance type, most first.
+pub fn for_budget(plans: &[InstancePlan], budget: f64) -> Vec<Fleet> {
+    let mut fleets: Vec<Fleet> = plans
+        .iter()
+        .map(|plan| {
+            let (each, shared) = costs(plan);
+            let count = if each > 0.0 {
+                ((budget - shared) / each).floor().max(0.0) as u64
+            } else {
+                0
+            };
+            let held = if plan.planned_units.is_finite() {
+                count as f64 * plan.planned_units
+            } else {
+                0.0
+            };
+            Fleet {
+                instance: plan.name.clone(),
+                currency: plan.currency,
+                count,
+                units: held,
+                per_month: count as f64 * each + shared,
+                note: (count == 0).then(|| {
+                    format!(
+                        "one instance and the shared lines cost {:.2}, over the budget",
+                        each + shared
+                    )
+                }),
+            }
+        })
+        .collect();
+    fleets.sort_by(|a, b| {
+        b.units
+            .total_cmp(&a.units)
+            .then(a.per_month.total_cmp(&b.per_month))
+    });
+    if let Some((best_units, best)) = fleets.first().map(|f| (f.units, f.instance.clone())) {
+        for fleet in fleets.iter_mut().skip(1) {
+            if fleet.note.is_none() {
+                fleet.note = Some(format!(
+                    "holds {:.0} fewer than the {best} fleet",
+                    best_units - fleet.units
+                ));
+            }
+        }
+    }
+    fleets
 }
 
 #[cfg(test)]
@@ -485,6 +629,14 @@ mod tests {
         assert_eq!(plan.binding.units, 32.0);
         assert_eq!(plan.planned_units, 24.0);
         assert!(plan.warnings.iter().all(|w| !w.contains("burstable")));
+        // 100 rooms: m7g.large holds 24 a piece, so 5 of them.
+        let fleets = for_units(std::slice::from_ref(&plan), 100.0);
+        assert_eq!((fleets[0].count, fleets[0].units), (5, 120.0));
+        let budget = for_budget(std::slice::from_ref(&plan), 300.0);
+        assert!(
+            budget[0].per_month <= 300.0 && budget[0].count >= 1,
+            "{budget:?}"
+        );
         let never: BTreeMap<OrderedX, bool> = [(1.0, true), (2.0, true)]
             .map(|(x, p)| (OrderedX(x), p))
             .into();
