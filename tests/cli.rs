@@ -288,31 +288,36 @@ fn prices_list_every_entry_with_its_as_of_date() {
     );
 }
 
+/// The relay capacity page's model: its six memory points, its room cap and its CPU ceiling.
+const RELAY_PLAN: &[&str] = &[
+    "plan",
+    "--points",
+    "tests/fixtures/points/relay-memory.csv",
+    "--x",
+    "rooms",
+    "--memory",
+    "rss_mib",
+    "--cap",
+    "128",
+    "--cpu-ceiling",
+    "57",
+    "--ipv4",
+    "0",
+];
+
 #[test]
 fn plan_prices_the_relay_page_from_its_points() {
-    let args = [
-        "plan",
-        "--points",
-        "tests/fixtures/points/relay-memory.csv",
-        "--x",
-        "rooms",
-        "--memory",
-        "rss_mib",
-        "--cap",
-        "128",
-        "--cpu-ceiling",
-        "57",
+    let mut args = RELAY_PLAN.to_vec();
+    args.extend([
         "--ebs-gb",
         "30",
         "--rds",
         "db.t4g.micro",
-        "--ipv4",
-        "0",
         "--instance",
         "t4g.medium",
         "--instance",
         "t4g.large",
-    ];
+    ]);
     let output = transcript(&args);
     insta::assert_snapshot!("plan-relay", output);
     // The relay capacity page's own figures.
@@ -332,31 +337,16 @@ fn plan_prices_the_relay_page_from_its_points() {
 
 #[test]
 fn plan_finds_the_cheapest_fleet_and_what_a_budget_holds() {
-    let args = [
-        "plan",
-        "--points",
-        "tests/fixtures/points/relay-memory.csv",
-        "--x",
-        "rooms",
-        "--memory",
-        "rss_mib",
-        "--cap",
-        "128",
-        "--cpu-ceiling",
-        "57",
-        "--ipv4",
-        "0",
+    let mut args = RELAY_PLAN.to_vec();
+    args.extend([
         "--instance",
         "t4g.medium",
         "--instance",
         "t4g.large",
         "--instance",
         "c7g.large",
-        "--units",
-        "200",
-        "--budget",
-        "100",
-    ];
+    ]);
+    args.extend(["--units", "200", "--budget", "100"]);
     let output = transcript(&args);
     insta::assert_snapshot!("plan-units-budget", output);
     // 200 rooms at 57 a t4g.medium: 4 of them, 4 × $24.528 = $98.11; the cheapest.
