@@ -8,7 +8,10 @@ use anyhow::{Context, Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::PriceTable;
 use headroom_pricing::fit::fit;
-use headroom_pricing::plan::{InstancePlan, Lines, Model, plan_instance, slo_ceiling};
+use headroom_pricing::plan::{
+    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, SloCeilingJson,
+    for_budget, for_units, plan_instance, slo_ceiling,
+};
 use headroom_pricing::points::{self, Sweep};
 use headroom_spec::{Percent, Size};
 
@@ -60,6 +63,12 @@ pub struct PlanArgs {
     /// The most units this much a month holds, per instance type, ranked.
     #[arg(long, value_name = "USD")]
     budget: Option<f64>,
+    /// What a unit is called (`room`), when no spec says.
+    #[arg(long)]
+    unit: Option<String>,
+    /// Print the plan as JSON (the contract in docs/planning.md, schemas/plan.schema.json).
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
@@ -147,6 +156,9 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         _ => Vec::new(),
     };
     // Flags override the spec.
+    if let Some(unit) = &args.unit {
+        model.unit = unit.clone();
+    }
     if let Some(memory) = &args.memory {
         memory_series = memory.clone();
     }
@@ -227,6 +239,53 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         plans.push(plan_instance(instance, &model, &table));
     }
     let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let mut warnings: Vec<String> = notes.clone();
+        for plan in &plans {
+            for warning in &plan.warnings {
+                if !warnings.contains(warning) {
+                    warnings.push(warning.clone());
+                }
+            }
+        }
+        let fit_json = |series: &str, f: &headroom_pricing::fit::Fit| FitJson {
+            series: series.to_owned(),
+            intercept: f.intercept,
+            slope: f.slope,
+            r2: f.r2,
+            n: f.n,
+            slope_ci95: f.slope_ci95,
+        };
+        let report = Report {
+            unit: model.unit.clone(),
+            fits: model
+                .memory
+                .iter()
+                .map(|f| fit_json(&memory_series, f))
+                .chain(model.cpu.iter().map(|f| fit_json("cpu", f)))
+                .collect(),
+            slo_ceiling: model.slo.as_ref().map(|s| SloCeilingJson {
+                units: s.units,
+                first_failing: s.first_failing,
+                lower_bound: s.lower_bound,
+            }),
+            instances: plans.iter().map(InstanceJson::from).collect(),
+            for_units: args.units.map(|n| {
+                for_units(&plans, n as f64)
+                    .iter()
+                    .map(FleetJson::from)
+                    .collect()
+            }),
+            for_budget: args
+                .budget
+                .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
+            hours_per_month: headroom_pricing::entries::HOURS_PER_MONTH,
+            warnings,
+        };
+        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        writeln!(stdout)?;
+        return Ok(exit::OK);
+    }
     writeln!(stdout, "{}", plan_table(&plans, &model))?;
     for plan in &plans {
         for line in &plan.all_in.lines {
@@ -259,11 +318,7 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
             "\nTo hold {units} {}s, the cheapest first:",
             model.unit
         )?;
-        writeln!(
-            stdout,
-            "{}",
-            fleet_table(&headroom_pricing::plan::for_units(&plans, units as f64))
-        )?;
+        writeln!(stdout, "{}", fleet_table(&for_units(&plans, units as f64)))?;
     }
     if let Some(budget) = args.budget {
         writeln!(
@@ -271,11 +326,7 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
             "\nWith {budget:.2} a month, the most {}s first:",
             model.unit
         )?;
-        writeln!(
-            stdout,
-            "{}",
-            fleet_table(&headroom_pricing::plan::for_budget(&plans, budget))
-        )?;
+        writeln!(stdout, "{}", fleet_table(&for_budget(&plans, budget)))?;
     }
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
     writeln!(

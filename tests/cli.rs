@@ -358,3 +358,87 @@ fn plan_finds_the_cheapest_fleet_and_what_a_budget_holds() {
     );
     assert!(output.contains("98.11 more a month than the t4g.medium fleet"));
 }
+
+/// Checks a `plan --json` output against the committed schema.
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let (exit, stdout, stderr) = headroom(args);
+    assert_eq!(exit, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("plan json");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/plan.schema.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("schema json");
+    let validator = jsonschema::draft202012::new(&schema).expect("valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    report
+}
+
+#[test]
+fn plan_json_is_the_documented_contract() {
+    let mut args = RELAY_PLAN.to_vec();
+    args.extend([
+        "--unit",
+        "room",
+        "--ebs-gb",
+        "30",
+        "--rds",
+        "db.t4g.micro",
+        "--instance",
+        "t4g.medium",
+        "--instance",
+        "t4g.large",
+    ]);
+    args.extend(["--units", "200", "--budget", "100", "--json"]);
+    let report = plan_json(&args);
+    insta::assert_json_snapshot!("plan-json", report);
+    assert_eq!(report["unit"], "room");
+    assert_eq!(report["fits"][0]["n"], 6);
+    let medium = &report["instances"][0];
+    assert_eq!(medium["binding"]["resource"], "cpu");
+    assert_eq!(medium["ceilings"]["memory"]["units"], 334.0);
+    assert!((medium["all_in"]["usd_month"].as_f64().expect("all in") - 38.608).abs() < 1e-9);
+    assert_eq!(report["for_units"][0]["instance"], "t4g.medium");
+    // $100 a month: the shared db.t4g.micro ($11.68) once, then t4g.mediums with 30 GB of gp3
+    // at $24.528 + $2.40 each: floor(88.32 / 26.928) = 3 of them, 171 rooms.
+    assert_eq!(report["for_budget"][0]["count"], 3);
+    assert_eq!(report["for_budget"][0]["units"], 171.0);
+    assert_eq!(report["hours_per_month"], 730.0);
+}
+
+#[test]
+fn plan_warns_about_stale_prices_and_refuses_a_bad_csv() {
+    let report = plan_json(&[
+        "plan",
+        "--cpu-ceiling",
+        "100",
+        "--instance",
+        "CX22",
+        "--json",
+    ]);
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("stale since 2026-04-01"), "{warnings}");
+    assert!(warnings.contains("468 days old"), "{warnings}");
+    let bad = transcript(&[
+        "plan",
+        "--points",
+        "tests/fixtures/points/bad.csv",
+        "--x",
+        "rooms",
+        "--cpu-ceiling",
+        "10",
+        "--instance",
+        "t4g.medium",
+    ]);
+    insta::assert_snapshot!("plan-bad-csv", bad);
+    assert!(
+        bad.contains("exit code: 1") && bad.contains("line 3, column 2"),
+        "{bad}"
+    );
+}

@@ -526,6 +526,166 @@ pub fn for_budget(plans: &[InstancePlan], budget: f64) -> Vec<Fleet> {
     fleets
 }
 
+/// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
+/// Numbers are unrounded; amounts are in `currency` (USD for AWS, EUR for Hetzner).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    pub unit: String,
+    pub fits: Vec<FitJson>,
+    pub slo_ceiling: Option<SloCeilingJson>,
+    pub instances: Vec<InstanceJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub for_units: Option<Vec<FleetJson>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub for_budget: Option<Vec<FleetJson>>,
+    pub hours_per_month: f64,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FitJson {
+    pub series: String,
+    pub intercept: f64,
+    pub slope: f64,
+    pub r2: f64,
+    pub n: usize,
+    pub slope_ci95: [f64; 2],
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SloCeilingJson {
+    pub units: Option<f64>,
+    pub first_failing: Option<f64>,
+    pub lower_bound: bool,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CeilingJson {
+    pub units: f64,
+    pub low: Option<f64>,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct BindingJson {
+    pub resource: String,
+    /// `null` when nothing bounds the units (no ceiling at all).
+    pub units: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AllInJson {
+    pub usd_month: f64,
+    pub usd_per_unit_month: Option<f64>,
+    pub lines: Vec<LineJson>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LineJson {
+    pub name: String,
+    pub usd_month: f64,
+    pub shared: bool,
+    pub as_of: String,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct InstanceJson {
+    pub name: String,
+    pub vcpu: u32,
+    pub memory_gib: f64,
+    pub currency: String,
+    pub usd_month: f64,
+    pub as_of: String,
+    pub ceilings: BTreeMap<String, CeilingJson>,
+    pub binding: BindingJson,
+    pub runner_up: Option<BindingJson>,
+    pub planned_units: Option<f64>,
+    pub usd_per_unit_month: Option<f64>,
+    pub usd_per_person_month: Option<f64>,
+    pub all_in: AllInJson,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FleetJson {
+    pub instance: String,
+    pub currency: String,
+    pub count: u64,
+    pub units: f64,
+    pub usd_month: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// A finite number, or `None` for JSON (which has no infinity).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl From<&InstancePlan> for InstanceJson {
+    fn from(plan: &InstancePlan) -> InstanceJson {
+        let binding = |b: &Binding| BindingJson {
+            resource: b.resource.clone(),
+            units: finite(b.units),
+        };
+        InstanceJson {
+            name: plan.name.clone(),
+            vcpu: plan.vcpu,
+            memory_gib: plan.memory_gib,
+            currency: plan.currency.to_owned(),
+            usd_month: plan.per_month,
+            as_of: plan.as_of.clone(),
+            ceilings: plan
+                .ceilings
+                .iter()
+                .map(|(k, c)| {
+                    (
+                        k.clone(),
+                        CeilingJson {
+                            units: c.units,
+                            low: c.low,
+                            note: c.note.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            binding: binding(&plan.binding),
+            runner_up: plan.runner_up.as_ref().map(binding),
+            planned_units: finite(plan.planned_units),
+            usd_per_unit_month: plan.per_unit_month,
+            usd_per_person_month: plan.per_person_month,
+            all_in: AllInJson {
+                usd_month: plan.all_in.per_month,
+                usd_per_unit_month: plan.all_in.per_unit_month,
+                lines: plan
+                    .all_in
+                    .lines
+                    .iter()
+                    .map(|l| LineJson {
+                        name: l.name.clone(),
+                        usd_month: l.per_month,
+                        shared: l.shared,
+                        as_of: l.as_of.clone(),
+                    })
+                    .collect(),
+            },
+            warnings: plan.warnings.clone(),
+        }
+    }
+}
+
+impl From<&Fleet> for FleetJson {
+    fn from(fleet: &Fleet) -> FleetJson {
+        FleetJson {
+            instance: fleet.instance.clone(),
+            currency: fleet.currency.to_owned(),
+            count: fleet.count,
+            units: fleet.units,
+            usd_month: finite(fleet.per_month),
+            note: fleet.note.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
