@@ -339,9 +339,15 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// Dollars to the cent; under a dollar, two significant digits ($0.43, $0.038).
 fn money(currency: &str, value: f64) -> String {
     let symbol = if currency == "EUR" { "€" } else { "$" };
-    format!("{symbol}{value:.2}")
+    let decimals = if value > 0.0 && value < 1.0 {
+        (1 - value.log10().floor() as i64).max(2) as usize
+    } else {
+        2
+    };
+    format!("{symbol}{value:.decimals$}")
 }
 
 fn units(value: f64) -> String {

@@ -278,3 +278,60 @@ fn every_key_has_an_example_in_the_spec_docs() {
         "keys without an example in docs/spec.md: {missing:?}"
     );
 }
+
+/// The worked example of `docs/planning.md` is what `headroom plan` prints, line for line.
+#[test]
+fn the_planning_example_is_what_plan_prints() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "plan",
+            "--points",
+            "examples/points/chat-sweep.csv",
+            "--x",
+            "users",
+            "--unit",
+            "user",
+            "--memory",
+            "rss_mib",
+            "--cap",
+            "2000",
+            "--ebs-gb",
+            "20",
+            "--rds",
+            "db.t4g.small",
+            "--instance",
+            "c7g.large",
+            "--instance",
+            "m7g.large",
+        ])
+        .current_dir(root())
+        .env("COLUMNS", "100")
+        .env("HEADROOM_TODAY", "2026-11-30")
+        .output()
+        .expect("run headroom plan");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let page = std::fs::read_to_string(root().join("docs/planning.md")).expect("planning.md");
+    for line in printed.lines() {
+        assert!(
+            page.contains(line),
+            "docs/planning.md lacks the line\n{line}\nof\n{printed}"
+        );
+    }
+    for figure in [
+        "1409 (memory)",
+        "1600 (cpu)",
+        "$52.92",
+        "$59.57",
+        "$81.53",
+        "$88.18",
+        "$0.058",
+        "$0.055",
+    ] {
+        assert!(printed.contains(figure), "{figure}");
+    }
+}
