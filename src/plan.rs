@@ -57,6 +57,10 @@ pub struct PlanArgs {
     /// Public IPv4 addresses per instance.
     #[arg(long)]
     ipv4: Option<u32>,
+    /// An SLO over a series of the points, in its column's unit: `--slo 'p95_ms < 200'`
+    /// (repeatable). A point fails when any SLO fails there; the SLO ceiling follows.
+    #[arg(long = "slo", value_name = "SERIES < VALUE")]
+    slos: Vec<String>,
     /// The cheapest fleet that holds this many units, per instance type, ranked.
     #[arg(long)]
     units: Option<u64>,
@@ -226,6 +230,18 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
             "no sweep carries the memory series `{memory_series}`: no memory ceiling"
         ));
     }
+    let mut sweeps = sweeps;
+    for slo in &args.slos {
+        apply_slo(&mut sweeps, slo)?;
+    }
+    let pick = |name: &Option<String>, needs: &dyn Fn(&Sweep) -> bool| -> Option<&Sweep> {
+        match name {
+            Some(name) => sweeps.iter().find(|s| &s.name == name),
+            None => sweeps
+                .iter()
+                .find(|s| units_var.as_ref().is_none_or(|u| &s.x == u) && needs(s)),
+        }
+    };
     if model.cpu_ceiling.is_none()
         && let Some(sweep) = pick(&ceiling_phase, &|s| s.verdicts.values().any(|v| !v))
     {
@@ -287,6 +303,35 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         return Ok(exit::OK);
     }
     writeln!(stdout, "{}", plan_table(&plans, &model))?;
+    for plan in &plans {
+        if let Some(runner_up) = &plan.runner_up
+            && plan.binding.units.is_finite()
+            && plan.binding.units > 0.0
+        {
+            writeln!(
+                stdout,
+                "{}: {} binds at {}; {} trails at {} (+{:.0} %)",
+                plan.name,
+                plan.binding.resource,
+                units(plan.binding.units),
+                runner_up.resource,
+                units(runner_up.units),
+                (runner_up.units / plan.binding.units - 1.0) * 100.0
+            )?;
+        }
+        if model.people_per_unit > 1.0
+            && let Some(per_person) = plan.per_person_month
+        {
+            writeln!(
+                stdout,
+                "{}: {} per person-month ({} people per {})",
+                plan.name,
+                money(plan.currency, per_person),
+                model.people_per_unit,
+                model.unit
+            )?;
+        }
+    }
     for plan in &plans {
         for line in &plan.all_in.lines {
             let scope = if line.shared {
@@ -436,4 +481,52 @@ fn fleet_table(fleets: &[headroom_pricing::plan::Fleet]) -> String {
         ]);
     }
     table.to_string()
+}
+
+/// Applies `--slo 'SERIES < VALUE'` to the points: a point where the series breaks the
+/// threshold fails. The value is in the series' column unit (`p95_ms < 200` is 200 ms).
+fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<()> {
+    const OPERATORS: [&str; 5] = ["<=", ">=", "==", "<", ">"];
+    let (at, op) = OPERATORS
+        .iter()
+        .filter_map(|op| slo.find(op).map(|at| (at, *op)))
+        .min_by_key(|(at, op)| (*at, std::cmp::Reverse(op.len())))
+        .with_context(|| format!("`--slo {slo}` has no comparison; write it as `p95_ms < 200`"))?;
+    let series = slo[..at].trim();
+    let threshold: f64 = slo[at + op.len()..]
+        .trim()
+        .parse()
+        .with_context(|| format!("`--slo {slo}`: the value after `{op}` is not a number"))?;
+    let scale = headroom_pricing::points::unit_scale(series);
+    let threshold = threshold * scale;
+    let mut found = false;
+    for sweep in sweeps.iter_mut() {
+        let Some(points) = sweep
+            .series
+            .iter()
+            .find(|s| s.name == series)
+            .map(|s| s.points.clone())
+        else {
+            continue;
+        };
+        found = true;
+        for (x, value) in points {
+            let holds = match op {
+                "<" => value < threshold,
+                "<=" => value <= threshold,
+                ">" => value > threshold,
+                ">=" => value >= threshold,
+                _ => (value - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
+            };
+            let verdict = sweep
+                .verdicts
+                .entry(headroom_pricing::points::OrderedX(x))
+                .or_insert(true);
+            *verdict &= holds;
+        }
+    }
+    if !found {
+        bail!("`--slo {slo}`: no sweep has a series `{series}`");
+    }
+    Ok(())
 }

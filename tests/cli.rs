@@ -442,3 +442,33 @@ fn plan_warns_about_stale_prices_and_refuses_a_bad_csv() {
         "{bad}"
     );
 }
+
+#[test]
+fn plan_shows_stale_prices_and_judges_points_by_an_slo() {
+    let stale = transcript(&["plan", "--cpu-ceiling", "100", "--instance", "CX22"]);
+    insta::assert_snapshot!("plan-stale", stale);
+    assert!(
+        stale.contains("stale since 2026-04-01") && stale.contains("€3.79"),
+        "{stale}"
+    );
+    let (exit, stdout, _) = headroom(&[
+        "plan",
+        "--points",
+        "examples/points/chat-sweep.csv",
+        "--x",
+        "users",
+        "--memory",
+        "rss_mib",
+        "--slo",
+        "p95_ms < 200",
+        "--instance",
+        "m7g.large",
+    ]);
+    assert_eq!(exit, 0);
+    // 240 ms at 1,600 users breaks the SLO: the last good step is 800.
+    assert!(stdout.contains("800 (cpu)"), "{stdout}");
+    assert!(
+        stdout.contains("cpu binds at 800; memory trails at 3049"),
+        "{stdout}"
+    );
+}

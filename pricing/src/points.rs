@@ -73,6 +73,11 @@ pub enum PointsError {
     Results(String),
 }
 
+/// The factor from a column's written unit to the unit it is kept in (`_ms` → 0.001).
+pub fn unit_scale(name: &str) -> f64 {
+    series_unit(name).1
+}
+
 fn series_unit(name: &str) -> (Unit, f64) {
     const SUFFIXES: &[(&str, Unit, f64)] = &[
         ("_bytes", Unit::Bytes, 1.0),
