@@ -200,6 +200,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         );
     }
 
+    let mut sweeps = sweeps;
+    for slo in &args.slos {
+        apply_slo(&mut sweeps, slo)?;
+    }
     // The memory sweep: the one the spec names, else the first over the units with the series.
     let pick = |name: &Option<String>, needs: &dyn Fn(&Sweep) -> bool| -> Option<&Sweep> {
         match name {
@@ -230,18 +234,6 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
             "no sweep carries the memory series `{memory_series}`: no memory ceiling"
         ));
     }
-    let mut sweeps = sweeps;
-    for slo in &args.slos {
-        apply_slo(&mut sweeps, slo)?;
-    }
-    let pick = |name: &Option<String>, needs: &dyn Fn(&Sweep) -> bool| -> Option<&Sweep> {
-        match name {
-            Some(name) => sweeps.iter().find(|s| &s.name == name),
-            None => sweeps
-                .iter()
-                .find(|s| units_var.as_ref().is_none_or(|u| &s.x == u) && needs(s)),
-        }
-    };
     if model.cpu_ceiling.is_none()
         && let Some(sweep) = pick(&ceiling_phase, &|s| s.verdicts.values().any(|v| !v))
     {
