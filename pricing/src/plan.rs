@@ -762,6 +762,36 @@ mod tests {
         }
     }
 
+    /// With the server's CPU per room measured, a burstable instance gets its sustained ceiling
+    /// and the surplus credits above it: t4g.medium's baseline is 20 % of 2 vCPUs = 0.4 cores;
+    /// at 0.1 + 0.01 cores per room it sustains 30 rooms, and at the 57 planned it runs 0.27 cores
+    /// above the baseline: 0.27 × 730 h × $0.04 = $7.88 a month.
+    #[test]
+    fn a_burstable_instance_with_cpu_data_prices_its_credits() {
+        let table = PriceTable::embedded().expect("table");
+        let mut model = relay_model();
+        let points: Vec<(f64, f64)> = [1.0, 10.0, 20.0, 40.0].map(|r| (r, 0.1 + 0.01 * r)).into();
+        model.cpu = Some(fit(&points).expect("cpu fit"));
+        let plan = plan_instance(
+            table.instance("t4g.medium").expect("t4g.medium"),
+            &model,
+            &table,
+        );
+        assert_eq!(plan.ceilings["cpu_sustained"].units, 30.0);
+        let credits = plan
+            .all_in
+            .lines
+            .iter()
+            .find(|l| l.name.contains("credits"))
+            .expect("credits");
+        assert!(
+            (credits.per_month - 0.27 * 730.0 * 0.04).abs() < 1e-6,
+            "{}",
+            credits.per_month
+        );
+        assert!(plan.warnings.iter().all(|w| !w.contains("assumes burst")));
+    }
+
     #[test]
     fn headroom_and_the_slo_sweep() {
         let table = PriceTable::embedded().expect("table");
