@@ -361,16 +361,7 @@ fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
     ]);
     for phase in &plan.phases {
         for point in &phase.points {
-            let variables = if point.at.is_empty() {
-                "(one point)".to_owned()
-            } else {
-                point
-                    .at
-                    .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let variables = run::variables(&point.at);
             table.add_row(vec![
                 Cell::new(&phase.name),
                 Cell::new(point.index + 1).set_alignment(CellAlignment::Right),

@@ -203,9 +203,12 @@ impl Drop for Progress {
     }
 }
 
-fn variables(at: &std::collections::BTreeMap<String, headroom_spec::VarValue>) -> String {
+/// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
+pub(crate) fn variables(
+    at: &std::collections::BTreeMap<String, headroom_spec::VarValue>,
+) -> String {
     if at.is_empty() {
-        return "one point".to_owned();
+        return "(one point)".to_owned();
     }
     at.iter()
         .map(|(k, v)| format!("{k} = {v}"))

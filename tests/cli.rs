@@ -305,19 +305,22 @@ const RELAY_PLAN: &[&str] = &[
     "0",
 ];
 
+/// The relay page's monthly lines and instances: 30 GB of gp3, a db.t4g.micro, two t4g sizes.
+const RELAY_PRICED: [&str; 8] = [
+    "--ebs-gb",
+    "30",
+    "--rds",
+    "db.t4g.micro",
+    "--instance",
+    "t4g.medium",
+    "--instance",
+    "t4g.large",
+];
+
 #[test]
 fn plan_prices_the_relay_page_from_its_points() {
     let mut args = RELAY_PLAN.to_vec();
-    args.extend([
-        "--ebs-gb",
-        "30",
-        "--rds",
-        "db.t4g.micro",
-        "--instance",
-        "t4g.medium",
-        "--instance",
-        "t4g.large",
-    ]);
+    args.extend(RELAY_PRICED);
     let output = transcript(&args);
     insta::assert_snapshot!("plan-relay", output);
     // The relay capacity page's own figures.
@@ -383,18 +386,8 @@ fn plan_json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn plan_json_is_the_documented_contract() {
     let mut args = RELAY_PLAN.to_vec();
-    args.extend([
-        "--unit",
-        "room",
-        "--ebs-gb",
-        "30",
-        "--rds",
-        "db.t4g.micro",
-        "--instance",
-        "t4g.medium",
-        "--instance",
-        "t4g.large",
-    ]);
+    args.extend(["--unit", "room"]);
+    args.extend(RELAY_PRICED);
     args.extend(["--units", "200", "--budget", "100", "--json"]);
     let report = plan_json(&args);
     insta::assert_json_snapshot!("plan-json", report);
