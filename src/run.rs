@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_runner::results::RunResult;
+use headroom_runner::results::{RoomsResult, RunResult, ScenarioResult};
 use headroom_runner::{Event, RunError, RunOptions};
 
 use crate::exit;
@@ -180,7 +180,7 @@ impl Progress {
                 if let Some(bar) = &self.bar {
                     let p95 = p95_ms.map_or_else(|| "-".to_owned(), ms);
                     bar.set_message(format!(
-                        "{}: {elapsed_s:.0}s, {requests} requests, p95 {p95}, {errors} errors",
+                        "{}: {elapsed_s:.0}s, {requests} sent, p95 {p95}, {errors} errors",
                         self.current
                     ));
                 }
@@ -220,19 +220,63 @@ fn one_line(result: &RunResult) -> String {
     if let Some(failure) = &result.failure {
         return format!("failed: {}", failure.describe());
     }
-    let requests: u64 = result.scenarios.values().map(|s| s.requests).sum();
-    let errors: u64 = result.scenarios.values().map(|s| s.errors.total()).sum();
+    let mut parts = Vec::new();
+    let http: Vec<_> = measured(result).filter(|s| s.rooms.is_none()).collect();
+    if !http.is_empty() {
+        let requests: u64 = http.iter().map(|s| s.requests).sum();
+        let errors: u64 = http.iter().map(|s| s.errors.total()).sum();
+        parts.push(format!(
+            "{} requests, {} errors",
+            thousands(requests),
+            thousands(errors)
+        ));
+    }
+    for rooms in measured(result).filter_map(|s| s.rooms.as_ref()) {
+        let (sockets, messages) = (&rooms.sockets, &rooms.messages);
+        let mut text = format!(
+            "{} of {} sockets open",
+            thousands(sockets.opened),
+            thousands(sockets.planned)
+        );
+        if messages.sent > 0 {
+            text.push_str(&format!(
+                ", {} messages, {} of {} frames delivered",
+                thousands(messages.sent),
+                thousands(messages.delivered),
+                thousands(messages.expected)
+            ));
+        }
+        parts.push(text);
+    }
     let rss = result
         .process
         .steady
         .map_or_else(|| "-".to_owned(), |s| mib(s.rss_bytes));
     let failed = result.slo.iter().filter(|v| v.pass == Some(false)).count();
-    let mut line =
-        format!("ok: {requests} requests, {errors} errors, RSS {rss}, {failed} SLO failed");
+    parts.push(format!("RSS {rss}, {failed} SLO failed"));
+    let mut line = format!("ok: {}", parts.join("; "));
     if result.generator.bound {
         line.push_str(" (generator-bound)");
     }
     line
+}
+
+/// The scenarios that ran (not skipped).
+fn measured(result: &RunResult) -> impl Iterator<Item = &ScenarioResult> {
+    result.scenarios.values().filter(|s| s.skipped.is_none())
+}
+
+/// `4393` → `4,393`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn mib(bytes: u64) -> String {
@@ -247,77 +291,134 @@ fn ms(value: f64) -> String {
     }
 }
 
-/// A row per run: what people look at first.
+/// A row per run: what people look at first. HTTP columns when the phase has HTTP scenarios,
+/// socket and delivery columns when it has rooms.
 fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
+    let runs = || phase.points.iter().flat_map(|p| p.runs.iter());
+    let has_http = runs().any(|r| measured(r).any(|s| s.rooms.is_none()));
+    let has_rooms = runs().any(|r| measured(r).any(|s| s.rooms.is_some()));
+    let mut header = vec!["point", "variables", "run"];
+    if has_http || !has_rooms {
+        header.extend(["requests", "req/s", "p50", "p95", "p99", "errors"]);
+    }
+    if has_rooms {
+        header.extend(["sockets", "delivered", "seen p95", "seen by all p95"]);
+    }
+    header.extend(["RSS", "SLO"]);
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header([
-        "point",
-        "variables",
-        "run",
-        "requests",
-        "req/s",
-        "p50",
-        "p95",
-        "p99",
-        "errors",
-        "RSS",
-        "SLO",
-    ]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
     for point in &phase.points {
         for run in &point.runs {
-            let http: Vec<_> = run
-                .scenarios
-                .values()
-                .filter(|s| s.skipped.is_none())
-                .collect();
-            let requests: u64 = http.iter().map(|s| s.requests).sum();
-            let rate: f64 = http.iter().map(|s| s.rate).sum();
-            let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
-                http.iter().map(|s| f(&s.latency)).fold(0.0, f64::max)
-            };
-            let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
-            let slo = if let Some(failure) = &run.failure {
-                format!("run failed: {}", failure.describe())
-            } else {
-                let failed: Vec<&str> = run
-                    .slo
-                    .iter()
-                    .filter(|v| v.pass == Some(false))
-                    .map(|v| v.name.as_str())
-                    .collect();
-                let unmeasured = run.slo.iter().filter(|v| v.pass.is_none()).count();
-                let mut text = if failed.is_empty() {
-                    "pass".to_owned()
-                } else {
-                    format!("fail: {}", failed.join(", "))
-                };
-                if unmeasured > 0 {
-                    text.push_str(&format!(" ({unmeasured} not measured)"));
-                }
-                if run.generator.bound {
-                    text.push_str(" [generator-bound]");
-                }
-                text
-            };
-            table.add_row(vec![
-                Cell::new(point.index + 1).set_alignment(CellAlignment::Right),
+            let mut row = vec![
+                right((point.index + 1).to_string()),
                 Cell::new(variables(&point.at)),
-                Cell::new(run.repeat).set_alignment(CellAlignment::Right),
-                Cell::new(requests).set_alignment(CellAlignment::Right),
-                Cell::new(format!("{rate:.1}")).set_alignment(CellAlignment::Right),
-                Cell::new(ms(worst(|s| s.p50_ms))).set_alignment(CellAlignment::Right),
-                Cell::new(ms(worst(|s| s.p95_ms))).set_alignment(CellAlignment::Right),
-                Cell::new(ms(worst(|s| s.p99_ms))).set_alignment(CellAlignment::Right),
-                Cell::new(errors).set_alignment(CellAlignment::Right),
-                Cell::new(
-                    run.process
-                        .steady
-                        .map_or_else(|| "-".to_owned(), |s| mib(s.rss_bytes)),
-                )
-                .set_alignment(CellAlignment::Right),
-                Cell::new(slo),
-            ]);
+                right(run.repeat.to_string()),
+            ];
+            if has_http || !has_rooms {
+                let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
+                let requests: u64 = http.iter().map(|s| s.requests).sum();
+                let rate: f64 = http.iter().map(|s| s.rate).sum();
+                let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
+                    http.iter().map(|s| f(&s.latency)).fold(0.0, f64::max)
+                };
+                let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
+                row.extend([
+                    right(thousands(requests)),
+                    right(format!("{rate:.1}")),
+                    right(ms(worst(|s| s.p50_ms))),
+                    right(ms(worst(|s| s.p95_ms))),
+                    right(ms(worst(|s| s.p99_ms))),
+                    right(thousands(errors)),
+                ]);
+            }
+            if has_rooms {
+                let rooms: Vec<_> = measured(run).filter(|s| s.rooms.is_some()).collect();
+                let sum = |f: fn(&RoomsResult) -> u64| -> u64 {
+                    rooms.iter().filter_map(|s| s.rooms.as_ref()).map(f).sum()
+                };
+                let seen = rooms
+                    .iter()
+                    .filter_map(|s| s.rooms.as_ref())
+                    .filter(|r| r.seen.count > 0)
+                    .map(|r| r.seen.p95_ms)
+                    .reduce(f64::max);
+                let all = rooms
+                    .iter()
+                    .filter_map(|s| Some((s, s.rooms.as_ref()?)))
+                    .filter(|(_, r)| r.messages.reached_all + r.messages.incomplete > 0)
+                    .map(|(s, r)| {
+                        let histogram = s
+                            .histograms
+                            .get("seen_by_all")
+                            .and_then(|h| headroom_runner::results::deserialize_histogram(h));
+                        histogram
+                            .and_then(|h| r.seen_by_all_quantile(&h, 0.95))
+                            .map_or(f64::INFINITY, |s| s * 1000.0)
+                    })
+                    .reduce(f64::max);
+                let expected = sum(|r| r.messages.expected);
+                row.extend([
+                    right(format!(
+                        "{} of {}",
+                        thousands(sum(|r| r.sockets.opened)),
+                        thousands(sum(|r| r.sockets.planned))
+                    )),
+                    right(if expected == 0 {
+                        "-".to_owned()
+                    } else {
+                        format!(
+                            "{} of {}",
+                            thousands(sum(|r| r.messages.delivered)),
+                            thousands(expected)
+                        )
+                    }),
+                    right(seen.map_or_else(|| "-".to_owned(), ms)),
+                    right(all.map_or_else(
+                        || "-".to_owned(),
+                        |v| {
+                            if v.is_infinite() {
+                                "never".to_owned()
+                            } else {
+                                ms(v)
+                            }
+                        },
+                    )),
+                ]);
+            }
+            row.push(right(
+                run.process
+                    .steady
+                    .map_or_else(|| "-".to_owned(), |s| mib(s.rss_bytes)),
+            ));
+            row.push(Cell::new(slo_cell(run)));
+            table.add_row(row);
         }
     }
     format!("{}\n{table}", phase.name)
+}
+
+fn slo_cell(run: &RunResult) -> String {
+    if let Some(failure) = &run.failure {
+        return format!("run failed: {}", failure.describe());
+    }
+    let failed: Vec<&str> = run
+        .slo
+        .iter()
+        .filter(|v| v.pass == Some(false))
+        .map(|v| v.name.as_str())
+        .collect();
+    let unmeasured = run.slo.iter().filter(|v| v.pass.is_none()).count();
+    let mut text = if failed.is_empty() {
+        "pass".to_owned()
+    } else {
+        format!("fail: {}", failed.join(", "))
+    };
+    if unmeasured > 0 {
+        text.push_str(&format!(" ({unmeasured} not measured)"));
+    }
+    if run.generator.bound {
+        text.push_str(" [generator-bound]");
+    }
+    text
 }

@@ -351,15 +351,25 @@ fn notes_api_runs_quick_end_to_end() {
                 "{scenario}"
             );
         }
-        // The socket scenario waits for the WebSocket driver, and says so; its SLOs are not
-        // passed, they are not measured.
-        assert!(run["scenarios"]["sockets"]["skipped"].as_str().is_some());
-        let sockets = run["slo"].as_array().expect("slo").iter().filter(|v| {
-            v["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("sockets") || n == "pushes")
-        });
-        assert!(sockets.into_iter().all(|v| v["pass"].is_null()));
+        // 50 people × 20 sockets, each push expected at the person's 19 other sockets: every
+        // socket opens and every push arrives.
+        let rooms = &run["scenarios"]["sockets"]["rooms"];
+        assert_eq!(rooms["sockets"]["planned"], 1000);
+        assert_eq!(rooms["sockets"]["opened"], 1000, "{rooms}");
+        assert_eq!(rooms["sockets"]["closed_by_server"], 0, "{rooms}");
+        let messages = &rooms["messages"];
+        let sent = messages["sent"].as_u64().expect("sent");
+        assert!(sent > 0, "{messages}");
+        assert_eq!(messages["expected"].as_u64(), Some(sent * 19), "{messages}");
+        assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+        assert_eq!(messages["reached_all"].as_u64(), Some(sent), "{messages}");
+        assert!(rooms["seen_by_all"]["max_ms"].as_f64() >= rooms["seen"]["max_ms"].as_f64());
+        for verdict in run["slo"].as_array().expect("slo") {
+            let name = verdict["name"].as_str().unwrap_or_default();
+            if name.starts_with("sockets") || name == "pushes" {
+                assert_eq!(verdict["pass"], true, "{verdict}");
+            }
+        }
     }
     let seeded: Vec<f64> = notes["points"]
         .as_array()

@@ -1,20 +1,23 @@
 //! Executes a compiled run matrix and writes one results file.
 //!
 //! **The only crate that spawns processes or opens sockets.** For every run of every point it
-//! starts a fresh target ([`target`]), sends the load ([`load`]: HTTP, open and closed model),
+//! starts a fresh target ([`target`]), sends the load ([`load`]: HTTP, open and closed model;
+//! [`rooms`]: WebSocket rooms and their fan-out, tracked by [`fanout`]),
 //! samples the target's process group from /proc, scrapes its Prometheus metrics at steady
 //! state, evaluates the SLOs and rewrites the results file ([`results`]) atomically. It reports
 //! progress as [`Event`]s and never prints: the CLI shows them.
 
 pub mod environment;
+pub mod fanout;
 mod http;
 pub mod load;
 mod quick;
 pub mod results;
+pub mod rooms;
 mod run;
 mod sample;
 mod scrape;
 pub mod target;
 mod verdict;
 
-pub use run::{Event, Outcome, RunError, RunOptions, reduce, run};
+pub use run::{Event, Outcome, RunError, RunOptions, raise_open_files, reduce, run};

@@ -527,6 +527,7 @@ async fn collect(
         .into_iter()
         .collect(),
         windows,
+        rooms: None,
     }
 }
 

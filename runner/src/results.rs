@@ -242,6 +242,125 @@ pub struct ScenarioResult {
     pub schedule_lag: Summary,
     pub histograms: BTreeMap<String, String>,
     pub windows: Vec<Window>,
+    /// What a rooms scenario measured beyond the common figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rooms: Option<RoomsResult>,
+}
+
+/// A rooms scenario's run. In the common fields of [`ScenarioResult`], `requests` counts the
+/// messages sent, `latency` is the per-recipient latency ("seen"), `schedule_lag` the sends'
+/// delay behind their intended time, and `errors` the sockets that failed to open.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomsResult {
+    pub rooms: u64,
+    /// Sockets planned in all.
+    pub peers: u64,
+    pub sockets: SocketCounts,
+    /// From a socket's scheduled connect time to its open WebSocket (join sent).
+    pub connect: Summary,
+    /// When the hold began, in seconds from the scenario's start: after the ramp-up and once
+    /// every socket had opened or failed.
+    pub hold_started_s: f64,
+    /// How long the peers sent.
+    pub hold_s: f64,
+    pub messages: MessageCounts,
+    /// Per recipient: from the intended send time to the receipt.
+    pub seen: Summary,
+    /// Per message that reached every expected recipient: the time until the last one had it.
+    /// Messages that never reached everyone are not in it; see `messages.incomplete`.
+    pub seen_by_all: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<ReloadResult>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SocketCounts {
+    pub planned: u64,
+    pub opened: u64,
+    pub failed: ConnectFailures,
+    /// Open sockets the server closed (a close frame, a reset or the end of the stream).
+    pub closed_by_server: u64,
+    /// Open sockets we closed at the end of the run.
+    pub closed_by_us: u64,
+    /// Pings we sent (`ping.every`).
+    pub pings_sent: u64,
+    /// Pings the server sent us; tungstenite answers each with a pong.
+    pub pings_received: u64,
+}
+
+/// Sockets that did not open, by why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConnectFailures {
+    /// Nothing listened (connection refused).
+    pub refused: u64,
+    /// The server answered the upgrade with another status than 101.
+    pub status: u64,
+    /// No open socket within `connect_timeout`.
+    pub timeout: u64,
+    /// A reset, a protocol error, or anything else.
+    pub other: u64,
+}
+
+impl ConnectFailures {
+    pub fn total(&self) -> u64 {
+        self.refused + self.status + self.timeout + self.other
+    }
+}
+
+/// Messages and frames of a rooms scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageCounts {
+    /// Messages sent.
+    pub sent: u64,
+    /// Sends the run could not track (its message budget was used up); not sent.
+    pub skipped: u64,
+    /// Frames expected: for every message, the peers of its room that were open when it was
+    /// sent, the sender excluded.
+    pub expected: u64,
+    /// Frames that arrived, on time or late.
+    pub delivered: u64,
+    /// Frames that arrived within the deadline.
+    pub on_time: u64,
+    /// Frames that arrived after the deadline (late, not lost).
+    pub late: u64,
+    /// Messages every expected recipient got.
+    pub reached_all: u64,
+    /// Messages every expected recipient got within the deadline.
+    pub reached_all_on_time: u64,
+    /// Messages some expected recipient never got.
+    pub incomplete: u64,
+    /// A sender's own message coming back to it (not counted as delivered).
+    pub own_echoes: u64,
+    /// Frames without a stamp of this run (the server's own messages).
+    pub unstamped: u64,
+}
+
+/// The page reloads of a rooms scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReloadResult {
+    pub requests: u64,
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    /// From the reload's intended time to the last byte of the page.
+    pub latency: Summary,
+}
+
+impl RoomsResult {
+    /// The time until everyone had a message, at quantile `q` of *all* messages that expected
+    /// someone: a message that never reached everyone counts as never. `None` when the quantile
+    /// falls among those (the figure is "never"), or no message was expected anywhere.
+    pub fn seen_by_all_quantile(&self, histogram: &Histogram<u64>, q: f64) -> Option<f64> {
+        let complete = self.messages.reached_all;
+        let total = complete + self.messages.incomplete;
+        if total == 0 || complete == 0 {
+            return None;
+        }
+        let share = q * total as f64 / complete as f64;
+        if share > 1.0 {
+            return None;
+        }
+        Some(histogram.value_at_quantile(share) as f64 / 1e6)
+    }
 }
 
 /// The server's process tree (its process group), from /proc.

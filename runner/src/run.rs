@@ -95,6 +95,7 @@ pub async fn run(
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<Outcome, RunError> {
+    raise_open_files();
     let plan = if options.quick {
         crate::quick::scale(plan)
     } else {
@@ -251,6 +252,20 @@ fn external_pid(file: &str, spec_dir: &Path, headroom: &Path) -> Result<i32, Str
         .map_err(|e| format!("process {} is not running: {e}", pid.as_raw_nonzero()))
 }
 
+/// Thousands of sockets need thousands of descriptors: the soft limit (often 1,024) goes up to
+/// the hard one, for the generator and the targets it starts.
+pub fn raise_open_files() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        let _ = setrlimit(Resource::Nofile, raised);
+    }
+}
+
 /// A free loopback port: bound by us, then released for the target to take.
 fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
@@ -385,50 +400,60 @@ async fn run_once(
         sampling,
     ));
 
-    // The load, watched for the target's death and for Ctrl-C.
+    // The load, watched for the target's death and for Ctrl-C, up to the point where every
+    // scenario is held (HTTP: finished; rooms: drained, sockets still open).
     let (abort, aborted) = watch::channel(false);
+    let (release, released) = watch::channel(false);
+    let (arrivals, mut arrived) = watch::channel(0usize);
+    let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let scenarios = run_scenarios(
-        &point.scenarios,
+    let mut scenarios = tokio::spawn(run_scenarios(
+        point.scenarios.clone(),
         port,
-        &options.headroom,
+        options.headroom.clone(),
         aborted,
         Arc::clone(&live),
-    );
-    tokio::pin!(scenarios);
+        Gates {
+            arrivals: Arc::clone(&arrivals),
+            release: released,
+        },
+    ));
+    let total = point.scenarios.len();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
     let mut cancel_watch = cancel.clone();
-    let outcomes = loop {
-        tokio::select! {
-            outcomes = &mut scenarios => break outcomes,
-            _ = ticker.tick() => {
-                on_event(Event::Progress {
-                    elapsed_s: load_started.elapsed().as_secs_f64(),
-                    requests: live.requests.load(Ordering::Relaxed),
-                    errors: live.errors.load(Ordering::Relaxed),
-                    p95_ms: match live.window_p95_us.load(Ordering::Relaxed) {
-                        0 => None,
-                        micros => Some(micros as f64 / 1000.0),
-                    },
-                });
-                if let Some(running) = running.as_mut()
-                    && result.failure.is_none()
-                    && let Some(exit) = running.exited()
-                {
-                    result.failure = Some(Failure::Died { exit, stderr_tail: running.stderr_tail() });
-                    let _ = abort.send(true);
-                }
-            }
-            _ = cancel_watch.changed() => {
-                if *cancel_watch.borrow() {
-                    result.failure = Some(Failure::Interrupted);
-                    let _ = abort.send(true);
-                }
-            }
-        }
+    let mut watch = Watch {
+        running: &mut running,
+        live: &live,
+        abort: &abort,
+        load_started,
     };
+    loop {
+        tokio::select! {
+            _ = arrived.wait_for(|n| *n >= total) => break,
+            _ = ticker.tick() => watch.tick(&mut result, on_event),
+            _ = cancel_watch.changed() => watch.cancelled(&mut result, &cancel_watch),
+        }
+    }
     let load_seconds = load_started.elapsed().as_secs_f64();
     let cpu_used = sample::own_cpu_s() - cpu_before;
+
+    // The steady state, when the run is still whole.
+    if result.failure.is_none() {
+        let steady = steady_state(&phase.measure, target, port, group, load_started).await;
+        result.metrics = steady.0;
+        result.process.steady = steady.1;
+    }
+    // Then the rooms ramp down.
+    let _ = release.send(true);
+    let outcomes = loop {
+        tokio::select! {
+            outcomes = &mut scenarios => {
+                break outcomes.unwrap_or_else(|e| vec![("(all)".to_owned(), Err(format!("the scenarios' task failed: {e}")))]);
+            }
+            _ = ticker.tick() => watch.tick(&mut result, on_event),
+            _ = cancel_watch.changed() => watch.cancelled(&mut result, &cancel_watch),
+        }
+    };
     for (name, outcome) in outcomes {
         match outcome {
             Ok(scenario) => {
@@ -443,20 +468,15 @@ async fn run_once(
             }
         }
     }
-
-    // The steady state, when the run is still whole.
-    if result.failure.is_none() {
-        let steady = steady_state(&phase.measure, target, port, group, load_started).await;
-        result.metrics = steady.0;
-        result.process.steady = steady.1;
-        if let Some(running) = running.as_mut()
-            && let Some(exit) = running.exited()
-        {
-            result.failure = Some(Failure::Died {
-                exit,
-                stderr_tail: running.stderr_tail(),
-            });
-        }
+    // A target that died during the steady state or the ramp-down failed the run too.
+    if result.failure.is_none()
+        && let Some(running) = running.as_mut()
+        && let Some(exit) = running.exited()
+    {
+        result.failure = Some(Failure::Died {
+            exit,
+            stderr_tail: running.stderr_tail(),
+        });
     }
     let _ = stop_sampling.send(true);
     if let Ok((samples, load_average)) = sampler.await {
@@ -496,41 +516,120 @@ fn sanitize(name: &str) -> String {
 
 type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>;
 
+/// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
+struct Watch<'a> {
+    running: &'a mut Option<Running>,
+    live: &'a load::Live,
+    abort: &'a watch::Sender<bool>,
+    load_started: Instant,
+}
+
+impl Watch<'_> {
+    /// Every second: progress, and the target's death ends the load.
+    fn tick(&mut self, result: &mut RunResult, on_event: &mut (dyn FnMut(Event<'_>) + Send)) {
+        on_event(Event::Progress {
+            elapsed_s: self.load_started.elapsed().as_secs_f64(),
+            requests: self.live.requests.load(Ordering::Relaxed),
+            errors: self.live.errors.load(Ordering::Relaxed),
+            p95_ms: match self.live.window_p95_us.load(Ordering::Relaxed) {
+                0 => None,
+                micros => Some(micros as f64 / 1000.0),
+            },
+        });
+        if let Some(running) = self.running.as_mut()
+            && result.failure.is_none()
+            && let Some(exit) = running.exited()
+        {
+            result.failure = Some(Failure::Died {
+                exit,
+                stderr_tail: running.stderr_tail(),
+            });
+            let _ = self.abort.send(true);
+        }
+    }
+
+    fn cancelled(&mut self, result: &mut RunResult, cancel: &watch::Receiver<bool>) {
+        if *cancel.borrow() {
+            result.failure = Some(Failure::Interrupted);
+            let _ = self.abort.send(true);
+        }
+    }
+}
+
+/// The hand-over between the load and the steady state: every scenario arrives once (HTTP when
+/// its load ends, rooms once drained with the sockets still open); the runner measures, then
+/// releases the rooms to ramp down.
+pub(crate) struct Gates {
+    arrivals: Arc<watch::Sender<usize>>,
+    release: watch::Receiver<bool>,
+}
+
+impl Gates {
+    fn gate(&self) -> Gate {
+        Gate {
+            arrivals: Arc::clone(&self.arrivals),
+            arrived: false,
+            release: self.release.clone(),
+        }
+    }
+}
+
+/// One scenario's side of [`Gates`]. Dropping it counts as arriving, so a scenario that fails
+/// early never holds the run up.
+pub(crate) struct Gate {
+    arrivals: Arc<watch::Sender<usize>>,
+    arrived: bool,
+    release: watch::Receiver<bool>,
+}
+
+impl Gate {
+    pub(crate) fn arrive(&mut self) {
+        if !std::mem::replace(&mut self.arrived, true) {
+            self.arrivals.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Turns true once the runner has measured the steady state.
+    pub(crate) fn release_watch(&self) -> watch::Receiver<bool> {
+        self.release.clone()
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.arrive();
+    }
+}
+
 async fn run_scenarios(
-    scenarios: &[Scenario],
+    scenarios: Vec<Scenario>,
     port: u16,
-    headroom: &Path,
+    headroom: PathBuf,
     abort: watch::Receiver<bool>,
     live: Arc<load::Live>,
+    gates: Gates,
 ) -> ScenarioOutcomes {
     let mut running = Vec::new();
     for scenario in scenarios {
         let name = scenario.name().to_owned();
-        match scenario {
-            Scenario::Http(http) => {
-                let (http, headroom, abort, live) = (
-                    http.clone(),
-                    headroom.to_path_buf(),
-                    abort.clone(),
-                    Arc::clone(&live),
-                );
-                running.push((
-                    name,
-                    tokio::spawn(
-                        async move { load::run(&http, port, &headroom, abort, live).await },
-                    ),
-                ));
-            }
-            Scenario::Rooms(_) => {
-                let skipped = ScenarioResult {
-                    kind: "rooms".to_owned(),
-                    skipped: Some("rooms scenarios run with the WebSocket driver, which the next runner issue adds".to_owned()),
-                    ..ScenarioResult::default()
-                };
-                running.push((name, tokio::spawn(async move { Ok(skipped) })));
-            }
-        }
+        let (headroom, abort, live, gate) = (
+            headroom.clone(),
+            abort.clone(),
+            Arc::clone(&live),
+            gates.gate(),
+        );
+        let task = match scenario {
+            Scenario::Http(http) => tokio::spawn(async move {
+                let _gate = gate;
+                load::run(&http, port, &headroom, abort, live).await
+            }),
+            Scenario::Rooms(rooms) => tokio::spawn(async move {
+                crate::rooms::run(&rooms, port, &headroom, abort, live, gate).await
+            }),
+        };
+        running.push((name, task));
     }
+    drop(gates);
     let mut outcomes = Vec::new();
     for (name, task) in running {
         let outcome = task

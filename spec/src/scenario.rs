@@ -248,7 +248,7 @@ pub struct RoomsScenario {
     /// What the peers send; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<Send>,
-    /// Answering the server's pings, and sending ours.
+    /// Our own pings (the server's are always answered).
     #[serde(default)]
     pub ping: Ping,
     /// A periodic HTTP GET per peer, as a page reload.
@@ -344,29 +344,13 @@ fn default_template() -> String {
     r#"{"stamp":"{stamp}","room":{room},"peer":{peer},"payload":"{payload}"}"#.to_owned()
 }
 
-/// Keep-alive pings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Keep-alive pings. The server's pings are always answered with pongs, as browsers do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ping {
-    /// Answer the server's pings with pongs, as browsers do.
-    #[serde(default = "yes")]
-    pub answer: bool,
     /// Send our own ping this often; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every: Option<Duration>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Default for Ping {
-    fn default() -> Self {
-        Ping {
-            answer: true,
-            every: None,
-        }
-    }
 }
 
 /// A page reload: each peer GETs `url` at its own pace.

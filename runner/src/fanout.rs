@@ -1,0 +1,565 @@
+//! Fan-out bookkeeping for rooms scenarios: the stamp a message carries, and what became of
+//! every message sent.
+//!
+//! A sender takes a message id from the [`Tracker`] and writes it, with the intended send time,
+//! into the message (the stamp). Every receiving peer reads the stamp back and reports a
+//! receipt. The tracker keeps, per message, how many recipients it expects, how many got it, how
+//! many on time, and the largest latency so far; the receipt that completes a message gives its
+//! "seen by everyone" time. Per-message state is a few atomics in an append-only arena, so the
+//! receive path takes no lock; latencies are batched per socket ([`Batch`]) and flushed into
+//! one of a few sharded histograms.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use hdrhistogram::Histogram;
+use memchr::memmem;
+use tokio::time::Instant;
+
+use crate::load::histogram;
+use crate::results::MessageCounts;
+
+/// What a text stamp starts with: `hr1.<id hex>.<µs hex>`. Letters, digits and dots only, so
+/// it survives JSON, URLs and any server that passes text through.
+pub const TEXT_MARK: &[u8] = b"hr1.";
+/// The length of a binary stamp: the message id and the intended send time, little-endian u64s.
+pub const BINARY_STAMP_LEN: usize = 16;
+
+/// A message's identity and intended send time, as it travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub id: u64,
+    /// Microseconds from the tracker's epoch.
+    pub sent_us: u64,
+}
+
+impl Stamp {
+    /// Appends the text form to `out`.
+    pub fn write_text(self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(out, "hr1.{:x}.{:x}", self.id, self.sent_us);
+    }
+
+    pub fn text_len(self) -> usize {
+        let hex_digits = |v: u64| ((64 - v.max(1).leading_zeros()) as usize).div_ceil(4);
+        TEXT_MARK.len() + hex_digits(self.id) + 1 + hex_digits(self.sent_us)
+    }
+
+    pub fn binary(self) -> [u8; BINARY_STAMP_LEN] {
+        let mut out = [0u8; BINARY_STAMP_LEN];
+        out[..8].copy_from_slice(&self.id.to_le_bytes());
+        out[8..].copy_from_slice(&self.sent_us.to_le_bytes());
+        out
+    }
+
+    pub fn from_binary(bytes: &[u8]) -> Option<Stamp> {
+        let id = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+        let sent_us = u64::from_le_bytes(bytes.get(8..16)?.try_into().ok()?);
+        Some(Stamp { id, sent_us })
+    }
+}
+
+/// Finds the text stamp anywhere in a received message.
+pub struct StampFinder {
+    finder: memmem::Finder<'static>,
+}
+
+impl Default for StampFinder {
+    fn default() -> Self {
+        StampFinder {
+            finder: memmem::Finder::new(TEXT_MARK),
+        }
+    }
+}
+
+impl StampFinder {
+    pub fn find(&self, text: &[u8]) -> Option<Stamp> {
+        let start = self.finder.find(text)? + TEXT_MARK.len();
+        let (id, used) = hex(&text[start..])?;
+        let rest = &text[start + used..];
+        if rest.first() != Some(&b'.') {
+            return None;
+        }
+        let (sent_us, _) = hex(&rest[1..])?;
+        Some(Stamp { id, sent_us })
+    }
+}
+
+/// A lower-case hex number at the start of `bytes`, and how many bytes it took.
+fn hex(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value: u64 = 0;
+    let mut used = 0;
+    for &b in bytes.iter().take(16) {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => break,
+        };
+        value = (value << 4) | u64::from(digit);
+        used += 1;
+    }
+    (used > 0).then_some((value, used))
+}
+
+/// Per-message state: who sent it, how many should get it, how many did.
+#[derive(Default)]
+struct Slot {
+    /// The sending socket plus one (0: the slot is not in use yet).
+    sender: AtomicU32,
+    expected: AtomicU32,
+    seen: AtomicU32,
+    on_time: AtomicU32,
+    /// The largest recipient latency so far, in microseconds (saturating).
+    max_us: AtomicU32,
+}
+
+const CHUNK: usize = 1024;
+
+/// What a receipt meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Receipt {
+    /// A recipient got the message, this long after its intended send.
+    Delivered {
+        latency_us: u64,
+        on_time: bool,
+        /// The receipt completed the message: everyone expected has it, after this long.
+        seen_by_all_us: Option<u64>,
+    },
+    /// The sender's own message, echoed back: not a delivery.
+    OwnEcho,
+    /// A stamp no sender of this run wrote.
+    Unknown,
+}
+
+/// The histograms receipts are flushed into; sharded so sockets on different threads rarely
+/// meet on one lock.
+pub struct Recorded {
+    pub seen: Histogram<u64>,
+    pub seen_by_all: Histogram<u64>,
+    /// The seen latencies since the last window was taken.
+    pub window: Histogram<u64>,
+}
+
+/// Every message of one rooms scenario run.
+pub struct Tracker {
+    epoch: Instant,
+    deadline_us: u64,
+    chunks: Box<[OnceLock<Box<[Slot]>>]>,
+    next_id: AtomicU64,
+    /// Messages whose recipients have not all reported yet.
+    outstanding: AtomicU64,
+    shards: Box<[Mutex<Recorded>]>,
+}
+
+impl Tracker {
+    /// Room for `capacity` messages; memory is taken as messages are sent, a chunk at a time.
+    pub fn new(epoch: Instant, deadline: std::time::Duration, capacity: u64) -> Tracker {
+        let chunks = usize::try_from(capacity)
+            .unwrap_or(usize::MAX)
+            .div_ceil(CHUNK)
+            .max(1);
+        let shards = std::thread::available_parallelism().map_or(2, |n| n.get() * 2);
+        Tracker {
+            epoch,
+            deadline_us: deadline.as_micros() as u64,
+            chunks: (0..chunks).map(|_| OnceLock::new()).collect(),
+            next_id: AtomicU64::new(0),
+            outstanding: AtomicU64::new(0),
+            shards: (0..shards)
+                .map(|_| {
+                    Mutex::new(Recorded {
+                        seen: histogram(),
+                        seen_by_all: histogram(),
+                        window: histogram(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    pub fn epoch(&self) -> Instant {
+        self.epoch
+    }
+
+    pub fn micros_since_epoch(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_micros() as u64
+    }
+
+    fn slot(&self, id: u64) -> Option<&Slot> {
+        let id = usize::try_from(id).ok()?;
+        let chunk = self.chunks.get(id / CHUNK)?.get()?;
+        chunk.get(id % CHUNK)
+    }
+
+    /// A new message from socket `sender`, expected at `expected` recipients. `None` when the
+    /// run's capacity is used up (the caller counts the send as skipped).
+    pub fn open(&self, sender: u32, expected: u32) -> Option<u64> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let index = usize::try_from(id).ok()?;
+        let chunk = self
+            .chunks
+            .get(index / CHUNK)?
+            .get_or_init(|| (0..CHUNK).map(|_| Slot::default()).collect());
+        let slot = &chunk[index % CHUNK];
+        slot.expected.store(expected, Ordering::Relaxed);
+        if expected > 0 {
+            self.outstanding.fetch_add(1, Ordering::Relaxed);
+        }
+        // Release: a receipt that reads the sender also sees `expected`.
+        slot.sender.store(sender + 1, Ordering::Release);
+        Some(id)
+    }
+
+    /// Socket `receiver` got the message stamped `stamp` at `now`.
+    pub fn receipt(&self, receiver: u32, stamp: Stamp, now_us: u64) -> Receipt {
+        if stamp.id >= self.next_id.load(Ordering::Relaxed) {
+            return Receipt::Unknown;
+        }
+        let Some(slot) = self.slot(stamp.id) else {
+            return Receipt::Unknown;
+        };
+        let sender = slot.sender.load(Ordering::Acquire);
+        if sender == 0 {
+            return Receipt::Unknown;
+        }
+        if sender == receiver + 1 {
+            return Receipt::OwnEcho;
+        }
+        let latency_us = now_us.saturating_sub(stamp.sent_us);
+        let on_time = latency_us <= self.deadline_us;
+        // The maximum first, then the count: whoever completes the message sees every other
+        // recipient's latency in the maximum.
+        slot.max_us.fetch_max(
+            u32::try_from(latency_us).unwrap_or(u32::MAX),
+            Ordering::AcqRel,
+        );
+        if on_time {
+            slot.on_time.fetch_add(1, Ordering::Relaxed);
+        }
+        let seen = slot.seen.fetch_add(1, Ordering::AcqRel) + 1;
+        let expected = slot.expected.load(Ordering::Relaxed);
+        let seen_by_all_us = (seen == expected).then(|| {
+            self.outstanding.fetch_sub(1, Ordering::Relaxed);
+            u64::from(slot.max_us.load(Ordering::Acquire))
+        });
+        Receipt::Delivered {
+            latency_us,
+            on_time,
+            seen_by_all_us,
+        }
+    }
+
+    /// Messages not yet seen by all their recipients.
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding.load(Ordering::Relaxed)
+    }
+
+    pub fn shard(&self, socket: u32) -> &Mutex<Recorded> {
+        &self.shards[socket as usize % self.shards.len()]
+    }
+
+    /// The seen latencies since the last call, all shards merged.
+    pub fn take_window(&self) -> Histogram<u64> {
+        let mut merged = histogram();
+        for shard in self.shards.iter() {
+            if let Ok(mut recorded) = shard.lock() {
+                let _ = merged.add(&recorded.window);
+                recorded.window.reset();
+            }
+        }
+        merged
+    }
+
+    /// Every shard's histograms merged: (seen, seen by everyone).
+    pub fn histograms(&self) -> (Histogram<u64>, Histogram<u64>) {
+        let (mut seen, mut all) = (histogram(), histogram());
+        for shard in self.shards.iter() {
+            if let Ok(recorded) = shard.lock() {
+                let _ = seen.add(&recorded.seen);
+                let _ = all.add(&recorded.seen_by_all);
+            }
+        }
+        (seen, all)
+    }
+
+    /// Sums every message's state; call once the receivers are done. (The counts the tracker
+    /// does not see, skipped sends and unstamped frames, are left at zero.)
+    pub fn counts(&self) -> MessageCounts {
+        let sent = self.next_id.load(Ordering::Relaxed);
+        let mut counts = MessageCounts::default();
+        for id in 0..sent {
+            let Some(slot) = self.slot(id) else { continue };
+            if slot.sender.load(Ordering::Acquire) == 0 {
+                continue;
+            }
+            counts.sent += 1;
+            let expected = u64::from(slot.expected.load(Ordering::Relaxed));
+            let seen = u64::from(slot.seen.load(Ordering::Relaxed));
+            let on_time = u64::from(slot.on_time.load(Ordering::Relaxed));
+            counts.expected += expected;
+            counts.delivered += seen;
+            counts.on_time += on_time;
+            counts.late += seen.saturating_sub(on_time);
+            if expected > 0 {
+                if seen >= expected {
+                    counts.reached_all += 1;
+                } else {
+                    counts.incomplete += 1;
+                }
+                if on_time >= expected {
+                    counts.reached_all_on_time += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// Per message: (expected, seen, largest latency in µs). For tests and diagnostics.
+    pub fn messages(&self) -> Vec<(u32, u32, u32)> {
+        let sent = self.next_id.load(Ordering::Relaxed);
+        (0..sent)
+            .filter_map(|id| self.slot(id))
+            .filter(|slot| slot.sender.load(Ordering::Acquire) != 0)
+            .map(|slot| {
+                (
+                    slot.expected.load(Ordering::Relaxed),
+                    slot.seen.load(Ordering::Relaxed),
+                    slot.max_us.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+}
+
+/// A socket's latencies waiting to be flushed: the receive path locks a shard once per batch,
+/// not once per frame.
+#[derive(Default)]
+pub struct Batch {
+    seen: [u32; Batch::SIZE],
+    len: u8,
+    all: [u32; Batch::ALL],
+    all_len: u8,
+}
+
+impl Batch {
+    const SIZE: usize = 32;
+    const ALL: usize = 4;
+
+    /// Adds a delivery; flushes first when full.
+    pub fn push(&mut self, tracker: &Tracker, socket: u32, receipt: Receipt) {
+        let Receipt::Delivered {
+            latency_us,
+            seen_by_all_us,
+            ..
+        } = receipt
+        else {
+            return;
+        };
+        if usize::from(self.len) == Self::SIZE
+            || (seen_by_all_us.is_some() && usize::from(self.all_len) == Self::ALL)
+        {
+            self.flush(tracker, socket);
+        }
+        self.seen[usize::from(self.len)] = u32::try_from(latency_us).unwrap_or(u32::MAX);
+        self.len += 1;
+        if let Some(all) = seen_by_all_us {
+            self.all[usize::from(self.all_len)] = u32::try_from(all).unwrap_or(u32::MAX);
+            self.all_len += 1;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0 && self.all_len == 0
+    }
+
+    pub fn flush(&mut self, tracker: &Tracker, socket: u32) {
+        if self.is_empty() {
+            return;
+        }
+        if let Ok(mut recorded) = tracker.shard(socket).lock() {
+            for &micros in &self.seen[..usize::from(self.len)] {
+                let micros = u64::from(micros).max(1);
+                let _ = recorded.seen.record(micros);
+                let _ = recorded.window.record(micros);
+            }
+            for &micros in &self.all[..usize::from(self.all_len)] {
+                let _ = recorded.seen_by_all.record(u64::from(micros).max(1));
+            }
+        }
+        self.len = 0;
+        self.all_len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn text_stamps_are_found_anywhere_and_survive_json() {
+        let stamp = Stamp {
+            id: 0x1234,
+            sent_us: 98_765_432,
+        };
+        let mut text = String::from(r#"{"room":3,"stamp":""#);
+        stamp.write_text(&mut text);
+        assert_eq!(stamp.text_len(), "hr1.1234.5e30a78".len());
+        text.push_str(r#"","payload":"xxxx"}"#);
+        let finder = StampFinder::default();
+        assert_eq!(finder.find(text.as_bytes()), Some(stamp));
+        assert_eq!(finder.find(b"hr1.zz.1"), None);
+        assert_eq!(finder.find(b"hr1.12"), None);
+        assert_eq!(finder.find(b"no stamp here"), None);
+        let zero = Stamp { id: 0, sent_us: 0 };
+        let mut short = String::new();
+        zero.write_text(&mut short);
+        assert_eq!(short.len(), zero.text_len());
+        assert_eq!(finder.find(short.as_bytes()), Some(zero));
+    }
+
+    #[test]
+    fn binary_stamps_round_trip() {
+        let stamp = Stamp {
+            id: u64::MAX - 3,
+            sent_us: 7,
+        };
+        assert_eq!(Stamp::from_binary(&stamp.binary()), Some(stamp));
+        assert_eq!(Stamp::from_binary(&[1, 2, 3]), None);
+    }
+
+    #[test]
+    fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
+        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 10);
+        let id = tracker.open(0, 3).expect("capacity");
+        let stamp = Stamp { id, sent_us: 100 };
+        assert_eq!(tracker.receipt(0, stamp, 150), Receipt::OwnEcho);
+        assert_eq!(
+            tracker.receipt(1, stamp, 400),
+            Receipt::Delivered {
+                latency_us: 300,
+                on_time: true,
+                seen_by_all_us: None
+            }
+        );
+        // A late recipient that arrives before a faster one still sets the maximum.
+        let late = tracker.receipt(2, stamp, 2_000_100);
+        assert_eq!(
+            late,
+            Receipt::Delivered {
+                latency_us: 2_000_000,
+                on_time: false,
+                seen_by_all_us: None
+            }
+        );
+        assert_eq!(tracker.outstanding(), 1);
+        assert_eq!(
+            tracker.receipt(3, stamp, 500),
+            Receipt::Delivered {
+                latency_us: 400,
+                on_time: true,
+                seen_by_all_us: Some(2_000_000)
+            }
+        );
+        assert_eq!(tracker.outstanding(), 0);
+        assert_eq!(
+            tracker.receipt(1, Stamp { id: 99, sent_us: 0 }, 1),
+            Receipt::Unknown
+        );
+        let counts = tracker.counts();
+        assert_eq!(
+            counts,
+            MessageCounts {
+                sent: 1,
+                expected: 3,
+                delivered: 3,
+                on_time: 2,
+                late: 1,
+                reached_all: 1,
+                ..MessageCounts::default()
+            }
+        );
+    }
+
+    #[test]
+    fn capacity_bounds_the_messages() {
+        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 1);
+        // Capacity is whole chunks: the first chunk's worth, then none.
+        for _ in 0..CHUNK {
+            assert!(tracker.open(0, 1).is_some());
+        }
+        assert_eq!(tracker.open(0, 1), None);
+    }
+
+    #[test]
+    fn seen_by_all_is_never_below_any_recipient_under_concurrency() {
+        let tracker =
+            std::sync::Arc::new(Tracker::new(Instant::now(), Duration::from_secs(10), 4096));
+        let recipients = 8u32;
+        let ids: Vec<u64> = (0..2000)
+            .map(|_| tracker.open(0, recipients).expect("capacity"))
+            .collect();
+        let threads: Vec<_> = (1..=recipients)
+            .map(|receiver| {
+                let (tracker, ids) = (std::sync::Arc::clone(&tracker), ids.clone());
+                std::thread::spawn(move || {
+                    let mut mine = Vec::new();
+                    for (k, &id) in ids.iter().enumerate() {
+                        let now = 1_000 + (k as u64 * 7 + u64::from(receiver) * 131) % 5_000;
+                        let receipt = tracker.receipt(receiver, Stamp { id, sent_us: 0 }, now);
+                        mine.push((id, receipt));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut latest = std::collections::HashMap::<u64, u64>::new();
+        let mut all = std::collections::HashMap::<u64, u64>::new();
+        for thread in threads {
+            for (id, receipt) in thread.join().expect("thread") {
+                if let Receipt::Delivered {
+                    latency_us,
+                    seen_by_all_us,
+                    ..
+                } = receipt
+                {
+                    let entry = latest.entry(id).or_default();
+                    *entry = (*entry).max(latency_us);
+                    if let Some(value) = seen_by_all_us {
+                        assert!(all.insert(id, value).is_none(), "completed twice");
+                    }
+                }
+            }
+        }
+        assert_eq!(all.len(), ids.len());
+        for (id, value) in all {
+            assert!(
+                value >= latest[&id],
+                "message {id}: {value} < {}",
+                latest[&id]
+            );
+            assert_eq!(value, latest[&id]);
+        }
+        assert_eq!(tracker.outstanding(), 0);
+    }
+
+    #[test]
+    fn batches_reach_the_histograms() {
+        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 100);
+        let mut batch = Batch::default();
+        for k in 0..100u64 {
+            let receipt = Receipt::Delivered {
+                latency_us: 1_000 + k,
+                on_time: true,
+                seen_by_all_us: (k % 10 == 0).then_some(5_000),
+            };
+            batch.push(&tracker, 3, receipt);
+        }
+        batch.flush(&tracker, 3);
+        let (seen, all) = tracker.histograms();
+        assert_eq!(seen.len(), 100);
+        assert_eq!(all.len(), 10);
+        assert_eq!(tracker.take_window().len(), 100);
+        assert_eq!(tracker.take_window().len(), 0);
+    }
+}
