@@ -547,3 +547,224 @@ fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
     assert!(leftovers("1010B").is_empty());
     clean("phases");
 }
+
+/// A rooms scenario's `rooms` object, its run, and the run's verdicts by name.
+fn rooms_run<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
+    let run = runs(results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    (run, &run["scenarios"][scenario]["rooms"])
+}
+
+fn verdict<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["slo"]
+        .as_array()
+        .expect("slo")
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no verdict {name}"))
+}
+
+fn count(value: &Value) -> u64 {
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("{value} is not a count"))
+}
+
+#[test]
+fn rooms_on_a_healthy_target_deliver_every_frame() {
+    let (output, results) = run_fixture("rooms", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (run, rooms) = rooms_run(&results, "chat");
+    let sockets = &rooms["sockets"];
+    assert_eq!(count(&sockets["opened"]), 40, "{sockets}");
+    // The server closes a socket silent for 1 s and pings every 300 ms: nine peers of ten only
+    // receive, so they stayed open because the driver answered the pings.
+    assert_eq!(count(&sockets["closed_by_server"]), 0, "{sockets}");
+    assert_eq!(count(&sockets["closed_by_us"]), 40, "{sockets}");
+    assert!(count(&sockets["pings_received"]) > 40, "{sockets}");
+    assert!(count(&sockets["pings_sent"]) > 40, "{sockets}");
+    // 20 messages a second per room, four rooms, a 3 s hold (Poisson: ±5 σ).
+    let messages = &rooms["messages"];
+    let sent = count(&messages["sent"]);
+    assert!((160..=320).contains(&sent), "{messages}");
+    assert_eq!(count(&messages["expected"]), sent * 9, "{messages}");
+    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+    assert_eq!(count(&messages["reached_all"]), sent, "{messages}");
+    assert_eq!(count(&messages["late"]), 0, "{messages}");
+    // The server counted every frame it sent, and still held every socket at steady state.
+    let steady = &run["metrics"]["steady"];
+    assert_eq!(steady["broadcasts"].as_f64(), Some((sent * 9) as f64));
+    assert_eq!(steady["peers"].as_f64(), Some(40.0), "{steady}");
+    // Seen by everyone is the last recipient's time: never below a single recipient's.
+    for statistic in ["p50_ms", "p95_ms", "max_ms"] {
+        assert!(
+            rooms["seen_by_all"][statistic].as_f64() >= rooms["seen"][statistic].as_f64(),
+            "{statistic}"
+        );
+    }
+    // Reloads: every peer about once a second during the hold, answered by the page route.
+    let reload = &rooms["reload"];
+    let reloads = count(&reload["requests"]);
+    assert!((60..=200).contains(&reloads), "{reload}");
+    assert_eq!(count(&reload["ok"]), reloads, "{reload}");
+    assert_eq!(steady["page_requests"].as_f64(), Some(reloads as f64));
+    for name in ["seen", "delivered", "sockets", "closed", "reloads"] {
+        assert_eq!(verdict(run, name)["pass"], true, "{}", verdict(run, name));
+    }
+    assert!(leftovers("1010B").is_empty());
+    clean("rooms");
+}
+
+#[test]
+fn dropped_broadcasts_show_in_delivered_and_reach() {
+    let (output, results) = run_fixture("rooms-drop", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (run, rooms) = rooms_run(&results, "chat");
+    let messages = &rooms["messages"];
+    // 100 messages a second over 3 s, each expected at the 19 other peers of its room.
+    let sent = count(&messages["sent"]);
+    assert!((295..=305).contains(&sent), "{messages}");
+    let expected = count(&messages["expected"]);
+    assert_eq!(expected, sent * 19);
+    let delivered = count(&messages["delivered"]) as f64 / expected as f64;
+    let reach = count(&messages["on_time"]) as f64 / expected as f64;
+    assert!((delivered - 0.99).abs() <= 0.005, "delivered {delivered}");
+    assert!((reach - 0.99).abs() <= 0.005, "reach {reach}");
+    // What the server says it dropped is what we missed.
+    let steady = &run["metrics"]["steady"];
+    let missed = expected - count(&messages["delivered"]);
+    assert_eq!(steady["dropped"].as_f64(), Some(missed as f64), "{steady}");
+    assert!(count(&messages["incomplete"]) > 0);
+    // A p95 that falls among messages that never reached everyone is "never": a failure with
+    // no value, not a fast time.
+    let seen = verdict(run, "seen");
+    assert_eq!(seen["pass"], false, "{seen}");
+    assert!(seen["value"].is_null(), "{seen}");
+    assert!(seen["note"].as_str().is_some_and(|n| n.contains("never")));
+    assert_eq!(verdict(run, "delivered")["pass"], false);
+    assert_eq!(verdict(run, "reach")["pass"], true);
+    assert!(leftovers("1011B").is_empty());
+    clean("rooms-drop");
+}
+
+#[test]
+fn a_stalling_target_shows_in_the_delivery_tail() {
+    let (output, results) = run_fixture("rooms-stall", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (run, rooms) = rooms_run(&results, "typing");
+    let messages = &rooms["messages"];
+    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+    // 200 ms stalls every second hold the messages that arrive during them.
+    let seen = &rooms["seen"];
+    assert!(seen["p99_ms"].as_f64() >= Some(150.0), "{seen}");
+    assert!(seen["p50_ms"].as_f64() < Some(100.0), "{seen}");
+    assert!(rooms["seen_by_all"]["p99_ms"].as_f64() >= Some(150.0));
+    assert_eq!(verdict(run, "seen")["pass"], false);
+    assert!(leftovers("1012B").is_empty());
+    clean("rooms-stall");
+}
+
+/// `headroom run --quick` on an example, checked against its schema; the runs, each whole.
+fn run_example_quick(name: &str) -> Value {
+    let out = fresh_out(name);
+    let out_arg = out.display().to_string();
+    let spec = format!("examples/{name}.toml");
+    let output = headroom(&["run", "--quick", &spec, "--out", &out_arg], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = read_results(&out);
+    for run in runs(&results) {
+        assert!(run["failure"].is_null(), "{}", run["failure"]);
+    }
+    results
+}
+
+#[test]
+fn chat_runs_quick_end_to_end() {
+    let results = run_example_quick("chat");
+    let phases = results["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 3);
+    for phase in phases {
+        let mut rss = Vec::new();
+        for point in phase["points"].as_array().expect("points") {
+            let people = count(&point["at"]["people"]);
+            let run = &point["runs"][0];
+            let rooms = &run["scenarios"]["chat"]["rooms"];
+            // 100, 1,600 and 12,800 people over 10 channels: every socket opens and every
+            // post reaches everyone in its channel.
+            assert_eq!(
+                count(&rooms["sockets"]["opened"]),
+                people,
+                "{}",
+                rooms["sockets"]
+            );
+            assert_eq!(count(&rooms["sockets"]["failed"]["timeout"]), 0);
+            let messages = &rooms["messages"];
+            assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+            if people >= 1600 {
+                assert!(count(&messages["expected"]) > 1000, "{messages}");
+                assert!(count(&rooms["reload"]["requests"]) > 0);
+            }
+            rss.push(count(&run["process"]["steady"]["rss_bytes"]));
+        }
+        // The server holds more for more people online.
+        assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
+    }
+    clean("chat");
+}
+
+#[test]
+fn relay_runs_quick_end_to_end() {
+    let results = run_example_quick("relay");
+    let phases = results["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(names, ["memory", "edit-rate", "rooms"]);
+    for phase in phases {
+        for point in phase["points"].as_array().expect("points") {
+            let rooms = &point["runs"][0]["scenarios"]["edits"]["rooms"];
+            assert_eq!(rooms["sockets"]["opened"], rooms["sockets"]["planned"]);
+            let messages = &rooms["messages"];
+            assert!(count(&messages["sent"]) > 0, "{messages}");
+            assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+            // An edit reaches the reader after the relay's 2.2 s save window and a rebuild
+            // pass; at high edit rates, later edits join a window already open.
+            let statistic = if phase["name"] == "edit-rate" {
+                "max_ms"
+            } else {
+                "min_ms"
+            };
+            assert!(
+                rooms["seen_by_all"][statistic].as_f64() >= Some(2200.0),
+                "{rooms}"
+            );
+        }
+    }
+    // Memory per open room: 220 KiB of document each, held while the sockets are open.
+    let memory: Vec<(u64, u64)> = phases[0]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                count(&p["at"]["rooms"]),
+                count(&p["runs"][0]["process"]["steady"]["rss_bytes"]),
+            )
+        })
+        .collect();
+    let (first, last) = (memory[0], memory[memory.len() - 1]);
+    let per_room = (last.1 - first.1) as f64 / (last.0 - first.0) as f64;
+    assert!(
+        per_room >= 220.0 * 1024.0,
+        "{per_room} bytes per room: {memory:?}"
+    );
+    // More rooms, more rebuild work per pass: the delivery time grows with the room count.
+    let delivery: Vec<f64> = phases[2]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter_map(|p| {
+            p["runs"][0]["scenarios"]["edits"]["rooms"]["seen_by_all"]["max_ms"].as_f64()
+        })
+        .collect();
+    assert!(delivery.windows(2).all(|w| w[0] < w[1]), "{delivery:?}");
+    clean("relay");
+}

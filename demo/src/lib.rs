@@ -134,13 +134,15 @@ impl Server {
                 faults::gate,
             ))
             .with_state(Arc::clone(&app));
+        use axum::serve::ListenerExt;
         println!(
             "headroom demo target listening on {}",
             listener.local_addr()?
         );
         let shutdown = faults::shutdown_signal(app.options.ignore_sigterm);
         tokio::select! {
-            served = axum::serve(listener, router) => served,
+            // Small frames go out at once, as Node's `ws` and most servers send them.
+            served = axum::serve(listener.tap_io(|tcp| { let _ = tcp.set_nodelay(true); }), router) => served,
             () = shutdown => {
                 println!("headroom demo target stopping");
                 Ok(())
