@@ -10,7 +10,7 @@
 //! one of a few sharded histograms.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 use hdrhistogram::Histogram;
 use memchr::memmem;
@@ -59,22 +59,30 @@ impl Stamp {
     }
 }
 
-/// Finds the text stamp anywhere in a received message.
-pub struct StampFinder {
-    finder: memmem::Finder<'static>,
-}
+/// The search for [`TEXT_MARK`], built once for every socket.
+static MARK_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(TEXT_MARK));
 
-impl Default for StampFinder {
-    fn default() -> Self {
-        StampFinder {
-            finder: memmem::Finder::new(TEXT_MARK),
-        }
-    }
+/// Finds the text stamp anywhere in a received message. Messages of one room share a
+/// template, so the stamp is looked for first where the last one was.
+#[derive(Default)]
+pub struct StampFinder {
+    last: usize,
 }
 
 impl StampFinder {
-    pub fn find(&self, text: &[u8]) -> Option<Stamp> {
-        let start = self.finder.find(text)? + TEXT_MARK.len();
+    pub fn find(&mut self, text: &[u8]) -> Option<Stamp> {
+        let at = if text
+            .get(self.last..)
+            .is_some_and(|rest| rest.starts_with(TEXT_MARK))
+        {
+            self.last
+        } else {
+            let at = MARK_FINDER.find(text)?;
+            self.last = at;
+            at
+        };
+        let start = at + TEXT_MARK.len();
         let (id, used) = hex(&text[start..])?;
         let rest = &text[start + used..];
         if rest.first() != Some(&b'.') {
@@ -107,11 +115,14 @@ struct Slot {
     /// The sending socket plus one (0: the slot is not in use yet).
     sender: AtomicU32,
     expected: AtomicU32,
-    seen: AtomicU32,
-    on_time: AtomicU32,
+    /// Recipients so far in the low 32 bits, those on time in the high 32: one atomic add per
+    /// receipt.
+    seen: AtomicU64,
     /// The largest recipient latency so far, in microseconds (saturating).
     max_us: AtomicU32,
 }
+
+const ON_TIME: u64 = 1 << 32;
 
 const CHUNK: usize = 1024;
 
@@ -134,9 +145,11 @@ pub enum Receipt {
 /// The histograms receipts are flushed into; sharded so sockets on different threads rarely
 /// meet on one lock.
 pub struct Recorded {
+    /// Seen latencies of the windows already taken.
     pub seen: Histogram<u64>,
     pub seen_by_all: Histogram<u64>,
-    /// The seen latencies since the last window was taken.
+    /// The seen latencies since the last window was taken: each latency is recorded once,
+    /// here, and moves into `seen` when its window is taken.
     pub window: Histogram<u64>,
 }
 
@@ -212,9 +225,8 @@ impl Tracker {
 
     /// Socket `receiver` got the message stamped `stamp` at `now`.
     pub fn receipt(&self, receiver: u32, stamp: Stamp, now_us: u64) -> Receipt {
-        if stamp.id >= self.next_id.load(Ordering::Relaxed) {
-            return Receipt::Unknown;
-        }
+        // An id past the last message finds no chunk, or a slot with no sender yet: no need to
+        // read `next_id`, a line every sender writes.
         let Some(slot) = self.slot(stamp.id) else {
             return Receipt::Unknown;
         };
@@ -228,15 +240,14 @@ impl Tracker {
         let latency_us = now_us.saturating_sub(stamp.sent_us);
         let on_time = latency_us <= self.deadline_us;
         // The maximum first, then the count: whoever completes the message sees every other
-        // recipient's latency in the maximum.
-        slot.max_us.fetch_max(
-            u32::try_from(latency_us).unwrap_or(u32::MAX),
-            Ordering::AcqRel,
-        );
-        if on_time {
-            slot.on_time.fetch_add(1, Ordering::Relaxed);
+        // recipient's latency in the maximum. (A recipient that finds the maximum already
+        // higher has nothing to add.)
+        let latency = u32::try_from(latency_us).unwrap_or(u32::MAX);
+        if slot.max_us.load(Ordering::Relaxed) < latency {
+            slot.max_us.fetch_max(latency, Ordering::AcqRel);
         }
-        let seen = slot.seen.fetch_add(1, Ordering::AcqRel) + 1;
+        let add = 1 + if on_time { ON_TIME } else { 0 };
+        let seen = (slot.seen.fetch_add(add, Ordering::AcqRel) as u32).wrapping_add(1);
         let expected = slot.expected.load(Ordering::Relaxed);
         let seen_by_all_us = (seen == expected).then(|| {
             self.outstanding.fetch_sub(1, Ordering::Relaxed);
@@ -263,8 +274,10 @@ impl Tracker {
         let mut merged = histogram();
         for shard in self.shards.iter() {
             if let Ok(mut recorded) = shard.lock() {
-                let _ = merged.add(&recorded.window);
-                recorded.window.reset();
+                let Recorded { seen, window, .. } = &mut *recorded;
+                let _ = merged.add(&*window);
+                let _ = seen.add(&*window);
+                window.reset();
             }
         }
         merged
@@ -276,6 +289,7 @@ impl Tracker {
         for shard in self.shards.iter() {
             if let Ok(recorded) = shard.lock() {
                 let _ = seen.add(&recorded.seen);
+                let _ = seen.add(&recorded.window);
                 let _ = all.add(&recorded.seen_by_all);
             }
         }
@@ -294,8 +308,8 @@ impl Tracker {
             }
             counts.sent += 1;
             let expected = u64::from(slot.expected.load(Ordering::Relaxed));
-            let seen = u64::from(slot.seen.load(Ordering::Relaxed));
-            let on_time = u64::from(slot.on_time.load(Ordering::Relaxed));
+            let packed = slot.seen.load(Ordering::Relaxed);
+            let (seen, on_time) = (packed & 0xffff_ffff, packed >> 32);
             counts.expected += expected;
             counts.delivered += seen;
             counts.on_time += on_time;
@@ -323,7 +337,7 @@ impl Tracker {
             .map(|slot| {
                 (
                     slot.expected.load(Ordering::Relaxed),
-                    slot.seen.load(Ordering::Relaxed),
+                    slot.seen.load(Ordering::Relaxed) as u32,
                     slot.max_us.load(Ordering::Relaxed),
                 )
             })
@@ -378,9 +392,7 @@ impl Batch {
         }
         if let Ok(mut recorded) = tracker.shard(socket).lock() {
             for &micros in &self.seen[..usize::from(self.len)] {
-                let micros = u64::from(micros).max(1);
-                let _ = recorded.seen.record(micros);
-                let _ = recorded.window.record(micros);
+                let _ = recorded.window.record(u64::from(micros).max(1));
             }
             for &micros in &self.all[..usize::from(self.all_len)] {
                 let _ = recorded.seen_by_all.record(u64::from(micros).max(1));
@@ -406,8 +418,11 @@ mod tests {
         stamp.write_text(&mut text);
         assert_eq!(stamp.text_len(), "hr1.1234.5e30a78".len());
         text.push_str(r#"","payload":"xxxx"}"#);
-        let finder = StampFinder::default();
+        let mut finder = StampFinder::default();
         assert_eq!(finder.find(text.as_bytes()), Some(stamp));
+        // Found again where it was, and still found when it moves.
+        assert_eq!(finder.find(text.as_bytes()), Some(stamp));
+        assert_eq!(finder.find(format!("..{text}").as_bytes()), Some(stamp));
         assert_eq!(finder.find(b"hr1.zz.1"), None);
         assert_eq!(finder.find(b"hr1.12"), None);
         assert_eq!(finder.find(b"no stamp here"), None);
@@ -561,5 +576,7 @@ mod tests {
         assert_eq!(all.len(), 10);
         assert_eq!(tracker.take_window().len(), 100);
         assert_eq!(tracker.take_window().len(), 0);
+        // Taking a window moves its latencies into the total, never twice.
+        assert_eq!(tracker.histograms().0.len(), 100);
     }
 }

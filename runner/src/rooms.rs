@@ -53,12 +53,17 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Latencies above this are clamped (an hour, in microseconds).
 const HIGHEST_MICROS: u64 = 3_600_000_000;
 
-/// The WebSocket settings of every generator socket: tungstenite reserves 128 KiB per
-/// connection for reading by default; small messages need a fraction of it, and a frame larger
-/// than the buffer grows it as needed.
-pub fn socket_config() -> WebSocketConfig {
+/// The WebSocket settings of a generator socket. tungstenite reserves 128 KiB per connection for
+/// reading by default; a socket that receives messages of `message_size` bytes reads a few of
+/// them per system call with 4 KiB (more for large messages), and an idle socket, which only
+/// sees pings, needs 1 KiB. A frame larger than the buffer grows it as needed.
+pub fn socket_config(message_size: Option<usize>) -> WebSocketConfig {
+    let read_buffer = match message_size {
+        None => 1024,
+        Some(size) => (size * 4).next_power_of_two().clamp(4 * 1024, 64 * 1024),
+    };
     WebSocketConfig::default()
-        .read_buffer_size(4 * 1024)
+        .read_buffer_size(read_buffer)
         .write_buffer_size(0)
 }
 
@@ -313,6 +318,7 @@ struct Shared {
     url: String,
     join: Option<String>,
     template: Option<Template>,
+    socket_config: WebSocketConfig,
     stamp_form: StampForm,
     connect_timeout: Duration,
     connect_over: Duration,
@@ -443,6 +449,7 @@ pub(crate) async fn run(
     let shared = Arc::new(Shared {
         url,
         join: scenario.join.as_deref().map(fill).transpose()?,
+        socket_config: socket_config(template.as_ref().map(|t| t.size)),
         template,
         stamp_form: sending.map_or(StampForm::Json, |s| s.stamp),
         connect_timeout: scenario.connect_timeout.as_std(),
@@ -469,7 +476,7 @@ pub(crate) async fn run(
     let mut peers = tokio::task::JoinSet::new();
     for socket in sockets.iter().copied() {
         let (shared, stages) = (Arc::clone(&shared), stages.clone());
-        peers.spawn(async move { peer(shared, socket, address, stages).await });
+        peers.spawn(peer(shared, socket, address, stages));
     }
     let mut windows = Vec::new();
     let timeline = Timeline {
@@ -627,7 +634,15 @@ pub struct Inbox<'a> {
     pub own_echoes: u64,
     pub unstamped: u64,
     pub pings: u64,
+    received: u64,
+    /// The time frames of one wake-up are seen at: read once per burst (refreshed every
+    /// `BURST` frames), since they were all in the socket together.
+    now_us: Option<u64>,
+    in_burst: u32,
 }
+
+/// Frames of one burst that share a timestamp at most.
+const BURST: u32 = 32;
 
 impl<'a> Inbox<'a> {
     pub fn new(tracker: &'a Tracker, socket: u32, binary_stamps: bool) -> Inbox<'a> {
@@ -640,28 +655,48 @@ impl<'a> Inbox<'a> {
             own_echoes: 0,
             unstamped: 0,
             pings: 0,
+            received: 0,
+            now_us: None,
+            in_burst: 0,
         }
+    }
+
+    /// Messages taken off the socket so far, of every kind.
+    pub fn received(&self) -> u64 {
+        self.received
     }
 
     /// One message off the socket; `Some` when it ended the socket.
     pub fn on_message(&mut self, message: Result<Message, WsError>) -> Option<Ended> {
+        let Ok(message) = message else {
+            return Some(Ended::ByServer);
+        };
+        self.received += 1;
         let stamp = match &message {
-            Ok(Message::Text(text)) => self.finder.find(text.as_bytes()),
-            Ok(Message::Binary(bytes)) if self.binary_stamps => Stamp::from_binary(bytes),
-            Ok(Message::Binary(bytes)) => self.finder.find(bytes),
-            Ok(Message::Ping(_)) => {
+            Message::Text(text) => self.finder.find(text.as_bytes()),
+            Message::Binary(bytes) if self.binary_stamps => Stamp::from_binary(bytes),
+            Message::Binary(bytes) => self.finder.find(bytes),
+            Message::Ping(_) => {
                 // tungstenite queues the pong and sends it with the next read or write.
                 self.pings += 1;
                 return None;
             }
-            Ok(Message::Pong(_) | Message::Frame(_)) => return None,
-            Ok(Message::Close(_)) | Err(_) => return Some(Ended::ByServer),
+            Message::Pong(_) | Message::Frame(_) => return None,
+            Message::Close(_) => return Some(Ended::ByServer),
         };
         let Some(stamp) = stamp else {
             self.unstamped += 1;
             return None;
         };
-        let now = self.tracker.micros_since_epoch(Instant::now());
+        self.in_burst += 1;
+        if self.in_burst > BURST {
+            self.in_burst = 1;
+            self.now_us = None;
+        }
+        let tracker = self.tracker;
+        let now = *self
+            .now_us
+            .get_or_insert_with(|| tracker.micros_since_epoch(Instant::now()));
         match self.tracker.receipt(self.socket, stamp, now) {
             Receipt::Unknown => self.unstamped += 1,
             Receipt::OwnEcho => self.own_echoes += 1,
@@ -680,6 +715,8 @@ impl<'a> Inbox<'a> {
     where
         S: Stream<Item = Result<Message, WsError>> + Unpin,
     {
+        self.now_us = None;
+        self.in_burst = 0;
         let mut next = first;
         let ended = loop {
             match next {
@@ -718,7 +755,12 @@ async fn peer(
             return;
         }
     }
-    let opened = tokio::time::timeout(shared.connect_timeout, open(&shared, socket, address)).await;
+    // Boxed: the handshake's state is large and only needed while connecting.
+    let opened = tokio::time::timeout(
+        shared.connect_timeout,
+        Box::pin(open(&shared, socket, address)),
+    )
+    .await;
     let mut ws = match opened {
         Ok(Ok(ws)) => ws,
         Ok(Err(failure)) => {
@@ -817,17 +859,17 @@ async fn peer(
             () = &mut timer => {
                 let now = Instant::now();
                 if now >= close_at {
-                    let _ = tokio::time::timeout(CLOSE_TIMEOUT, ws.close(None)).await;
+                    let _ = tokio::time::timeout(CLOSE_TIMEOUT, Box::pin(ws.close(None))).await;
                     break Ended::ByUs;
                 }
                 if now >= next_send
                     && let Some(plan) = socket.sends
-                    && send_due(&shared, socket, plan, &mut ws, &mut next_send, hold_end, &mut seq).await.is_err()
+                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut next_send, hold_end, &mut seq)).await.is_err()
                 {
                     break Ended::ByServer;
                 }
                 if now >= next_ping {
-                    if ws.send(Message::Ping(Vec::new().into())).await.is_err() {
+                    if Box::pin(ws.send(Message::Ping(Vec::new().into()))).await.is_err() {
                         break Ended::ByServer;
                     }
                     counts.pings_sent.fetch_add(1, Ordering::Relaxed);
@@ -893,7 +935,7 @@ async fn open(
     let _ = stream.set_nodelay(true);
     let url = per_socket(&shared.url, socket.room, socket.peer);
     let (mut ws, _) =
-        tokio_tungstenite::client_async_with_config(url, stream, Some(socket_config()))
+        tokio_tungstenite::client_async_with_config(url, stream, Some(shared.socket_config))
             .await
             .map_err(|e| match e {
                 tungstenite::Error::Http(_) => Failure::Status,
