@@ -115,14 +115,35 @@ struct Slot {
     /// The sending socket plus one (0: the slot is not in use yet).
     sender: AtomicU32,
     expected: AtomicU32,
-    /// Recipients so far in the low 32 bits, those on time in the high 32: one atomic add per
-    /// receipt.
-    seen: AtomicU64,
-    /// The largest recipient latency so far, in microseconds (saturating).
-    max_us: AtomicU32,
+    /// Everything a receipt changes, in one word so a receipt is one compare-and-swap: the
+    /// recipients so far (low 20 bits), those on time (next 20), and the largest latency so far
+    /// as a [`LatencyCode`] (high 24).
+    state: AtomicU64,
 }
 
-const ON_TIME: u64 = 1 << 32;
+/// Recipients one message may have: the 20 bits the count takes in [`Slot::state`].
+pub const MAX_RECIPIENTS: u32 = (1 << 20) - 1;
+const COUNT_MASK: u64 = (1 << 20) - 1;
+
+/// A latency in 24 bits that keeps order: the top 24 bits of its `f32` form, rounded up, so the
+/// maximum of codes is the code of the maximum, and a decoded code is never below the latency
+/// it came from (within 0.01 % above it).
+struct LatencyCode;
+
+impl LatencyCode {
+    fn encode(micros: u64) -> u64 {
+        // `as f32` rounds to the nearest; step up when that was below.
+        let mut bits = (micros as f32).to_bits();
+        if (f32::from_bits(bits) as u64) < micros {
+            bits += 1;
+        }
+        (u64::from(bits) + 0xff) >> 8
+    }
+
+    fn decode(code: u64) -> u64 {
+        f32::from_bits((code << 8) as u32) as u64
+    }
+}
 
 const CHUNK: usize = 1024;
 
@@ -239,19 +260,29 @@ impl Tracker {
         }
         let latency_us = now_us.saturating_sub(stamp.sent_us);
         let on_time = latency_us <= self.deadline_us;
-        // The maximum first, then the count: whoever completes the message sees every other
-        // recipient's latency in the maximum. (A recipient that finds the maximum already
-        // higher has nothing to add.)
-        let latency = u32::try_from(latency_us).unwrap_or(u32::MAX);
-        if slot.max_us.load(Ordering::Relaxed) < latency {
-            slot.max_us.fetch_max(latency, Ordering::AcqRel);
-        }
-        let add = 1 + if on_time { ON_TIME } else { 0 };
-        let seen = (slot.seen.fetch_add(add, Ordering::AcqRel) as u32).wrapping_add(1);
-        let expected = slot.expected.load(Ordering::Relaxed);
-        let seen_by_all_us = (seen == expected).then(|| {
+        // One compare-and-swap: the count, the on-time count and the maximum move together,
+        // so whoever completes the message sees every other recipient's latency.
+        let code = LatencyCode::encode(latency_us);
+        let mut current = slot.state.load(Ordering::Relaxed);
+        let seen = loop {
+            let seen = (current & COUNT_MASK) + 1;
+            let on_time_count = ((current >> 20) & COUNT_MASK) + u64::from(on_time);
+            let max = (current >> 40).max(code);
+            let next = (max << 40) | (on_time_count << 20) | seen.min(COUNT_MASK);
+            match slot.state.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break (seen, max),
+                Err(actual) => current = actual,
+            }
+        };
+        let expected = u64::from(slot.expected.load(Ordering::Relaxed));
+        let seen_by_all_us = (seen.0 == expected).then(|| {
             self.outstanding.fetch_sub(1, Ordering::Relaxed);
-            u64::from(slot.max_us.load(Ordering::Acquire))
+            LatencyCode::decode(seen.1).max(latency_us)
         });
         Receipt::Delivered {
             latency_us,
@@ -308,8 +339,8 @@ impl Tracker {
             }
             counts.sent += 1;
             let expected = u64::from(slot.expected.load(Ordering::Relaxed));
-            let packed = slot.seen.load(Ordering::Relaxed);
-            let (seen, on_time) = (packed & 0xffff_ffff, packed >> 32);
+            let state = slot.state.load(Ordering::Relaxed);
+            let (seen, on_time) = (state & COUNT_MASK, (state >> 20) & COUNT_MASK);
             counts.expected += expected;
             counts.delivered += seen;
             counts.on_time += on_time;
@@ -329,16 +360,17 @@ impl Tracker {
     }
 
     /// Per message: (expected, seen, largest latency in µs). For tests and diagnostics.
-    pub fn messages(&self) -> Vec<(u32, u32, u32)> {
+    pub fn messages(&self) -> Vec<(u32, u32, u64)> {
         let sent = self.next_id.load(Ordering::Relaxed);
         (0..sent)
             .filter_map(|id| self.slot(id))
             .filter(|slot| slot.sender.load(Ordering::Acquire) != 0)
             .map(|slot| {
+                let state = slot.state.load(Ordering::Relaxed);
                 (
                     slot.expected.load(Ordering::Relaxed),
-                    slot.seen.load(Ordering::Relaxed) as u32,
-                    slot.max_us.load(Ordering::Relaxed),
+                    (state & COUNT_MASK) as u32,
+                    LatencyCode::decode(state >> 40),
                 )
             })
             .collect()
@@ -494,6 +526,32 @@ mod tests {
                 ..MessageCounts::default()
             }
         );
+    }
+
+    #[test]
+    fn latency_codes_keep_order_and_never_round_down() {
+        let mut previous = 0;
+        for micros in [
+            0u64,
+            1,
+            2,
+            999,
+            1_000,
+            123_456,
+            2_000_000,
+            16_777_217,
+            3_600_000_000,
+        ] {
+            let code = LatencyCode::encode(micros);
+            assert!(code >= previous, "{micros}");
+            previous = code;
+            let back = LatencyCode::decode(code);
+            assert!(back >= micros, "{micros} → {back}");
+            assert!(
+                back as f64 <= micros as f64 * 1.0001 + 1.0,
+                "{micros} → {back}"
+            );
+        }
     }
 
     #[test]

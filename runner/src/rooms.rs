@@ -236,6 +236,14 @@ fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String>
             return Err("the scenario gives neither `peers_per_room` nor `peers`".into());
         }
     };
+    if let Some(&largest) = sizes.iter().max()
+        && largest > crate::fanout::MAX_RECIPIENTS
+    {
+        return Err(format!(
+            "{largest} peers in one room are more than the {} recipients a message can be tracked at",
+            crate::fanout::MAX_RECIPIENTS
+        ));
+    }
     let total: u64 = sizes.iter().map(|&s| u64::from(s)).sum();
     if total > u64::from(u32::MAX) {
         return Err(format!("{total} sockets are more than one generator holds"));
@@ -291,7 +299,7 @@ fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String>
     Ok((sizes, sockets))
 }
 
-/// `ws://host:port/path` → (the address to connect to, the URL for the handshake).
+/// The address to connect to for `ws://host:port/path`; other schemes are refused with why.
 async fn resolve(url: &str) -> Result<SocketAddr, String> {
     let rest = match url.strip_prefix("ws://") {
         Some(rest) => rest,
