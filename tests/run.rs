@@ -768,3 +768,31 @@ fn relay_runs_quick_end_to_end() {
     assert!(delivery.windows(2).all(|w| w[0] < w[1]), "{delivery:?}");
     clean("relay");
 }
+
+#[test]
+fn sockets_that_fail_are_counted_by_why() {
+    let (output, results) = run_fixture("rooms-failures", &[], &[]);
+    // Failed sockets fail SLOs, not the run.
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (run, missing) = rooms_run(&results, "missing");
+    assert_eq!(count(&missing["sockets"]["opened"]), 0);
+    assert_eq!(
+        count(&missing["sockets"]["failed"]["status"]),
+        5,
+        "{}",
+        missing["sockets"]
+    );
+    let refused = &run["scenarios"]["refused"]["rooms"]["sockets"];
+    assert_eq!(count(&refused["failed"]["refused"]), 5, "{refused}");
+    let quiet = &run["scenarios"]["quiet"]["rooms"]["sockets"];
+    assert_eq!(count(&quiet["opened"]), 5, "{quiet}");
+    assert_eq!(count(&quiet["closed_by_server"]), 5, "{quiet}");
+    assert_eq!(count(&quiet["closed_by_us"]), 0, "{quiet}");
+    for name in ["missing", "refused", "quiet"] {
+        let verdict = verdict(run, name);
+        assert_eq!(verdict["pass"], false, "{verdict}");
+        assert_eq!(verdict["value"].as_f64(), Some(1.0), "{verdict}");
+    }
+    assert!(leftovers("1013B").is_empty());
+    clean("rooms-failures");
+}
