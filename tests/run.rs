@@ -297,6 +297,11 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
         run["scenarios"]["api"]["requests"].as_u64() > Some(0),
         "the requests before Ctrl-C are kept"
     );
+    // The rooms stop too: their messages so far are kept and every open socket was closed.
+    let rooms = &run["scenarios"]["chat"]["rooms"];
+    assert!(count(&rooms["messages"]["sent"]) > 0, "{rooms}");
+    assert_eq!(count(&rooms["sockets"]["opened"]), 20, "{rooms}");
+    assert_eq!(count(&rooms["sockets"]["closed_by_us"]), 20, "{rooms}");
     assert!(leftovers("1008B").is_empty(), "{:?}", leftovers("1008B"));
     clean("interrupted");
 }
