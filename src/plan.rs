@@ -75,7 +75,19 @@ pub struct PlanArgs {
     json: bool,
 }
 
-pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
+/// What `plan` works out: the model, a plan per instance, notes, and the JSON report.
+pub(crate) struct Planned {
+    pub model: Model,
+    pub plans: Vec<InstancePlan>,
+    pub notes: Vec<String>,
+    pub report: Report,
+}
+
+/// Works out the plan; `Err(code)` when the spec did not compile (its diagnostics are shown).
+pub(crate) fn plan(
+    args: &PlanArgs,
+    renderer: &Renderer,
+) -> Result<std::result::Result<Planned, u8>> {
     let mut table = PriceTable::embedded().context("the shipped price table is broken")?;
     let mut model = Model {
         unit: "unit".to_owned(),
@@ -92,10 +104,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     model.max_price_age_days = 180;
     if let Some(spec) = &args.spec {
         let Some(compiled) = crate::compile_for_use(spec, renderer)? else {
-            return Ok(exit::USAGE);
+            return Ok(Err(exit::USAGE));
         };
         let Some(plan) = &compiled.compilation.plan else {
-            return Ok(exit::USAGE);
+            return Ok(Err(exit::USAGE));
         };
         let capacity = &plan.capacity;
         model.unit = plan.bench.unit.clone();
@@ -246,50 +258,68 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         })?;
         plans.push(plan_instance(instance, &model, &table));
     }
-    let mut stdout = std::io::stdout().lock();
-    if args.json {
-        let mut warnings: Vec<String> = notes.clone();
-        for plan in &plans {
-            for warning in &plan.warnings {
-                if !warnings.contains(warning) {
-                    warnings.push(warning.clone());
-                }
+    let mut warnings: Vec<String> = notes.clone();
+    for plan in &plans {
+        for warning in &plan.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(warning.clone());
             }
         }
-        let fit_json = |series: &str, f: &headroom_pricing::fit::Fit| FitJson {
-            series: series.to_owned(),
-            intercept: f.intercept,
-            slope: f.slope,
-            r2: f.r2,
-            n: f.n,
-            slope_ci95: f.slope_ci95,
-        };
-        let report = Report {
-            unit: model.unit.clone(),
-            fits: model
-                .memory
+    }
+    let fit_json = |series: &str, f: &headroom_pricing::fit::Fit| FitJson {
+        series: series.to_owned(),
+        intercept: f.intercept,
+        slope: f.slope,
+        r2: f.r2,
+        n: f.n,
+        slope_ci95: f.slope_ci95,
+    };
+    let report = Report {
+        unit: model.unit.clone(),
+        fits: model
+            .memory
+            .iter()
+            .map(|f| fit_json(&memory_series, f))
+            .chain(model.cpu.iter().map(|f| fit_json("cpu", f)))
+            .collect(),
+        slo_ceiling: model.slo.as_ref().map(|s| SloCeilingJson {
+            units: s.units,
+            first_failing: s.first_failing,
+            lower_bound: s.lower_bound,
+        }),
+        instances: plans.iter().map(InstanceJson::from).collect(),
+        for_units: args.units.map(|n| {
+            for_units(&plans, n as f64)
                 .iter()
-                .map(|f| fit_json(&memory_series, f))
-                .chain(model.cpu.iter().map(|f| fit_json("cpu", f)))
-                .collect(),
-            slo_ceiling: model.slo.as_ref().map(|s| SloCeilingJson {
-                units: s.units,
-                first_failing: s.first_failing,
-                lower_bound: s.lower_bound,
-            }),
-            instances: plans.iter().map(InstanceJson::from).collect(),
-            for_units: args.units.map(|n| {
-                for_units(&plans, n as f64)
-                    .iter()
-                    .map(FleetJson::from)
-                    .collect()
-            }),
-            for_budget: args
-                .budget
-                .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
-            hours_per_month: headroom_pricing::entries::HOURS_PER_MONTH,
-            warnings,
-        };
+                .map(FleetJson::from)
+                .collect()
+        }),
+        for_budget: args
+            .budget
+            .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
+        hours_per_month: headroom_pricing::entries::HOURS_PER_MONTH,
+        warnings,
+    };
+    Ok(Ok(Planned {
+        model,
+        plans,
+        notes,
+        report,
+    }))
+}
+
+pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
+    let Planned {
+        model,
+        plans,
+        notes,
+        report,
+    } = match plan(&args, renderer)? {
+        Ok(planned) => planned,
+        Err(code) => return Ok(code),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
         serde_json::to_writer_pretty(&mut stdout, &report)?;
         writeln!(stdout)?;
         return Ok(exit::OK);
