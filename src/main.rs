@@ -5,6 +5,7 @@
 
 mod demo;
 mod fit;
+mod page;
 mod plan;
 mod prices;
 mod render;
@@ -97,6 +98,11 @@ enum Command {
         after_help = "Examples:\n  headroom plan examples/relay.toml --results results/relay/results.json --instance t4g.medium\n  headroom plan --points sweep.csv --x rooms --cap 128 --cpu-ceiling 57 --instance t4g.medium --instance t4g.large\n\nFlags override the spec; with no spec, flags alone are enough. A month is 730 hours.\n\nExit codes: 0 planned, 1 a spec, file or flag is wrong."
     )]
     Plan(plan::PlanArgs),
+    /// Render the capacity page (Markdown) from a spec and its results.
+    #[command(
+        after_help = "Examples:\n  headroom render examples/relay.toml\n  headroom render examples/relay.toml --results results/relay/results.json --out docs/capacity.md\n  headroom render examples/relay.toml --dump-context > context.json\n  headroom render examples/relay.toml --template my-templates/\n\nA template folder overrides the default templates by name (page.md); the context they get is\nwhat --dump-context prints (schemas/page-context.schema.json).\n\nExit codes: 0 rendered, 1 a spec, results file or template is wrong, 4 the page could not be written."
+    )]
+    Render(page::RenderArgs),
     /// List the price table: every entry with its price, $/month, as-of date and warnings.
     #[command(
         after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
@@ -141,6 +147,7 @@ fn main() -> ExitCode {
         Command::Fit(args) => fit::run(args),
         Command::Prices(args) => prices::run(args),
         Command::Plan(args) => plan::run(args, &renderer),
+        Command::Render(args) => page::run(args, &renderer),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

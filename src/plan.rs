@@ -75,6 +75,32 @@ pub struct PlanArgs {
     json: bool,
 }
 
+impl PlanArgs {
+    /// The spec's own plan over a results file, no flag overriding it: what a page shows.
+    pub(crate) fn for_page(spec: &std::path::Path, results: &std::path::Path) -> PlanArgs {
+        PlanArgs {
+            spec: Some(spec.to_path_buf()),
+            results: Some(results.to_path_buf()),
+            points: None,
+            x: None,
+            instances: Vec::new(),
+            memory: None,
+            reserve: None,
+            cap: None,
+            cpu_ceiling: None,
+            headroom: None,
+            ebs_gb: None,
+            rds: None,
+            ipv4: None,
+            slos: Vec::new(),
+            units: None,
+            budget: None,
+            unit: None,
+            json: true,
+        }
+    }
+}
+
 /// What `plan` works out: the model, a plan per instance, notes, and the JSON report.
 pub(crate) struct Planned {
     pub model: Model,

@@ -215,6 +215,7 @@ fn every_command_has_help_with_an_example() {
         vec!["fit", "--help"],
         vec!["prices", "--help"],
         vec!["plan", "--help"],
+        vec!["render", "--help"],
     ] {
         let (exit, stdout, _) = headroom(&command);
         assert_eq!(exit, 0);

@@ -45,3 +45,11 @@ fn the_plan_schema_is_current() {
         &generated::<headroom_pricing::plan::Report>(),
     );
 }
+
+#[test]
+fn the_page_context_schema_is_current() {
+    check(
+        "page-context.schema.json",
+        &generated::<headroom_templates::PageContext>(),
+    );
+}

@@ -1,0 +1,531 @@
+//! The template context: everything a capacity page says, as data. Built from a results file
+//! (read as its JSON contract, `schemas/results.schema.json`) and the planner's report; its
+//! shape is `schemas/page-context.schema.json`, so users can write pages of their own.
+
+use headroom_pricing::fit::fit;
+use headroom_pricing::plan::Report;
+use headroom_pricing::points::{self, Unit};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::PageError;
+
+/// What the page is about, from the spec.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Bench {
+    pub name: String,
+    pub description: Option<String>,
+    /// What one unit is (`room`, `user`).
+    pub unit: String,
+    pub people_per_unit: f64,
+    /// The series memory is provisioned against, and the phase that sweeps it.
+    pub memory_series: String,
+    pub memory_phase: Option<String>,
+}
+
+/// The inputs of a page besides the results text.
+pub struct Inputs {
+    pub bench: Bench,
+    pub plan: Option<Report>,
+    /// The commands that reproduce the page, in order.
+    pub reproduce: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PageContext {
+    pub bench: Bench,
+    pub headroom_version: String,
+    pub spec_path: String,
+    /// `--quick` results: scaled down, not figures to plan with.
+    pub quick: bool,
+    pub machine: Machine,
+    /// The 1-minute load average over every run: lowest and highest seen.
+    pub load_average: Option<Spread>,
+    pub runs: RunCounts,
+    pub phases: Vec<Phase>,
+    pub fits: Vec<FitRow>,
+    /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub plan: Option<Report>,
+    /// How to read the numbers, generated from what the results show.
+    pub caveats: Vec<String>,
+    /// What the page does not know, generated from the data.
+    pub not_measured: Vec<String>,
+    pub reproduce: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Machine {
+    pub cpu_model: String,
+    pub logical_cores: u64,
+    pub memory_bytes: u64,
+    pub kernel: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Spread {
+    pub min: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RunCounts {
+    pub total: u64,
+    pub failed: u64,
+    /// Runs where the generator, not the server, may have set the latency.
+    pub generator_bound: u64,
+}
+
+/// Lowest, median and highest over a point's repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct Stat {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Some(Stat {
+            min: sorted[0],
+            median,
+            max: sorted[n - 1],
+            n,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Phase {
+    pub name: String,
+    pub description: Option<String>,
+    pub points: Vec<Point>,
+    /// The scenarios of the phase, in the order of the columns.
+    pub scenarios: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Point {
+    /// The swept variables as people read them: `rooms = 16`.
+    pub variables: String,
+    pub runs: usize,
+    pub rss_bytes: Option<Stat>,
+    pub scenarios: Vec<ScenarioCell>,
+    /// SLOs that failed at some run of the point.
+    pub slo_failed: Vec<String>,
+    /// Why runs failed, when some did.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScenarioCell {
+    pub name: String,
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// HTTP: requests; rooms: messages sent.
+    pub requests: Option<Stat>,
+    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95.
+    pub p95_ms: Option<Stat>,
+    pub errors: u64,
+    /// Rooms: frames delivered and expected, summed over the repeats.
+    pub delivered: Option<u64>,
+    pub expected: Option<u64>,
+}
+
+/// A least-squares line of one series over one sweep, and how it predicts the largest point.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FitRow {
+    pub phase: String,
+    pub series: String,
+    /// `bytes`, `seconds`, `fraction` or `plain`.
+    pub unit: String,
+    pub x: String,
+    pub n: usize,
+    pub intercept: f64,
+    pub slope: f64,
+    pub r2: f64,
+    pub slope_ci95: [f64; 2],
+    pub largest_x: f64,
+    pub predicted_at_largest: f64,
+    /// The median measured at the largest x.
+    pub measured_at_largest: f64,
+    pub warnings: Vec<String>,
+}
+
+fn number(value: &Value) -> Option<f64> {
+    value.as_f64()
+}
+
+fn variables(at: &Value) -> String {
+    match at.as_object() {
+        Some(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(text) => format!("{k} = {text}"),
+                other => format!("{k} = {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "(one point)".to_owned(),
+    }
+}
+
+impl PageContext {
+    /// The context of a page from a results file's text and the rest of the inputs.
+    pub fn build(results_text: &str, inputs: Inputs) -> Result<PageContext, PageError> {
+        let results: Value = serde_json::from_str(results_text)
+            .map_err(|e| PageError::Results(format!("not JSON: {e}")))?;
+        if results["format"].as_u64() != Some(1) {
+            return Err(PageError::Results(
+                "not a results file of format 1".to_owned(),
+            ));
+        }
+        let environment = &results["environment"];
+        let machine = Machine {
+            cpu_model: environment["cpu_model"].as_str().unwrap_or("").to_owned(),
+            logical_cores: environment["logical_cores"].as_u64().unwrap_or(0),
+            memory_bytes: environment["memory_bytes"].as_u64().unwrap_or(0),
+            kernel: environment["kernel"].as_str().unwrap_or("").to_owned(),
+        };
+        let descriptions: Vec<(String, Option<String>)> = results["plan"]["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap_or("").to_owned(),
+                    p["description"].as_str().map(str::to_owned),
+                )
+            })
+            .collect();
+        let mut runs = RunCounts::default();
+        let mut loads = Vec::new();
+        let mut phases = Vec::new();
+        for phase in results["phases"].as_array().into_iter().flatten() {
+            let name = phase["name"].as_str().unwrap_or("").to_owned();
+            let mut scenario_names: Vec<String> = Vec::new();
+            let mut points = Vec::new();
+            for point in phase["points"].as_array().into_iter().flatten() {
+                let all: Vec<&Value> = point["runs"].as_array().into_iter().flatten().collect();
+                for run in &all {
+                    runs.total += 1;
+                    if !run["failure"].is_null() {
+                        runs.failed += 1;
+                    }
+                    if run["generator"]["bound"] == true {
+                        runs.generator_bound += 1;
+                    }
+                    for key in ["min", "max"] {
+                        if let Some(v) = number(&run["load_average"][key]) {
+                            loads.push(v);
+                        }
+                    }
+                    for scenario in run["scenarios"].as_object().into_iter().flatten() {
+                        if !scenario_names.contains(scenario.0) {
+                            scenario_names.push(scenario.0.clone());
+                        }
+                    }
+                }
+                points.push(point_row(point, &all, &scenario_names));
+            }
+            // Every point gets a cell per scenario, in the same order.
+            for point in &mut points {
+                point.scenarios.sort_by_key(|cell| {
+                    scenario_names
+                        .iter()
+                        .position(|n| *n == cell.name)
+                        .unwrap_or(usize::MAX)
+                });
+            }
+            let description = descriptions
+                .iter()
+                .find(|(n, _)| *n == name)
+                .and_then(|(_, d)| d.clone());
+            phases.push(Phase {
+                name,
+                description,
+                points,
+                scenarios: scenario_names,
+            });
+        }
+        let fits = fit_rows(results_text, &inputs.bench)?;
+        let load_average = Stat::of(&loads).map(|s| Spread {
+            min: s.min,
+            max: s.max,
+        });
+        let quick = results["quick"] == true;
+        let caveats = caveats(quick, &machine, load_average, &runs, &phases);
+        let not_measured = not_measured(&fits, inputs.plan.as_ref(), &inputs.bench);
+        Ok(PageContext {
+            bench: inputs.bench,
+            headroom_version: results["headroom_version"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+            spec_path: results["spec"]["path"].as_str().unwrap_or("").to_owned(),
+            quick,
+            machine,
+            load_average,
+            runs,
+            phases,
+            fits,
+            plan: inputs.plan,
+            caveats,
+            not_measured,
+            reproduce: inputs.reproduce,
+        })
+    }
+}
+
+fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
+    let rss: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| number(&r["process"]["steady"]["rss_bytes"]))
+        .collect();
+    let mut scenarios = Vec::new();
+    for name in names {
+        let results: Vec<&Value> = runs
+            .iter()
+            .map(|r| &r["scenarios"][name.as_str()])
+            .filter(|s| s.is_object() && s["skipped"].is_null())
+            .collect();
+        if results.is_empty() {
+            continue;
+        }
+        let kind = results[0]["kind"].as_str().unwrap_or("http").to_owned();
+        let rooms = kind == "rooms";
+        let requests: Vec<f64> = results
+            .iter()
+            .filter_map(|s| number(&s["requests"]))
+            .collect();
+        let p95: Vec<f64> = results
+            .iter()
+            .filter_map(|s| {
+                if rooms {
+                    let all = &s["rooms"]["seen_by_all"];
+                    (all["count"].as_u64() > Some(0)).then(|| number(&all["p95_ms"]))?
+                } else {
+                    (s["latency"]["count"].as_u64() > Some(0))
+                        .then(|| number(&s["latency"]["p95_ms"]))?
+                }
+            })
+            .collect();
+        let errors: u64 = results
+            .iter()
+            .map(|s| {
+                let e = &s["errors"];
+                ["connect", "timeout", "status", "protocol"]
+                    .iter()
+                    .filter_map(|k| e[*k].as_u64())
+                    .sum::<u64>()
+            })
+            .sum();
+        let sum = |key: &str| -> Option<u64> {
+            rooms.then(|| {
+                results
+                    .iter()
+                    .filter_map(|s| s["rooms"]["messages"][key].as_u64())
+                    .sum()
+            })
+        };
+        scenarios.push(ScenarioCell {
+            name: name.clone(),
+            kind,
+            requests: Stat::of(&requests),
+            p95_ms: Stat::of(&p95),
+            errors,
+            delivered: sum("delivered"),
+            expected: sum("expected"),
+        });
+    }
+    let mut slo_failed = Vec::new();
+    let mut failures = Vec::new();
+    for run in runs {
+        for verdict in run["slo"].as_array().into_iter().flatten() {
+            if verdict["pass"] == false
+                && let Some(name) = verdict["name"].as_str()
+                && !slo_failed.iter().any(|n| n == name)
+            {
+                slo_failed.push(name.to_owned());
+            }
+        }
+        if let Some(kind) = run["failure"]["kind"].as_str() {
+            failures.push(kind.replace('_', " "));
+        }
+    }
+    Point {
+        variables: variables(&point["at"]),
+        runs: runs.len(),
+        rss_bytes: Stat::of(&rss),
+        scenarios,
+        slo_failed,
+        failures,
+    }
+}
+
+/// The regression table: every bytes series of the memory phase (the memory series first).
+fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError> {
+    let sweeps =
+        points::from_results(results_text).map_err(|e| PageError::Results(e.to_string()))?;
+    let Some(sweep) = (match &bench.memory_phase {
+        Some(name) => sweeps.iter().find(|s| &s.name == name),
+        None => sweeps
+            .iter()
+            .find(|s| s.series.iter().any(|p| p.name == bench.memory_series)),
+    }) else {
+        return Ok(Vec::new());
+    };
+    let mut series: Vec<_> = sweep
+        .series
+        .iter()
+        .filter(|s| s.unit == Unit::Bytes)
+        .collect();
+    series.sort_by_key(|s| s.name != bench.memory_series);
+    let mut rows = Vec::new();
+    for s in series {
+        let Ok(line) = fit(&s.points) else { continue };
+        let largest = line.max_x;
+        let at_largest: Vec<f64> = s
+            .points
+            .iter()
+            .filter(|(x, _)| *x == largest)
+            .map(|(_, y)| *y)
+            .collect();
+        rows.push(FitRow {
+            phase: sweep.name.clone(),
+            series: s.name.clone(),
+            unit: "bytes".to_owned(),
+            x: sweep.x.clone(),
+            n: line.n,
+            intercept: line.intercept,
+            slope: line.slope,
+            r2: line.r2,
+            slope_ci95: line.slope_ci95,
+            largest_x: largest,
+            predicted_at_largest: line.predict(largest),
+            measured_at_largest: Stat::of(&at_largest).map_or(f64::NAN, |s| s.median),
+            warnings: line.warnings(None),
+        });
+    }
+    Ok(rows)
+}
+
+fn caveats(
+    quick: bool,
+    machine: &Machine,
+    load: Option<Spread>,
+    runs: &RunCounts,
+    phases: &[Phase],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if quick {
+        out.push("These are `--quick` results: holds, steps and repeats were scaled down for a first look. Do not plan with them.".to_owned());
+    }
+    out.push("The server and the load generator ran on the same machine and shared its cores: read every latency as an upper bound and every ceiling as a lower bound.".to_owned());
+    if let Some(load) = load
+        && machine.logical_cores > 0
+        && load.max > machine.logical_cores as f64
+    {
+        out.push(format!(
+            "The load average reached {:.1} on {} logical cores: something else competed for the machine during some runs.",
+            load.max, machine.logical_cores
+        ));
+    }
+    if runs.generator_bound > 0 {
+        out.push(format!(
+            "{} of {} runs were generator-bound (the generator lagged its schedule or used nearly every core): their latencies are the generator's as much as the server's.",
+            runs.generator_bound, runs.total
+        ));
+    }
+    if runs.failed > 0 {
+        out.push(format!(
+            "{} of {} runs failed; their points show why.",
+            runs.failed, runs.total
+        ));
+    }
+    let noisy: Vec<String> = phases
+        .iter()
+        .flat_map(|phase| {
+            phase.points.iter().filter_map(move |point| {
+                let rss = point.rss_bytes?;
+                (rss.n > 1 && rss.min > 0.0 && rss.max / rss.min > 1.10)
+                    .then(|| format!("{} at {}", phase.name, point.variables))
+            })
+        })
+        .collect();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "The resident set varied by more than 10 % between repeats at {}: treat those points as noisy.",
+            noisy.join("; ")
+        ));
+    }
+    out
+}
+
+fn not_measured(fits: &[FitRow], plan: Option<&Report>, bench: &Bench) -> Vec<String> {
+    let mut out = Vec::new();
+    if fits.is_empty() {
+        out.push(format!(
+            "No sweep carries the memory series `{}`: there is no memory per {} and no memory ceiling.",
+            bench.memory_series, bench.unit
+        ));
+    }
+    // The planner already warns about the memory series' fit; the others are the page's own.
+    for fit in fits {
+        if plan.is_some() && fit.series == bench.memory_series {
+            continue;
+        }
+        for warning in &fit.warnings {
+            out.push(format!("{}: {warning}", fit.series));
+        }
+    }
+    if let Some(plan) = plan {
+        for warning in &plan.warnings {
+            if !out.contains(warning) {
+                out.push(warning.clone());
+            }
+        }
+        if plan.slo_ceiling.is_none() {
+            out.push(
+                "No sweep found an SLO ceiling: the CPU side of the plan is unmeasured.".to_owned(),
+            );
+        }
+    } else {
+        out.push("No instances were priced: the spec's [plan] names none.".to_owned());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_over_repeats() {
+        let stat = Stat::of(&[3.0, 1.0, 2.0, f64::NAN]).expect("values");
+        assert_eq!(
+            stat,
+            Stat {
+                min: 1.0,
+                median: 2.0,
+                max: 3.0,
+                n: 3
+            }
+        );
+        assert_eq!(Stat::of(&[4.0, 2.0]).map(|s| s.median), Some(3.0));
+        assert!(Stat::of(&[]).is_none());
+    }
+}

@@ -1,0 +1,104 @@
+//! Numbers as people write them, as minijinja filters: thousands separators, MiB with one
+//! decimal, milliseconds or seconds by size, percentages, dollars to the cent.
+
+/// `1506.2` → `1,506.2` (the digits before the point grouped by three).
+pub fn grouped(text: &str) -> String {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (whole, fraction) = match rest.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (rest, None),
+    };
+    let mut out = String::from(sign);
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(fraction) = fraction {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out
+}
+
+/// A count: `4393` → `4,393`; fractions rounded to whole.
+pub fn count(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_owned();
+    }
+    grouped(&format!("{value:.0}"))
+}
+
+/// Bytes as MiB, one decimal unless asked: `1579334860` → `1,506.2 MiB`; `mib(2)` for slopes.
+pub fn mib(bytes: f64, decimals: Option<usize>) -> String {
+    if !bytes.is_finite() {
+        return "–".to_owned();
+    }
+    let decimals = decimals.unwrap_or(1);
+    format!(
+        "{} MiB",
+        grouped(&format!("{:.decimals$}", bytes / 1_048_576.0))
+    )
+}
+
+/// Milliseconds by size: `0.84` → `0.84 ms`, `42.5` → `42.5 ms`, `2380` → `2.38 s`.
+pub fn duration_ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "never".to_owned();
+    }
+    if ms >= 1000.0 {
+        format!("{} s", grouped(&format!("{:.2}", ms / 1000.0)))
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+/// A fraction as a percentage: `0.9912` → `99.1 %`.
+pub fn percent(fraction: f64) -> String {
+    if !fraction.is_finite() {
+        return "–".to_owned();
+    }
+    format!("{:.1} %", fraction * 100.0)
+}
+
+/// Dollars to the cent; under a dollar, two significant digits (`$0.43`, `$0.038`).
+pub fn dollars(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_owned();
+    }
+    let decimals = if value > 0.0 && value < 1.0 {
+        (1 - value.log10().floor() as i64).max(2) as usize
+    } else {
+        2
+    };
+    format!("${}", grouped(&format!("{value:.decimals$}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_as_people_write_them() {
+        assert_eq!(count(4393.0), "4,393");
+        assert_eq!(count(1_000_000.0), "1,000,000");
+        assert_eq!(count(12.0), "12");
+        assert_eq!(mib(1_579_334_860.0, None), "1,506.2 MiB");
+        assert_eq!(mib(10_530_089.0, Some(2)), "10.04 MiB");
+        assert_eq!(duration_ms(0.843), "0.84 ms");
+        assert_eq!(duration_ms(42.53), "42.5 ms");
+        assert_eq!(duration_ms(2380.0), "2.38 s");
+        assert_eq!(duration_ms(f64::INFINITY), "never");
+        assert_eq!(percent(0.9912), "99.1 %");
+        assert_eq!(dollars(1234.5), "$1,234.50");
+        assert_eq!(dollars(0.43), "$0.43");
+        assert_eq!(dollars(0.0381), "$0.038");
+        assert_eq!(grouped("-1234567.25"), "-1,234,567.25");
+    }
+}
