@@ -231,9 +231,16 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
 }
 
 /// Compiles a spec for a command that uses its plan: diagnostics shown, `None` when invalid.
-pub(crate) fn compile_for_use(spec: &Path, renderer: &Renderer) -> Result<Option<Compiled>> {
+/// Compiles a spec for a command that uses it; its diagnostics are shown unless `renderer` is
+/// `None` (a second look at a spec whose diagnostics were already shown).
+pub(crate) fn compile_for_use(
+    spec: &Path,
+    renderer: Option<&Renderer>,
+) -> Result<Option<Compiled>> {
     let compiled = compile_file(&Compiler::new(), spec)?;
-    report_human(&compiled, renderer);
+    if let Some(renderer) = renderer {
+        report_human(&compiled, renderer);
+    }
     if compiled.compilation.plan.is_none() {
         eprintln!(
             "error: `{}` is not valid; `headroom validate` shows why",
@@ -413,4 +420,9 @@ pub(crate) fn human_duration(duration: headroom_spec::Duration) -> String {
         (h, m, 0) => format!("{h}h {m}m"),
         (h, m, s) => format!("{h}h {m}m {s}s"),
     }
+}
+
+/// Where `run` writes a bench's results unless told: `results/<bench>/results.json`.
+pub(crate) fn default_results(bench: &str) -> PathBuf {
+    PathBuf::from("results").join(bench).join("results.json")
 }

@@ -28,31 +28,96 @@ pub struct RenderArgs {
 }
 
 pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
-    let Some(compiled) = crate::compile_for_use(&args.spec, renderer)? else {
+    let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
     let Some(plan) = &compiled.compilation.plan else {
         return Ok(exit::USAGE);
     };
-    let results = args.results.clone().unwrap_or_else(|| {
-        PathBuf::from("results")
-            .join(&plan.bench.name)
-            .join("results.json")
-    });
-    let text = std::fs::read_to_string(&results).with_context(|| {
+    let results = args
+        .results
+        .clone()
+        .unwrap_or_else(|| crate::default_results(&plan.bench.name));
+    if args.dump_context {
+        let context = match context(&args.spec, plan, &results)? {
+            Ok(context) => context,
+            Err(code) => return Ok(code),
+        };
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, &context)?;
+        writeln!(stdout)?;
+        return Ok(exit::OK);
+    }
+    match render(
+        &args.spec,
+        &results,
+        args.template.as_deref(),
+        args.out.as_deref(),
+    )? {
+        Ok(page) => {
+            writeln!(std::io::stdout().lock(), "page: {}", page.display())?;
+            Ok(exit::OK)
+        }
+        Err(code) => Ok(code),
+    }
+}
+
+/// Renders the page of `spec` from `results` (the spec's diagnostics already shown); the page's
+/// path, or the exit code of what went wrong (said on stderr).
+pub(crate) fn render(
+    spec: &Path,
+    results: &Path,
+    template: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<std::result::Result<PathBuf, u8>> {
+    let Some(compiled) = crate::compile_for_use(spec, None)? else {
+        return Ok(Err(exit::USAGE));
+    };
+    let Some(plan) = &compiled.compilation.plan else {
+        return Ok(Err(exit::USAGE));
+    };
+    let context = match context(spec, plan, results)? {
+        Ok(context) => context,
+        Err(code) => return Ok(Err(code)),
+    };
+    let templates = Templates::new(template)?;
+    let page = templates.render("page.md", &context)?;
+    let out = out.map_or_else(
+        || {
+            results
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join("capacity.md")
+        },
+        Path::to_path_buf,
+    );
+    if let Err(e) = write_atomically(&out, &page) {
+        eprintln!("error: cannot write {}: {e}", out.display());
+        return Ok(Err(exit::WRITE_FAILED));
+    }
+    Ok(Ok(out))
+}
+
+/// The template context of a compiled spec's page.
+fn context(
+    spec: &Path,
+    plan: &headroom_compiler::ResolvedPlan,
+    results: &Path,
+) -> Result<std::result::Result<PageContext, u8>> {
+    let text = std::fs::read_to_string(results).with_context(|| {
         format!(
             "cannot read results `{}`; `headroom run {}` writes them",
             results.display(),
-            args.spec.display()
+            spec.display()
         )
     })?;
     let capacity = &plan.capacity;
     let priced = plan.plan.as_ref().is_some_and(|p| !p.instances.is_empty());
     let report = if priced {
-        let plan_args = crate::plan::PlanArgs::for_page(&args.spec, &results);
-        match crate::plan::plan(&plan_args, renderer)? {
+        let plan_args = crate::plan::PlanArgs::for_page(spec, results);
+        match crate::plan::plan(&plan_args, None)? {
             Ok(planned) => Some(planned.report),
-            Err(code) => return Ok(code),
+            Err(code) => return Ok(Err(code)),
         }
     } else {
         None
@@ -69,43 +134,25 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
                 .map_or(1.0, |p| *p as f64),
             memory_series: capacity.memory.clone(),
             memory_phase: capacity.memory_phase.clone(),
+            units_variable: capacity.units.clone(),
         },
         plan: report,
         reproduce: vec![
             format!(
                 "headroom run {} --out {}",
-                args.spec.display(),
+                spec.display(),
                 results.display()
             ),
             format!(
                 "headroom render {} --results {}",
-                args.spec.display(),
+                spec.display(),
                 results.display()
             ),
         ],
     };
-    let context = PageContext::build(&text, inputs)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", results.display()))?;
-    let mut stdout = std::io::stdout().lock();
-    if args.dump_context {
-        serde_json::to_writer_pretty(&mut stdout, &context)?;
-        writeln!(stdout)?;
-        return Ok(exit::OK);
-    }
-    let templates = Templates::new(args.template.as_deref())?;
-    let page = templates.render("page.md", &context)?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        results
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join("capacity.md")
-    });
-    if let Err(e) = write_atomically(&out, &page) {
-        eprintln!("error: cannot write {}: {e}", out.display());
-        return Ok(exit::WRITE_FAILED);
-    }
-    writeln!(stdout, "page: {}", out.display())?;
-    Ok(exit::OK)
+    Ok(Ok(PageContext::build(&text, inputs).map_err(|e| {
+        anyhow::anyhow!("{}: {e}", results.display())
+    })?))
 }
 
 /// A temporary file beside the page, then a rename: a reader never sees half a page.

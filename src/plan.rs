@@ -112,7 +112,7 @@ pub(crate) struct Planned {
 /// Works out the plan; `Err(code)` when the spec did not compile (its diagnostics are shown).
 pub(crate) fn plan(
     args: &PlanArgs,
-    renderer: &Renderer,
+    renderer: Option<&Renderer>,
 ) -> Result<std::result::Result<Planned, u8>> {
     let mut table = PriceTable::embedded().context("the shipped price table is broken")?;
     let mut model = Model {
@@ -340,7 +340,7 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         plans,
         notes,
         report,
-    } = match plan(&args, renderer)? {
+    } = match plan(&args, Some(renderer))? {
         Ok(planned) => planned,
         Err(code) => return Ok(code),
     };

@@ -33,20 +33,22 @@ pub struct RunArgs {
     /// Exit with 2 when an SLO failed at some point.
     #[arg(long)]
     check: bool,
+    /// Do not render the capacity page (capacity.md beside the results) at the end.
+    #[arg(long)]
+    no_page: bool,
 }
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
-    let Some(compiled) = crate::compile_for_use(&args.spec, renderer)? else {
+    let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
     let Some(plan) = &compiled.compilation.plan else {
         return Ok(exit::USAGE);
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results")
-            .join(&plan.bench.name)
-            .join("results.json")
-    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::default_results(&plan.bench.name));
     let spec_dir = args
         .spec
         .parent()
@@ -102,6 +104,18 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             "(--quick: durations, steps and repeats scaled down; not figures to plan with)"
         )?;
     }
+    // The page, from the results just written: the one command from spec to page.
+    let mut page_failed = false;
+    if !args.no_page && !outcome.interrupted {
+        match crate::page::render(&args.spec, &out, None, None) {
+            Ok(Ok(page)) => writeln!(stdout, "page: {}", page.display())?,
+            Ok(Err(_)) => page_failed = true,
+            Err(error) => {
+                eprintln!("error: the capacity page was not written: {error:#}");
+                page_failed = true;
+            }
+        }
+    }
     Ok(if outcome.interrupted {
         exit::INTERRUPTED
     } else if outcome.failed_runs > 0 {
@@ -113,6 +127,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     } else if args.check && outcome.slo_failures > 0 {
         eprintln!("error: {} SLO verdicts failed", outcome.slo_failures);
         exit::SLO_FAILED
+    } else if page_failed {
+        exit::WRITE_FAILED
     } else {
         exit::OK
     })

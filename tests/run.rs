@@ -392,6 +392,11 @@ fn notes_api_runs_quick_end_to_end() {
             .as_str()
             .is_some_and(|m| !m.is_empty())
     );
+    // The run ends with the capacity page beside the results.
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
+    assert!(page.starts_with("# Capacity: notes-api"), "{page}");
+    assert!(page.contains("| readers = 100 | 1 |"), "{page}");
+    assert!(page.contains("## Cost per user"), "{page}");
     assert!(leftovers("2KiB").is_empty());
     // The planner's fit reads the same file: memory per note is a note's 2 KiB and change.
     let output = headroom(&["fit", "--json", &out_arg], &[]);

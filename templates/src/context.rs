@@ -22,6 +22,9 @@ pub struct Bench {
     /// The series memory is provisioned against, and the phase that sweeps it.
     pub memory_series: String,
     pub memory_phase: Option<String>,
+    /// The variable that counts units (`rooms`), which picks the memory sweep when no phase is
+    /// named, as the planner does.
+    pub units_variable: Option<String>,
 }
 
 /// The inputs of a page besides the results text.
@@ -382,9 +385,10 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
         points::from_results(results_text).map_err(|e| PageError::Results(e.to_string()))?;
     let Some(sweep) = (match &bench.memory_phase {
         Some(name) => sweeps.iter().find(|s| &s.name == name),
-        None => sweeps
-            .iter()
-            .find(|s| s.series.iter().any(|p| p.name == bench.memory_series)),
+        None => sweeps.iter().find(|s| {
+            bench.units_variable.as_ref().is_none_or(|u| &s.x == u)
+                && s.series.iter().any(|p| p.name == bench.memory_series)
+        }),
     }) else {
         return Ok(Vec::new());
     };

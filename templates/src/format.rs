@@ -45,6 +45,33 @@ pub fn mib(bytes: f64, decimals: Option<usize>) -> String {
     )
 }
 
+/// Bytes in the unit that reads best, for slopes: `10530089` → `10.04 MiB`, `3072` → `3.0 KiB`.
+pub fn size(bytes: f64) -> String {
+    if !bytes.is_finite() {
+        return "–".to_owned();
+    }
+    let magnitude = bytes.abs();
+    if magnitude >= 1_073_741_824.0 {
+        format!("{:.2} GiB", bytes / 1_073_741_824.0)
+    } else if magnitude >= 1_048_576.0 {
+        format!("{:.2} MiB", bytes / 1_048_576.0)
+    } else if magnitude >= 1024.0 {
+        format!("{:.1} KiB", bytes / 1024.0)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
+/// An amount in its currency: USD as dollars, EUR as euros (to the cent; small ones to two
+/// significant digits).
+pub fn money(value: f64, currency: Option<String>) -> String {
+    let text = dollars(value);
+    match currency.as_deref() {
+        Some("EUR") => text.replacen('$', "€", 1),
+        _ => text,
+    }
+}
+
 /// Milliseconds by size: `0.84` → `0.84 ms`, `42.5` → `42.5 ms`, `2380` → `2.38 s`.
 pub fn duration_ms(ms: f64) -> String {
     if !ms.is_finite() {
@@ -100,5 +127,10 @@ mod tests {
         assert_eq!(dollars(0.43), "$0.43");
         assert_eq!(dollars(0.0381), "$0.038");
         assert_eq!(grouped("-1234567.25"), "-1,234,567.25");
+        assert_eq!(size(10_530_089.0), "10.04 MiB");
+        assert_eq!(size(3072.0), "3.0 KiB");
+        assert_eq!(size(-512.0), "-512 B");
+        assert_eq!(money(3.79, Some("EUR".into())), "€3.79");
+        assert_eq!(money(0.047, Some("USD".into())), "$0.047");
     }
 }

@@ -54,6 +54,8 @@ impl Templates {
         environment.add_filter("ms", format::duration_ms);
         environment.add_filter("percent", format::percent);
         environment.add_filter("dollars", format::dollars);
+        environment.add_filter("money", format::money);
+        environment.add_filter("size", format::size);
         for (name, text) in DEFAULTS {
             let text = match folder.map(|f| f.join(name)).filter(|p| p.exists()) {
                 Some(path) => read(&path)?,
