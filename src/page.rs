@@ -135,6 +135,7 @@ fn context(
             memory_series: capacity.memory.clone(),
             memory_phase: capacity.memory_phase.clone(),
             units_variable: capacity.units.clone(),
+            ceiling_phase: capacity.ceiling_phase.clone(),
         },
         plan: report,
         reproduce: vec![

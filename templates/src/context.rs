@@ -25,6 +25,8 @@ pub struct Bench {
     /// The variable that counts units (`rooms`), which picks the memory sweep when no phase is
     /// named, as the planner does.
     pub units_variable: Option<String>,
+    /// The phase whose SLO verdicts give the ceiling.
+    pub ceiling_phase: Option<String>,
 }
 
 /// The inputs of a page besides the results text.
@@ -48,6 +50,8 @@ pub struct PageContext {
     pub runs: RunCounts,
     pub phases: Vec<Phase>,
     pub fits: Vec<FitRow>,
+    /// Where the SLOs broke in the ceiling phase, step by step.
+    pub ceiling: Option<Ceiling>,
     /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
     #[schemars(with = "Option<serde_json::Value>")]
     pub plan: Option<Report>,
@@ -146,6 +150,22 @@ pub struct ScenarioCell {
     /// Rooms: frames delivered and expected, summed over the repeats.
     pub delivered: Option<u64>,
     pub expected: Option<u64>,
+}
+
+/// The SLO ceiling as a page tells it: the last good step, the first bad one, what broke there,
+/// and a cliff if the latency jumped.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Ceiling {
+    pub phase: String,
+    /// The last step before the first failing one (`rooms = 32`), if any passed.
+    pub last_good: Option<String>,
+    /// The first step where some SLO failed, if any did.
+    pub first_bad: Option<String>,
+    /// The SLOs that failed there, as written (`edits.seen_by_all.p95 < 2500ms`), with the
+    /// value measured.
+    pub broke: Vec<String>,
+    /// The largest jump of the p95 between two steps, when it is 3× or more.
+    pub cliff: Option<String>,
 }
 
 /// A least-squares line of one series over one sweep, and how it predicts the largest point.
@@ -265,6 +285,7 @@ impl PageContext {
             });
         }
         let fits = fit_rows(results_text, &inputs.bench)?;
+        let ceiling = ceiling(&results, &phases, &inputs.bench);
         let load_average = Stat::of(&loads).map(|s| Spread {
             min: s.min,
             max: s.max,
@@ -285,6 +306,7 @@ impl PageContext {
             runs,
             phases,
             fits,
+            ceiling,
             plan: inputs.plan,
             caveats,
             not_measured,
@@ -427,6 +449,101 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
     Ok(rows)
 }
 
+fn ceiling(results: &Value, phases: &[Phase], bench: &Bench) -> Option<Ceiling> {
+    let phase = match &bench.ceiling_phase {
+        Some(name) => phases.iter().find(|p| &p.name == name)?,
+        None => phases
+            .iter()
+            .find(|p| p.points.iter().any(|pt| !pt.slo_failed.is_empty()))?,
+    };
+    let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
+    let last_good = match first_bad {
+        Some(0) => None,
+        Some(i) => Some(phase.points[i - 1].variables.clone()),
+        None => phase.points.last().map(|p| p.variables.clone()),
+    };
+    // What broke: the verdicts that failed at the first bad step, with their values.
+    let mut broke = Vec::new();
+    if let Some(index) = first_bad {
+        let point = results["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == phase.name.as_str())
+            .and_then(|p| p["points"].get(index));
+        for run in point
+            .and_then(|p| p["runs"].as_array())
+            .into_iter()
+            .flatten()
+        {
+            for verdict in run["slo"].as_array().into_iter().flatten() {
+                if verdict["pass"] != false {
+                    continue;
+                }
+                let expression = verdict["expression"].as_str().unwrap_or("");
+                let measured = match verdict["value"].as_f64() {
+                    Some(v) => format!("measured {}", figure(v, expression)),
+                    None => verdict["note"].as_str().unwrap_or("no value").to_owned(),
+                };
+                let line = format!("`{expression}`: {measured}");
+                if !broke.contains(&line) {
+                    broke.push(line);
+                }
+            }
+        }
+    }
+    // A cliff: the largest step-to-step jump of the worst scenario p95.
+    let worst: Vec<Option<f64>> = phase
+        .points
+        .iter()
+        .map(|p| {
+            p.scenarios
+                .iter()
+                .filter_map(|c| c.p95_ms.map(|s| s.median))
+                .reduce(f64::max)
+        })
+        .collect();
+    let cliff = worst
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, w[0]?, w[1]?)))
+        .filter(|(_, a, _)| *a > 0.0)
+        .map(|(i, a, b)| (i, a, b, b / a))
+        .filter(|(_, _, _, ratio)| *ratio >= 3.0)
+        .max_by(|x, y| x.3.total_cmp(&y.3))
+        .map(|(i, a, b, ratio)| {
+            format!(
+                "the p95 jumps {ratio:.1}× from {} ({}) to {} ({})",
+                crate::format::duration_ms(a),
+                phase.points[i].variables,
+                crate::format::duration_ms(b),
+                phase.points[i + 1].variables
+            )
+        });
+    Some(Ceiling {
+        phase: phase.name.clone(),
+        last_good,
+        first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
+        broke,
+        cliff,
+    })
+}
+
+/// A verdict's value in the unit its expression is written in: seconds as ms or s, fractions
+/// as percentages, bytes as MiB.
+fn figure(value: f64, expression: &str) -> String {
+    let threshold = expression.rsplit(' ').next().unwrap_or("");
+    if threshold.ends_with('%') {
+        crate::format::percent(value)
+    } else if threshold.ends_with("ms") || threshold.ends_with('s') || threshold.ends_with('m') {
+        crate::format::duration_ms(value * 1000.0)
+    } else if threshold.ends_with('B') {
+        crate::format::mib(value, None)
+    } else {
+        format!("{value}")
+    }
+}
+
 fn caveats(
     quick: bool,
     machine: &Machine,
@@ -516,6 +633,70 @@ fn not_measured(fits: &[FitRow], plan: Option<&Report>, bench: &Bench) -> Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn step(variables: &str, p95: f64, failed: bool) -> Point {
+        Point {
+            variables: variables.to_owned(),
+            runs: 1,
+            rss_bytes: None,
+            scenarios: vec![ScenarioCell {
+                name: "api".into(),
+                kind: "http".into(),
+                requests: None,
+                p95_ms: Stat::of(&[p95]),
+                errors: 0,
+                delivered: None,
+                expected: None,
+            }],
+            slo_failed: if failed {
+                vec!["p95".into()]
+            } else {
+                Vec::new()
+            },
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
+        let phases = vec![Phase {
+            name: "load".into(),
+            description: None,
+            scenarios: vec!["api".into()],
+            points: vec![
+                step("rate = 100/s", 10.0, false),
+                step("rate = 200/s", 12.0, false),
+                step("rate = 400/s", 600.0, true),
+            ],
+        }];
+        let failing = serde_json::json!({"runs": [{"slo": [
+            {"expression": "api.latency.p95 < 200ms", "value": 0.6, "pass": false},
+            {"expression": "api.failed < 1%", "value": 0.0, "pass": true},
+        ]}]});
+        let results =
+            serde_json::json!({"phases": [{"name": "load", "points": [{}, {}, failing]}]});
+        let bench = Bench {
+            name: "b".into(),
+            description: None,
+            unit: "user".into(),
+            people_per_unit: 1.0,
+            memory_series: "rss".into(),
+            memory_phase: None,
+            units_variable: None,
+            ceiling_phase: Some("load".into()),
+        };
+        let ceiling = ceiling(&results, &phases, &bench).expect("a ceiling");
+        assert_eq!(ceiling.last_good.as_deref(), Some("rate = 200/s"));
+        assert_eq!(ceiling.first_bad.as_deref(), Some("rate = 400/s"));
+        assert_eq!(
+            ceiling.broke,
+            ["`api.latency.p95 < 200ms`: measured 600.0 ms"]
+        );
+        assert_eq!(
+            ceiling.cliff.as_deref(),
+            Some("the p95 jumps 50.0× from 12.0 ms (rate = 200/s) to 600.0 ms (rate = 400/s)")
+        );
+    }
 
     #[test]
     fn stats_over_repeats() {
