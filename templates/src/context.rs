@@ -49,6 +49,8 @@ pub struct PageContext {
     pub load_average: Option<Spread>,
     pub runs: RunCounts,
     pub phases: Vec<Phase>,
+    /// Whether some phase ran a rooms scenario (the page explains its p95 then).
+    pub has_rooms: bool,
     pub fits: Vec<FitRow>,
     /// Where the SLOs broke in the ceiling phase, step by step.
     pub ceiling: Option<Ceiling>,
@@ -286,6 +288,11 @@ impl PageContext {
         }
         let fits = fit_rows(results_text, &inputs.bench)?;
         let ceiling = ceiling(&results, &phases, &inputs.bench);
+        let has_rooms = phases
+            .iter()
+            .flat_map(|p| p.points.iter())
+            .flat_map(|p| p.scenarios.iter())
+            .any(|c| c.kind == "rooms");
         let load_average = Stat::of(&loads).map(|s| Spread {
             min: s.min,
             max: s.max,
@@ -305,6 +312,7 @@ impl PageContext {
             load_average,
             runs,
             phases,
+            has_rooms,
             fits,
             ceiling,
             plan: inputs.plan,
@@ -450,12 +458,28 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
 }
 
 fn ceiling(results: &Value, phases: &[Phase], bench: &Bench) -> Option<Ceiling> {
+    // A phase whose runs were judged by SLOs at all: else there is no ceiling to tell.
+    let judged = |name: &str| {
+        results["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["name"] == name)
+            .flat_map(|p| p["points"].as_array().into_iter().flatten())
+            .flat_map(|p| p["runs"].as_array().into_iter().flatten())
+            .any(|r| r["slo"].as_array().is_some_and(|v| !v.is_empty()))
+    };
     let phase = match &bench.ceiling_phase {
         Some(name) => phases.iter().find(|p| &p.name == name)?,
+        // The phase where something failed, else the first sweep of several steps.
         None => phases
             .iter()
-            .find(|p| p.points.iter().any(|pt| !pt.slo_failed.is_empty()))?,
+            .find(|p| p.points.iter().any(|pt| !pt.slo_failed.is_empty()))
+            .or_else(|| phases.iter().find(|p| p.points.len() > 1))?,
     };
+    if !judged(&phase.name) {
+        return None;
+    }
     let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
     let last_good = match first_bad {
         Some(0) => None,
