@@ -282,17 +282,9 @@ fn measured(result: &RunResult) -> impl Iterator<Item = &ScenarioResult> {
     result.scenarios.values().filter(|s| s.skipped.is_none())
 }
 
-/// `4393` → `4,393`.
+/// `4393` → `4,393`, as the pages write counts.
 fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    headroom_templates::format::count(n as f64)
 }
 
 fn mib(bytes: u64) -> String {
