@@ -432,15 +432,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// Dollars to the cent; under a dollar, two significant digits ($0.43, $0.038).
+/// An amount as pages write it: to the cent, two significant digits under one ($0.038), €
+/// for EUR.
 fn money(currency: &str, value: f64) -> String {
-    let symbol = if currency == "EUR" { "€" } else { "$" };
-    let decimals = if value > 0.0 && value < 1.0 {
-        (1 - value.log10().floor() as i64).max(2) as usize
-    } else {
-        2
-    };
-    format!("{symbol}{value:.decimals$}")
+    headroom_templates::format::money(value, Some(currency.to_owned()))
 }
 
 fn units(value: f64) -> String {

@@ -288,15 +288,11 @@ fn thousands(n: u64) -> String {
 }
 
 fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    headroom_templates::format::mib(bytes as f64, None)
 }
 
 fn ms(value: f64) -> String {
-    if value >= 1000.0 {
-        format!("{:.2} s", value / 1000.0)
-    } else {
-        format!("{value:.1} ms")
-    }
+    headroom_templates::format::duration_ms(value)
 }
 
 /// A row per run: what people look at first. HTTP columns when the phase has HTTP scenarios,

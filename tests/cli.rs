@@ -2,27 +2,12 @@
 //!
 //! Snapshots live in `tests/snapshots/`; review changes with `cargo insta review`.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
+use common::headroom;
 use headroom_compiler::Code;
-
-fn headroom(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("NO_COLOR")
-        .env("COLUMNS", "100")
-        // Price ages count from a fixed day, so transcripts do not change with the calendar.
-        .env("HEADROOM_TODAY", "2026-11-30")
-        .output()
-        .expect("run headroom");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 fn transcript(args: &[&str]) -> String {
     let (code, stdout, stderr) = headroom(args);
@@ -368,19 +353,7 @@ fn plan_json(args: &[&str]) -> serde_json::Value {
     let (exit, stdout, stderr) = headroom(args);
     assert_eq!(exit, 0, "{stderr}");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("plan json");
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/plan.schema.json"),
-        )
-        .expect("schema"),
-    )
-    .expect("schema json");
-    let validator = jsonschema::draft202012::new(&schema).expect("valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_matches_schema("plan.schema.json", &report);
     report
 }
 

@@ -1,14 +1,13 @@
 //! `headroom render`: the capacity page from a committed results file, snapshot by snapshot,
 //! custom templates, and template errors that name the template, the line and the variable.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::PathBuf;
+
+use common::headroom;
 
 const RESULTS: &str = "tests/fixtures/render/relay-results.json";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// A folder of the test's own under the temporary directory, emptied.
 fn scratch(test: &str) -> PathBuf {
@@ -16,20 +15,6 @@ fn scratch(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-fn headroom(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(root())
-        .env("HEADROOM_TODAY", "2026-11-30")
-        .output()
-        .expect("run headroom");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -66,16 +51,7 @@ fn the_context_matches_its_committed_schema() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let context: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/page-context.schema.json")).expect("schema"),
-    )
-    .expect("schema json");
-    let validator = jsonschema::draft202012::new(&schema).expect("valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&context)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_matches_schema("page-context.schema.json", &context);
     // The memory phase ran three repeats a point: min, median and max are there.
     let rss = &context["phases"][0]["points"][2]["rss_bytes"];
     assert_eq!(rss["n"], 3, "{rss}");
@@ -111,8 +87,8 @@ fn a_template_folder_overrides_the_default_page() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let page = std::fs::read_to_string(&out).expect("page");
-    assert!(page.starts_with("relay: 0."), "{page}");
-    assert!(page.ends_with(" MiB per room\n"), "{page}");
+    // The fixture's slope, 497.4 KiB a room, through the `mib(2)` filter.
+    assert_eq!(page, "relay: 0.49 MiB per room\n");
     let _ = std::fs::remove_dir_all(dir);
 }
 

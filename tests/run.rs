@@ -3,15 +3,15 @@
 //! Every fault test asserts the named verdict, a results file that matches its schema and holds
 //! the completed runs, and that no target process is left behind.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::root;
 
 /// The results path of a test: a folder of its own.
 fn out(test: &str) -> PathBuf {
@@ -61,19 +61,7 @@ fn read_results(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("no results at {}: {e}", path.display()));
     let results: Value = serde_json::from_str(&text).expect("results json");
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/results.schema.json")).expect("schema"),
-    )
-    .expect("schema json");
-    let validator = jsonschema::draft202012::new(&schema).expect("valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&results)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "the results file does not match its schema: {errors:#?}"
-    );
+    common::assert_matches_schema("results.schema.json", &results);
     results
 }
 
@@ -308,6 +296,7 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
 
 #[test]
 fn notes_api_runs_quick_end_to_end() {
+    let _alone = examples_one_at_a_time();
     let out = fresh_out("notes-api");
     let out_arg = out.display().to_string();
     let output = headroom(
@@ -675,7 +664,18 @@ fn a_stalling_target_shows_in_the_delivery_tail() {
 }
 
 /// `headroom run --quick` on an example, checked against its schema; the runs, each whole.
+/// The examples' quick runs load the machine (chat opens 12,800 sockets, and the demo target
+/// holds 1.8 GiB for them): run together on two cores they starve each other's targets, and
+/// sockets time out for reasons that are the test's, not the target's. One at a time.
+fn examples_one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static EXAMPLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    EXAMPLES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn run_example_quick(name: &str) -> Value {
+    let _alone = examples_one_at_a_time();
     let out = fresh_out(name);
     let out_arg = out.display().to_string();
     let spec = format!("examples/{name}.toml");

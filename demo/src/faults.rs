@@ -69,6 +69,11 @@ pub fn start(app: &Arc<App>) {
                 }
                 written += line.len() as u64;
             }
+            // Said once the flood is out, so a test can wait for it instead of guessing.
+            let _ = writeln!(
+                stdout,
+                "headroom demo target: log flood of {written} bytes done"
+            );
             let _ = stdout.flush();
         });
     }

@@ -133,14 +133,8 @@ fn pass(driver: bool, tracker: &Tracker) -> (u64, f64) {
     (frames, cpu)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
+fn median(values: &[f64]) -> f64 {
+    headroom_runner::reduce(values, headroom_spec::Reducer::Median).unwrap_or(f64::NAN)
 }
 
 fn main() {
@@ -167,19 +161,18 @@ fn main() {
         driver.iter().copied().fold(f64::MAX, f64::min),
         driver.iter().copied().fold(0.0, f64::max),
     );
-    let mut ratios_sorted = ratios.clone();
     let report = format!(
         "receive path, {FRAMES} frames of 220 B per pass, {REPEATS} alternating passes each\n\
          bare tokio-tungstenite loop: median {:.0} frames/s per core (range {:.0}–{:.0})\n\
          rooms driver (Inbox):        median {:.0} frames/s per core (range {:.0}–{:.0})\n\
          driver / bare: median {:.1} % (pairs: {})\n",
-        median(&mut bare),
+        median(&bare),
         bare_min,
         bare_max,
-        median(&mut driver),
+        median(&driver),
         driver_min,
         driver_max,
-        median(&mut ratios_sorted) * 100.0,
+        median(&ratios) * 100.0,
         ratios
             .iter()
             .map(|r| format!("{:.1} %", r * 100.0))

@@ -79,6 +79,22 @@ pub async fn get(host: String, path: &str, timeout: Duration) -> Result<(u16, By
         .map_err(|_| ErrorKind::Timeout)?
 }
 
+/// The address of a URL's `host:port`: a literal address as is, a name through the resolver.
+pub async fn resolve(authority: &str, url: &str) -> Result<SocketAddr, String> {
+    if let Ok(address) = authority.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    tokio::net::lookup_host(authority)
+        .await
+        .ok()
+        .and_then(|mut all| all.next())
+        .ok_or_else(|| {
+            format!(
+                "cannot resolve `{authority}` of `{url}`: use a loopback address such as 127.0.0.1"
+            )
+        })
+}
+
 /// The host:port and path of a request URL of a scenario.
 pub fn parse_url(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("http://")?;

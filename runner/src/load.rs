@@ -224,11 +224,7 @@ async fn prepare(
         let address = match authorities.iter().position(|a| *a == authority) {
             Some(i) => i,
             None => {
-                let resolved = tokio::net::lookup_host(authority.as_str())
-                    .await
-                    .ok()
-                    .and_then(|mut all| all.next())
-                    .ok_or_else(|| format!("cannot resolve `{authority}` of `{url}`"))?;
+                let resolved = http::resolve(&authority, &url).await?;
                 authorities.push(authority.clone());
                 addresses.push(resolved);
                 authorities.len() - 1

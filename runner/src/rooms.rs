@@ -240,7 +240,7 @@ fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String>
         && largest > crate::fanout::MAX_RECIPIENTS
     {
         return Err(format!(
-            "{largest} peers in one room are more than the {} recipients a message can be tracked at",
+            "{largest} peers in one room are more than the {} recipients a message can be tracked at: spread them over more rooms",
             crate::fanout::MAX_RECIPIENTS
         ));
     }
@@ -308,17 +308,14 @@ async fn resolve(url: &str) -> Result<SocketAddr, String> {
                 "`{url}`: wss:// needs TLS, which the runner does not speak; load goes to a loopback ws:// URL"
             ));
         }
-        None => return Err(format!("`{url}` is not a ws:// URL the runner can open")),
+        None => {
+            return Err(format!(
+                "`{url}` is not a ws:// URL the runner can open: write it as ws://127.0.0.1:{{port}}/…"
+            ));
+        }
     };
     let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    if let Ok(address) = authority.parse::<SocketAddr>() {
-        return Ok(address);
-    }
-    tokio::net::lookup_host(authority)
-        .await
-        .ok()
-        .and_then(|mut all| all.next())
-        .ok_or_else(|| format!("cannot resolve `{authority}` of `{url}`"))
+    crate::http::resolve(authority, url).await
 }
 
 /// Shared by every socket of a run.
@@ -432,17 +429,11 @@ pub(crate) async fn run(
         Some(reload) => {
             let url = fill(&reload.url)?;
             let (authority, _) = crate::http::parse_url(&per_socket(&url, 0, 0))
-                .ok_or_else(|| format!("`{url}` is not an http:// URL the runner can load"))?;
+                .ok_or_else(|| {
+                    format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
+                })?;
             // Resolved once here, so a wrong host fails the run now, not every reload.
-            if authority.parse::<SocketAddr>().is_err()
-                && tokio::net::lookup_host(authority.as_str())
-                    .await
-                    .ok()
-                    .and_then(|mut all| all.next())
-                    .is_none()
-            {
-                return Err(format!("cannot resolve `{authority}` of `{url}`"));
-            }
+            crate::http::resolve(&authority, &url).await?;
             Some(ReloadPlan {
                 url,
                 authority,
