@@ -98,9 +98,9 @@ enum Command {
         after_help = "Examples:\n  headroom plan examples/relay.toml --results results/relay/results.json --instance t4g.medium\n  headroom plan --points sweep.csv --x rooms --cap 128 --cpu-ceiling 57 --instance t4g.medium --instance t4g.large\n\nFlags override the spec; with no spec, flags alone are enough. A month is 730 hours.\n\nExit codes: 0 planned, 1 a spec, file or flag is wrong."
     )]
     Plan(plan::PlanArgs),
-    /// Render the capacity page (Markdown) from a spec and its results.
+    /// Render the capacity page (Markdown with SVG plots, or one HTML file) from a spec and its results.
     #[command(
-        after_help = "Examples:\n  headroom render examples/relay.toml\n  headroom render examples/relay.toml --results results/relay/results.json --out docs/capacity.md\n  headroom render examples/relay.toml --dump-context > context.json\n  headroom render examples/relay.toml --template my-templates/\n\nA template folder overrides the default templates by name (page.md); the context they get is\nwhat --dump-context prints (schemas/page-context.schema.json).\n\nExit codes: 0 rendered, 1 a spec, results file or template is wrong, 4 the page could not be written."
+        after_help = "Examples:\n  headroom render examples/relay.toml\n  headroom render examples/relay.toml --results results/relay/results.json --out docs/capacity.md\n  headroom render examples/relay.toml --dump-context > context.json\n  headroom render examples/relay.toml --template my-templates/\n  headroom render examples/relay.toml --format html\n\nA template folder overrides the default templates by name (page.md, page.html); the context they get is\nwhat --dump-context prints (schemas/page-context.schema.json).\n\nExit codes: 0 rendered, 1 a spec, results file or template is wrong, 4 the page could not be written."
     )]
     Render(page::RenderArgs),
     /// List the price table: every entry with its price, $/month, as-of date and warnings.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
-use headroom_templates::{Bench, Inputs, PageContext, Templates};
+use headroom_templates::{Bench, Inputs, PageContext, Templates, plots};
 
 use crate::exit;
 
@@ -19,9 +19,13 @@ pub struct RenderArgs {
     /// A folder of templates; each file overrides the default template of its name (page.md).
     #[arg(long, value_name = "DIR")]
     template: Option<PathBuf>,
-    /// Where the page goes [default: capacity.md beside the results].
+    /// Where the page goes [default: capacity.md, or capacity.html, beside the results].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Markdown with its plots as SVG files beside it, or one self-contained HTML file with
+    /// the plots inline.
+    #[arg(long, value_enum, default_value_t = PageFormat::Md)]
+    format: PageFormat,
     /// Print the template context as JSON (schemas/page-context.schema.json) instead of the page.
     #[arg(long)]
     dump_context: bool,
@@ -53,23 +57,51 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         &results,
         args.template.as_deref(),
         args.out.as_deref(),
+        args.format,
     )? {
-        Ok(page) => {
-            writeln!(std::io::stdout().lock(), "page: {}", page.display())?;
+        Ok(rendered) => {
+            rendered.report(&mut std::io::stdout().lock())?;
             Ok(exit::OK)
         }
         Err(code) => Ok(code),
     }
 }
 
-/// Renders the page of `spec` from `results` (the spec's diagnostics already shown); the page's
-/// path, or the exit code of what went wrong (said on stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PageFormat {
+    /// Markdown (`capacity.md`), the plots as SVG files beside it.
+    Md,
+    /// One HTML file (`capacity.html`), the plots inline.
+    Html,
+}
+
+/// What a render wrote.
+pub(crate) struct Rendered {
+    pub page: PathBuf,
+    pub plots: Vec<PathBuf>,
+}
+
+impl Rendered {
+    /// `page: …` and, when there are plot files, `plots: …`.
+    pub(crate) fn report(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "page: {}", self.page.display())?;
+        if !self.plots.is_empty() {
+            let names: Vec<String> = self.plots.iter().map(|p| p.display().to_string()).collect();
+            writeln!(out, "plots: {}", names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Renders the page of `spec` from `results` (the spec's diagnostics already shown): what was
+/// written, or the exit code of what went wrong (said on stderr).
 pub(crate) fn render(
     spec: &Path,
     results: &Path,
     template: Option<&Path>,
     out: Option<&Path>,
-) -> Result<std::result::Result<PathBuf, u8>> {
+    format: PageFormat,
+) -> Result<std::result::Result<Rendered, u8>> {
     let Some(compiled) = crate::compile_for_use(spec, None)? else {
         return Ok(Err(exit::USAGE));
     };
@@ -81,21 +113,46 @@ pub(crate) fn render(
         Err(code) => return Ok(Err(code)),
     };
     let templates = Templates::new(template)?;
-    let page = templates.render("page.md", &context)?;
-    let out = out.map_or_else(
+    let markdown = templates.render("page.md", &context)?;
+    let drawn = plots::draw(&context)?;
+    let default_name = match format {
+        PageFormat::Md => "capacity.md",
+        PageFormat::Html => "capacity.html",
+    };
+    let page = out.map_or_else(
         || {
             results
                 .parent()
                 .unwrap_or(Path::new("."))
-                .join("capacity.md")
+                .join(default_name)
         },
         Path::to_path_buf,
     );
-    if let Err(e) = write_atomically(&out, &page) {
-        eprintln!("error: cannot write {}: {e}", out.display());
-        return Ok(Err(exit::WRITE_FAILED));
+    // Markdown: the plots first, so the page never links a plot that is not there yet. HTML:
+    // one file, the plots inline.
+    let (plot_files, text) = match format {
+        PageFormat::Md => {
+            let folder = page.parent().unwrap_or(Path::new(""));
+            let files: Vec<(PathBuf, &str)> = drawn
+                .iter()
+                .map(|plot| (folder.join(&plot.file), plot.svg.as_str()))
+                .collect();
+            (files, markdown.clone())
+        }
+        PageFormat::Html => (Vec::new(), templates.html(&markdown, &drawn, &context)?),
+    };
+    for (path, text) in plot_files
+        .iter()
+        .map(|(p, t)| (p, *t))
+        .chain([(&page, text.as_str())])
+    {
+        if let Err(e) = write_atomically(path, text) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return Ok(Err(exit::WRITE_FAILED));
+        }
     }
-    Ok(Ok(out))
+    let plots = plot_files.into_iter().map(|(path, _)| path).collect();
+    Ok(Ok(Rendered { page, plots }))
 }
 
 /// The template context of a compiled spec's page.
@@ -161,7 +218,9 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
-    let temporary = path.with_extension("md.tmp");
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
     std::fs::write(&temporary, text)?;
     std::fs::rename(&temporary, path)
 }

@@ -107,8 +107,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     // The page, from the results just written: the one command from spec to page.
     let mut page_failed = false;
     if !args.no_page && !outcome.interrupted {
-        match crate::page::render(&args.spec, &out, None, None) {
-            Ok(Ok(page)) => writeln!(stdout, "page: {}", page.display())?,
+        match crate::page::render(&args.spec, &out, None, None, crate::page::PageFormat::Md) {
+            Ok(Ok(rendered)) => rendered.report(&mut stdout)?,
             Ok(Err(_)) => page_failed = true,
             Err(error) => {
                 eprintln!("error: the capacity page was not written: {error:#}");

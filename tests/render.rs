@@ -17,26 +17,170 @@ fn scratch(test: &str) -> PathBuf {
     dir
 }
 
-#[test]
-fn the_default_page_from_committed_results() {
-    let dir = scratch("default");
-    let out = dir.join("capacity.md");
+/// Renders the fixture's page into a scratch folder of the test's own, `extra` flags added;
+/// the folder, the page's path and what `render` printed.
+fn render_fixture(test: &str, page: &str, extra: &[&str]) -> (PathBuf, PathBuf, String) {
+    let dir = scratch(test);
+    let out = dir.join(page);
     let out_arg = out.display().to_string();
-    let (code, _, stderr) = headroom(&[
+    let mut args = vec![
         "render",
         "examples/relay.toml",
         "--results",
         RESULTS,
         "--out",
         &out_arg,
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = headroom(&args);
     assert_eq!(code, 0, "{stderr}");
+    (dir, out, stdout)
+}
+
+#[test]
+fn the_default_page_from_committed_results() {
+    let (dir, out, _) = render_fixture("default", "capacity.md", &[]);
     let page = std::fs::read_to_string(&out).expect("page");
     insta::assert_snapshot!("relay-page", page);
     // Figures, not just text: the fit's prediction at 128 rooms against the measurement, and
     // the repeats' spread.
     assert!(page.contains("the line predicts"), "{page}");
     assert!(page.contains("| rooms = 128 | 3 |"), "{page}");
+    // The plots are beside the page, and the page links them.
+    for plot in ["memory.svg", "latency-edits.svg"] {
+        assert!(dir.join(plot).is_file(), "{plot} not written");
+        assert!(page.contains(&format!("]({plot})")), "{plot} not linked");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_html_page_is_one_file_with_its_plots_inline() {
+    let (dir, out, stdout) = render_fixture("html", "capacity.html", &["--format", "html"]);
+    assert_eq!(stdout, format!("page: {}\n", out.display()));
+    // One file: no plot files beside it.
+    let written: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let html = std::fs::read_to_string(&out).expect("page");
+    assert_eq!(html.matches("<figure class=\"plot\"><svg ").count(), 2);
+    assert!(!html.contains(".svg\""), "a plot is linked, not inline");
+    assert!(html.contains("<td>rooms = 128</td>"));
+    // Each inline plot is the same SVG the Markdown page gets as a file.
+    for svg in html.split("<figure class=\"plot\">").skip(1) {
+        let svg = &svg[..svg.find("</figure>").expect("figure closes")];
+        roxmltree::Document::parse(svg).expect("an inline SVG is well-formed XML");
+    }
+    // The plots hold whole megabytes of SVG text otherwise; the snapshot is of the page around
+    // them.
+    let mut skeleton = String::new();
+    let mut rest = html.as_str();
+    while let Some(start) = rest.find("<svg ") {
+        let end = rest[start..].find("</svg>").expect("svg closes") + start + "</svg>".len();
+        skeleton.push_str(&rest[..start]);
+        skeleton.push_str("<svg>…</svg>");
+        rest = &rest[end..];
+    }
+    skeleton.push_str(rest);
+    insta::assert_snapshot!("relay-page-html", skeleton);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The texts of an SVG's `<text>` elements, trimmed, and its elements by name.
+fn svg_parts(svg: &str) -> (Vec<String>, std::collections::BTreeMap<String, usize>) {
+    let document = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    assert_eq!(document.root_element().tag_name().name(), "svg");
+    let mut texts = Vec::new();
+    let mut elements = std::collections::BTreeMap::new();
+    for node in document.descendants().filter(|n| n.is_element()) {
+        *elements
+            .entry(node.tag_name().name().to_owned())
+            .or_insert(0) += 1;
+        if node.tag_name().name() == "text" {
+            texts.push(node.text().unwrap_or("").trim().to_owned());
+        }
+    }
+    (texts, elements)
+}
+
+/// The centres of the measured points of one fill colour, left to right (4 px dots: a
+/// legend's dot is 3 px).
+fn circles(svg: &str, fill: &str) -> Vec<(f64, f64)> {
+    let document = roxmltree::Document::parse(svg).expect("xml");
+    let mut centres: Vec<(f64, f64)> = document
+        .descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some(fill))
+        .filter(|n| n.attribute("r") == Some("4"))
+        .filter_map(|n| {
+            Some((
+                n.attribute("cx")?.parse().ok()?,
+                n.attribute("cy")?.parse().ok()?,
+            ))
+        })
+        .collect();
+    centres.sort_by(|a, b| a.0.total_cmp(&b.0));
+    centres
+}
+
+#[test]
+fn the_plots_hold_their_series() {
+    let (dir, _, stdout) = render_fixture("plots", "capacity.md", &[]);
+    assert!(stdout.contains("plots: "), "{stdout}");
+
+    // Memory: the fit of the fixture (7.3 MiB + 497.4 KiB a room), the three measured sweep
+    // points, and each priced instance's usable memory where the line reaches it.
+    let memory = std::fs::read_to_string(dir.join("memory.svg")).expect("memory.svg");
+    let (texts, _) = svg_parts(&memory);
+    for expected in [
+        "rss per room over the `memory` phase",
+        "measured",
+        "carried to each instance's usable memory",
+        "fit: 7.3 MiB + 497.4 KiB per room",
+        "fit, extrapolated",
+        "rss measured (median of runs)",
+        "min–max over repeats",
+        "t4g.medium: 3,584 MiB usable, reached at 7,363 rooms",
+        "t4g.large: 7,680 MiB usable, reached at 15,796 rooms",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == expected),
+            "no `{expected}` in {texts:?}"
+        );
+    }
+    // The measured medians, 3 points in each panel; in the left one they rise (smaller y on
+    // the page) as rooms grow, along the fitted line.
+    let blue = circles(&memory, "#1F77B4");
+    assert_eq!(blue.len(), 2 * 3, "{blue:?}");
+    let left = &blue[..3];
+    assert!(left.iter().all(|c| c.0 < 530.0), "{blue:?}");
+    assert!(left[0].1 > left[1].1 && left[1].1 > left[2].1, "{left:?}");
+
+    // Latency: p50, p95 and p99 of "seen by everyone" per step of the rooms phase, the SLO
+    // line and the steps where the SLO failed.
+    let latency = std::fs::read_to_string(dir.join("latency-edits.svg")).expect("latency");
+    let (texts, elements) = svg_parts(&latency);
+    for expected in [
+        "edits: latency by step of the `rooms` phase",
+        "p50",
+        "p95",
+        "p99",
+        "SLO edits.seen_by_all.p95 < 2500ms",
+        "SLOs fail from rooms = 16",
+        "rooms (a step each, not to scale)",
+        "seen by everyone (log scale)",
+        "16",
+        "64",
+        "128",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == expected),
+            "no `{expected}` in {texts:?}"
+        );
+    }
+    // A line per percentile with a point per step (3 steps).
+    for colour in ["#2CA02C", "#1F77B4", "#9467BD"] {
+        assert_eq!(circles(&latency, colour).len(), 3, "{colour}");
+    }
+    assert!(elements["polyline"] >= 3, "{elements:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -114,5 +258,39 @@ fn a_template_error_names_the_template_the_line_and_the_variable() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("template `page.md`, line 3"), "{stderr}");
     assert!(stderr.contains("--dump-context"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// docs/templates.md shows an excerpt of the relay page and its two plots: they are what
+/// `render` makes of the fixture today. `UPDATE_DOCS=1` redraws the plots in docs/images.
+#[test]
+fn the_docs_show_what_the_page_says() {
+    let (dir, out, _) = render_fixture("docs", "capacity.md", &[]);
+    let page = std::fs::read_to_string(&out).expect("page");
+    let docs = std::fs::read_to_string(common::root().join("docs/templates.md")).expect("docs");
+    let excerpt = docs
+        .split_once("```markdown\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(excerpt, _)| excerpt)
+        .expect("docs/templates.md has a ```markdown excerpt");
+    assert!(
+        excerpt.lines().count() > 20 && page.contains(excerpt),
+        "docs/templates.md's excerpt is no longer what the page says; copy it from\n{page}"
+    );
+    for (drawn, committed) in [
+        ("memory.svg", "docs/images/relay-memory.svg"),
+        ("latency-edits.svg", "docs/images/relay-latency-edits.svg"),
+    ] {
+        let drawn = std::fs::read_to_string(dir.join(drawn)).expect("plot");
+        let path = common::root().join(committed);
+        if std::env::var_os("UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &drawn).expect("write docs image");
+        }
+        let committed_text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed_text == drawn,
+            "{committed} is not the plot render draws today; run UPDATE_DOCS=1 cargo test --test render"
+        );
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -386,6 +386,27 @@ fn notes_api_runs_quick_end_to_end() {
     assert!(page.starts_with("# Capacity: notes-api"), "{page}");
     assert!(page.contains("| readers = 100 | 1 |"), "{page}");
     assert!(page.contains("## Cost per user"), "{page}");
+    // …and its plots, linked from it: memory over the readers, latency per scenario of the
+    // ceiling phase, each an SVG with its title in it.
+    for (plot, title) in [
+        ("memory.svg", "rss per user over the `load` phase"),
+        (
+            "latency-browse.svg",
+            "browse: latency by step of the `load` phase",
+        ),
+        (
+            "latency-write.svg",
+            "write: latency by step of the `load` phase",
+        ),
+        (
+            "latency-sockets.svg",
+            "sockets: latency by step of the `load` phase",
+        ),
+    ] {
+        assert!(page.contains(&format!("]({plot})")), "{plot} not linked");
+        let svg = std::fs::read_to_string(out.with_file_name(plot)).expect(plot);
+        assert!(svg.starts_with("<svg") && svg.contains(title), "{plot}");
+    }
     assert!(leftovers("2KiB").is_empty());
     // The planner's fit reads the same file: memory per note is a note's 2 KiB and change.
     let output = headroom(&["fit", "--json", &out_arg], &[]);

@@ -47,6 +47,8 @@ pub struct PageContext {
     pub machine: Machine,
     /// The 1-minute load average over every run: lowest and highest seen.
     pub load_average: Option<Spread>,
+    /// What the load generator used of the machine, over every run.
+    pub generator: Option<Generator>,
     pub runs: RunCounts,
     pub phases: Vec<Phase>,
     /// Whether some phase ran a rooms scenario (the page explains its p95 then).
@@ -62,6 +64,32 @@ pub struct PageContext {
     /// What the page does not know, generated from the data.
     pub not_measured: Vec<String>,
     pub reproduce: Vec<String>,
+    /// The plots drawn from this context (`headroom_templates::plots`), as the files written
+    /// beside the page; the page links them by `file`.
+    pub plots: Vec<Plot>,
+}
+
+/// The generator's own use of the machine: how much headroom it had.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Generator {
+    /// CPU the generator used during the load, in cores: lowest and highest run.
+    pub cpu_cores: Spread,
+    pub cores_available: u64,
+    /// The largest p99 of its schedule lag (actual minus intended send), in ms.
+    pub schedule_lag_p99_ms: f64,
+}
+
+/// A plot of the page: an SVG file beside it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Plot {
+    /// `memory` or `latency`.
+    pub kind: String,
+    /// The file name, relative to the page (`memory.svg`).
+    pub file: String,
+    pub title: String,
+    /// For `latency`: the phase and scenario plotted.
+    pub phase: Option<String>,
+    pub scenario: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -124,6 +152,16 @@ pub struct Phase {
     pub points: Vec<Point>,
     /// The scenarios of the phase, in the order of the columns.
     pub scenarios: Vec<String>,
+    /// The latency SLOs judged in the phase (the lines of its latency plots).
+    pub latency_slos: Vec<LatencySlo>,
+}
+
+/// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LatencySlo {
+    pub scenario: String,
+    pub expression: String,
+    pub threshold_ms: f64,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -148,6 +186,9 @@ pub struct ScenarioCell {
     pub requests: Option<Stat>,
     /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95.
     pub p95_ms: Option<Stat>,
+    /// The same latency's p50 and p99.
+    pub p50_ms: Option<Stat>,
+    pub p99_ms: Option<Stat>,
     pub errors: u64,
     /// Rooms: frames delivered and expected, summed over the repeats.
     pub delivered: Option<u64>,
@@ -188,6 +229,8 @@ pub struct FitRow {
     /// The median measured at the largest x.
     pub measured_at_largest: f64,
     pub warnings: Vec<String>,
+    /// Every run's measurement, `[x, y]`.
+    pub points: Vec<[f64; 2]>,
 }
 
 fn number(value: &Value) -> Option<f64> {
@@ -236,8 +279,11 @@ impl PageContext {
                 )
             })
             .collect();
+        let latency_slos = latency_slos(&results);
         let mut runs = RunCounts::default();
         let mut loads = Vec::new();
+        let mut generator_cores = Vec::new();
+        let mut generator = None::<Generator>;
         let mut phases = Vec::new();
         for phase in results["phases"].as_array().into_iter().flatten() {
             let name = phase["name"].as_str().unwrap_or("").to_owned();
@@ -252,6 +298,21 @@ impl PageContext {
                     }
                     if run["generator"]["bound"] == true {
                         runs.generator_bound += 1;
+                    }
+                    if let Some(cores) = number(&run["generator"]["cpu_cores"]) {
+                        generator_cores.push(cores);
+                        let lag = number(&run["generator"]["schedule_lag_p99_ms"]).unwrap_or(0.0);
+                        let available = run["generator"]["cores_available"].as_u64().unwrap_or(0);
+                        let so_far = generator.get_or_insert(Generator {
+                            cpu_cores: Spread {
+                                min: cores,
+                                max: cores,
+                            },
+                            cores_available: available,
+                            schedule_lag_p99_ms: lag,
+                        });
+                        so_far.cores_available = so_far.cores_available.max(available);
+                        so_far.schedule_lag_p99_ms = so_far.schedule_lag_p99_ms.max(lag);
                     }
                     for key in ["min", "max"] {
                         if let Some(v) = number(&run["load_average"][key]) {
@@ -279,11 +340,17 @@ impl PageContext {
                 .iter()
                 .find(|(n, _)| *n == name)
                 .and_then(|(_, d)| d.clone());
+            let latency_slos = latency_slos
+                .iter()
+                .filter(|slo| scenario_names.contains(&slo.scenario))
+                .cloned()
+                .collect();
             phases.push(Phase {
                 name,
                 description,
                 points,
                 scenarios: scenario_names,
+                latency_slos,
             });
         }
         let fits = fit_rows(results_text, &inputs.bench)?;
@@ -297,6 +364,13 @@ impl PageContext {
             min: s.min,
             max: s.max,
         });
+        if let (Some(generator), Some(cores)) = (&mut generator, Stat::of(&generator_cores)) {
+            generator.cpu_cores = Spread {
+                min: cores.min,
+                max: cores.max,
+            };
+        }
+        let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let quick = results["quick"] == true;
         let caveats = caveats(quick, &machine, load_average, &runs, &phases);
         let not_measured = not_measured(&fits, inputs.plan.as_ref(), &inputs.bench);
@@ -310,6 +384,7 @@ impl PageContext {
             quick,
             machine,
             load_average,
+            generator,
             runs,
             phases,
             has_rooms,
@@ -319,8 +394,74 @@ impl PageContext {
             caveats,
             not_measured,
             reproduce: inputs.reproduce,
+            plots,
         })
     }
+}
+
+/// The spec's latency SLOs as lines to draw: the figure the page plots per scenario (HTTP
+/// `latency`, rooms `seen_by_all`), thresholds in ms.
+fn latency_slos(results: &Value) -> Vec<LatencySlo> {
+    results["plan"]["slo"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|slo| slo["unit"] == "latency")
+        .filter(|slo| slo["figure"] == "latency" || slo["figure"] == "seen_by_all")
+        .filter_map(|slo| {
+            Some(LatencySlo {
+                scenario: slo["scenario"].as_str()?.to_owned(),
+                expression: slo["expression"].as_str()?.to_owned(),
+                threshold_ms: number(&slo["threshold_value"])? * 1000.0,
+            })
+        })
+        .collect()
+}
+
+/// The plots a page has: memory over the memory sweep when there is a fit, and the latency
+/// percentiles of each scenario over the ceiling phase (else the first sweep of several steps).
+fn plots(bench: &Bench, fits: &[FitRow], ceiling: Option<&Ceiling>, phases: &[Phase]) -> Vec<Plot> {
+    let mut plots = Vec::new();
+    if let Some(fit) = fits.first() {
+        plots.push(Plot {
+            kind: "memory".to_owned(),
+            file: "memory.svg".to_owned(),
+            title: format!(
+                "{} per {} over the `{}` phase",
+                fit.series, bench.unit, fit.phase
+            ),
+            phase: Some(fit.phase.clone()),
+            scenario: None,
+        });
+    }
+    let phase = match ceiling {
+        Some(ceiling) => phases.iter().find(|p| p.name == ceiling.phase),
+        None => phases.iter().find(|p| p.points.len() > 1),
+    };
+    for phase in phase.into_iter().filter(|p| p.points.len() > 1) {
+        for scenario in &phase.scenarios {
+            let measured = phase
+                .points
+                .iter()
+                .flat_map(|p| p.scenarios.iter())
+                .any(|c| &c.name == scenario && c.p95_ms.is_some());
+            if !measured {
+                continue;
+            }
+            let slug: String = scenario
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            plots.push(Plot {
+                kind: "latency".to_owned(),
+                file: format!("latency-{slug}.svg"),
+                title: format!("{scenario}: latency by step of the `{}` phase", phase.name),
+                phase: Some(phase.name.clone()),
+                scenario: Some(scenario.clone()),
+            });
+        }
+    }
+    plots
 }
 
 fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
@@ -344,18 +485,21 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
             .iter()
             .filter_map(|s| number(&s["requests"]))
             .collect();
-        let p95: Vec<f64> = results
-            .iter()
-            .filter_map(|s| {
-                if rooms {
-                    let all = &s["rooms"]["seen_by_all"];
-                    (all["count"].as_u64() > Some(0)).then(|| number(&all["p95_ms"]))?
-                } else {
-                    (s["latency"]["count"].as_u64() > Some(0))
-                        .then(|| number(&s["latency"]["p95_ms"]))?
-                }
-            })
-            .collect();
+        // Rooms: the time until everyone had a message; HTTP: the request latency.
+        let quantile = |key: &str| -> Option<Stat> {
+            let values: Vec<f64> = results
+                .iter()
+                .filter_map(|s| {
+                    let summary = if rooms {
+                        &s["rooms"]["seen_by_all"]
+                    } else {
+                        &s["latency"]
+                    };
+                    (summary["count"].as_u64() > Some(0)).then(|| number(&summary[key]))?
+                })
+                .collect();
+            Stat::of(&values)
+        };
         let errors: u64 = results
             .iter()
             .map(|s| {
@@ -378,7 +522,9 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
             name: name.clone(),
             kind,
             requests: Stat::of(&requests),
-            p95_ms: Stat::of(&p95),
+            p95_ms: quantile("p95_ms"),
+            p50_ms: quantile("p50_ms"),
+            p99_ms: quantile("p99_ms"),
             errors,
             delivered: sum("delivered"),
             expected: sum("expected"),
@@ -452,6 +598,7 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
             predicted_at_largest: line.predict(largest),
             measured_at_largest: Stat::of(&at_largest).map_or(f64::NAN, |s| s.median),
             warnings: line.warnings(None),
+            points: s.points.iter().map(|&(x, y)| [x, y]).collect(),
         });
     }
     Ok(rows)
@@ -668,6 +815,8 @@ mod tests {
                 kind: "http".into(),
                 requests: None,
                 p95_ms: Stat::of(&[p95]),
+                p50_ms: None,
+                p99_ms: None,
                 errors: 0,
                 delivered: None,
                 expected: None,
@@ -687,6 +836,7 @@ mod tests {
             name: "load".into(),
             description: None,
             scenarios: vec!["api".into()],
+            latency_slos: Vec::new(),
             points: vec![
                 step("rate = 100/s", 10.0, false),
                 step("rate = 200/s", 12.0, false),

@@ -7,6 +7,8 @@
 
 pub mod context;
 pub mod format;
+pub mod html;
+pub mod plots;
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +17,10 @@ use minijinja::{Environment, ErrorKind};
 pub use context::{Bench, Inputs, PageContext};
 
 /// The default templates, by name.
-const DEFAULTS: &[(&str, &str)] = &[("page.md", include_str!("../page/page.md"))];
+const DEFAULTS: &[(&str, &str)] = &[
+    ("page.md", include_str!("../page/page.md")),
+    ("page.html", include_str!("../page/page.html")),
+];
 
 /// Why a page could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +29,8 @@ pub enum PageError {
     Results(String),
     #[error("cannot read template {path}: {message}")]
     Read { path: String, message: String },
+    #[error("cannot draw plot {file}: {detail}")]
+    Plot { file: String, detail: String },
     /// A template that does not parse or render: which one, where, and what.
     #[error("template `{template}`, line {line}: {detail}")]
     Template {
@@ -66,6 +73,29 @@ impl Templates {
                 .map_err(|e| template_error(name, &e))?;
         }
         Ok(Templates { environment })
+    }
+
+    /// The page as one self-contained HTML file: `markdown` (the rendered `page.md`) converted,
+    /// its plots inline, inside the `page.html` template.
+    pub fn html(
+        &self,
+        markdown: &str,
+        plots: &[plots::Drawn],
+        context: &PageContext,
+    ) -> Result<String, PageError> {
+        let name = "page.html";
+        let template = self
+            .environment
+            .get_template(name)
+            .map_err(|e| template_error(name, &e))?;
+        template
+            .render(minijinja::context! {
+                title => html::title(markdown),
+                body => html::body(markdown, plots),
+                headroom_version => &context.headroom_version,
+                page => minijinja::value::Serde(context),
+            })
+            .map_err(|e| template_error(name, &e))
     }
 
     /// Renders the page template `name` (`page.md`).
