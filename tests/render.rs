@@ -294,3 +294,36 @@ fn the_docs_show_what_the_page_says() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A unit of several people: the cost table gains per-person columns, each the per-unit figure
+/// divided by the people in a unit, and says so.
+#[test]
+fn a_unit_of_several_people_is_priced_per_person_too() {
+    let dir = scratch("people");
+    let spec = std::fs::read_to_string(common::root().join("examples/relay.toml")).expect("spec");
+    let (before, after) = spec
+        .split_once("people_per_unit = 1")
+        .expect("the relay example counts one person a room");
+    let spec_path = dir.join("relay.toml");
+    std::fs::write(&spec_path, format!("{before}people_per_unit = 4{after}")).expect("spec");
+    let out = dir.join("capacity.md");
+    let (spec_arg, out_arg) = (spec_path.display().to_string(), out.display().to_string());
+    let (code, _, stderr) =
+        headroom(&["render", &spec_arg, "--results", RESULTS, "--out", &out_arg]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    assert!(
+        page.contains("| per room-month | per person-month | all in / month | all in per room | all in per person |"),
+        "{page}"
+    );
+    // t4g.medium: $24.53 over 128 rooms of 4 people is $0.048 a person; all in, $42.26 is $0.083.
+    assert!(
+        page.contains("| 128 | $0.19 | $0.048 | $42.26 | $0.33 | $0.083 |"),
+        "{page}"
+    );
+    assert!(
+        page.contains("\"per person\" divides that by 4, the people in a room"),
+        "{page}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -87,6 +87,8 @@ pub struct Ceiling {
     /// The lower end when the fit is weak (the slope's upper 95 % bound).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub low: Option<f64>,
+    /// The most that was tested, not where it broke: the real ceiling is at least this.
+    pub lower_bound: bool,
     pub note: String,
 }
 
@@ -163,6 +165,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             Ceiling {
                 units,
                 low: weak.then_some(low),
+                lower_bound: false,
                 note: format!(
                     "({memory_gib} GiB − {:.1} MiB reserve − {:.1} MiB) / {:.2} MiB per {}",
                     model.reserve_bytes / 1_048_576.0,
@@ -175,7 +178,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     }
     let measured = model
         .cpu_ceiling
-        .map(|u| (u, "given".to_owned()))
+        .map(|u| (u, "given".to_owned(), false))
         .or_else(|| {
             let slo = model.slo.as_ref()?;
             let units = slo.units?;
@@ -187,7 +190,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                     slo.first_failing.unwrap_or_default()
                 )
             };
-            Some((units, note))
+            Some((units, note, slo.lower_bound))
         });
     if let Some(slo) = &model.slo
         && slo.units.is_none()
@@ -197,7 +200,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             slo.first_failing.unwrap_or_default()
         ));
     }
-    if let Some((units, note)) = measured {
+    if let Some((units, note, lower_bound)) = measured {
         let (units, note) = if model.cpu_scales_with_vcpus && model.measured_cores > 0.0 {
             let scaled = (units * f64::from(instance.vcpu) / model.measured_cores).floor();
             (
@@ -215,6 +218,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             Ceiling {
                 units,
                 low: None,
+                lower_bound,
                 note,
             },
         );
@@ -225,6 +229,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             Ceiling {
                 units: cap,
                 low: None,
+                lower_bound: false,
                 note: "the server's own limit".to_owned(),
             },
         );
@@ -270,6 +275,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                     Ceiling {
                         units: sustained,
                         low: None,
+                        lower_bound: false,
                         note: format!("at the baseline of {baseline:.2} cores, without spending credits"),
                     },
                 );
@@ -563,6 +569,8 @@ pub struct SloCeilingJson {
 pub struct CeilingJson {
     pub units: f64,
     pub low: Option<f64>,
+    /// The most that was tested (every SLO passed there), so the ceiling is at least `units`.
+    pub lower_bound: bool,
     pub note: String,
 }
 
@@ -643,6 +651,7 @@ impl From<&InstancePlan> for InstanceJson {
                         CeilingJson {
                             units: c.units,
                             low: c.low,
+                            lower_bound: c.lower_bound,
                             note: c.note.clone(),
                         },
                     )

@@ -50,6 +50,10 @@ pub struct PageContext {
     /// What the load generator used of the machine, over every run.
     pub generator: Option<Generator>,
     pub runs: RunCounts,
+    /// Each scenario in words, as it ran at the first point that has it.
+    pub scenarios: Vec<ScenarioText>,
+    /// When the server was measured: one sentence per distinct steady-state rule.
+    pub steady_state: Vec<String>,
     pub phases: Vec<Phase>,
     /// Whether some phase ran a rooms scenario (the page explains its p95 then).
     pub has_rooms: bool,
@@ -67,6 +71,16 @@ pub struct PageContext {
     /// The plots drawn from this context (`headroom_templates::plots`), as the files written
     /// beside the page; the page links them by `file`.
     pub plots: Vec<Plot>,
+}
+
+/// A scenario of the bench, in words.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScenarioText {
+    pub name: String,
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// `HTTP, 25 virtual users thinking 1s each (ramping-vus): GET list, GET page (4:2); 1s up, 5s hold, 1s down`.
+    pub text: String,
 }
 
 /// The generator's own use of the machine: how much headroom it had.
@@ -371,9 +385,12 @@ impl PageContext {
             };
         }
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
+        let scenarios = scenario_texts(&results);
+        let steady_state = steady_state(&results);
         let quick = results["quick"] == true;
         let caveats = caveats(quick, &machine, load_average, &runs, &phases);
-        let not_measured = not_measured(&fits, inputs.plan.as_ref(), &inputs.bench);
+        let not_measured =
+            not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
         Ok(PageContext {
             bench: inputs.bench,
             headroom_version: results["headroom_version"]
@@ -386,6 +403,8 @@ impl PageContext {
             load_average,
             generator,
             runs,
+            scenarios,
+            steady_state,
             phases,
             has_rooms,
             fits,
@@ -397,6 +416,153 @@ impl PageContext {
             plots,
         })
     }
+}
+
+/// Each scenario in words, from the resolved plan in the results (its first appearance).
+fn scenario_texts(results: &Value) -> Vec<ScenarioText> {
+    let mut out: Vec<ScenarioText> = Vec::new();
+    let scenarios = results["plan"]["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|phase| phase["points"].get(0))
+        .flat_map(|point| point["scenarios"].as_array().into_iter().flatten());
+    for scenario in scenarios {
+        let Some(name) = scenario["name"].as_str() else {
+            continue;
+        };
+        if out.iter().any(|s| s.name == name) {
+            continue;
+        }
+        let kind = scenario["kind"].as_str().unwrap_or("http");
+        out.push(ScenarioText {
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+            text: if kind == "rooms" {
+                rooms_text(scenario)
+            } else {
+                http_text(scenario)
+            },
+        });
+    }
+    out
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn stages_text(stages: &Value) -> String {
+    let mut parts = Vec::new();
+    for (key, words) in [("ramp_up", "up"), ("hold", "hold"), ("ramp_down", "down")] {
+        if stages[key].is_string() {
+            parts.push(format!("{} {words}", text(&stages[key])));
+        }
+    }
+    parts.join(", ")
+}
+
+fn http_text(scenario: &Value) -> String {
+    let executor = text(&scenario["executor"]);
+    let load = if scenario["vus"].is_null() {
+        format!("{} arrivals", text(&scenario["rate"]))
+    } else {
+        let think = &scenario["think"];
+        format!(
+            "{} virtual users{}",
+            text(&scenario["vus"]),
+            if think.is_null() {
+                String::new()
+            } else {
+                format!(" thinking {} between requests", text(think))
+            }
+        )
+    };
+    let requests: Vec<&Value> = scenario["requests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
+    let names: Vec<String> = requests
+        .iter()
+        .map(|r| format!("{} {}", text(&r["method"]), text(&r["name"])))
+        .collect();
+    let weights: Vec<String> = requests.iter().map(|r| text(&r["weight"])).collect();
+    let mix = if requests.len() > 1 {
+        format!(" (weighted {})", weights.join(":"))
+    } else {
+        String::new()
+    };
+    format!(
+        "HTTP, {load} ({executor}): {}{mix}; {}",
+        names.join(", "),
+        stages_text(&scenario["stages"])
+    )
+}
+
+fn rooms_text(scenario: &Value) -> String {
+    let peers = if scenario["peers_per_room"].is_null() {
+        format!("{} peers in all", text(&scenario["peers"]))
+    } else {
+        format!("{} peers each", text(&scenario["peers_per_room"]))
+    };
+    let send = &scenario["send"];
+    let traffic = if scenario["idle"] == true || send.is_null() {
+        "idle: no messages".to_owned()
+    } else {
+        format!(
+            "{} per {} (senders: {}), {} messages",
+            text(&send["rate"]),
+            text(&send["per"]),
+            text(&send["senders"]).replace('-', " "),
+            text(&send["size"])
+        )
+    };
+    format!(
+        "WebSocket rooms, {} rooms of {peers}, opened over {}; {traffic}; {}",
+        text(&scenario["rooms"]),
+        text(&scenario["connect_over"]),
+        stages_text(&scenario["stages"])
+    )
+}
+
+/// The phases' steady-state rules in words; phases that share a rule share a sentence.
+fn steady_state(results: &Value) -> Vec<String> {
+    let mut rules: Vec<(String, Vec<String>)> = Vec::new();
+    for phase in results["plan"]["phases"].as_array().into_iter().flatten() {
+        let rule = &phase["measure"]["steady_state"];
+        if rule.is_null() {
+            continue;
+        }
+        let sentence = format!(
+            "after the load ends (rooms: once delivery has drained, sockets still open), wait {}, then read the server's memory and metrics {} times {} apart and keep the {}",
+            text(&rule["settle"]),
+            text(&rule["scrapes"]),
+            text(&rule["every"]),
+            text(&rule["reduce"])
+        );
+        let name = text(&phase["name"]);
+        match rules.iter_mut().find(|(s, _)| *s == sentence) {
+            Some((_, phases)) => phases.push(name),
+            None => rules.push((sentence, vec![name])),
+        }
+    }
+    let all = rules.len() == 1;
+    rules
+        .into_iter()
+        .map(|(sentence, phases)| {
+            if all {
+                format!("Every phase: {sentence}.")
+            } else {
+                let names: Vec<String> = phases.iter().map(|p| format!("`{p}`")).collect();
+                format!("{}: {sentence}.", names.join(", "))
+            }
+        })
+        .collect()
 }
 
 /// The spec's latency SLOs as lines to draw: the figure the page plots per scenario (HTTP
@@ -767,8 +933,24 @@ fn caveats(
     out
 }
 
-fn not_measured(fits: &[FitRow], plan: Option<&Report>, bench: &Bench) -> Vec<String> {
+fn not_measured(
+    fits: &[FitRow],
+    ceiling: Option<&Ceiling>,
+    plan: Option<&Report>,
+    bench: &Bench,
+) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(Ceiling {
+        phase,
+        last_good: Some(last),
+        first_bad: None,
+        ..
+    }) = ceiling
+    {
+        out.push(format!(
+            "The SLO ceiling is a lower bound: every step of `{phase}` passed, up to {last}. Where the SLOs break was not measured; sweep further to find it."
+        ));
+    }
     if fits.is_empty() {
         out.push(format!(
             "No sweep carries the memory series `{}`: there is no memory per {} and no memory ceiling.",

@@ -33,6 +33,16 @@ pub fn count(value: f64) -> String {
     grouped(&format!("{value:.0}"))
 }
 
+/// A quantity that may be fractional: `4.0` → `4`, `2.5` → `2.5`, `1234.567` → `1,234.57`.
+pub fn number(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_owned();
+    }
+    let text = format!("{value:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    grouped(text)
+}
+
 /// Bytes as MiB, one decimal unless asked: `1579334860` → `1,506.2 MiB`; `mib(2)` for slopes.
 pub fn mib(bytes: f64, decimals: Option<usize>) -> String {
     if !bytes.is_finite() {
@@ -113,6 +123,9 @@ mod tests {
 
     #[test]
     fn numbers_as_people_write_them() {
+        assert_eq!(number(4.0), "4");
+        assert_eq!(number(2.5), "2.5");
+        assert_eq!(number(1234.567), "1,234.57");
         assert_eq!(count(4393.0), "4,393");
         assert_eq!(count(1_000_000.0), "1,000,000");
         assert_eq!(count(12.0), "12");
