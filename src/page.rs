@@ -168,6 +168,9 @@ fn context(
             spec.display()
         )
     })?;
+    // The run command as it was: `--quick` results come from a `--quick` run.
+    let quick = serde_json::from_str::<serde_json::Value>(&text)
+        .is_ok_and(|results| results["quick"] == true);
     let capacity = &plan.capacity;
     let priced = plan.plan.as_ref().is_some_and(|p| !p.instances.is_empty());
     let report = if priced {
@@ -197,7 +200,8 @@ fn context(
         plan: report,
         reproduce: vec![
             format!(
-                "headroom run {} --out {}",
+                "headroom run {}{} --out {}",
+                if quick { "--quick " } else { "" },
                 spec.display(),
                 results.display()
             ),

@@ -5,6 +5,8 @@
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use crate::numbers::count;
+
 /// A straight-line fit of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fit {
@@ -120,8 +122,9 @@ impl Fit {
             && x > 2.0 * self.max_x
         {
             warnings.push(format!(
-                "{x:.0} is more than twice the largest measured x ({:.0}): an extrapolation",
-                self.max_x
+                "{} is more than twice the largest measured x ({}): an extrapolation",
+                count(x),
+                count(self.max_x)
             ));
         }
         warnings

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 pub mod entries;
 pub mod fit;
+pub mod numbers;
 pub mod plan;
 pub mod points;
 

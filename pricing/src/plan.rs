@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::entries::HOURS_PER_MONTH;
 use crate::fit::Fit;
+use crate::numbers::count;
 use crate::points::OrderedX;
 use crate::{Instance, PriceTable};
 
@@ -183,11 +184,14 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             let slo = model.slo.as_ref()?;
             let units = slo.units?;
             let note = if slo.lower_bound {
-                format!("≥ {units}, the most tested: no point failed its SLOs")
+                format!(
+                    "≥ {}, the most tested: no point failed its SLOs",
+                    count(units)
+                )
             } else {
                 format!(
                     "the last point that passed every SLO; {} failed",
-                    slo.first_failing.unwrap_or_default()
+                    count(slo.first_failing.unwrap_or_default())
                 )
             };
             Some((units, note, slo.lower_bound))
@@ -197,7 +201,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     {
         warnings.push(format!(
             "the SLOs fail already at the first point ({}): no CPU ceiling was measured",
-            slo.first_failing.unwrap_or_default()
+            count(slo.first_failing.unwrap_or_default())
         ));
     }
     if let Some((units, note, lower_bound)) = measured {
@@ -523,8 +527,8 @@ pub fn for_budget(plans: &[InstancePlan], budget: f64) -> Vec<Fleet> {
         for fleet in fleets.iter_mut().skip(1) {
             if fleet.note.is_none() {
                 fleet.note = Some(format!(
-                    "holds {:.0} fewer than the {best} fleet",
-                    best_units - fleet.units
+                    "holds {} fewer than the {best} fleet",
+                    count(best_units - fleet.units)
                 ));
             }
         }

@@ -1,37 +1,7 @@
 //! Numbers as people write them, as minijinja filters: thousands separators, MiB with one
 //! decimal, milliseconds or seconds by size, percentages, dollars to the cent.
 
-/// `1506.2` → `1,506.2` (the digits before the point grouped by three).
-pub fn grouped(text: &str) -> String {
-    let (sign, rest) = match text.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", text),
-    };
-    let (whole, fraction) = match rest.split_once('.') {
-        Some((whole, fraction)) => (whole, Some(fraction)),
-        None => (rest, None),
-    };
-    let mut out = String::from(sign);
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if let Some(fraction) = fraction {
-        out.push('.');
-        out.push_str(fraction);
-    }
-    out
-}
-
-/// A count: `4393` → `4,393`; fractions rounded to whole.
-pub fn count(value: f64) -> String {
-    if !value.is_finite() {
-        return "–".to_owned();
-    }
-    grouped(&format!("{value:.0}"))
-}
+pub use headroom_pricing::numbers::{count, grouped};
 
 /// A quantity that may be fractional: `4.0` → `4`, `2.5` → `2.5`, `1234.567` → `1,234.57`.
 pub fn number(value: f64) -> String {

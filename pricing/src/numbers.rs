@@ -1,0 +1,47 @@
+//! Numbers as people write them in the planner's sentences (and, re-exported, on the page):
+//! thousands grouped by three.
+
+/// `1506.2` → `1,506.2` (the digits before the point grouped by three).
+pub fn grouped(text: &str) -> String {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (whole, fraction) = match rest.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (rest, None),
+    };
+    let mut out = String::from(sign);
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(fraction) = fraction {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out
+}
+
+/// A count: `4393` → `4,393`; fractions rounded to whole.
+pub fn count(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_owned();
+    }
+    grouped(&format!("{value:.0}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(count(1_294_793.0), "1,294,793");
+        assert_eq!(count(-1234.6), "-1,235");
+        assert_eq!(grouped("1506.25"), "1,506.25");
+        assert_eq!(count(f64::NAN), "–");
+    }
+}
