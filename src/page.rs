@@ -79,11 +79,17 @@ pub enum PageFormat {
 pub(crate) struct Rendered {
     pub page: PathBuf,
     pub plots: Vec<PathBuf>,
+    /// The page went to a device or a pipe (`--out /dev/stdout`), not a file.
+    pub streamed: bool,
 }
 
 impl Rendered {
-    /// `page: …` and, when there are plot files, `plots: …`.
+    /// `page: …` and, when there are plot files, `plots: …`; nothing when the page itself was
+    /// streamed (it may be on the same stdout).
     pub(crate) fn report(&self, out: &mut impl Write) -> std::io::Result<()> {
+        if self.streamed {
+            return Ok(());
+        }
         writeln!(out, "page: {}", self.page.display())?;
         if !self.plots.is_empty() {
             let names: Vec<String> = self.plots.iter().map(|p| p.display().to_string()).collect();
@@ -128,9 +134,18 @@ pub(crate) fn render(
         },
         Path::to_path_buf,
     );
+    // `--out /dev/stdout` or a pipe: the page is streamed, and there is no folder for plots.
+    let streamed = page.exists() && !page.is_file();
+    if streamed && format == PageFormat::Md && !drawn.is_empty() {
+        eprintln!(
+            "note: the plots are not written: {} is not a file to put them beside; `--format html` puts them inline",
+            page.display()
+        );
+    }
     // Markdown: the plots first, so the page never links a plot that is not there yet. HTML:
     // one file, the plots inline.
     let (plot_files, text) = match format {
+        PageFormat::Md if streamed => (Vec::new(), markdown.clone()),
         PageFormat::Md => {
             let folder = page.parent().unwrap_or(Path::new(""));
             let files: Vec<(PathBuf, &str)> = drawn
@@ -146,13 +161,22 @@ pub(crate) fn render(
         .map(|(p, t)| (p, *t))
         .chain([(&page, text.as_str())])
     {
-        if let Err(e) = write_atomically(path, text) {
+        let written = if streamed && path == &page {
+            std::fs::write(path, text)
+        } else {
+            write_atomically(path, text)
+        };
+        if let Err(e) = written {
             eprintln!("error: cannot write {}: {e}", path.display());
             return Ok(Err(exit::WRITE_FAILED));
         }
     }
     let plots = plot_files.into_iter().map(|(path, _)| path).collect();
-    Ok(Ok(Rendered { page, plots }))
+    Ok(Ok(Rendered {
+        page,
+        plots,
+        streamed,
+    }))
 }
 
 /// The template context of a compiled spec's page.

@@ -327,3 +327,23 @@ fn a_unit_of_several_people_is_priced_per_person_too() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--out /dev/stdout`: the page is streamed, nothing is written beside it (not even into
+/// `/dev`), and the note says where the plots went.
+#[test]
+fn a_page_streamed_to_stdout_writes_no_files() {
+    let (code, stdout, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        RESULTS,
+        "--out",
+        "/dev/stdout",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("# Capacity: relay\n"), "{stdout}");
+    assert!(!stdout.contains("page: "), "{stdout}");
+    assert!(stderr.contains("the plots are not written"), "{stderr}");
+    assert!(!std::path::Path::new("/dev/memory.svg").exists());
+    assert!(!std::path::Path::new("/dev/stdout.tmp").exists());
+}
