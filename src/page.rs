@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
+use headroom_runner::results::write_atomically;
 use headroom_templates::{Bench, Inputs, PageContext, Templates, plots};
 
 use crate::exit;
@@ -239,16 +240,4 @@ fn context(
     Ok(Ok(PageContext::build(&text, inputs).map_err(|e| {
         anyhow::anyhow!("{}: {e}", results.display())
     })?))
-}
-
-/// A temporary file beside the page, then a rename: a reader never sees half a page.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, text)?;
-    std::fs::rename(&temporary, path)
 }

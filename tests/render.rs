@@ -102,6 +102,16 @@ fn svg_parts(svg: &str) -> (Vec<String>, std::collections::BTreeMap<String, usiz
     (texts, elements)
 }
 
+/// Every one of `expected` is the whole text of some `<text>` element.
+fn assert_has_texts(texts: &[String], expected: &[&str]) {
+    for expected in expected {
+        assert!(
+            texts.iter().any(|t| t == expected),
+            "no `{expected}` in {texts:?}"
+        );
+    }
+}
+
 /// The centres of the measured points of one fill colour, left to right (4 px dots: a
 /// legend's dot is 3 px).
 fn circles(svg: &str, fill: &str) -> Vec<(f64, f64)> {
@@ -130,22 +140,20 @@ fn the_plots_hold_their_series() {
     // points, and each priced instance's usable memory where the line reaches it.
     let memory = std::fs::read_to_string(dir.join("memory.svg")).expect("memory.svg");
     let (texts, _) = svg_parts(&memory);
-    for expected in [
-        "rss per room over the `memory` phase",
-        "measured",
-        "carried to each instance's usable memory",
-        "fit: 7.3 MiB + 497.4 KiB per room",
-        "fit, extrapolated",
-        "rss measured (median of runs)",
-        "min–max over repeats",
-        "t4g.medium: 3,584 MiB usable, reached at 7,363 rooms",
-        "t4g.large: 7,680 MiB usable, reached at 15,796 rooms",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == expected),
-            "no `{expected}` in {texts:?}"
-        );
-    }
+    assert_has_texts(
+        &texts,
+        &[
+            "rss per room over the `memory` phase",
+            "measured",
+            "carried to each instance's usable memory",
+            "fit: 7.3 MiB + 497.4 KiB per room",
+            "fit, extrapolated",
+            "rss measured (median of runs)",
+            "min–max over repeats",
+            "t4g.medium: 3,584 MiB usable, reached at 7,363 rooms",
+            "t4g.large: 7,680 MiB usable, reached at 15,796 rooms",
+        ],
+    );
     // The measured medians, 3 points in each panel; in the left one they rise (smaller y on
     // the page) as rooms grow, along the fitted line.
     let blue = circles(&memory, "#1F77B4");
@@ -158,24 +166,22 @@ fn the_plots_hold_their_series() {
     // line and the steps where the SLO failed.
     let latency = std::fs::read_to_string(dir.join("latency-edits.svg")).expect("latency");
     let (texts, elements) = svg_parts(&latency);
-    for expected in [
-        "edits: latency by step of the `rooms` phase",
-        "p50",
-        "p95",
-        "p99",
-        "SLO edits.seen_by_all.p95 < 2500ms",
-        "SLOs fail from rooms = 16",
-        "rooms (a step each, not to scale)",
-        "seen by everyone (log scale)",
-        "16",
-        "64",
-        "128",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == expected),
-            "no `{expected}` in {texts:?}"
-        );
-    }
+    assert_has_texts(
+        &texts,
+        &[
+            "edits: latency by step of the `rooms` phase",
+            "p50",
+            "p95",
+            "p99",
+            "SLO edits.seen_by_all.p95 < 2500ms",
+            "SLOs fail from rooms = 16",
+            "rooms (a step each, not to scale)",
+            "seen by everyone (log scale)",
+            "16",
+            "64",
+            "128",
+        ],
+    );
     // A line per percentile with a point per step (3 steps).
     for colour in ["#2CA02C", "#1F77B4", "#9467BD"] {
         assert_eq!(circles(&latency, colour).len(), 3, "{colour}");

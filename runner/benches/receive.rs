@@ -134,7 +134,9 @@ fn pass(driver: bool, tracker: &Tracker) -> (u64, f64) {
 }
 
 fn median(values: &[f64]) -> f64 {
-    headroom_runner::reduce(values, headroom_spec::Reducer::Median).unwrap_or(f64::NAN)
+    headroom_spec::Reducer::Median
+        .of(values)
+        .unwrap_or(f64::NAN)
 }
 
 fn main() {

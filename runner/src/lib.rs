@@ -20,4 +20,4 @@ mod scrape;
 pub mod target;
 mod verdict;
 
-pub use run::{Event, Outcome, RunError, RunOptions, raise_open_files, reduce, run};
+pub use run::{Event, Outcome, RunError, RunOptions, raise_open_files, run};

@@ -433,21 +433,29 @@ pub enum ResultsError {
     Read { path: String, message: String },
 }
 
+/// A temporary file beside `path` (`path` + `.tmp`), then a rename: a reader never sees half a
+/// file, and an interrupted write leaves the old one whole. Creates the folder if needed.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = std::path::PathBuf::from(temporary);
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path)
+}
+
 impl Results {
-    /// Writes the file atomically: a temporary file beside it, then a rename.
+    /// Writes the file atomically ([`write_atomically`]).
     pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
         let error = |source| ResultsError::Write {
             path: path.display().to_string(),
             source,
         };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(error)?;
-        }
         let text =
             serde_json::to_string_pretty(self).map_err(|e| error(std::io::Error::other(e)))?;
-        let temporary = path.with_extension("json.tmp");
-        std::fs::write(&temporary, text + "\n").map_err(error)?;
-        std::fs::rename(&temporary, path).map_err(error)
+        write_atomically(path, &(text + "\n")).map_err(error)
     }
 
     pub fn read(path: &Path) -> Result<Results, ResultsError> {

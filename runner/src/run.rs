@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use headroom_compiler::ResolvedPlan;
 use headroom_compiler::matrix::{PhasePlan, Point, ResolvedMeasure};
-use headroom_spec::{OnFailure, Reducer, Scenario};
+use headroom_spec::{OnFailure, Scenario};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -728,7 +728,7 @@ async fn steady_state(
             .iter()
             .filter_map(|s| s.get(&series.name).copied())
             .collect();
-        match reduce(&values, steady.reduce) {
+        match steady.reduce.of(&values) {
             Some(value) => {
                 metrics.steady.insert(series.name.clone(), value);
             }
@@ -742,35 +742,12 @@ async fn steady_state(
         let cpu: Vec<f64> = readings.iter().skip(1).map(|r| r.cpu_pct).collect();
         Some(ProcessSample {
             t_s: readings.last().map_or(0.0, |r| r.t_s),
-            rss_bytes: reduce(&rss, steady.reduce).unwrap_or(0.0) as u64,
-            cpu_pct: reduce(&cpu, steady.reduce).unwrap_or(0.0),
+            rss_bytes: steady.reduce.of(&rss).unwrap_or(0.0) as u64,
+            cpu_pct: steady.reduce.of(&cpu).unwrap_or(0.0),
             processes: readings.last().map_or(0, |r| r.processes),
         })
     };
     (metrics, process)
-}
-
-/// Median (the middle, or the mean of the two middles), mean, min, max or last.
-pub fn reduce(values: &[f64], reducer: Reducer) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    Some(match reducer {
-        Reducer::Median => {
-            let n = sorted.len();
-            if n % 2 == 1 {
-                sorted[n / 2]
-            } else {
-                (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-            }
-        }
-        Reducer::Mean => sorted.iter().sum::<f64>() / sorted.len() as f64,
-        Reducer::Min => sorted[0],
-        Reducer::Max => sorted[sorted.len() - 1],
-        Reducer::Last => values[values.len() - 1],
-    })
 }
 
 fn generator(
@@ -807,16 +784,6 @@ fn generator(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reducers() {
-        let values = [3.0, 1.0, 2.0, 10.0];
-        assert_eq!(reduce(&values, Reducer::Median), Some(2.5));
-        assert_eq!(reduce(&values[..3], Reducer::Median), Some(2.0));
-        assert_eq!(reduce(&values, Reducer::Mean), Some(4.0));
-        assert_eq!(reduce(&values, Reducer::Last), Some(10.0));
-        assert_eq!(reduce(&[], Reducer::Max), None);
-    }
 
     #[test]
     fn the_generator_is_bound_when_it_lags() {

@@ -132,6 +132,48 @@ pub enum Reducer {
     Last,
 }
 
+impl Reducer {
+    /// The values reduced to one: median (the middle, or the mean of the two middles), mean,
+    /// min, max or last (in the order given). `None` for no values.
+    pub fn of(self, values: &[f64]) -> Option<f64> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        Some(match self {
+            Reducer::Median => {
+                let n = sorted.len();
+                if n % 2 == 1 {
+                    sorted[n / 2]
+                } else {
+                    (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+                }
+            }
+            Reducer::Mean => sorted.iter().sum::<f64>() / sorted.len() as f64,
+            Reducer::Min => sorted[0],
+            Reducer::Max => sorted[sorted.len() - 1],
+            Reducer::Last => values[values.len() - 1],
+        })
+    }
+}
+
+#[cfg(test)]
+mod reducer_tests {
+    use super::Reducer;
+
+    #[test]
+    fn reducers() {
+        let values = [3.0, 1.0, 2.0, 10.0];
+        assert_eq!(Reducer::Median.of(&values), Some(2.5));
+        assert_eq!(Reducer::Median.of(&values[..3]), Some(2.0));
+        assert_eq!(Reducer::Mean.of(&values), Some(4.0));
+        assert_eq!(Reducer::Min.of(&values), Some(1.0));
+        assert_eq!(Reducer::Last.of(&values), Some(10.0));
+        assert_eq!(Reducer::Max.of(&[]), None);
+    }
+}
+
 /// A series picked from the server's Prometheus metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

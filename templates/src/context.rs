@@ -5,6 +5,7 @@
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::Report;
 use headroom_pricing::points::{self, Unit};
+use headroom_spec::Reducer;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -144,17 +145,11 @@ impl Stat {
             return None;
         }
         sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-        };
         Some(Stat {
             min: sorted[0],
-            median,
-            max: sorted[n - 1],
-            n,
+            median: Reducer::Median.of(&sorted)?,
+            max: sorted[sorted.len() - 1],
+            n: sorted.len(),
         })
     }
 }
@@ -230,7 +225,7 @@ pub struct Ceiling {
 pub struct FitRow {
     pub phase: String,
     pub series: String,
-    /// `bytes`, `seconds`, `fraction` or `plain`.
+    /// The series' unit: `bytes` (the page fits the memory sweep's byte series).
     pub unit: String,
     pub x: String,
     pub n: usize,
@@ -297,7 +292,7 @@ impl PageContext {
         let mut runs = RunCounts::default();
         let mut loads = Vec::new();
         let mut generator_cores = Vec::new();
-        let mut generator = None::<Generator>;
+        let (mut generator_lag, mut generator_available) = (0.0_f64, 0_u64);
         let mut phases = Vec::new();
         for phase in results["phases"].as_array().into_iter().flatten() {
             let name = phase["name"].as_str().unwrap_or("").to_owned();
@@ -315,18 +310,10 @@ impl PageContext {
                     }
                     if let Some(cores) = number(&run["generator"]["cpu_cores"]) {
                         generator_cores.push(cores);
-                        let lag = number(&run["generator"]["schedule_lag_p99_ms"]).unwrap_or(0.0);
-                        let available = run["generator"]["cores_available"].as_u64().unwrap_or(0);
-                        let so_far = generator.get_or_insert(Generator {
-                            cpu_cores: Spread {
-                                min: cores,
-                                max: cores,
-                            },
-                            cores_available: available,
-                            schedule_lag_p99_ms: lag,
-                        });
-                        so_far.cores_available = so_far.cores_available.max(available);
-                        so_far.schedule_lag_p99_ms = so_far.schedule_lag_p99_ms.max(lag);
+                        generator_lag = generator_lag
+                            .max(number(&run["generator"]["schedule_lag_p99_ms"]).unwrap_or(0.0));
+                        generator_available = generator_available
+                            .max(run["generator"]["cores_available"].as_u64().unwrap_or(0));
                     }
                     for key in ["min", "max"] {
                         if let Some(v) = number(&run["load_average"][key]) {
@@ -378,12 +365,14 @@ impl PageContext {
             min: s.min,
             max: s.max,
         });
-        if let (Some(generator), Some(cores)) = (&mut generator, Stat::of(&generator_cores)) {
-            generator.cpu_cores = Spread {
+        let generator = Stat::of(&generator_cores).map(|cores| Generator {
+            cpu_cores: Spread {
                 min: cores.min,
                 max: cores.max,
-            };
-        }
+            },
+            cores_available: generator_available,
+            schedule_lag_p99_ms: generator_lag,
+        });
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let scenarios = scenario_texts(&results);
         let steady_state = steady_state(&results);
