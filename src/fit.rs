@@ -38,7 +38,8 @@ struct FitReport {
     n: usize,
     intercept: f64,
     slope: f64,
-    r2: f64,
+    /// `null` when the series does not vary (R² is 0/0 there).
+    r2: Option<f64>,
     residual_se: f64,
     slope_ci95: [f64; 2],
     warnings: Vec<String>,
@@ -125,7 +126,10 @@ pub fn run(args: FitArgs) -> Result<u8> {
             Cell::new(f.n).set_alignment(CellAlignment::Right),
             Cell::new(amount(f.intercept, f.unit)).set_alignment(CellAlignment::Right),
             Cell::new(amount(f.slope, f.unit)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.4}", f.r2)).set_alignment(CellAlignment::Right),
+            Cell::new(
+                f.r2.map_or_else(|| "none: no variation".to_owned(), |r2| format!("{r2:.4}")),
+            )
+            .set_alignment(CellAlignment::Right),
             Cell::new(format!(
                 "{} … {}",
                 amount(f.slope_ci95[0], f.unit),

@@ -9,10 +9,10 @@ use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::PriceTable;
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{
-    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, SloCeilingJson,
-    for_budget, for_units, plan_instance, slo_ceiling,
+    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, Selection,
+    SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep, plan_instance, slo_ceiling,
 };
-use headroom_pricing::points::{self, Sweep};
+use headroom_pricing::points::{self, Sweep, Unit};
 use headroom_spec::{Percent, Size};
 
 use crate::exit;
@@ -21,7 +21,7 @@ use crate::exit;
 pub struct PlanArgs {
     /// The spec: its [capacity] and [plan] are the defaults the flags override.
     spec: Option<PathBuf>,
-    /// A results file from `headroom run`.
+    /// A results file from `headroom run` [default: results/<bench>/results.json, with a spec].
     #[arg(long, conflicts_with = "points")]
     results: Option<PathBuf>,
     /// Points measured elsewhere (a CSV, units in the column names' suffixes).
@@ -73,6 +73,10 @@ pub struct PlanArgs {
     /// Print the plan as JSON (the contract in docs/planning.md, schemas/plan.schema.json).
     #[arg(long)]
     json: bool,
+    /// Exit 2 when an instance cannot be priced: its binding ceiling was not measured (the SLOs
+    /// failed already at the first step) or lies far past the data.
+    #[arg(long)]
+    check: bool,
 }
 
 impl PlanArgs {
@@ -97,6 +101,7 @@ impl PlanArgs {
             budget: None,
             unit: None,
             json: true,
+            check: false,
         }
     }
 }
@@ -107,6 +112,8 @@ pub(crate) struct Planned {
     pub plans: Vec<InstancePlan>,
     pub notes: Vec<String>,
     pub report: Report,
+    /// `--budget`, or the spec's `budget_usd_per_month`.
+    pub budget: Option<f64>,
 }
 
 /// Works out the plan; `Err(code)` when the spec did not compile (its diagnostics are shown).
@@ -121,6 +128,8 @@ pub(crate) fn plan(
         ..Model::default()
     };
     let mut instances = Vec::new();
+    let mut default_results = None;
+    let mut budget = args.budget;
     let mut memory_series = "rss".to_owned();
     let mut provider = "aws".to_owned();
     let (mut memory_phase, mut ceiling_phase, mut units_var) = (None, None, None);
@@ -136,6 +145,7 @@ pub(crate) fn plan(
             return Ok(Err(exit::USAGE));
         };
         let capacity = &plan.capacity;
+        default_results = Some(crate::default_results(&plan.bench.name));
         model.unit = plan.bench.unit.clone();
         model.people_per_unit = plan
             .bench
@@ -152,6 +162,7 @@ pub(crate) fn plan(
         units_var = capacity.units.clone();
         if let Some(spec_plan) = &plan.plan {
             instances = spec_plan.instances.clone();
+            budget = budget.or(spec_plan.budget_usd_per_month);
             provider = spec_plan.provider.as_str().to_owned();
             model.max_price_age_days =
                 (spec_plan.max_price_age.as_secs_f64() / 86_400.0).round() as i64;
@@ -175,7 +186,19 @@ pub(crate) fn plan(
             }
         }
     }
-    let sweeps: Vec<Sweep> = match (&args.results, &args.points, &args.x) {
+    // With a spec and neither --results nor --points, the spec's own results: the same file
+    // `headroom run` wrote and the page is rendered from.
+    let results_path = match (&args.results, &args.points) {
+        (Some(path), _) => Some(path.clone()),
+        (None, None) => default_results.filter(|path| {
+            path.exists() || {
+                notes_missing(path);
+                false
+            }
+        }),
+        (None, Some(_)) => None,
+    };
+    let sweeps: Vec<Sweep> = match (&results_path, &args.points, &args.x) {
         (Some(path), _, _) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read results `{}`", path.display()))?;
@@ -228,54 +251,82 @@ pub(crate) fn plan(
     if !args.instances.is_empty() {
         instances = args.instances.clone();
     }
-    if instances.is_empty() && (args.units.is_some() || args.budget.is_some()) {
+    if instances.is_empty() && (args.units.is_some() || budget.is_some()) {
         // Every priced instance of the provider is a candidate.
         instances = table.instance_ids(&provider).map(str::to_owned).collect();
-    }
-    if instances.is_empty() {
-        bail!(
-            "name the instances to price: `--instance t4g.medium` (or [plan] instances in the spec)"
-        );
     }
 
     let mut sweeps = sweeps;
     for slo in &args.slos {
         apply_slo(&mut sweeps, slo)?;
     }
-    // The memory sweep: the one the spec names, else the first over the units with the series.
-    let pick = |name: &Option<String>, needs: &dyn Fn(&Sweep) -> bool| -> Option<&Sweep> {
-        match name {
-            Some(name) => sweeps.iter().find(|s| &s.name == name),
-            None => sweeps
-                .iter()
-                .find(|s| units_var.as_ref().is_none_or(|u| &s.x == u) && needs(s)),
-        }
+    let selection = Selection {
+        units: units_var.as_deref(),
+        memory_series: &memory_series,
+        memory_phase: memory_phase.as_deref(),
+        ceiling_phase: ceiling_phase.as_deref(),
     };
     let mut notes = Vec::new();
-    if let Some(sweep) = pick(&memory_phase, &|s| {
-        s.series.iter().any(|p| p.name == memory_series)
-    }) {
-        if let Some(series) = sweep.series.iter().find(|p| p.name == memory_series) {
-            match fit(&series.points) {
-                Ok(f) => model.memory = Some(f),
-                Err(why) => notes.push(format!(
-                    "no memory fit of `{memory_series}` in `{}`: {why}",
-                    sweep.name
-                )),
+    let mut fits = Vec::new();
+    if !sweeps.is_empty() {
+        match memory_sweep(&sweeps, selection) {
+            Ok(mut chosen) => {
+                if args.points.is_some() {
+                    chosen.because = "the points given with --points";
+                }
+                let sweep = chosen.sweep;
+                if let Some(series) = sweep.series.iter().find(|p| p.name == memory_series) {
+                    match fit(&series.points) {
+                        Ok(f) => {
+                            fits.push(fit_json(
+                                sweep,
+                                &memory_series,
+                                series.unit,
+                                chosen.because,
+                                &f,
+                            ));
+                            model.memory = Some(f);
+                        }
+                        Err(why) => notes.push(format!(
+                            "no memory fit of `{memory_series}` in `{}`: {why}",
+                            sweep.name
+                        )),
+                    }
+                }
+                if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu")
+                    && let Ok(f) = fit(&cpu.points)
+                {
+                    fits.push(fit_json(sweep, "cpu", cpu.unit, chosen.because, &f));
+                    model.cpu = Some(f);
+                }
+            }
+            Err(why) => notes.push(why),
+        }
+        if model.cpu_ceiling.is_none() {
+            match ceiling_sweep(&sweeps, selection) {
+                Ok(chosen) => {
+                    let because = if args.points.is_some() {
+                        "the points given with --points"
+                    } else {
+                        chosen.because
+                    };
+                    model.slo = slo_ceiling(chosen.sweep, because);
+                }
+                Err(why) => notes.push(why),
             }
         }
-        if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu") {
-            model.cpu = fit(&cpu.points).ok();
-        }
-    } else if !sweeps.is_empty() {
-        notes.push(format!(
-            "no sweep carries the memory series `{memory_series}`: no memory ceiling"
-        ));
     }
-    if model.cpu_ceiling.is_none()
-        && let Some(sweep) = pick(&ceiling_phase, &|s| s.verdicts.values().any(|v| !v))
-    {
-        model.slo = slo_ceiling(&sweep.verdicts);
+    // Measurements alone (no instance named) still say where the SLOs broke and what a unit
+    // weighs; with nothing measured either, there is nothing to say.
+    if instances.is_empty() && sweeps.is_empty() {
+        bail!(
+            "name the instances to price: `--instance t4g.medium` (or [plan] instances in the spec)"
+        );
+    }
+    if instances.is_empty() {
+        notes.push(
+            "no instance was named, so nothing is priced: add `--instance t4g.medium` (or [plan] instances in the spec)".to_owned(),
+        );
     }
     let mut plans = Vec::new();
     for name in &instances {
@@ -292,27 +343,10 @@ pub(crate) fn plan(
             }
         }
     }
-    let fit_json = |series: &str, f: &headroom_pricing::fit::Fit| FitJson {
-        series: series.to_owned(),
-        intercept: f.intercept,
-        slope: f.slope,
-        r2: f.r2,
-        n: f.n,
-        slope_ci95: f.slope_ci95,
-    };
     let report = Report {
         unit: model.unit.clone(),
-        fits: model
-            .memory
-            .iter()
-            .map(|f| fit_json(&memory_series, f))
-            .chain(model.cpu.iter().map(|f| fit_json("cpu", f)))
-            .collect(),
-        slo_ceiling: model.slo.as_ref().map(|s| SloCeilingJson {
-            units: s.units,
-            first_failing: s.first_failing,
-            lower_bound: s.lower_bound,
-        }),
+        fits,
+        slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),
         instances: plans.iter().map(InstanceJson::from).collect(),
         for_units: args.units.map(|n| {
             for_units(&plans, n as f64)
@@ -320,9 +354,7 @@ pub(crate) fn plan(
                 .map(FleetJson::from)
                 .collect()
         }),
-        for_budget: args
-            .budget
-            .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
+        for_budget: budget.map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
         hours_per_month: headroom_pricing::entries::HOURS_PER_MONTH,
         warnings,
     };
@@ -331,7 +363,48 @@ pub(crate) fn plan(
         plans,
         notes,
         report,
+        budget,
     }))
+}
+
+/// Says on stderr that the spec's default results file is not there yet.
+fn notes_missing(path: &std::path::Path) {
+    eprintln!(
+        "note: no results at {}: `headroom run` writes them (or give --results / --points); planning from flags alone",
+        path.display()
+    );
+}
+
+/// A fit as the plan JSON gives it.
+fn fit_json(
+    sweep: &Sweep,
+    series: &str,
+    unit: Unit,
+    because: &str,
+    f: &headroom_pricing::fit::Fit,
+) -> FitJson {
+    FitJson {
+        series: series.to_owned(),
+        unit: match (series, unit) {
+            ("cpu", _) => "cores",
+            (_, Unit::Bytes) => "bytes",
+            (_, Unit::Seconds) => "seconds",
+            (_, Unit::Fraction) => "fraction",
+            (_, Unit::Plain) => "count",
+        }
+        .to_owned(),
+        phase: sweep.name.clone(),
+        chosen_because: because.to_owned(),
+        x: sweep.x.clone(),
+        intercept: f.intercept,
+        slope: f.slope,
+        r2: f.r2,
+        n: f.n,
+        slope_ci95: f.slope_ci95,
+        max_x: f.max_x,
+        weak: f.is_weak(),
+        weaknesses: f.weaknesses(),
+    }
 }
 
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
@@ -340,31 +413,96 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         plans,
         notes,
         report,
+        budget,
     } = match plan(&args, Some(renderer))? {
         Ok(planned) => planned,
         Err(code) => return Ok(code),
+    };
+    let unpriced = plans.iter().filter(|p| p.not_priced.is_some()).count();
+    let code = if args.check && unpriced > 0 {
+        exit::SLO_FAILED
+    } else {
+        exit::OK
     };
     let mut stdout = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut stdout, &report)?;
         writeln!(stdout)?;
-        return Ok(exit::OK);
+        return Ok(code);
     }
-    writeln!(stdout, "{}", plan_table(&plans, &model))?;
+    if let Some(slo) = &report.slo_ceiling {
+        let at = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), units);
+        let said = match (slo.units, slo.first_failing) {
+            (None, first) => format!(
+                "the SLOs failed already at the first step, {}: the ceiling is below it, not measured",
+                at(first)
+            ),
+            (Some(last), None) => {
+                format!(
+                    "every step passed, up to {}: the ceiling is at least that",
+                    units(last)
+                )
+            }
+            (Some(last), Some(first)) => format!(
+                "the last step that passed every SLO is {}; at {}:",
+                units(last),
+                units(first)
+            ),
+        };
+        let broke = if slo.broke.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", slo.broke.join("; "))
+        };
+        writeln!(stdout, "SLO ceiling, from `{}`: {said}{broke}", slo.phase)?;
+    }
+    for fit in report.fits.iter().filter(|f| f.series != "cpu") {
+        writeln!(
+            stdout,
+            "memory fit, from `{}` ({}): {} points{}",
+            fit.phase,
+            fit.chosen_because,
+            fit.n,
+            if fit.weak { ", weak" } else { "" }
+        )?;
+    }
+    if !plans.is_empty() {
+        writeln!(stdout, "{}", plan_table(&plans, &model))?;
+    }
     for plan in &plans {
-        if let Some(runner_up) = &plan.runner_up
-            && plan.binding.units.is_finite()
-            && plan.binding.units > 0.0
+        if let Some(why) = &plan.not_priced {
+            writeln!(stdout, "{}: not priced: {why}", plan.name)?;
+        } else if let (Some(runner_up), Some(binding)) = (&plan.runner_up, plan.binding.units)
+            && binding > 0.0
         {
+            // How far it trails, only when both are numbers to plan with.
+            let plannable = plan
+                .ceilings
+                .get(&runner_up.resource)
+                .is_some_and(|c| c.plannable());
+            let trails = runner_up
+                .units
+                .filter(|_| plannable)
+                .map(|u| format!(" (+{:.0} %)", (u / binding - 1.0) * 100.0))
+                .unwrap_or_default();
             writeln!(
                 stdout,
-                "{}: {} binds at {}; {} trails at {} (+{:.0} %)",
+                "{}: {} binds at {}; {} trails at {}{trails}",
                 plan.name,
                 plan.binding.resource,
-                units(plan.binding.units),
+                plan.binding.reads,
                 runner_up.resource,
-                units(runner_up.units),
-                (runner_up.units / plan.binding.units - 1.0) * 100.0
+                runner_up.reads,
+            )?;
+        }
+        if plan.cost_is_upper_bound {
+            writeln!(
+                stdout,
+                "{}: the {} ceiling is a lower bound, so each cost per {} is at most what is shown; sweep past {} to find the real ceiling",
+                plan.name,
+                headroom_pricing::plan::resource_name(&plan.binding.resource),
+                model.unit,
+                plan.binding.units.map_or_else(|| "-".to_owned(), units)
             )?;
         }
         if model.people_per_unit > 1.0
@@ -372,8 +510,13 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         {
             writeln!(
                 stdout,
-                "{}: {} per person-month ({} people per {})",
+                "{}: {}{} per person-month ({} people per {})",
                 plan.name,
+                if plan.cost_is_upper_bound {
+                    "at most "
+                } else {
+                    ""
+                },
                 money(plan.currency, per_person),
                 model.people_per_unit,
                 model.unit
@@ -413,7 +556,7 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         )?;
         writeln!(stdout, "{}", fleet_table(&for_units(&plans, units as f64)))?;
     }
-    if let Some(budget) = args.budget {
+    if let Some(budget) = budget {
         writeln!(
             stdout,
             "\nWith {budget:.2} a month, the most {}s first:",
@@ -422,14 +565,22 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         writeln!(stdout, "{}", fleet_table(&for_budget(&plans, budget)))?;
     }
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
-    writeln!(
-        stdout,
-        "A month is 730 hours; instance prices as of {}. Costs are per planned {}: the binding ceiling less {:.0} % headroom.",
-        as_of.into_iter().collect::<Vec<_>>().join(", "),
-        model.unit,
-        model.headroom * 100.0
-    )?;
-    Ok(exit::OK)
+    if !plans.is_empty() {
+        writeln!(
+            stdout,
+            "A month is 730 hours; instance prices as of {}. Costs are per planned {}: the binding ceiling less {:.0} % headroom.",
+            as_of.into_iter().collect::<Vec<_>>().join(", "),
+            model.unit,
+            model.headroom * 100.0
+        )?;
+    }
+    if args.check && unpriced > 0 {
+        eprintln!(
+            "error: {unpriced} of {} instances cannot be priced (--check)",
+            plans.len()
+        );
+    }
+    Ok(code)
 }
 
 /// An amount as pages write it: to the cent, two significant digits under one ($0.038), €
@@ -440,60 +591,79 @@ fn money(currency: &str, value: f64) -> String {
 
 fn units(value: f64) -> String {
     if value.is_finite() {
-        format!("{value:.0}")
+        headroom_pricing::numbers::count(value)
     } else {
         "-".to_owned()
     }
 }
 
+/// The ceilings as columns, in the order they are reasoned about; only those some plan has.
+const CEILING_COLUMNS: [(&str, &str); 4] = [
+    ("memory", "by memory"),
+    ("slo", "SLO"),
+    ("cpu", "CPU (given)"),
+    ("cap", "cap"),
+];
+
 fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
     let mut table = Table::new();
     let unit = &model.unit;
-    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
+    let columns: Vec<(&str, &str)> = CEILING_COLUMNS
+        .into_iter()
+        .filter(|(key, _)| plans.iter().any(|p| p.ceilings.contains_key(*key)))
+        .collect();
+    let mut header = vec![
         "instance".to_owned(),
         "vCPU / RAM".to_owned(),
         "per month".to_owned(),
-        format!("{unit}s by memory"),
-        "cap".to_owned(),
-        "SLO/CPU".to_owned(),
+    ];
+    header.extend(columns.iter().map(|(key, title)| {
+        if *key == "memory" {
+            format!("{unit}s {title}")
+        } else {
+            (*title).to_owned()
+        }
+    }));
+    header.extend([
         "binding".to_owned(),
         format!("per {unit}-month"),
         "all in / month".to_owned(),
         format!("all in per {unit}"),
     ]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
     for plan in plans {
-        let ceiling = |name: &str| {
-            plan.ceilings.get(name).map_or_else(
-                || "-".to_owned(),
-                |c| match c.low {
-                    Some(low) if low < c.units => format!("{}–{}", units(low), units(c.units)),
-                    _ => units(c.units),
-                },
-            )
+        let per_unit = |value: Option<f64>| match (value, &plan.not_priced) {
+            (_, Some(_)) => "not priced".to_owned(),
+            (Some(v), None) if plan.cost_is_upper_bound => {
+                format!("at most {}", money(plan.currency, v))
+            }
+            (Some(v), None) => money(plan.currency, v),
+            (None, None) => "-".to_owned(),
         };
-        let binding = format!("{} ({})", units(plan.planned_units), plan.binding.resource);
-        table.add_row(vec![
+        let mut row = vec![
             Cell::new(&plan.name),
             Cell::new(format!("{} / {} GiB", plan.vcpu, plan.memory_gib)),
             Cell::new(money(plan.currency, plan.per_month)).set_alignment(CellAlignment::Right),
-            Cell::new(ceiling("memory")).set_alignment(CellAlignment::Right),
-            Cell::new(ceiling("cap")).set_alignment(CellAlignment::Right),
-            Cell::new(ceiling("cpu")).set_alignment(CellAlignment::Right),
-            Cell::new(binding),
+        ];
+        row.extend(columns.iter().map(|(key, _)| {
             Cell::new(
-                plan.per_unit_month
-                    .map_or_else(|| "-".to_owned(), |v| money(plan.currency, v)),
+                plan.ceilings
+                    .get(*key)
+                    .map_or_else(|| "-".to_owned(), |c| c.reads()),
             )
-            .set_alignment(CellAlignment::Right),
+            .set_alignment(CellAlignment::Right)
+        }));
+        row.extend([
+            Cell::new(format!(
+                "{} ({})",
+                plan.binding.reads, plan.binding.resource
+            )),
+            Cell::new(per_unit(plan.per_unit_month)).set_alignment(CellAlignment::Right),
             Cell::new(money(plan.currency, plan.all_in.per_month))
                 .set_alignment(CellAlignment::Right),
-            Cell::new(
-                plan.all_in
-                    .per_unit_month
-                    .map_or_else(|| "-".to_owned(), |v| money(plan.currency, v)),
-            )
-            .set_alignment(CellAlignment::Right),
+            Cell::new(per_unit(plan.all_in.per_unit_month)).set_alignment(CellAlignment::Right),
         ]);
+        table.add_row(row);
     }
     table.to_string()
 }
@@ -564,8 +734,8 @@ fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<()> {
             let verdict = sweep
                 .verdicts
                 .entry(headroom_pricing::points::OrderedX(x))
-                .or_insert(true);
-            *verdict &= holds;
+                .or_insert_with(headroom_pricing::points::Verdict::passing);
+            verdict.judge((!holds).then(|| format!("`{slo}` failed")));
         }
     }
     if !found {

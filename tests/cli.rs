@@ -432,10 +432,56 @@ fn plan_shows_stale_prices_and_judges_points_by_an_slo() {
         "m7g.large",
     ]);
     assert_eq!(exit, 0);
-    // 240 ms at 1,600 users breaks the SLO: the last good step is 800.
-    assert!(stdout.contains("800 (cpu)"), "{stdout}");
+    // 240 ms at 1,600 users breaks the SLO: the last good step is 800. It is the SLO ceiling,
+    // not a CPU one: nothing measured CPU (issue 11, item 3).
+    assert!(stdout.contains("800 (slo)"), "{stdout}");
     assert!(
-        stdout.contains("cpu binds at 800; memory trails at 3049"),
+        stdout.contains("slo binds at 800; memory trails at 3,049"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains(
+            "SLO ceiling, from `csv`: the last step that passed every SLO is 800; at 1,600: `p95_ms < 200` failed"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("(cpu)"), "{stdout}");
+}
+
+/// Issue 11, item 2: when every point passes the `--slo`, the SLO ceiling is a lower bound (the
+/// most tested), on the CSV path as on the results path; with no instance named, `plan` says
+/// the ceiling instead of refusing.
+#[test]
+fn a_sweep_that_passes_every_slo_is_a_lower_bound() {
+    let csv = [
+        "plan",
+        "--points",
+        "tests/fixtures/points/all-pass.csv",
+        "--x",
+        "users",
+        "--memory",
+        "rss_mib",
+        "--slo",
+        "p95_ms < 500",
+    ];
+    let (exit, stdout, stderr) = headroom(&csv);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "SLO ceiling, from `csv`: every step passed, up to 1,600: the ceiling is at least that"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no instance was named"), "{stdout}");
+    let (exit, json, stderr) = headroom(&[&csv[..], &["--json"]].concat());
+    assert_eq!(exit, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let slo = &report["slo_ceiling"];
+    assert_eq!(slo["lower_bound"], true, "{slo}");
+    assert_eq!(slo["first_failing"], serde_json::Value::Null, "{slo}");
+    assert_eq!(slo["units"].as_f64(), Some(1_600.0), "{slo}");
+    // Priced, the lower bound makes the cost an upper bound.
+    let (_, priced, _) = headroom(&[&csv[..], &["--instance", "m7g.large"]].concat());
+    assert!(priced.contains("≥ 1,600 (slo)"), "{priced}");
+    assert!(priced.contains("at most $"), "{priced}");
 }

@@ -323,8 +323,8 @@ fn the_planning_example_is_what_plan_prints() {
         );
     }
     for figure in [
-        "1409 (memory)",
-        "1600 (cpu)",
+        "1,409 (memory)",
+        "1,600 (slo)",
         "$52.92",
         "$59.57",
         "$81.53",

@@ -205,8 +205,8 @@ fn the_context_matches_its_committed_schema() {
     // The memory phase ran three repeats a point: min, median and max are there.
     let rss = &context["phases"][0]["points"][2]["rss_bytes"];
     assert_eq!(rss["n"], 3, "{rss}");
-    assert!(rss["min"].as_f64() <= rss["median"].as_f64());
-    assert!(rss["median"].as_f64() <= rss["max"].as_f64());
+    assert!(common::number(&rss["min"]) <= common::number(&rss["median"]));
+    assert!(common::number(&rss["median"]) <= common::number(&rss["max"]));
     assert_eq!(context["fits"][0]["series"], "rss");
     assert!(
         context["plan"]["instances"]
@@ -301,11 +301,103 @@ fn the_docs_show_what_the_page_says() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The relay fixture with every SLO verdict of its `rooms` phase turned to a pass: a sweep
+/// that never failed, for pages that price. Written into `dir`.
+fn results_where_rooms_pass(dir: &std::path::Path) -> PathBuf {
+    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
+    for phase in results["phases"].as_array_mut().expect("phases") {
+        if phase["name"] != "rooms" {
+            continue;
+        }
+        for point in phase["points"].as_array_mut().expect("points") {
+            for run in point["runs"].as_array_mut().expect("runs") {
+                for verdict in run["slo"].as_array_mut().expect("verdicts") {
+                    verdict["pass"] = serde_json::Value::Bool(true);
+                }
+            }
+        }
+    }
+    let path = dir.join("passing-results.json");
+    std::fs::write(&path, serde_json::to_string(&results).expect("json")).expect("write");
+    path
+}
+
+/// Issue 11, the headline: `headroom plan SPEC` with neither --results nor --points reads the
+/// spec's own results file, the one the page is rendered from, and says the same thing.
+#[test]
+fn plan_and_the_page_give_the_same_answer_from_the_same_results() {
+    let dir = scratch("same-answer");
+    std::fs::copy(
+        common::root().join("examples/relay.toml"),
+        dir.join("relay.toml"),
+    )
+    .expect("spec");
+    std::fs::create_dir_all(dir.join("results/relay")).expect("results dir");
+    std::fs::copy(
+        common::root().join(RESULTS),
+        dir.join("results/relay/results.json"),
+    )
+    .expect("results");
+    let (code, plan, stderr) = common::headroom_in(&dir, &["plan", "relay.toml", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let plan: serde_json::Value = serde_json::from_str(&plan).expect("plan json");
+    let (code, context, stderr) =
+        common::headroom_in(&dir, &["render", "relay.toml", "--dump-context"]);
+    assert_eq!(code, 0, "{stderr}");
+    let context: serde_json::Value = serde_json::from_str(&context).expect("context json");
+    assert_eq!(plan, context["plan"]);
+    // And that answer is the right one: the SLOs failed at the first step of `rooms`.
+    assert_eq!(plan["slo_ceiling"]["phase"], "rooms");
+    assert_eq!(plan["slo_ceiling"]["units"], serde_json::Value::Null);
+    assert_eq!(plan["slo_ceiling"]["first_failing"].as_f64(), Some(16.0));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11, item 1: every SLO already fails at the first step of the ceiling phase. The SLO
+/// ceiling is "< 16, not measured": no planned rooms, no cost per room, the table says why, and
+/// `plan --check` exits 2.
+#[test]
+fn a_ceiling_below_the_first_step_is_not_priced() {
+    let (_, stdout, _) = headroom(&["plan", "examples/relay.toml", "--results", RESULTS]);
+    assert!(stdout.contains("< 16, not measured (slo)"), "{stdout}");
+    assert!(
+        stdout.contains("t4g.medium: not priced: the SLO ceiling lies below 16, the first step"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("$0.19"), "{stdout}");
+    let (code, json, _) = headroom(&[
+        "plan",
+        "examples/relay.toml",
+        "--results",
+        RESULTS,
+        "--json",
+        "--check",
+    ]);
+    assert_eq!(code, 2, "--check exits 2 when nothing can be priced");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    for instance in report["instances"].as_array().expect("instances") {
+        assert_eq!(instance["planned_units"], serde_json::Value::Null);
+        assert_eq!(instance["usd_per_unit_month"], serde_json::Value::Null);
+        assert_eq!(
+            instance["all_in"]["usd_per_unit_month"],
+            serde_json::Value::Null
+        );
+        assert_eq!(instance["binding"]["resource"], "slo");
+        assert_eq!(instance["ceilings"]["slo"]["below"].as_f64(), Some(16.0));
+        assert!(instance["not_priced"].is_string(), "{instance}");
+    }
+    let (code, _, _) = headroom(&["plan", "examples/relay.toml", "--results", RESULTS]);
+    assert_eq!(code, 0, "without --check the plan is printed and exits 0");
+}
+
 /// A unit of several people: the cost table gains per-person columns, each the per-unit figure
 /// divided by the people in a unit, and says so.
 #[test]
 fn a_unit_of_several_people_is_priced_per_person_too() {
     let dir = scratch("people");
+    let passing = results_where_rooms_pass(&dir);
+    let passing = passing.display().to_string();
     let spec = std::fs::read_to_string(common::root().join("examples/relay.toml")).expect("spec");
     let (before, after) = spec
         .split_once("people_per_unit = 1")
@@ -314,8 +406,14 @@ fn a_unit_of_several_people_is_priced_per_person_too() {
     std::fs::write(&spec_path, format!("{before}people_per_unit = 4{after}")).expect("spec");
     let out = dir.join("capacity.md");
     let (spec_arg, out_arg) = (spec_path.display().to_string(), out.display().to_string());
-    let (code, _, stderr) =
-        headroom(&["render", &spec_arg, "--results", RESULTS, "--out", &out_arg]);
+    let (code, _, stderr) = headroom(&[
+        "render",
+        &spec_arg,
+        "--results",
+        &passing,
+        "--out",
+        &out_arg,
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let page = std::fs::read_to_string(&out).expect("page");
     assert!(

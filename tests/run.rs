@@ -128,7 +128,10 @@ fn open_model_request_counts_match_rate_times_duration() {
             "{}",
             run["slo"]
         );
-        assert!(run["load_average"]["min"].as_f64() <= run["load_average"]["max"].as_f64());
+        assert!(
+            common::number(&run["load_average"]["min"])
+                <= common::number(&run["load_average"]["max"])
+        );
         assert!(
             api["histograms"]["latency"]
                 .as_str()
@@ -136,8 +139,8 @@ fn open_model_request_counts_match_rate_times_duration() {
         );
     }
     let environment = &results["environment"];
-    assert!(environment["logical_cores"].as_u64() >= Some(1));
-    assert!(environment["memory_bytes"].as_u64() > Some(0));
+    assert!(common::number(&environment["logical_cores"]) >= 1.0);
+    assert!(common::number(&environment["memory_bytes"]) > 0.0);
     assert!(
         environment["kernel"]
             .as_str()
@@ -191,7 +194,7 @@ fn a_target_that_never_gets_ready_is_a_named_failure() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let run = runs(&results)[0];
     assert_eq!(run["failure"]["kind"], "never_ready", "{}", run["failure"]);
-    assert!(run["failure"]["waited_s"].as_f64() >= Some(1.0));
+    assert!(common::number(&run["failure"]["waited_s"]) >= 1.0);
     assert!(
         run["failure"]["check"]
             .as_str()
@@ -282,7 +285,7 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
     let run = runs(&results)[0];
     assert_eq!(run["failure"]["kind"], "interrupted");
     assert!(
-        run["scenarios"]["api"]["requests"].as_u64() > Some(0),
+        common::number(&run["scenarios"]["api"]["requests"]) > 0.0,
         "the requests before Ctrl-C are kept"
     );
     // The rooms stop too: their messages so far are kept and every open socket was closed.
@@ -341,7 +344,7 @@ fn notes_api_runs_quick_end_to_end() {
         assert!(run["load_average"]["max"].as_f64().is_some());
         for scenario in ["browse", "write"] {
             assert!(
-                run["scenarios"][scenario]["requests"].as_u64() > Some(0),
+                common::number(&run["scenarios"][scenario]["requests"]) > 0.0,
                 "{scenario}"
             );
         }
@@ -357,7 +360,10 @@ fn notes_api_runs_quick_end_to_end() {
         assert_eq!(messages["expected"].as_u64(), Some(sent * 19), "{messages}");
         assert_eq!(messages["delivered"], messages["expected"], "{messages}");
         assert_eq!(messages["reached_all"].as_u64(), Some(sent), "{messages}");
-        assert!(rooms["seen_by_all"]["max_ms"].as_f64() >= rooms["seen"]["max_ms"].as_f64());
+        assert!(
+            common::number(&rooms["seen_by_all"]["max_ms"])
+                >= common::number(&rooms["seen"]["max_ms"])
+        );
         for verdict in run["slo"].as_array().expect("slo") {
             let name = verdict["name"].as_str().unwrap_or_default();
             if name.starts_with("sockets") || name == "pushes" {
@@ -423,7 +429,7 @@ fn notes_api_runs_quick_end_to_end() {
         (2048.0..4096.0).contains(&per_note),
         "{per_note} bytes per note"
     );
-    assert!(rss["r2"].as_f64() > Some(0.99), "{rss}");
+    assert!(common::number(&rss["r2"]) > 0.99, "{rss}");
     // And the planner plans from it, with the spec's instances (Hetzner, in euros).
     let output = headroom(
         &["plan", "examples/notes-api.toml", "--results", &out_arg],
@@ -435,7 +441,7 @@ fn notes_api_runs_quick_end_to_end() {
         assert!(table.contains(figure), "{figure} not in\n{table}");
     }
     assert!(
-        table.contains("(cpu)") || table.contains("(memory)"),
+        table.contains("(slo)") || table.contains("(memory)"),
         "a binding ceiling in\n{table}"
     );
     clean("notes-api");
@@ -490,7 +496,7 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
             run["notes"]
         );
         assert!(
-            run["process"]["steady"]["rss_bytes"].as_u64() > Some(1 << 20),
+            common::number(&run["process"]["steady"]["rss_bytes"]) > 1_048_576.0,
             "{}",
             run["process"]
         );
@@ -618,7 +624,8 @@ fn rooms_on_a_healthy_target_deliver_every_frame() {
     // Seen by everyone is the last recipient's time: never below a single recipient's.
     for statistic in ["p50_ms", "p95_ms", "max_ms"] {
         assert!(
-            rooms["seen_by_all"][statistic].as_f64() >= rooms["seen"][statistic].as_f64(),
+            common::number(&rooms["seen_by_all"][statistic])
+                >= common::number(&rooms["seen"][statistic]),
             "{statistic}"
         );
     }
@@ -676,9 +683,9 @@ fn a_stalling_target_shows_in_the_delivery_tail() {
     assert_eq!(messages["delivered"], messages["expected"], "{messages}");
     // 200 ms stalls every second hold the messages that arrive during them.
     let seen = &rooms["seen"];
-    assert!(seen["p99_ms"].as_f64() >= Some(150.0), "{seen}");
-    assert!(seen["p50_ms"].as_f64() < Some(100.0), "{seen}");
-    assert!(rooms["seen_by_all"]["p99_ms"].as_f64() >= Some(150.0));
+    assert!(common::number(&seen["p99_ms"]) >= 150.0, "{seen}");
+    assert!(common::number(&seen["p50_ms"]) < 100.0, "{seen}");
+    assert!(common::number(&rooms["seen_by_all"]["p99_ms"]) >= 150.0);
     assert_eq!(verdict(run, "seen")["pass"], false);
     assert!(leftovers("1012B").is_empty());
     clean("rooms-stall");
@@ -764,7 +771,7 @@ fn relay_runs_quick_end_to_end() {
                 "min_ms"
             };
             assert!(
-                rooms["seen_by_all"][statistic].as_f64() >= Some(2200.0),
+                common::number(&rooms["seen_by_all"][statistic]) >= 2200.0,
                 "{rooms}"
             );
         }

@@ -13,7 +13,9 @@ pub struct Fit {
     pub n: usize,
     pub intercept: f64,
     pub slope: f64,
-    pub r2: f64,
+    /// The share of the variance the line explains; `None` when the series does not vary at
+    /// all (R² is 0/0 there: a flat line through flat points explains nothing).
+    pub r2: Option<f64>,
     /// The residual standard error, `sqrt(SSE / (n − 2))`, in the series' unit.
     pub residual_se: f64,
     /// The standard error of the slope.
@@ -66,8 +68,8 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
         .iter()
         .map(|(x, y)| (y - intercept - slope * x).powi(2))
         .sum();
-    // A series that does not vary at all is explained perfectly by a flat line.
-    let r2 = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
+    // A series that does not vary has no variance to explain: R² is 0/0, not 1.
+    let r2 = (syy > 0.0).then(|| 1.0 - sse / syy);
     let df = nf - 2.0;
     let residual_se = (sse / df).sqrt();
     let slope_se = residual_se / sxx.sqrt();
@@ -103,21 +105,53 @@ impl Fit {
         [y - half, y + half]
     }
 
-    /// What a reader should know before trusting this fit (at `at`, when a prediction is made).
-    pub fn warnings(&self, at: Option<f64>) -> Vec<String> {
-        let mut warnings = Vec::new();
-        if self.r2 < 0.9 {
-            warnings.push(format!(
-                "R² is {:.3}, under 0.9: the points do not lie on a line",
-                self.r2
-            ));
+    /// How wide the slope's 95 % interval is, as a share of the slope (0.5: ±50 %); infinite
+    /// for a zero slope.
+    pub fn relative_interval(&self) -> f64 {
+        let half = (self.slope_ci95[1] - self.slope_ci95[0]) / 2.0;
+        if self.slope == 0.0 {
+            if half == 0.0 { 0.0 } else { f64::INFINITY }
+        } else {
+            half / self.slope.abs()
+        }
+    }
+
+    /// Why this line is too weak to plan with unflagged: no variation, R² under 0.9, fewer than
+    /// four points, or a slope interval wider than ±50 %. Empty for a good fit.
+    pub fn weaknesses(&self) -> Vec<String> {
+        let mut weaknesses = Vec::new();
+        match self.r2 {
+            None => weaknesses.push(
+                "no variation: every point has the same value, so R² is undefined and the line says nothing about the slope".to_owned(),
+            ),
+            Some(r2) if r2 < 0.9 => weaknesses.push(format!(
+                "R² is {r2:.3}, under 0.9: the points do not lie on a line"
+            )),
+            Some(_) => {}
         }
         if self.n < 4 {
-            warnings.push(format!(
+            weaknesses.push(format!(
                 "only {} points: the interval is wide and one outlier moves the slope",
                 self.n
             ));
         }
+        let relative = self.relative_interval();
+        if self.r2.is_some() && relative > 0.5 {
+            weaknesses.push(format!(
+                "the slope's 95 % interval is ±{} % of the slope (wider than ±50 %)",
+                count(relative * 100.0)
+            ));
+        }
+        weaknesses
+    }
+
+    pub fn is_weak(&self) -> bool {
+        !self.weaknesses().is_empty()
+    }
+
+    /// What a reader should know before trusting this fit (at `at`, when a prediction is made).
+    pub fn warnings(&self, at: Option<f64>) -> Vec<String> {
+        let mut warnings = self.weaknesses();
         if let Some(x) = at
             && x > 2.0 * self.max_x
         {
@@ -153,7 +187,8 @@ mod tests {
         assert_eq!(f.n, 11);
         assert!(close(f.intercept, 3.0001, 1e-4), "{}", f.intercept);
         assert!(close(f.slope, 0.5001, 1e-4), "{}", f.slope);
-        assert!(close(f.r2, 0.6665, 1e-4), "{}", f.r2);
+        let r2 = f.r2.expect("the points vary");
+        assert!(close(r2, 0.6665, 1e-4), "{r2}");
         assert!(close(f.residual_se, 1.2366, 1e-4), "{}", f.residual_se);
         assert!(close(f.slope_se, 0.1179, 1e-4), "{}", f.slope_se);
         assert!(close(f.t975, 2.2622, 1e-4), "{}", f.t975);
@@ -182,7 +217,9 @@ mod tests {
         let f = fit(&points).expect("fit");
         assert!(close(f.intercept, 222.6, 0.05), "{}", f.intercept);
         assert!(close(f.slope, 10.04, 0.005), "{}", f.slope);
-        assert!(close(f.r2, 0.9996, 0.00005), "{}", f.r2);
+        let r2 = f.r2.expect("the points vary");
+        assert!(close(r2, 0.9996, 0.00005), "{r2}");
+        assert!(f.weaknesses().is_empty(), "{:?}", f.weaknesses());
         // The page multiplies its rounded figures (222.6 + 128 × 10.04 = 1,507.7); unrounded,
         // the line gives 1,508.0, against 1,506.2 measured.
         assert!(close(f.predict(128.0), 1507.7, 0.5), "{}", f.predict(128.0));
@@ -208,7 +245,51 @@ mod tests {
             fit(&[(1.0, f64::NAN), (2.0, 2.0), (3.0, 3.0)]),
             Err(FitError::NotFinite)
         );
-        let flat = fit(&[(1.0, 5.0), (2.0, 5.0), (3.0, 5.0)]).expect("flat");
-        assert_eq!((flat.slope, flat.r2), (0.0, 1.0));
+    }
+
+    /// A series with no variation (every point 0) has no R²: 0/0 is not a perfect fit, and the
+    /// fit is weak, never a good line.
+    #[test]
+    fn a_flat_series_has_no_r2_and_is_weak() {
+        let flat = fit(&[(1.0, 0.0), (2.0, 0.0), (3.0, 0.0), (4.0, 0.0)]).expect("flat");
+        assert_eq!(flat.slope, 0.0);
+        assert_eq!(flat.r2, None);
+        assert!(flat.is_weak());
+        assert!(
+            flat.warnings(None)[0].starts_with("no variation"),
+            "{:?}",
+            flat.warnings(None)
+        );
+    }
+
+    /// Three points, or an interval wider than ±50 % of the slope, make a weak fit.
+    #[test]
+    fn few_points_or_a_wide_interval_are_weak() {
+        let three = fit(&[(25.0, 100.0), (50.0, 101.0), (100.0, 102.0)]).expect("three");
+        assert!(
+            three
+                .weaknesses()
+                .iter()
+                .any(|w| w.contains("only 3 points"))
+        );
+        // Noisy around a small slope: ±50 % or more.
+        let noisy: Vec<(f64, f64)> = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .into_iter()
+            .zip([10.0, 14.0, 9.0, 15.0, 11.0, 16.0])
+            .collect();
+        let noisy = fit(&noisy).expect("noisy");
+        assert!(
+            noisy.relative_interval() > 0.5,
+            "{}",
+            noisy.relative_interval()
+        );
+        assert!(
+            noisy
+                .weaknesses()
+                .iter()
+                .any(|w| w.contains("wider than ±50 %")),
+            "{:?}",
+            noisy.weaknesses()
+        );
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::entries::HOURS_PER_MONTH;
 use crate::fit::Fit;
 use crate::numbers::count;
-use crate::points::OrderedX;
+use crate::points::Sweep;
 use crate::{Instance, PriceTable};
 
 /// What the measurements and the spec say about one unit.
@@ -49,54 +49,268 @@ pub struct Lines {
     pub egress_gb: Option<f64>,
 }
 
+/// How far past the largest measured x a ceiling may lie and still be planned with: the fit's
+/// own rule ("more than twice the largest measured x: an extrapolation").
+pub const EXTRAPOLATION_LIMIT: f64 = 2.0;
+
 /// The ceiling an SLO sweep gives: the largest point that passes every SLO.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SloCeiling {
-    /// `None` when the SLO fails already at the first point.
+    /// The phase the verdicts come from, and why the planner took it.
+    pub phase: String,
+    pub chosen_because: String,
+    /// The last point that passed every SLO; `None` when they failed already at the first.
     pub units: Option<f64>,
     pub first_failing: Option<f64>,
+    /// What did not hold at the first failing point.
+    pub broke: Vec<String>,
     /// No point failed: the ceiling is at least this, the most tested.
     pub lower_bound: bool,
 }
 
-/// The SLO ceiling of verdicts by x: the last passing point before the first failing one.
-pub fn slo_ceiling(verdicts: &BTreeMap<OrderedX, bool>) -> Option<SloCeiling> {
-    if verdicts.is_empty() {
+/// The SLO ceiling of a sweep: the last passing point before the first failing one. `None`
+/// when nothing in the sweep was judged.
+pub fn slo_ceiling(sweep: &Sweep, chosen_because: &str) -> Option<SloCeiling> {
+    if sweep.verdicts.is_empty() {
         return None;
     }
     let mut last_pass = None;
-    for (x, passed) in verdicts {
-        if !passed {
+    for (x, verdict) in &sweep.verdicts {
+        if !verdict.pass {
             return Some(SloCeiling {
+                phase: sweep.name.clone(),
+                chosen_because: chosen_because.to_owned(),
                 units: last_pass,
                 first_failing: Some(x.0),
+                broke: verdict.broke.clone(),
                 lower_bound: false,
             });
         }
         last_pass = Some(x.0);
     }
     Some(SloCeiling {
+        phase: sweep.name.clone(),
+        chosen_because: chosen_because.to_owned(),
         units: last_pass,
         first_failing: None,
+        broke: Vec::new(),
         lower_bound: true,
     })
 }
 
+/// What the planner knows of the spec's capacity model, to choose its sweeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Selection<'a> {
+    /// The variable that counts units; `None` takes any sweep.
+    pub units: Option<&'a str>,
+    pub memory_series: &'a str,
+    pub memory_phase: Option<&'a str>,
+    pub ceiling_phase: Option<&'a str>,
+}
+
+/// A sweep the planner uses, and why that one.
+#[derive(Debug, Clone, Copy)]
+pub struct Chosen<'a> {
+    pub sweep: &'a Sweep,
+    pub because: &'static str,
+}
+
+/// The sweep memory is fitted over: the one the spec names, else the first over the units
+/// variable that carries the memory series. `Err` says why there is none. The page and
+/// `headroom plan` both call this, so they never disagree.
+pub fn memory_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Chosen<'a>, String> {
+    let has_series = |s: &Sweep| s.series.iter().any(|p| p.name == selection.memory_series);
+    let series = selection.memory_series;
+    match selection.memory_phase {
+        Some(name) => {
+            let sweep = sweeps.iter().find(|s| s.name == name).ok_or_else(|| {
+                format!("the memory phase `{name}` is not in the results (or sweeps no single variable)")
+            })?;
+            if let Some(units) = selection.units
+                && sweep.x != units
+            {
+                return Err(format!(
+                    "the memory phase `{name}` sweeps `{}`, not `{units}`: its slope is memory per {}, not per unit, so it gives no memory ceiling",
+                    sweep.x, sweep.x
+                ));
+            }
+            if !has_series(sweep) {
+                return Err(format!(
+                    "the memory phase `{name}` carries no series `{series}`: no memory ceiling"
+                ));
+            }
+            Ok(Chosen {
+                sweep,
+                because: "named by `capacity.memory_phase`",
+            })
+        }
+        None => sweeps
+            .iter()
+            .find(|s| selection.units.is_none_or(|u| s.x == u) && has_series(s))
+            .map(|sweep| Chosen {
+                sweep,
+                because: "`capacity.memory_phase` is not set: the first phase that sweeps the units and records the memory series",
+            })
+            .ok_or_else(|| match selection.units {
+                Some(units) => format!(
+                    "no phase sweeps `{units}` with the series `{series}`: no memory ceiling"
+                ),
+                None => format!("no sweep carries the memory series `{series}`: no memory ceiling"),
+            }),
+    }
+}
+
+/// The sweep whose SLO verdicts give the ceiling: the one the spec names, else the first over
+/// the units variable where an SLO failed, else the first over it judged at several steps.
+pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Chosen<'a>, String> {
+    match selection.ceiling_phase {
+        Some(name) => {
+            let sweep = sweeps.iter().find(|s| s.name == name).ok_or_else(|| {
+                format!("the ceiling phase `{name}` is not in the results (or sweeps no single variable)")
+            })?;
+            if sweep.verdicts.is_empty() {
+                return Err(format!(
+                    "the ceiling phase `{name}` was judged by no SLO: no SLO ceiling"
+                ));
+            }
+            Ok(Chosen {
+                sweep,
+                because: "named by `capacity.ceiling_phase`",
+            })
+        }
+        None => {
+            let over_units =
+                |s: &&Sweep| selection.units.is_none_or(|u| s.x == u) && !s.verdicts.is_empty();
+            sweeps
+                .iter()
+                .filter(over_units)
+                .find(|s| s.verdicts.values().any(|v| !v.pass))
+                .map(|sweep| Chosen {
+                    sweep,
+                    because: "`capacity.ceiling_phase` is not set: the first phase over the units where an SLO failed",
+                })
+                .or_else(|| {
+                    sweeps
+                        .iter()
+                        .filter(over_units)
+                        .find(|s| s.verdicts.len() > 1)
+                        .map(|sweep| Chosen {
+                            sweep,
+                            because: "`capacity.ceiling_phase` is not set and no SLO failed: the first phase over the units judged at several steps",
+                        })
+                })
+                .ok_or_else(|| "no sweep over the units was judged by SLOs: no SLO ceiling".to_owned())
+        }
+    }
+}
+
+/// One ceiling on one instance, in units, and how far it can be trusted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ceiling {
-    pub units: f64,
+    /// `None`: the ceiling lies under `below` and was not measured.
+    pub units: Option<f64>,
+    /// The SLOs failed already at this, the first step: the ceiling is under it.
+    pub below: Option<f64>,
     /// The lower end when the fit is weak (the slope's upper 95 % bound).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub low: Option<f64>,
     /// The most that was tested, not where it broke: the real ceiling is at least this.
     pub lower_bound: bool,
+    /// How many times the largest measured x this ceiling lies, when that is past
+    /// `EXTRAPOLATION_LIMIT`: not a ceiling to plan with.
+    pub extrapolated: Option<f64>,
+    /// From a weak fit (`Fit::weaknesses`).
+    pub weak: bool,
     pub note: String,
+}
+
+impl Ceiling {
+    fn at(units: f64, note: String) -> Ceiling {
+        Ceiling {
+            units: Some(units),
+            below: None,
+            low: None,
+            lower_bound: false,
+            extrapolated: None,
+            weak: false,
+            note,
+        }
+    }
+
+    /// Whether a plan may stand on this ceiling: it was measured (or bounded from below), and
+    /// does not lie far past the data.
+    pub fn plannable(&self) -> bool {
+        self.units.is_some() && self.extrapolated.is_none()
+    }
+
+    /// Where it ranks: an unmeasured ceiling under the first step could be anything below it,
+    /// so it comes first.
+    fn rank(&self) -> f64 {
+        self.units.unwrap_or(f64::NEG_INFINITY)
+    }
+
+    /// The ceiling as a table cell reads: `< 16, not measured`, `≥ 100`, `325–334, weak fit`,
+    /// `378,881, extrapolated ×3,800 past the data: not a ceiling to plan with`.
+    pub fn reads(&self) -> String {
+        let Some(units) = self.units else {
+            return match self.below {
+                Some(below) => format!("< {}, not measured", count(below)),
+                None => "not measured".to_owned(),
+            };
+        };
+        let mut text = match self.low {
+            Some(low) if low < units => format!("{}–{}", count(low), count(units)),
+            _ => count(units),
+        };
+        if self.lower_bound {
+            text = format!("≥ {text}");
+        }
+        if let Some(factor) = self.extrapolated {
+            text.push_str(&format!(
+                ", extrapolated {} past the data: not a ceiling to plan with",
+                self::factor(factor)
+            ));
+        } else if self.weak {
+            text.push_str(", weak fit");
+        }
+        text
+    }
+}
+
+/// A factor as people say it: `×2.6`, `×58`, `×3,800` (two significant digits).
+pub fn factor(x: f64) -> String {
+    if x < 10.0 {
+        format!("×{x:.1}")
+    } else {
+        format!("×{}", count(two_significant(x)))
+    }
+}
+
+/// What a ceiling's key names, in a sentence: `the SLO ceiling`.
+pub fn resource_name(key: &str) -> &str {
+    match key {
+        "slo" => "SLO",
+        "cpu" => "given CPU",
+        "cpu_sustained" => "sustained CPU",
+        other => other,
+    }
+}
+
+/// `3789.0` → `3800.0`.
+fn two_significant(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(x.log10().floor() as i32 - 1);
+    (x / scale).round() * scale
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Binding {
     pub resource: String,
-    pub units: f64,
+    /// `None` when nothing bounds the units, or the binding ceiling was not measured.
+    pub units: Option<f64>,
+    /// The ceiling as it reads (`Ceiling::reads`), or `none`.
+    pub reads: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,8 +335,13 @@ pub struct InstancePlan {
     pub binding: Binding,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner_up: Option<Binding>,
-    /// The binding ceiling less the headroom: the units to plan with.
-    pub planned_units: f64,
+    /// The binding ceiling less the headroom: the units to plan with. `None` when the binding
+    /// ceiling cannot be planned with (see `not_priced`).
+    pub planned_units: Option<f64>,
+    /// Why no cost per unit is given, when none is.
+    pub not_priced: Option<String>,
+    /// The binding ceiling is a lower bound, so the cost per unit is at most what is shown.
+    pub cost_is_upper_bound: bool,
     pub per_unit_month: Option<f64>,
     pub per_person_month: Option<f64>,
     pub all_in: AllIn,
@@ -156,115 +375,153 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     {
         let room = memory_bytes - model.reserve_bytes - fit.intercept;
         let units = (room / fit.slope).floor().max(0.0);
+        let weak = fit.is_weak();
         let low = (room / fit.slope_ci95[1]).floor().max(0.0);
-        let weak = !fit.warnings(Some(units)).is_empty();
         for warning in fit.warnings(Some(units)) {
             warnings.push(format!("memory: {warning}"));
         }
+        let factor = units / fit.max_x;
+        let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
         ceilings.insert(
             "memory".to_owned(),
             Ceiling {
-                units,
-                low: weak.then_some(low),
-                lower_bound: false,
-                note: format!(
-                    "({memory_gib} GiB − {:.1} MiB reserve − {:.1} MiB) / {:.2} MiB per {}",
-                    model.reserve_bytes / 1_048_576.0,
-                    fit.intercept / 1_048_576.0,
-                    fit.slope / 1_048_576.0,
-                    model.unit
-                ),
+                low: (weak && fit.slope_ci95[1] > 0.0).then_some(low),
+                extrapolated,
+                weak,
+                ..Ceiling::at(
+                    units,
+                    format!(
+                        "({memory_gib} GiB − {:.1} MiB reserve − {:.1} MiB) / {:.2} MiB per {}",
+                        model.reserve_bytes / 1_048_576.0,
+                        fit.intercept / 1_048_576.0,
+                        fit.slope / 1_048_576.0,
+                        model.unit
+                    ),
+                )
             },
         );
     }
-    let measured = model
-        .cpu_ceiling
-        .map(|u| (u, "given".to_owned(), false))
-        .or_else(|| {
-            let slo = model.slo.as_ref()?;
-            let units = slo.units?;
-            let note = if slo.lower_bound {
-                format!(
-                    "≥ {}, the most tested: no point failed its SLOs",
-                    count(units)
-                )
-            } else {
-                format!(
-                    "the last point that passed every SLO; {} failed",
-                    count(slo.first_failing.unwrap_or_default())
-                )
-            };
-            Some((units, note, slo.lower_bound))
-        });
-    if let Some(slo) = &model.slo
-        && slo.units.is_none()
-    {
-        warnings.push(format!(
-            "the SLOs fail already at the first point ({}): no CPU ceiling was measured",
-            count(slo.first_failing.unwrap_or_default())
-        ));
-    }
-    if let Some((units, note, lower_bound)) = measured {
-        let (units, note) = if model.cpu_scales_with_vcpus && model.measured_cores > 0.0 {
-            let scaled = (units * f64::from(instance.vcpu) / model.measured_cores).floor();
-            (
-                scaled,
-                format!(
-                    "{note}; scaled from {} measured cores to {} vCPUs",
-                    model.measured_cores, instance.vcpu
-                ),
-            )
-        } else {
-            (units, format!("{note}; as measured, not scaled to vCPUs"))
-        };
+    if let Some(given) = model.cpu_ceiling {
         ceilings.insert(
             "cpu".to_owned(),
-            Ceiling {
-                units,
-                low: None,
-                lower_bound,
-                note,
-            },
+            Ceiling::at(
+                given,
+                "given (--cpu-ceiling), not measured by headroom".to_owned(),
+            ),
         );
+    } else if let Some(slo) = &model.slo {
+        let scale = (model.cpu_scales_with_vcpus && model.measured_cores > 0.0)
+            .then(|| f64::from(instance.vcpu) / model.measured_cores);
+        let scaled = |units: f64| scale.map_or(units, |s| (units * s).floor());
+        let scaling = match scale {
+            Some(_) => format!(
+                "; scaled from {} measured cores to {} vCPUs",
+                model.measured_cores, instance.vcpu
+            ),
+            None => "; as measured, not scaled to vCPUs".to_owned(),
+        };
+        let broke = if slo.broke.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", slo.broke.join("; "))
+        };
+        let ceiling = match (slo.units, slo.first_failing) {
+            (None, first) => {
+                let first = first.unwrap_or_default();
+                warnings.push(format!(
+                    "the SLOs failed already at the first step of `{}`, {}{broke}: the SLO ceiling is below it and was not measured; sweep lower to find it",
+                    slo.phase,
+                    count(first)
+                ));
+                Ceiling {
+                    units: None,
+                    below: Some(scaled(first)),
+                    ..Ceiling::at(
+                        0.0,
+                        format!(
+                            "below the first step of `{}`, {}{broke}{scaling}",
+                            slo.phase,
+                            count(first)
+                        ),
+                    )
+                }
+            }
+            (Some(units), None) => Ceiling {
+                lower_bound: true,
+                ..Ceiling::at(
+                    scaled(units),
+                    format!(
+                        "≥ {}, the most tested in `{}`: no step failed its SLOs{scaling}",
+                        count(units),
+                        slo.phase
+                    ),
+                )
+            },
+            (Some(units), Some(first)) => Ceiling::at(
+                scaled(units),
+                format!(
+                    "the last step of `{}` that passed every SLO; {} did not{broke}{scaling}",
+                    slo.phase,
+                    count(first),
+                ),
+            ),
+        };
+        ceilings.insert("slo".to_owned(), ceiling);
     }
     if let Some(cap) = model.cap {
         ceilings.insert(
             "cap".to_owned(),
-            Ceiling {
-                units: cap,
-                low: None,
-                lower_bound: false,
-                note: "the server's own limit".to_owned(),
-            },
+            Ceiling::at(cap, "the server's own limit".to_owned()),
         );
     }
     let mut ranked: Vec<(&String, &Ceiling)> = ceilings.iter().collect();
     // Ties go to the non-memory resource: what the server refuses binds before what it holds.
     ranked.sort_by(|a, b| {
-        a.1.units
-            .total_cmp(&b.1.units)
+        a.1.rank()
+            .total_cmp(&b.1.rank())
             .then((a.0 == "memory").cmp(&(b.0 == "memory")))
     });
+    let binding_of = |(name, c): &(&String, &Ceiling)| Binding {
+        resource: (*name).clone(),
+        units: c.units,
+        reads: c.reads(),
+    };
     let binding = ranked.first().map_or(
         Binding {
             resource: "none".to_owned(),
-            units: f64::INFINITY,
+            units: None,
+            reads: "none".to_owned(),
         },
-        |(name, c)| Binding {
-            resource: (*name).clone(),
-            units: c.units,
-        },
+        binding_of,
     );
-    let runner_up = ranked.get(1).map(|(name, c)| Binding {
-        resource: (*name).clone(),
-        units: c.units,
-    });
-    if ceilings.is_empty() {
-        warnings.push(
-            "no ceiling: give a memory sweep, an SLO sweep, --cpu-ceiling or --cap".to_owned(),
-        );
-    }
-    let planned_units = (binding.units * (1.0 - model.headroom)).floor();
+    let runner_up = ranked.get(1).map(binding_of);
+    let binding_ceiling = ranked.first().map(|(_, c)| (*c).clone());
+    let not_priced = match &binding_ceiling {
+        None => {
+            warnings.push(
+                "no ceiling: give a memory sweep, an SLO sweep, --cpu-ceiling or --cap".to_owned(),
+            );
+            Some("no ceiling was measured or given".to_owned())
+        }
+        Some(c) if c.units.is_none() => Some(format!(
+            "the {} ceiling lies below {}, the first step, and was not measured: there is no ceiling to plan with",
+            resource_name(&binding.resource),
+            count(c.below.unwrap_or_default()),
+        )),
+        Some(c) if c.extrapolated.is_some() => Some(format!(
+            "the {} ceiling, {}, is an extrapolation {} past the data; sweep up to it to measure it",
+            resource_name(&binding.resource),
+            count(c.units.unwrap_or_default()),
+            factor(c.extrapolated.unwrap_or_default()),
+        )),
+        Some(_) => None,
+    };
+    let cost_is_upper_bound =
+        not_priced.is_none() && binding_ceiling.as_ref().is_some_and(|c| c.lower_bound);
+    let planned_units = match (&not_priced, binding.units) {
+        (None, Some(units)) => Some((units * (1.0 - model.headroom)).floor()),
+        _ => None,
+    };
 
     // Burstable: the measured ceiling holds while CPU credits last.
     let mut lines = Vec::new();
@@ -276,14 +533,12 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                 let sustained = ((baseline - cpu.intercept) / cpu.slope).floor().max(0.0);
                 ceilings.insert(
                     "cpu_sustained".to_owned(),
-                    Ceiling {
-                        units: sustained,
-                        low: None,
-                        lower_bound: false,
-                        note: format!("at the baseline of {baseline:.2} cores, without spending credits"),
-                    },
+                    Ceiling::at(
+                        sustained,
+                        format!("at the baseline of {baseline:.2} cores, without spending credits"),
+                    ),
                 );
-                let above = (cpu.predict(planned_units) - baseline).max(0.0);
+                let above = planned_units.map_or(0.0, |units| (cpu.predict(units) - baseline).max(0.0));
                 if above > 0.0
                     && let Some(credit) = table.cpu_credit(&instance.id)
                     && let Some(price) = credit.usd_per_vcpu_hour
@@ -296,12 +551,21 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                     });
                 }
             }
-            _ => warnings.push(format!(
-                "{} is burstable: the CPU ceiling assumes burst, and {} sustains {:.0} % per vCPU; the results carry no CPU use per {} to compute the sustained ceiling",
+            measured => warnings.push(format!(
+                "{} is burstable: the ceilings assume burst, and {} sustains {:.0} % per vCPU; {}",
                 instance.id,
                 instance.id,
                 instance.baseline_cpu_pct_per_vcpu.unwrap_or(0.0),
-                model.unit
+                match measured {
+                    Some(_) => format!(
+                        "the server's measured CPU does not rise with {}s (slope ≤ 0), so no sustained ceiling follows from it",
+                        model.unit
+                    ),
+                    None => format!(
+                        "the results carry no CPU use per {} to compute the sustained ceiling",
+                        model.unit
+                    ),
+                }
             )),
         }
     }
@@ -381,7 +645,9 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         }
     }
     let per_unit = |total: f64| {
-        (planned_units.is_finite() && planned_units > 0.0).then(|| total / planned_units)
+        planned_units
+            .filter(|units| *units > 0.0)
+            .map(|units| total / units)
     };
     let all_in_month = per_month + lines.iter().map(|l| l.per_month).sum::<f64>();
     InstancePlan {
@@ -402,6 +668,8 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         binding,
         runner_up,
         planned_units,
+        not_priced,
+        cost_is_upper_bound,
         warnings,
     }
 }
@@ -438,25 +706,25 @@ pub fn for_units(plans: &[InstancePlan], units: f64) -> Vec<Fleet> {
         .iter()
         .map(|plan| {
             let (each, shared) = costs(plan);
-            if !(plan.planned_units.is_finite() && plan.planned_units >= 1.0) {
+            let Some(planned) = plan.planned_units.filter(|p| *p >= 1.0) else {
                 return Fleet {
                     instance: plan.name.clone(),
                     currency: plan.currency,
                     count: 0,
                     units: 0.0,
                     per_month: f64::INFINITY,
-                    note: Some(format!(
-                        "holds no {} (binding: {})",
-                        "unit", plan.binding.resource
-                    )),
+                    note: Some(match &plan.not_priced {
+                        Some(why) => format!("not priced: {why}"),
+                        None => format!("holds no unit (binding: {})", plan.binding.resource),
+                    }),
                 };
-            }
-            let count = (units / plan.planned_units).ceil().max(1.0) as u64;
+            };
+            let count = (units / planned).ceil().max(1.0) as u64;
             Fleet {
                 instance: plan.name.clone(),
                 currency: plan.currency,
                 count,
-                units: count as f64 * plan.planned_units,
+                units: count as f64 * planned,
                 per_month: count as f64 * each + shared,
                 note: None,
             }
@@ -493,21 +761,31 @@ pub fn for_budget(plans: &[InstancePlan], budget: f64) -> Vec<Fleet> {
         .iter()
         .map(|plan| {
             let (each, shared) = costs(plan);
+            let Some(planned) = plan.planned_units else {
+                return Fleet {
+                    instance: plan.name.clone(),
+                    currency: plan.currency,
+                    count: 0,
+                    units: 0.0,
+                    per_month: 0.0,
+                    note: Some(format!(
+                        "not priced: {}",
+                        plan.not_priced
+                            .as_deref()
+                            .unwrap_or("no ceiling to plan with")
+                    )),
+                };
+            };
             let count = if each > 0.0 {
                 ((budget - shared) / each).floor().max(0.0) as u64
             } else {
                 0
             };
-            let held = if plan.planned_units.is_finite() {
-                count as f64 * plan.planned_units
-            } else {
-                0.0
-            };
             Fleet {
                 instance: plan.name.clone(),
                 currency: plan.currency,
                 count,
-                units: held,
+                units: count as f64 * planned,
                 per_month: count as f64 * each + shared,
                 note: (count == 0).then(|| {
                     format!(
@@ -537,94 +815,181 @@ pub fn for_budget(plans: &[InstancePlan], budget: f64) -> Vec<Fleet> {
 }
 
 /// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
-/// Numbers are unrounded; amounts are in `currency` (USD for AWS, EUR for Hetzner).
+/// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for
+/// Hetzner) even where a field's name says `usd`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
+    /// What one unit is (`room`, `user`).
     pub unit: String,
+    /// The least-squares lines the plan stands on: the memory series, and the server's CPU
+    /// over the same sweep when it was measured.
     pub fits: Vec<FitJson>,
+    /// Where the SLOs broke in the ceiling sweep; `null` when no sweep was judged by SLOs.
     pub slo_ceiling: Option<SloCeilingJson>,
+    /// One plan per priced instance type, in the order asked.
     pub instances: Vec<InstanceJson>,
+    /// `--units N`: the cheapest fleet of each instance type that holds N units, cheapest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub for_units: Option<Vec<FleetJson>>,
+    /// `--budget`: the most units each instance type holds for the budget, most first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub for_budget: Option<Vec<FleetJson>>,
+    /// The hours in a month that hourly prices are multiplied by (730).
     pub hours_per_month: f64,
+    /// What a reader should know before trusting the plan, once each.
     pub warnings: Vec<String>,
 }
 
+/// A least-squares line `y = intercept + slope × x` over one sweep.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FitJson {
+    /// The series fitted: `rss`, a `[measure]` series, a CSV column, or `cpu`.
     pub series: String,
+    /// The unit of `intercept` and of `slope` per unit of x: `bytes`, `cores`, `seconds`,
+    /// `fraction`, or `count` (a plain number).
+    pub unit: String,
+    /// The phase (or `csv`) the points come from.
+    pub phase: String,
+    /// Why the planner fitted this phase.
+    pub chosen_because: String,
+    /// The variable on the x axis (the units variable).
+    pub x: String,
     pub intercept: f64,
     pub slope: f64,
-    pub r2: f64,
+    /// The share of the variance the line explains; `null` when the series does not vary (R²
+    /// is 0/0 there).
+    pub r2: Option<f64>,
+    /// The points fitted (every run, repeats included).
     pub n: usize,
+    /// The slope's 95 % confidence interval (Student t, n − 2 degrees of freedom).
     pub slope_ci95: [f64; 2],
+    /// The largest x measured.
+    pub max_x: f64,
+    /// The fit is too weak to plan with unflagged (`weaknesses` says why).
+    pub weak: bool,
+    /// Fewer than four points, R² under 0.9 or undefined, a slope interval wider than ±50 %.
+    pub weaknesses: Vec<String>,
 }
 
+/// The SLO ceiling of the ceiling sweep.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SloCeilingJson {
+    /// The phase whose verdicts give it, and why the planner took it.
+    pub phase: String,
+    pub chosen_because: String,
+    /// The last step that passed every SLO; `null` when they failed already at the first step.
     pub units: Option<f64>,
+    /// The first step where something failed; `null` when every step passed.
     pub first_failing: Option<f64>,
+    /// What did not hold at `first_failing`: failed SLOs, unmeasured figures, failed runs.
+    pub broke: Vec<String>,
+    /// Every step passed: the ceiling is at least `units`, the most tested.
     pub lower_bound: bool,
 }
 
+/// One ceiling on one instance.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CeilingJson {
-    pub units: f64,
+    /// The ceiling in units; `null` when it lies under `below` and was not measured.
+    pub units: Option<f64>,
+    /// The SLOs failed already at this first step: the ceiling is under it, not measured.
+    pub below: Option<f64>,
+    /// The lower end of a weak memory ceiling (at the slope's upper 95 % bound).
     pub low: Option<f64>,
     /// The most that was tested (every SLO passed there), so the ceiling is at least `units`.
     pub lower_bound: bool,
+    /// How many times the largest measured x the ceiling lies, when that is more than
+    /// `EXTRAPOLATION_LIMIT` (2): not a ceiling to plan with.
+    pub extrapolated: Option<f64>,
+    /// From a weak fit (see the fit's `weaknesses`).
+    pub weak: bool,
+    /// The ceiling as a table reads it: `< 16, not measured`, `≥ 100`, `325–334, weak fit`.
+    pub reads: String,
+    /// How it was worked out.
     pub note: String,
 }
 
+/// The ceiling that binds, or the runner-up.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BindingJson {
+    /// A key of `ceilings`: `memory`, `slo`, `cap`, `cpu` (given with `--cpu-ceiling`), or
+    /// `none` when there is no ceiling at all.
     pub resource: String,
-    /// `null` when nothing bounds the units (no ceiling at all).
+    /// `null` when nothing bounds the units, or the ceiling was not measured.
     pub units: Option<f64>,
+    /// The ceiling as a table reads it (`CeilingJson.reads`).
+    pub reads: String,
 }
 
+/// The monthly cost with the lines beside the instance.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AllInJson {
+    /// The instance and every line, a month.
     pub usd_month: f64,
+    /// That divided by the planned units; `null` when the plan is not priced.
     pub usd_per_unit_month: Option<f64>,
     pub lines: Vec<LineJson>,
 }
 
+/// A monthly line beside the instance (storage, an address, a database, egress, credits).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LineJson {
     pub name: String,
+    /// Its cost a month, in the instance's currency.
     pub usd_month: f64,
+    /// Shared by the fleet (a database): counted once, not per instance.
     pub shared: bool,
+    /// The date of its price (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
 }
 
+/// The plan on one instance type.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InstanceJson {
+    /// The instance type (`t4g.medium`, `CX22`).
     pub name: String,
     pub vcpu: u32,
     pub memory_gib: f64,
+    /// `USD` or `EUR`: the currency of every amount of this instance.
     pub currency: String,
+    /// The instance's price a month.
     pub usd_month: f64,
+    /// The date of the instance's price (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
+    /// Every ceiling by resource: `memory`, `slo`, `cap`, `cpu`, `cpu_sustained`.
     pub ceilings: BTreeMap<String, CeilingJson>,
+    /// The smallest ceiling.
     pub binding: BindingJson,
+    /// The next smallest.
     pub runner_up: Option<BindingJson>,
+    /// The binding ceiling less the headroom; `null` when the plan is not priced.
     pub planned_units: Option<f64>,
+    /// Why there is no cost per unit (the binding ceiling was not measured, or is an
+    /// extrapolation); `null` when the plan is priced.
+    pub not_priced: Option<String>,
+    /// The binding ceiling is a lower bound: each cost per unit is at most what is given.
+    pub cost_is_upper_bound: bool,
+    /// The instance's month over the planned units.
     pub usd_per_unit_month: Option<f64>,
+    /// That over the people in a unit.
     pub usd_per_person_month: Option<f64>,
     pub all_in: AllInJson,
+    /// This instance's warnings (also in the report's `warnings`).
     pub warnings: Vec<String>,
 }
 
+/// A fleet of one instance type.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FleetJson {
     pub instance: String,
     pub currency: String,
+    /// Instances in the fleet.
     pub count: u64,
+    /// The units the fleet holds at the planned units per instance.
     pub units: f64,
+    /// The fleet's month, shared lines once; `null` when it cannot hold any unit.
     pub usd_month: Option<f64>,
+    /// Why this fleet is not the first choice, or cannot be one.
     pub note: Option<String>,
 }
 
@@ -633,11 +998,40 @@ fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+impl From<&Ceiling> for CeilingJson {
+    fn from(c: &Ceiling) -> CeilingJson {
+        CeilingJson {
+            units: c.units,
+            below: c.below,
+            low: c.low,
+            lower_bound: c.lower_bound,
+            extrapolated: c.extrapolated,
+            weak: c.weak,
+            reads: c.reads(),
+            note: c.note.clone(),
+        }
+    }
+}
+
+impl From<&SloCeiling> for SloCeilingJson {
+    fn from(s: &SloCeiling) -> SloCeilingJson {
+        SloCeilingJson {
+            phase: s.phase.clone(),
+            chosen_because: s.chosen_because.clone(),
+            units: s.units,
+            first_failing: s.first_failing,
+            broke: s.broke.clone(),
+            lower_bound: s.lower_bound,
+        }
+    }
+}
+
 impl From<&InstancePlan> for InstanceJson {
     fn from(plan: &InstancePlan) -> InstanceJson {
         let binding = |b: &Binding| BindingJson {
             resource: b.resource.clone(),
-            units: finite(b.units),
+            units: b.units.and_then(finite),
+            reads: b.reads.clone(),
         };
         InstanceJson {
             name: plan.name.clone(),
@@ -649,21 +1043,13 @@ impl From<&InstancePlan> for InstanceJson {
             ceilings: plan
                 .ceilings
                 .iter()
-                .map(|(k, c)| {
-                    (
-                        k.clone(),
-                        CeilingJson {
-                            units: c.units,
-                            low: c.low,
-                            lower_bound: c.lower_bound,
-                            note: c.note.clone(),
-                        },
-                    )
-                })
+                .map(|(k, c)| (k.clone(), CeilingJson::from(c)))
                 .collect(),
             binding: binding(&plan.binding),
             runner_up: plan.runner_up.as_ref().map(binding),
-            planned_units: finite(plan.planned_units),
+            planned_units: plan.planned_units,
+            not_priced: plan.not_priced.clone(),
+            cost_is_upper_bound: plan.cost_is_upper_bound,
             usd_per_unit_month: plan.per_unit_month,
             usd_per_person_month: plan.per_person_month,
             all_in: AllInJson {
@@ -741,14 +1127,12 @@ mod tests {
         ];
         for (name, by_memory, per_room, all_in, all_in_per_room) in expected {
             let plan = plan_instance(table.instance(name).expect("instance"), &model, &table);
-            assert_eq!(plan.ceilings["memory"].units, by_memory, "{name}");
+            assert_eq!(plan.ceilings["memory"].units, Some(by_memory), "{name}");
             assert_eq!(
-                plan.binding,
-                Binding {
-                    resource: "cpu".to_owned(),
-                    units: 57.0
-                }
+                (plan.binding.resource.as_str(), plan.binding.units),
+                ("cpu", Some(57.0))
             );
+            assert_eq!(plan.not_priced, None);
             assert_eq!(
                 plan.runner_up.as_ref().map(|b| b.resource.as_str()),
                 Some("cap")
@@ -790,7 +1174,7 @@ mod tests {
             &model,
             &table,
         );
-        assert_eq!(plan.ceilings["cpu_sustained"].units, 30.0);
+        assert_eq!(plan.ceilings["cpu_sustained"].units, Some(30.0));
         let credits = plan
             .all_in
             .lines
@@ -810,27 +1194,26 @@ mod tests {
         let table = PriceTable::embedded().expect("table");
         let mut model = relay_model();
         model.cpu_ceiling = None;
-        let verdicts: BTreeMap<OrderedX, bool> =
-            [(16.0, true), (32.0, true), (64.0, false), (128.0, false)]
-                .map(|(x, p)| (OrderedX(x), p))
-                .into();
-        model.slo = slo_ceiling(&verdicts);
+        let sweep = sweep_of(&[(16.0, true), (32.0, true), (64.0, false), (128.0, false)]);
+        model.slo = slo_ceiling(&sweep, "named");
+        let slo = model.slo.clone().expect("judged");
         assert_eq!(
-            model.slo,
-            Some(SloCeiling {
-                units: Some(32.0),
-                first_failing: Some(64.0),
-                lower_bound: false
-            })
+            (slo.units, slo.first_failing, slo.lower_bound),
+            (Some(32.0), Some(64.0), false)
         );
+        assert_eq!(slo.broke, ["`api.latency.p95 < 200ms` failed"]);
         model.headroom = 0.25;
         let plan = plan_instance(
             table.instance("m7g.large").expect("m7g.large"),
             &model,
             &table,
         );
-        assert_eq!(plan.binding.units, 32.0);
-        assert_eq!(plan.planned_units, 24.0);
+        assert_eq!(
+            (plan.binding.resource.as_str(), plan.binding.units),
+            ("slo", Some(32.0))
+        );
+        assert_eq!(plan.planned_units, Some(24.0));
+        assert!(!plan.cost_is_upper_bound);
         assert!(plan.warnings.iter().all(|w| !w.contains("burstable")));
         // 100 rooms: m7g.large holds 24 a piece, so 5 of them.
         let fleets = for_units(std::slice::from_ref(&plan), 100.0);
@@ -840,9 +1223,118 @@ mod tests {
             budget[0].per_month <= 300.0 && budget[0].count >= 1,
             "{budget:?}"
         );
-        let never: BTreeMap<OrderedX, bool> = [(1.0, true), (2.0, true)]
-            .map(|(x, p)| (OrderedX(x), p))
+        let never = sweep_of(&[(1.0, true), (2.0, true)]);
+        assert_eq!(slo_ceiling(&never, "").map(|c| c.lower_bound), Some(true));
+    }
+
+    /// A sweep judged at each x: `true` passes, `false` fails a p95 SLO.
+    fn sweep_of(verdicts: &[(f64, bool)]) -> Sweep {
+        Sweep {
+            name: "load".to_owned(),
+            x: "rooms".to_owned(),
+            series: Vec::new(),
+            verdicts: verdicts
+                .iter()
+                .map(|&(x, pass)| {
+                    let mut verdict = crate::points::Verdict::passing();
+                    verdict.judge((!pass).then(|| "`api.latency.p95 < 200ms` failed".to_owned()));
+                    (crate::points::OrderedX(x), verdict)
+                })
+                .collect(),
+        }
+    }
+
+    /// Item 1 of issue 11: every SLO fails at the first step (16). The SLO ceiling is "< 16, not
+    /// measured" and binds before the cap: nothing is planned and no cost per unit is given.
+    #[test]
+    fn a_ceiling_below_the_first_step_is_not_priced() {
+        let table = PriceTable::embedded().expect("table");
+        let mut model = relay_model();
+        model.cpu_ceiling = None;
+        model.slo = slo_ceiling(&sweep_of(&[(16.0, false), (64.0, false)]), "named");
+        let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+        let slo = &plan.ceilings["slo"];
+        assert_eq!((slo.units, slo.below), (None, Some(16.0)));
+        assert_eq!(slo.reads(), "< 16, not measured");
+        assert_eq!(
+            (plan.binding.resource.as_str(), plan.binding.units),
+            ("slo", None)
+        );
+        assert_eq!(plan.planned_units, None);
+        assert_eq!(plan.per_unit_month, None);
+        assert_eq!(plan.all_in.per_unit_month, None);
+        let why = plan.not_priced.clone().expect("a reason");
+        assert!(
+            why.contains("SLO ceiling lies below 16, the first step"),
+            "{why}"
+        );
+        let fleets = for_units(std::slice::from_ref(&plan), 100.0);
+        assert_eq!(fleets[0].count, 0);
+        assert!(
+            fleets[0]
+                .note
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("not priced")
+        );
+    }
+
+    /// Item 16: a lower-bound ceiling binds; the cost per unit is an upper bound.
+    #[test]
+    fn a_lower_bound_ceiling_prices_an_upper_bound() {
+        let table = PriceTable::embedded().expect("table");
+        let mut model = relay_model();
+        model.cpu_ceiling = None;
+        model.cap = None;
+        model.slo = slo_ceiling(&sweep_of(&[(25.0, true), (50.0, true), (100.0, true)]), "");
+        let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+        assert_eq!(plan.binding.reads, "≥ 100");
+        assert_eq!(plan.planned_units, Some(100.0));
+        assert!(plan.cost_is_upper_bound);
+        assert_eq!(plan.not_priced, None);
+    }
+
+    /// Item 15: a memory ceiling far past the data (×3,800) reads as an extrapolation, never as
+    /// a plain number, and when it binds nothing is priced.
+    #[test]
+    fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
+        let table = PriceTable::embedded().expect("table");
+        // 25–100 users at 8 KiB each over 60 MiB: a CX22's 4 GiB holds ~450,000.
+        let points: Vec<(f64, f64)> = [25.0, 50.0, 75.0, 100.0]
+            .map(|u| (u, 60.0 * 1_048_576.0 + u * 8192.0))
             .into();
-        assert_eq!(slo_ceiling(&never).map(|c| c.lower_bound), Some(true));
+        let model = Model {
+            unit: "user".to_owned(),
+            people_per_unit: 1.0,
+            memory: Some(fit(&points).expect("fit")),
+            reserve_bytes: 512.0 * 1_048_576.0,
+            ..Model::default()
+        };
+        let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+        let memory = &plan.ceilings["memory"];
+        let times = memory.extrapolated.expect("flagged");
+        assert!(times > 1000.0, "{times}");
+        assert!(
+            memory
+                .reads()
+                .contains("past the data: not a ceiling to plan with"),
+            "{}",
+            memory.reads()
+        );
+        assert_eq!(plan.binding.resource, "memory");
+        assert_eq!(plan.planned_units, None);
+        assert_eq!(plan.per_unit_month, None);
+        assert!(
+            plan.not_priced
+                .as_deref()
+                .unwrap_or("")
+                .contains("extrapolation"),
+            "{:?}",
+            plan.not_priced
+        );
+        // Inside the limit it is a plain ceiling.
+        assert_eq!(factor(3789.0), "×3,800");
+        assert_eq!(factor(57.5), "×58");
+        assert_eq!(factor(2.6), "×2.6");
     }
 }

@@ -38,8 +38,42 @@ pub struct Sweep {
     /// The variable on the x axis.
     pub x: String,
     pub series: Vec<SeriesPoints>,
-    /// Per x: whether every run there passed its SLOs (`None` where nothing was judged).
-    pub verdicts: BTreeMap<OrderedX, bool>,
+    /// Per x that was judged (by SLOs, or by a run that failed): whether every run there
+    /// passed, and what did not. An x where nothing was judged has no entry.
+    pub verdicts: BTreeMap<OrderedX, Verdict>,
+}
+
+/// The judgement of one x over its runs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Verdict {
+    /// Every SLO of every run held there, and no run failed.
+    pub pass: bool,
+    /// What did not hold, as written: `edits.seen_by_all.p95 < 2500ms (measured 2.93 s)`, a
+    /// figure that was not measured (`… unmeasured: no request was sent`), or a failed run.
+    pub broke: Vec<String>,
+}
+
+impl Verdict {
+    /// Records one judgement: `None` for a pass, else what broke.
+    pub fn judge(&mut self, broke: Option<String>) {
+        match broke {
+            None => {}
+            Some(what) => {
+                self.pass = false;
+                if !self.broke.contains(&what) {
+                    self.broke.push(what);
+                }
+            }
+        }
+    }
+
+    /// A fresh verdict that passes until something breaks.
+    pub fn passing() -> Verdict {
+        Verdict {
+            pass: true,
+            broke: Vec::new(),
+        }
+    }
 }
 
 /// An x value usable as a map key (x values are finite).
@@ -191,8 +225,10 @@ pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
             (None, None) => None,
         };
         if let Some(passed) = passed {
-            let entry = verdicts.entry(OrderedX(x_value)).or_insert(true);
-            *entry &= passed;
+            let entry = verdicts
+                .entry(OrderedX(x_value))
+                .or_insert_with(Verdict::passing);
+            entry.judge((!passed).then(|| format!("line {line} of the points is marked failed")));
         }
     }
     series.retain(|s| !s.points.is_empty());
@@ -242,13 +278,26 @@ pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
             };
             for run in point["runs"].as_array().into_iter().flatten() {
                 let failed = !run["failure"].is_null();
-                let slo_failed = run["slo"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|v| v["pass"] == false);
-                let entry = verdicts.entry(OrderedX(x_value)).or_insert(true);
-                *entry &= !failed && !slo_failed;
+                let judged: Vec<&Value> = run["slo"].as_array().into_iter().flatten().collect();
+                // A point is judged by its SLOs, or by a run that failed; a point with neither
+                // says nothing about a ceiling.
+                if failed || !judged.is_empty() {
+                    let entry = verdicts
+                        .entry(OrderedX(x_value))
+                        .or_insert_with(Verdict::passing);
+                    if failed {
+                        entry.judge(Some(format!(
+                            "a run failed ({})",
+                            run["failure"]["kind"]
+                                .as_str()
+                                .unwrap_or("see the results file")
+                                .replace('_', " ")
+                        )));
+                    }
+                    for slo in judged {
+                        entry.judge(broken_slo(slo));
+                    }
+                }
                 if failed {
                     continue;
                 }
@@ -291,6 +340,20 @@ pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
         });
     }
     Ok(sweeps)
+}
+
+/// What a verdict of the results file says broke, if anything: a failure with its value, or
+/// an SLO that could not be judged (unmeasured is never a pass).
+fn broken_slo(verdict: &Value) -> Option<String> {
+    let expression = verdict["expression"].as_str().unwrap_or("an SLO");
+    match verdict["pass"].as_bool() {
+        Some(true) => None,
+        Some(false) => Some(format!("`{expression}` failed")),
+        None => Some(format!(
+            "`{expression}` unmeasured: {}",
+            verdict["note"].as_str().unwrap_or("no value")
+        )),
+    }
 }
 
 fn plan_phase<'a>(results: &'a Value, name: &str) -> Option<&'a Value> {
@@ -350,7 +413,10 @@ mod tests {
         assert_eq!(rss.points[0], (1.0, 218.8 * 1_048_576.0));
         let p95 = &sweep.series[1];
         assert_eq!(p95.points, vec![(1.0, 0.012), (4.0, 0.015)]);
-        assert_eq!(sweep.verdicts.get(&OrderedX(16.0)), Some(&false));
+        let at_16 = sweep.verdicts.get(&OrderedX(16.0)).expect("16 judged");
+        assert!(!at_16.pass);
+        assert_eq!(at_16.broke, ["line 4 of the points is marked failed"]);
+        assert!(sweep.verdicts[&OrderedX(1.0)].pass);
     }
 
     #[test]

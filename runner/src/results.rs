@@ -377,8 +377,9 @@ pub struct ProcessSample {
     /// Seconds from the start of the load.
     pub t_s: f64,
     pub rss_bytes: u64,
-    /// CPU since the previous sample, in percent of one core.
-    pub cpu_pct: f64,
+    /// CPU since the previous sample, in percent of one core; `null` for a first reading, which
+    /// has nothing to measure CPU against (CPU use is the difference of two readings).
+    pub cpu_pct: Option<f64>,
     pub processes: u32,
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use headroom_compiler::ResolvedPlan;
 use headroom_compiler::matrix::{PhasePlan, Point, ResolvedMeasure};
-use headroom_spec::{OnFailure, Scenario};
+use headroom_spec::{OnFailure, Reducer, Scenario};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -674,9 +674,8 @@ fn sample_group(
 ) -> ProcessSample {
     let now = Instant::now();
     let reading = sample::read_group(group);
-    let cpu_pct = previous.map_or(0.0, |(at, cpu)| {
-        100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6)
-    });
+    let cpu_pct = previous
+        .map(|(at, cpu)| 100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6));
     *previous = Some((now, reading.cpu_s));
     ProcessSample {
         t_s: (now - start).as_secs_f64(),
@@ -735,19 +734,21 @@ async fn steady_state(
             None => metrics.missing.push(series.name.clone()),
         }
     }
-    let process = if readings.is_empty() {
-        None
-    } else {
-        let rss: Vec<f64> = readings.iter().map(|r| r.rss_bytes as f64).collect();
-        let cpu: Vec<f64> = readings.iter().skip(1).map(|r| r.cpu_pct).collect();
-        Some(ProcessSample {
-            t_s: readings.last().map_or(0.0, |r| r.t_s),
-            rss_bytes: steady.reduce.of(&rss).unwrap_or(0.0) as u64,
-            cpu_pct: steady.reduce.of(&cpu).unwrap_or(0.0),
-            processes: readings.last().map_or(0, |r| r.processes),
-        })
-    };
-    (metrics, process)
+    (metrics, steady_process(&readings, steady.reduce))
+}
+
+/// The steady-state readings of the process group reduced to one: `None` without a reading,
+/// and CPU `None` unless two readings measured it (one scrape reads no CPU).
+fn steady_process(readings: &[ProcessSample], reduce: Reducer) -> Option<ProcessSample> {
+    let last = readings.last()?;
+    let rss: Vec<f64> = readings.iter().map(|r| r.rss_bytes as f64).collect();
+    let cpu: Vec<f64> = readings.iter().filter_map(|r| r.cpu_pct).collect();
+    Some(ProcessSample {
+        t_s: last.t_s,
+        rss_bytes: reduce.of(&rss)? as u64,
+        cpu_pct: reduce.of(&cpu),
+        processes: last.processes,
+    })
 }
 
 fn generator(
@@ -794,5 +795,34 @@ mod tests {
         let verdict = generator(&scenarios, 0.1, 10.0);
         assert!(verdict.bound);
         assert!(!generator(&BTreeMap::new(), 0.1, 10.0).bound);
+    }
+
+    fn reading(rss_bytes: u64, cpu_pct: Option<f64>) -> ProcessSample {
+        ProcessSample {
+            t_s: 1.0,
+            rss_bytes,
+            cpu_pct,
+            processes: 1,
+        }
+    }
+
+    /// Issue 11, item 4: one steady-state reading measures memory but not CPU (CPU is the
+    /// difference of two readings): the steady CPU is `None`, never 0 %.
+    #[test]
+    fn one_reading_measures_no_cpu() {
+        let one = steady_process(&[reading(100, None)], Reducer::Median).expect("a reading");
+        assert_eq!(one.rss_bytes, 100);
+        assert_eq!(one.cpu_pct, None);
+        let three = steady_process(
+            &[
+                reading(100, None),
+                reading(110, Some(20.0)),
+                reading(120, Some(40.0)),
+            ],
+            Reducer::Median,
+        )
+        .expect("readings");
+        assert_eq!((three.rss_bytes, three.cpu_pct), (110, Some(30.0)));
+        assert_eq!(steady_process(&[], Reducer::Median), None);
     }
 }

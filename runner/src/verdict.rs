@@ -40,7 +40,9 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
     let Some(scenario) = &rule.scenario else {
         return match rule.figure.as_str() {
             "rss" => steady(run).map(|s| s.rss_bytes as f64),
-            "cpu" => steady(run).map(|s| s.cpu_pct / 100.0),
+            "cpu" => steady(run)?.cpu_pct.map(|pct| pct / 100.0).ok_or_else(|| {
+                "the server's CPU was read once at the steady state: CPU use needs two readings (set `steady_state.scrapes` to 2 or more)".to_owned()
+            }),
             series => run
                 .metrics
                 .steady
@@ -62,8 +64,16 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
     }
     match rule.figure.as_str() {
         "latency" => latency(result, statistic),
-        "failed" => Ok(ratio(result.errors.total(), result.requests)),
-        "dropped" => Ok(ratio(result.dropped, result.requests + result.dropped)),
+        "failed" => ratio(
+            result.errors.total(),
+            result.requests,
+            "no request was sent",
+        ),
+        "dropped" => ratio(
+            result.dropped,
+            result.requests + result.dropped,
+            "no request was due",
+        ),
         "rate" => Ok(result.rate),
         "requests" => Ok(result.requests as f64),
         other => Err(format!("`{other}` is not measured for an HTTP scenario")),
@@ -88,8 +98,12 @@ fn rooms_figure(
     };
     match figure {
         "connect" => summary_statistic(&rooms.connect, statistic, "no socket opened"),
-        "sockets_failed" => Ok(ratio(sockets.failed.total(), sockets.planned)),
-        "closed_by_server" => Ok(ratio(sockets.closed_by_server, sockets.opened)),
+        "sockets_failed" => ratio(
+            sockets.failed.total(),
+            sockets.planned,
+            "no socket was planned",
+        ),
+        "closed_by_server" => ratio(sockets.closed_by_server, sockets.opened, "no socket opened"),
         "seen" => summary_statistic(&rooms.seen, statistic, "no message arrived"),
         "seen_by_all" => seen_by_all(result, rooms, statistic),
         "delivered" => of_expected(messages.delivered),
@@ -101,7 +115,11 @@ fn rooms_figure(
             None => Err("the scenario has no `reload`".to_owned()),
         },
         "reload_failed" => match &rooms.reload {
-            Some(reload) => Ok(ratio(reload.errors.total(), reload.requests)),
+            Some(reload) => ratio(
+                reload.errors.total(),
+                reload.requests,
+                "no page was reloaded",
+            ),
             None => Err("the scenario has no `reload`".to_owned()),
         },
         other => Err(format!("`{other}` is not measured for a rooms scenario")),
@@ -166,14 +184,99 @@ fn steady(run: &RunResult) -> Result<crate::results::ProcessSample, String> {
         .ok_or_else(|| "the server's process was not sampled".to_owned())
 }
 
-fn ratio(part: u64, whole: u64) -> f64 {
+/// `part / whole`, or why there is no such share: of nothing, no share failed or passed (0 of
+/// 0 is not 0 %).
+fn ratio(part: u64, whole: u64, empty: &str) -> Result<f64, String> {
     if whole == 0 {
-        0.0
+        Err(empty.to_owned())
     } else {
-        part as f64 / whole as f64
+        Ok(part as f64 / whole as f64)
     }
 }
 
 fn latency(result: &ScenarioResult, statistic: &str) -> Result<f64, String> {
     summary_statistic(&result.latency, statistic, "no request completed")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::results::ProcessSample;
+
+    use headroom_compiler::slo::{Figure, FigureUnit, parse};
+
+    fn rule(expression: &str) -> SloRule {
+        let figure = |scenario: Option<&str>, name: &str, unit| Figure {
+            scenario: scenario.map(str::to_owned),
+            name: name.to_owned(),
+            unit,
+        };
+        let figures = [
+            figure(Some("api"), "failed", FigureUnit::Ratio),
+            figure(None, "cpu", FigureUnit::Cpu),
+            figure(None, "rss", FigureUnit::Size),
+        ];
+        parse("slo", expression, &figures).expect("a rule")
+    }
+
+    fn run() -> RunResult {
+        RunResult {
+            repeat: 1,
+            started_ms: 0,
+            duration_s: 1.0,
+            port: 1,
+            log: None,
+            ready_after_s: None,
+            load_average: Default::default(),
+            failure: None,
+            stopped: None,
+            scenarios: BTreeMap::new(),
+            process: Default::default(),
+            metrics: Default::default(),
+            generator: Default::default(),
+            slo: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Issue 11, item 5: `failed < 1%` when no request was sent is unmeasured, not a pass.
+    #[test]
+    fn a_share_of_nothing_is_unmeasured() {
+        let mut run = run();
+        run.scenarios
+            .insert("api".to_owned(), ScenarioResult::default());
+        let verdicts = evaluate(&[rule("api.failed < 1%")], &run);
+        assert_eq!(verdicts[0].pass, None, "{verdicts:?}");
+        assert_eq!(verdicts[0].value, None);
+        assert_eq!(verdicts[0].note.as_deref(), Some("no request was sent"));
+        run.scenarios.get_mut("api").expect("api").requests = 100;
+        assert_eq!(
+            evaluate(&[rule("api.failed < 1%")], &run)[0].pass,
+            Some(true)
+        );
+    }
+
+    /// Issue 11, item 4: a steady state read once has no CPU: `cpu < 50%` is unmeasured.
+    #[test]
+    fn cpu_read_once_is_unmeasured() {
+        let mut run = run();
+        run.process.steady = Some(ProcessSample {
+            t_s: 1.0,
+            rss_bytes: 1 << 20,
+            cpu_pct: None,
+            processes: 1,
+        });
+        let verdicts = evaluate(&[rule("cpu < 50%"), rule("rss < 1GiB")], &run);
+        assert_eq!(verdicts[0].pass, None, "{verdicts:?}");
+        assert!(
+            verdicts[0]
+                .note
+                .as_deref()
+                .unwrap_or("")
+                .contains("two readings")
+        );
+        assert_eq!(verdicts[1].pass, Some(true));
+    }
 }

@@ -3,8 +3,8 @@
 //! shape is `schemas/page-context.schema.json`, so users can write pages of their own.
 
 use headroom_pricing::fit::fit;
-use headroom_pricing::plan::Report;
-use headroom_pricing::points::{self, Unit};
+use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
+use headroom_pricing::points::{self, Sweep, Unit};
 use headroom_spec::Reducer;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -209,6 +209,8 @@ pub struct ScenarioCell {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Ceiling {
     pub phase: String,
+    /// Why this phase gives the ceiling (`capacity.ceiling_phase`, or the planner's rule).
+    pub chosen_because: String,
     /// The last step before the first failing one (`rooms = 32`), if any passed.
     pub last_good: Option<String>,
     /// The first step where some SLO failed, if any did.
@@ -224,6 +226,10 @@ pub struct Ceiling {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FitRow {
     pub phase: String,
+    /// Why this phase is the memory sweep (`capacity.memory_phase`, or the planner's rule).
+    pub chosen_because: String,
+    /// Too weak to plan with unflagged: see `warnings`.
+    pub weak: bool,
     pub series: String,
     /// The series' unit: `bytes` (the page fits the memory sweep's byte series).
     pub unit: String,
@@ -231,7 +237,8 @@ pub struct FitRow {
     pub n: usize,
     pub intercept: f64,
     pub slope: f64,
-    pub r2: f64,
+    /// `null` when the series does not vary (R² is 0/0 there).
+    pub r2: Option<f64>,
     pub slope_ci95: [f64; 2],
     pub largest_x: f64,
     pub predicted_at_largest: f64,
@@ -354,8 +361,23 @@ impl PageContext {
                 latency_slos,
             });
         }
-        let fits = fit_rows(results_text, &inputs.bench)?;
-        let ceiling = ceiling(&results, &phases, &inputs.bench);
+        let sweeps =
+            points::from_results(results_text).map_err(|e| PageError::Results(e.to_string()))?;
+        let selection = Selection {
+            units: inputs.bench.units_variable.as_deref(),
+            memory_series: &inputs.bench.memory_series,
+            memory_phase: inputs.bench.memory_phase.as_deref(),
+            ceiling_phase: inputs.bench.ceiling_phase.as_deref(),
+        };
+        let fits = fit_rows(&sweeps, selection, &inputs.bench);
+        let ceiling = ceiling_sweep(&sweeps, selection).ok().and_then(|chosen| {
+            ceiling(
+                &results,
+                &phases,
+                chosen.sweep.name.as_str(),
+                chosen.because,
+            )
+        });
         let has_rooms = phases
             .iter()
             .flat_map(|p| p.points.iter())
@@ -511,10 +533,18 @@ fn rooms_text(scenario: &Value) -> String {
             text(&send["size"])
         )
     };
+    // `connect_over` is absent when it is the ramp-up (its default).
+    let opened = match scenario["connect_over"].is_null() {
+        true => "the sockets opened over the ramp-up".to_owned(),
+        false => format!(
+            "the sockets opened over {}",
+            text(&scenario["connect_over"])
+        ),
+    };
+    let rooms = text(&scenario["rooms"]);
     format!(
-        "WebSocket rooms, {} rooms of {peers}, opened over {}; {traffic}; {}",
-        text(&scenario["rooms"]),
-        text(&scenario["connect_over"]),
+        "WebSocket rooms, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
+        if rooms == "1" { "" } else { "s" },
         stages_text(&scenario["stages"])
     )
 }
@@ -710,19 +740,13 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
     }
 }
 
-/// The regression table: every bytes series of the memory phase (the memory series first).
-fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError> {
-    let sweeps =
-        points::from_results(results_text).map_err(|e| PageError::Results(e.to_string()))?;
-    let Some(sweep) = (match &bench.memory_phase {
-        Some(name) => sweeps.iter().find(|s| &s.name == name),
-        None => sweeps.iter().find(|s| {
-            bench.units_variable.as_ref().is_none_or(|u| &s.x == u)
-                && s.series.iter().any(|p| p.name == bench.memory_series)
-        }),
-    }) else {
-        return Ok(Vec::new());
+/// The regression table: every bytes series of the memory phase (the memory series first),
+/// the phase chosen as the planner chooses it.
+fn fit_rows(sweeps: &[Sweep], selection: Selection, bench: &Bench) -> Vec<FitRow> {
+    let Ok(chosen) = memory_sweep(sweeps, selection) else {
+        return Vec::new();
     };
+    let sweep = chosen.sweep;
     let mut series: Vec<_> = sweep
         .series
         .iter()
@@ -741,6 +765,8 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
             .collect();
         rows.push(FitRow {
             phase: sweep.name.clone(),
+            chosen_because: chosen.because.to_owned(),
+            weak: line.is_weak(),
             series: s.name.clone(),
             unit: "bytes".to_owned(),
             x: sweep.x.clone(),
@@ -756,10 +782,11 @@ fn fit_rows(results_text: &str, bench: &Bench) -> Result<Vec<FitRow>, PageError>
             points: s.points.iter().map(|&(x, y)| [x, y]).collect(),
         });
     }
-    Ok(rows)
+    rows
 }
 
-fn ceiling(results: &Value, phases: &[Phase], bench: &Bench) -> Option<Ceiling> {
+/// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
+fn ceiling(results: &Value, phases: &[Phase], name: &str, because: &str) -> Option<Ceiling> {
     // A phase whose runs were judged by SLOs at all: else there is no ceiling to tell.
     let judged = |name: &str| {
         results["phases"]
@@ -771,14 +798,7 @@ fn ceiling(results: &Value, phases: &[Phase], bench: &Bench) -> Option<Ceiling> 
             .flat_map(|p| p["runs"].as_array().into_iter().flatten())
             .any(|r| r["slo"].as_array().is_some_and(|v| !v.is_empty()))
     };
-    let phase = match &bench.ceiling_phase {
-        Some(name) => phases.iter().find(|p| &p.name == name)?,
-        // The phase where something failed, else the first sweep of several steps.
-        None => phases
-            .iter()
-            .find(|p| p.points.iter().any(|pt| !pt.slo_failed.is_empty()))
-            .or_else(|| phases.iter().find(|p| p.points.len() > 1))?,
-    };
+    let phase = phases.iter().find(|p| p.name == name)?;
     if !judged(&phase.name) {
         return None;
     }
@@ -848,6 +868,7 @@ fn ceiling(results: &Value, phases: &[Phase], bench: &Bench) -> Option<Ceiling> 
         });
     Some(Ceiling {
         phase: phase.name.clone(),
+        chosen_because: because.to_owned(),
         last_good,
         first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
         broke,
@@ -1020,17 +1041,7 @@ mod tests {
         ]}]});
         let results =
             serde_json::json!({"phases": [{"name": "load", "points": [{}, {}, failing]}]});
-        let bench = Bench {
-            name: "b".into(),
-            description: None,
-            unit: "user".into(),
-            people_per_unit: 1.0,
-            memory_series: "rss".into(),
-            memory_phase: None,
-            units_variable: None,
-            ceiling_phase: Some("load".into()),
-        };
-        let ceiling = ceiling(&results, &phases, &bench).expect("a ceiling");
+        let ceiling = ceiling(&results, &phases, "load", "named").expect("a ceiling");
         assert_eq!(ceiling.last_good.as_deref(), Some("rate = 200/s"));
         assert_eq!(ceiling.first_bad.as_deref(), Some("rate = 400/s"));
         assert_eq!(

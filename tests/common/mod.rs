@@ -15,9 +15,14 @@ pub fn root() -> &'static Path {
 /// terminal, a fixed width, and price ages counted from a fixed day, so transcripts do not
 /// change with the terminal or the calendar.
 pub fn headroom(args: &[&str]) -> (i32, String, String) {
+    headroom_in(root(), args)
+}
+
+/// Runs `headroom` from `dir`, as `headroom` does from the repository root.
+pub fn headroom_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .env_remove("NO_COLOR")
         .env("COLUMNS", "100")
         .env("HEADROOM_TODAY", "2026-11-30")
@@ -43,4 +48,13 @@ pub fn assert_matches_schema(file: &str, value: &serde_json::Value) {
         errors.is_empty(),
         "does not match schemas/{file}: {errors:#?}"
     );
+}
+
+/// The number at `value`, failing the test when there is none: comparing `as_f64()` Options
+/// would let `None <= None` pass.
+#[track_caller]
+pub fn number(value: &serde_json::Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("expected a number, found {value}"))
 }
