@@ -96,6 +96,14 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let mut stdout = std::io::stdout().lock();
     for phase in &outcome.results.phases {
         writeln!(stdout, "\n{}", phase_table(phase))?;
+        let unlimited = phase.points.iter().flat_map(|p| p.runs.iter()).any(|r| {
+            r.notes
+                .iter()
+                .any(|n| n == headroom_runner::LIMITS_NOT_APPLIED)
+        });
+        if unlimited {
+            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_NOT_APPLIED)?;
+        }
     }
     writeln!(stdout, "\nresults: {}", out.display())?;
     if outcome.results.quick {

@@ -451,3 +451,68 @@ fn a_page_streamed_to_stdout_writes_no_files() {
     assert!(!std::path::Path::new("/dev/memory.svg").exists());
     assert!(!std::path::Path::new("/dev/stdout.tmp").exists());
 }
+
+/// Issue 11, item 10: `[plan] budget_usd_per_month` is not silently ignored: `plan` lists what
+/// the budget holds, as `--budget` does.
+#[test]
+fn the_specs_budget_is_planned_with() {
+    let dir = scratch("budget");
+    let spec = std::fs::read_to_string(common::root().join("examples/relay.toml")).expect("spec");
+    let spec = spec.replacen("[plan]\n", "[plan]\nbudget_usd_per_month = 100\n", 1);
+    let spec_path = dir.join("relay.toml");
+    std::fs::write(&spec_path, spec).expect("spec");
+    let passing = results_where_rooms_pass(&dir);
+    let (spec_arg, results_arg) = (
+        spec_path.display().to_string(),
+        passing.display().to_string(),
+    );
+    let (code, stdout, stderr) = headroom(&["plan", &spec_arg, "--results", &results_arg]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("With 100.00 a month, the most rooms first:"),
+        "{stdout}"
+    );
+    // 128 rooms a t4g.medium ($42.26 all in, the database counted once): two hold 256.
+    assert!(
+        stdout.contains("┆ t4g.medium ┆     2 ┆   256 ┆"),
+        "{stdout}"
+    );
+    let (_, json, _) = headroom(&["plan", &spec_arg, "--results", &results_arg, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert!(report["for_budget"].is_array(), "{report}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 11, item 9: runs whose limits were not applied say so on the page, in plain words.
+#[test]
+fn limits_that_were_not_applied_are_on_the_page() {
+    let dir = scratch("limits");
+    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
+    for phase in results["phases"].as_array_mut().expect("phases") {
+        for point in phase["points"].as_array_mut().expect("points") {
+            for run in point["runs"].as_array_mut().expect("runs") {
+                run["notes"] = serde_json::json!([headroom_runner::LIMITS_NOT_APPLIED]);
+            }
+        }
+    }
+    let path = dir.join("results.json");
+    std::fs::write(&path, results.to_string()).expect("write");
+    let out = dir.join("capacity.md");
+    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &path_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    assert!(
+        page.contains("- The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe: read every figure as this machine's."),
+        "{page}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -96,10 +96,15 @@ codes! {
     BadName = "E032", "bad-name", Error, "A name with characters it may not have.";
     ReservedName = "E033", "reserved-name", Error, "A variable or series named like a built-in (`port`, `rss`).";
     PhaseMissesUnits = "E034", "phase-misses-units", Error, "The memory or ceiling phase does not vary the variable that counts units, so it cannot give a figure per unit.";
+    NotImplemented = "E035", "not-implemented", Error, "A setting headroom reads but does not carry out yet: the spec is refused rather than run without it.";
+    BadPattern = "E036", "bad-pattern", Error, "A regular expression that does not compile (`ready.log`).";
+    RegionNotPriced = "E037", "region-not-priced", Error, "`[plan] region` names a region the price table has no prices for.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
     PlanWithoutUnits = "W004", "plan-without-units", Warning, "A plan without `[capacity] units`: instances can be priced, but not per unit.";
+    LimitsNotApplied = "W005", "limits-not-applied", Warning, "`[target] limits` are recorded but not applied yet: the target runs with the whole machine's CPUs and memory.";
+    LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
 }
 
 /// One problem in a spec, located by its JSON pointer and its byte span in the source.

@@ -196,31 +196,7 @@ pub fn expand(
             if resolve_target(&mut target, &vars).is_err() {
                 failed = true;
             }
-            let load = resolved
-                .iter()
-                .map(|s| {
-                    let stages = s.stages();
-                    let hold = stages
-                        .hold
-                        .as_ref()
-                        .and_then(Param::value)
-                        .copied()
-                        .unwrap_or_default();
-                    value_or_zero(&stages.ramp_up)
-                        .saturating_add(hold)
-                        .saturating_add(value_or_zero(&stages.ramp_down))
-                })
-                .max()
-                .unwrap_or_default();
-            let steady = &measure.steady_state;
-            let run_time = load
-                .saturating_add(steady.settle)
-                .saturating_add(
-                    steady
-                        .every
-                        .saturating_mul(u64::from(steady.scrapes.saturating_sub(1))),
-                )
-                .saturating_add(phase.cooldown);
+            let run_time = run_time(&resolved, &measure, phase.cooldown);
             phase_time =
                 phase_time.saturating_add(run_time.saturating_mul(u64::from(phase.repeats)));
             for repeat in 1..=phase.repeats {
@@ -257,9 +233,15 @@ pub fn expand(
     if failed {
         return None;
     }
+    // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
+    // value in [vars] (the checker refuses one that a phase varies).
+    let mut bench = spec.bench.clone();
+    if resolve(&mut bench.people_per_unit, &spec.vars).is_err() {
+        return None;
+    }
     Some(ResolvedPlan {
         format: PLAN_FORMAT,
-        bench: spec.bench.clone(),
+        bench,
         vars: spec.vars.clone(),
         target: spec.target.clone(),
         slo: checker.slo.clone(),
@@ -304,6 +286,36 @@ fn resolve_measure(global: &Measure, phase: Option<&Measure>) -> ResolvedMeasure
             .cloned()
             .collect(),
     }
+}
+
+/// How long one run of a point takes: its longest scenario (ramp-up, hold, ramp-down), the
+/// steady state's settle and scrapes, and the cooldown. `--quick` calls it again on the
+/// scaled-down plan, so its estimate is the quick one.
+pub fn run_time(scenarios: &[Scenario], measure: &ResolvedMeasure, cooldown: Duration) -> Duration {
+    let load = scenarios
+        .iter()
+        .map(|s| {
+            let stages = s.stages();
+            let hold = stages
+                .hold
+                .as_ref()
+                .and_then(Param::value)
+                .copied()
+                .unwrap_or_default();
+            value_or_zero(&stages.ramp_up)
+                .saturating_add(hold)
+                .saturating_add(value_or_zero(&stages.ramp_down))
+        })
+        .max()
+        .unwrap_or_default();
+    let steady = &measure.steady_state;
+    load.saturating_add(steady.settle)
+        .saturating_add(
+            steady
+                .every
+                .saturating_mul(u64::from(steady.scrapes.saturating_sub(1))),
+        )
+        .saturating_add(cooldown)
 }
 
 fn value_or_zero(param: &Param<Duration>) -> Duration {

@@ -51,8 +51,15 @@ fn the_examples_compile_to_their_matrices() {
     ];
     for (name, points, runs, estimated) in expected {
         let compilation = compile(&example(name));
-        assert!(
-            compilation.diagnostics.is_empty(),
+        // chat sweeps CPU sizes through `limits`, which warn (W005) until they are applied.
+        let warned: Vec<Code> = compilation.diagnostics.iter().map(|d| d.code).collect();
+        let expected_warnings: &[Code] = if name == "chat" {
+            &[Code::LimitsNotApplied]
+        } else {
+            &[]
+        };
+        assert_eq!(
+            warned, expected_warnings,
             "{name}: {:?}",
             compilation.diagnostics
         );
@@ -463,4 +470,93 @@ reserve = "{reserve_mib}MiB"
             prop_assert!(value.contains_key("bench"));
         }
     }
+}
+
+/// A spec's head: a bench, a target (with `target` lines added) and one HTTP scenario swept
+/// over `users`; `tail` adds tables.
+fn spec_with(target: &str, tail: &str) -> String {
+    format!(
+        r#"[bench]
+name = "keys"
+people_per_unit = "{{people}}"
+
+[vars]
+users = 10
+people = 4
+
+[target]
+command = ["{{headroom}}", "demo-target", "--port", "{{port}}"]
+{target}
+
+[[scenario]]
+name = "browse"
+kind = "http"
+executor = "constant-vus"
+vus = "{{users}}"
+requests = [{{ url = "http://127.0.0.1:{{port}}/" }}]
+stages = {{ hold = "10s" }}
+
+[[phase]]
+name = "load"
+vary = {{ users = [10, 20, 40] }}
+repeats = 3
+
+[capacity]
+units = "users"
+{tail}
+"#
+    )
+}
+
+/// Issue 11, items 8–10: every key that is accepted and not carried out says so at validate:
+/// `process = "per-phase"` (E035), `limits` (W005), `ready.tcp = false` (E010), a region the
+/// table does not price (E037), AWS lines in a Hetzner plan (W006), a budget in dollars for a
+/// plan in euros (E021), and a readiness pattern that is not a regex (E036).
+#[test]
+fn keys_that_would_do_nothing_are_refused_or_warned() {
+    let spec = spec_with(
+        "process = \"per-phase\"\nlimits = { cpus = 0.5 }\nready = { tcp = false }",
+        "\n[plan]\nprovider = \"hetzner\"\nregion = \"us-west-2\"\ninstances = [\"CX22\"]\nebs_gb = 40\negress_gb = 100\nbudget_usd_per_month = 50",
+    );
+    let compilation = compile(&spec);
+    let found = codes(&compilation);
+    for code in ["E035", "W005", "E010", "E037", "W006", "E021"] {
+        assert!(found.contains(code), "{code} not in {found:?}");
+    }
+    let lines: Vec<&str> = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::LineNotPriced)
+        .map(|d| d.pointer.as_str())
+        .collect();
+    assert_eq!(lines, ["/plan/ebs_gb", "/plan/egress_gb"]);
+    let pattern = compile(&spec_with("ready = { log = \"listening (on\" }", ""));
+    assert_eq!(codes(&pattern), BTreeSet::from(["E036"]));
+}
+
+/// `people_per_unit = "{people}"` takes the variable's value: the plan carries 4, not a
+/// variable every reader would read as 1. A variable a phase varies is refused.
+#[test]
+fn people_per_unit_takes_its_variables_value() {
+    let compilation = compile(&spec_with("", "\n[plan]\ninstances = [\"t4g.medium\"]"));
+    assert!(
+        compilation.diagnostics.is_empty(),
+        "{:?}",
+        compilation.diagnostics
+    );
+    let plan = compilation.plan.expect("a plan");
+    assert_eq!(plan.bench.people_per_unit.value(), Some(&4));
+    let swept = spec_with("", "\n[plan]\ninstances = [\"t4g.medium\"]").replace(
+        "people_per_unit = \"{people}\"",
+        "people_per_unit = \"{users}\"",
+    );
+    let compilation = compile(&swept);
+    assert!(
+        compilation
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::ConflictingSettings && d.pointer == "/bench/people_per_unit"),
+        "{:?}",
+        compilation.diagnostics
+    );
 }

@@ -103,11 +103,14 @@ pub fn staleness(
             let age = today.days_since(day);
             if age > max_age_days {
                 warnings.push(format!(
-                    "as of {}: {age} days old (over {max_age_days})",
-                    &as_of[..10]
+                    "as of {}: {} days old (over {max_age_days})",
+                    &as_of[..10],
+                    crate::numbers::count(age as f64)
                 ));
             }
         }
+        None if as_of == crate::plan::UNDATED || as_of == "unknown" => warnings
+            .push("undated: no date is known for this price, so it is counted stale".to_owned()),
         None => warnings.push(format!("its as-of date is not a date (\"{as_of}\")")),
     }
     if let Some(after) = stale_after.and_then(Day::parse)
@@ -170,7 +173,7 @@ pub fn read(document: &toml::Table, today: Day, max_age_days: i64) -> Vec<Entry>
             } else {
                 ("no sourced price".to_owned(), None)
             };
-            let as_of = text(item, "as_of").unwrap_or_else(|| "unknown".to_owned());
+            let as_of = text(item, "as_of").unwrap_or_else(|| crate::plan::UNDATED.to_owned());
             let stale_after = text(item, "stale_after");
             let mut warnings = staleness(&as_of, stale_after.as_deref(), today, max_age_days);
             if price == "no sourced price" {

@@ -34,6 +34,9 @@ pub enum PriceTableError {
 pub struct Instance {
     pub id: String,
     pub provider: String,
+    /// Where the price holds (`us-east-1`).
+    #[serde(default)]
+    pub region: Option<String>,
     pub vcpu: u32,
     /// AWS gives GiB; Hetzner lists "GB" (recorded as written, in `memory_gb`).
     #[serde(default)]
@@ -126,6 +129,38 @@ impl PriceTable {
             message: error.message().to_owned(),
             span: error.span(),
         })?;
+        // An as-of date is a fact: a date, or absent (shown as undated and counted stale).
+        let dates = raw
+            .aws_ec2
+            .iter()
+            .chain(&raw.hetzner_cloud)
+            .map(|i| (i.id.as_str(), Some(i.as_of.as_str())))
+            .chain(
+                raw.aws_rds
+                    .iter()
+                    .map(|d| (d.id.as_str(), d.as_of.as_deref())),
+            )
+            .chain(
+                raw.aws_storage
+                    .iter()
+                    .chain(&raw.aws_network)
+                    .chain(&raw.aws_ec2_cpu_credit)
+                    .map(|l| (l.id.as_str(), l.as_of.as_deref())),
+            );
+        for (id, as_of) in dates {
+            if let Some(as_of) = as_of
+                && (as_of.len() != 10 || entries::Day::parse(as_of).is_none())
+            {
+                return Err(PriceTableError::Parse {
+                    message: format!(
+                        "the as-of date of `{id}` is \"{as_of}\", not a date: write it as YYYY-MM-DD, or leave `as_of` out when no date is known (it is then shown as undated and counted stale)"
+                    ),
+                    span: text
+                        .find(&format!("\"{as_of}\""))
+                        .map(|at| at..at + as_of.len() + 2),
+                });
+            }
+        }
         let mut table = PriceTable::default();
         for instance in raw.aws_ec2.into_iter().chain(raw.hetzner_cloud) {
             table.instances.insert(instance.id.clone(), instance);
@@ -242,6 +277,30 @@ as_of = "2026-11-01"
             Some(0.03)
         );
         assert!(table.instance("x9.huge").is_some());
+    }
+
+    /// Issue 11, item 12: every as-of date of the shipped table is a date, and a table whose
+    /// date is a research note is refused, naming the entry.
+    #[test]
+    fn as_of_dates_are_dates() {
+        let table = PriceTable::embedded().expect("embedded table");
+        let credit = table.cpu_credit("t4g.medium").expect("t4g credits");
+        assert_eq!(credit.as_of, None, "the t4g credit price has no known date");
+        assert_eq!(
+            table
+                .database("db.t4g.micro")
+                .and_then(|d| d.as_of.clone())
+                .as_deref(),
+            Some("2024-02-02")
+        );
+        let error = PriceTable::from_toml(
+            "[[aws_rds]]\nid = \"db.x\"\nprovider = \"aws\"\nas_of = \"2026 (article date not shown)\"\n",
+        )
+        .expect_err("a note is not a date");
+        assert!(error.to_string().contains("`db.x`"), "{error}");
+        assert!(error.to_string().contains("YYYY-MM-DD"), "{error}");
+        assert!(!EMBEDDED.contains("confidence"));
+        assert!(!EMBEDDED.contains("not shown in stored copy"));
     }
 
     #[test]

@@ -295,6 +295,14 @@ pub fn resource_name(key: &str) -> &str {
     }
 }
 
+/// An entry's as-of date, or `undated`.
+fn dated(as_of: &Option<String>) -> String {
+    as_of.clone().unwrap_or_else(|| UNDATED.to_owned())
+}
+
+/// What an entry without a known date shows for its as-of date.
+pub const UNDATED: &str = "undated";
+
 /// `3789.0` → `3800.0`.
 fn two_significant(x: f64) -> f64 {
     if x <= 0.0 || !x.is_finite() {
@@ -547,7 +555,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                         name: format!("surplus CPU credits ({above:.2} vCPU above the baseline)"),
                         per_month: above * HOURS_PER_MONTH * price,
                         shared: false,
-                        as_of: credit.as_of.clone().unwrap_or_default(),
+                        as_of: dated(&credit.as_of),
                     });
                 }
             }
@@ -589,10 +597,9 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     };
     if currency == "USD" {
         let priced = |id: &str| {
-            table.line(id).and_then(|l| {
-                l.usd_per_unit
-                    .map(|p| (p, l.as_of.clone().unwrap_or_default()))
-            })
+            table
+                .line(id)
+                .and_then(|l| l.usd_per_unit.map(|p| (p, dated(&l.as_of))))
         };
         if let Some(gb) = model.lines.ebs_gb
             && let Some((price, as_of)) = priced("ebs-gp3-storage")
@@ -616,10 +623,10 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             });
         }
         if let Some(rds) = &model.lines.rds {
-            match table.database(rds).and_then(|d| {
-                d.usd_per_hour
-                    .map(|h| (h, d.as_of.clone().unwrap_or_default()))
-            }) {
+            match table
+                .database(rds)
+                .and_then(|d| d.usd_per_hour.map(|h| (h, dated(&d.as_of))))
+            {
                 Some((hour, as_of)) => lines.push(CostLine {
                     name: format!("RDS {rds}"),
                     per_month: hour * HOURS_PER_MONTH,
@@ -640,8 +647,18 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                 name: format!("egress, {gb} GB ({billed} GB billed)"),
                 per_month: billed * price,
                 shared: true,
-                as_of: line.as_of.clone().unwrap_or_default(),
+                as_of: dated(&line.as_of),
             });
+        }
+    }
+    // A line's price ages like the instance's; an undated one is counted stale.
+    if let Some(today) = model.today {
+        for line in &lines {
+            for warning in
+                crate::entries::staleness(&line.as_of, None, today, model.max_price_age_days)
+            {
+                warnings.push(format!("the price of {}: {warning}", line.name));
+            }
         }
     }
     let per_unit = |total: f64| {

@@ -20,4 +20,4 @@ mod scrape;
 pub mod target;
 mod verdict;
 
-pub use run::{Event, Outcome, RunError, RunOptions, raise_open_files, run};
+pub use run::{Event, LIMITS_NOT_APPLIED, Outcome, RunError, RunOptions, raise_open_files, run};

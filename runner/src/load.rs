@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::http::{self, ErrorKind, Sender};
-use crate::results::{ErrorCounts, ScenarioResult, Window, histogram_summary, serialize_histogram};
+use crate::results::{RampCounts, ScenarioResult, Window, histogram_summary, serialize_histogram};
 
 /// Latencies above this are clamped (an hour, in microseconds): a histogram needs a bound.
 const HIGHEST_MICROS: u64 = 3_600_000_000;
@@ -100,7 +100,8 @@ pub async fn run(
     let stages = Schedule::of(scenario);
     let (samples, inbox) = mpsc::unbounded_channel();
     let start = Instant::now();
-    let collector = tokio::spawn(collect(inbox, start, Arc::clone(&live)));
+    let measured = stages.measured(start);
+    let collector = tokio::spawn(collect(inbox, start, measured.clone(), Arc::clone(&live)));
     let in_flight = Arc::new(AtomicUsize::new(0));
     let client = Client {
         requests,
@@ -120,7 +121,8 @@ pub async fn run(
         .await
         .map_err(|e| format!("the load collector failed: {e}"))?;
     result.duration_s = start.elapsed().as_secs_f64();
-    result.rate = result.requests as f64 / stages.total().as_secs_f64().max(1e-9);
+    let window = (measured.end - measured.start).as_secs_f64();
+    result.rate = result.requests as f64 / window.max(1e-9);
     Ok(result)
 }
 
@@ -283,6 +285,17 @@ impl Schedule {
         Duration::from_secs_f64(self.ramp_up + self.hold + self.ramp_down)
     }
 
+    /// When the measured figures are taken, for a run that started at `start`: the hold, or
+    /// the whole run when there is no hold (a scenario that only ramps).
+    pub fn measured(&self, start: Instant) -> std::ops::Range<Instant> {
+        if self.hold > 0.0 {
+            let from = start + Duration::from_secs_f64(self.ramp_up);
+            from..from + Duration::from_secs_f64(self.hold)
+        } else {
+            start..start + self.total()
+        }
+    }
+
     /// The load at `t` seconds: `start` at the ends of the ramps, `peak` during the hold.
     pub fn at(&self, t: f64, start: f64, peak: f64) -> f64 {
         if t < self.ramp_up {
@@ -441,9 +454,12 @@ async fn closed_model(
 }
 
 /// Owns the histograms and the per-window series; returns them when every sender is gone.
+/// A request counts in the figures when its intended start falls in `measured` (the hold), and
+/// in `ramps` otherwise; the per-second windows cover the whole run.
 async fn collect(
     mut inbox: mpsc::UnboundedReceiver<Sample>,
     start: Instant,
+    measured: std::ops::Range<Instant>,
     live: Arc<Live>,
 ) -> ScenarioResult {
     let mut latency = histogram();
@@ -452,13 +468,18 @@ async fn collect(
     let mut window_index = 0u64;
     let mut window_errors = 0u64;
     let mut windows = Vec::new();
-    let mut errors = ErrorCounts::default();
-    let (mut requests, mut ok, mut dropped) = (0u64, 0u64, 0u64);
+    let mut hold = RampCounts::default();
+    let mut ramps = RampCounts::default();
     let micros = |d: Duration| (d.as_micros() as u64).clamp(1, HIGHEST_MICROS);
     while let Some(sample) = inbox.recv().await {
         let (at, failed) = match sample {
             Sample::Dropped { intended } => {
-                dropped += 1;
+                let counts = if measured.contains(&intended) {
+                    &mut hold
+                } else {
+                    &mut ramps
+                };
+                counts.dropped += 1;
                 (intended, false)
             }
             Sample::Done {
@@ -467,20 +488,25 @@ async fn collect(
                 done,
                 outcome,
             } => {
-                requests += 1;
                 live.requests.fetch_add(1, Ordering::Relaxed);
-                let _ = latency.record(micros(done - intended));
-                let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+                let counts = if measured.contains(&intended) {
+                    let _ = latency.record(micros(done - intended));
+                    let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+                    &mut hold
+                } else {
+                    &mut ramps
+                };
+                counts.requests += 1;
                 let _ = window.record(micros(done - intended));
                 match outcome {
-                    Ok(()) => ok += 1,
+                    Ok(()) => counts.ok += 1,
                     Err(failed) => {
                         live.errors.fetch_add(1, Ordering::Relaxed);
                         match failed {
-                            Failed::Kind(ErrorKind::Connect) => errors.connect += 1,
-                            Failed::Kind(ErrorKind::Timeout) => errors.timeout += 1,
-                            Failed::Kind(ErrorKind::Protocol) => errors.protocol += 1,
-                            Failed::Status => errors.status += 1,
+                            Failed::Kind(ErrorKind::Connect) => counts.errors.connect += 1,
+                            Failed::Kind(ErrorKind::Timeout) => counts.errors.timeout += 1,
+                            Failed::Kind(ErrorKind::Protocol) => counts.errors.protocol += 1,
+                            Failed::Status => counts.errors.status += 1,
                         }
                     }
                 }
@@ -508,10 +534,10 @@ async fn collect(
     ScenarioResult {
         kind: "http".to_owned(),
         skipped: None,
-        requests,
-        ok,
-        dropped,
-        errors,
+        requests: hold.requests,
+        ok: hold.ok,
+        dropped: hold.dropped,
+        errors: hold.errors,
         duration_s: 0.0,
         rate: 0.0,
         latency: histogram_summary(&latency),
@@ -523,12 +549,65 @@ async fn collect(
         .into_iter()
         .collect(),
         windows,
+        ramps: Some(ramps),
         rooms: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    /// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
+    /// ing up) stays out of them and is counted on its own.
+    #[tokio::test]
+    async fn only_the_hold_is_measured() {
+        let start = Instant::now();
+        let schedule = Schedule {
+            ramp_up: 10.0,
+            hold: 20.0,
+            ramp_down: 10.0,
+        };
+        let measured = schedule.measured(start);
+        let (samples, inbox) = mpsc::unbounded_channel();
+        let collector = tokio::spawn(collect(inbox, start, measured, Arc::new(Live::default())));
+        let at = |s: f64| start + Duration::from_secs_f64(s);
+        let done = |intended: f64, ms: u64, outcome: Result<(), Failed>| Sample::Done {
+            intended: at(intended),
+            sent: at(intended),
+            done: at(intended) + Duration::from_millis(ms),
+            outcome,
+        };
+        // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
+        for t in [1.0, 5.0, 9.0] {
+            samples
+                .send(done(t, 900, Err(Failed::Status)))
+                .expect("send");
+        }
+        for i in 0..100 {
+            samples
+                .send(done(10.0 + 0.19 * f64::from(i), 5, Ok(())))
+                .expect("send");
+        }
+        samples
+            .send(Sample::Dropped { intended: at(35.0) })
+            .expect("send");
+        samples.send(done(31.0, 800, Ok(()))).expect("send");
+        drop(samples);
+        let result = collector.await.expect("collector");
+        assert_eq!((result.requests, result.ok, result.dropped), (100, 100, 0));
+        assert_eq!(result.errors.total(), 0);
+        assert!(result.latency.max_ms < 6.0, "{:?}", result.latency);
+        let ramps = result.ramps.expect("ramp counts");
+        assert_eq!((ramps.requests, ramps.ok, ramps.dropped), (4, 1, 1));
+        assert_eq!(ramps.errors.status, 3);
+        // No hold: the whole run is measured.
+        let only_ramps = Schedule {
+            ramp_up: 10.0,
+            hold: 0.0,
+            ramp_down: 0.0,
+        };
+        assert_eq!(only_ramps.measured(start), start..at(10.0));
+    }
+
     use super::*;
 
     #[test]

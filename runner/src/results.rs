@@ -227,24 +227,41 @@ pub struct ScenarioResult {
     /// Why the scenario did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// Requests that completed (answered or failed).
+    /// Requests that completed (answered or failed) in the measurement window: the hold (the
+    /// whole run when there is no hold). HTTP only; ramp traffic is in `ramps`.
     pub requests: u64,
     pub ok: u64,
     /// Starts skipped because `max_in_flight` requests were outstanding.
     pub dropped: u64,
     pub errors: ErrorCounts,
     pub duration_s: f64,
-    /// Completed requests per second over the scenario's stages.
+    /// Completed requests per second over the measurement window.
     pub rate: f64,
     /// From the intended start (open model) or the send (closed model) to the last byte.
     pub latency: Summary,
     /// Actual minus intended send time: the generator's own delay.
     pub schedule_lag: Summary,
     pub histograms: BTreeMap<String, String>,
+    /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
+    /// HTTP: the requests intended during the ramp-up and ramp-down, counted apart from the
+    /// hold's figures (a ramp is not the load being measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramps: Option<RampCounts>,
     /// What a rooms scenario measured beyond the common figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RoomsResult>,
+}
+
+/// Traffic of the ramps, kept out of the measured figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RampCounts {
+    /// Requests that completed (answered or failed).
+    pub requests: u64,
+    pub ok: u64,
+    /// Starts skipped because `max_in_flight` requests were outstanding.
+    pub dropped: u64,
+    pub errors: ErrorCounts,
 }
 
 /// A rooms scenario's run. In the common fields of [`ScenarioResult`], `requests` counts the

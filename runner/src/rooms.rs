@@ -1091,6 +1091,8 @@ fn result(
         schedule_lag: histogram_summary(&lag),
         histograms,
         windows,
+        // Rooms send only in the hold: nothing of a ramp is in the figures.
+        ramps: None,
         rooms: Some(RoomsResult {
             rooms: sizes.len() as u64,
             peers: u64::from(shared.sockets),

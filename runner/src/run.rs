@@ -308,9 +308,7 @@ async fn run_once(
     };
     let target = &point.target;
     if target.limits.is_some() {
-        result.notes.push(
-            "the target's resource limits were not applied (emulated instance sizes come in their own issue): this run used the whole machine".to_owned(),
-        );
+        result.notes.push(LIMITS_NOT_APPLIED.to_owned());
     }
     let mut external_group = None;
     let (port, mut running) = match &target.url {
@@ -665,6 +663,9 @@ async fn sampler(
     }
     (samples, load)
 }
+
+/// The note on a run whose spec sets `[target] limits`: they are not applied yet (W005).
+pub const LIMITS_NOT_APPLIED: &str = "[target] limits were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe";
 
 /// One reading of the process group; CPU is the share of one core since `previous`.
 fn sample_group(

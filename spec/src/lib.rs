@@ -73,7 +73,8 @@ pub struct Bench {
     /// The capacity unit, singular: `room`, `user`, `author`. Costs are per unit-month.
     #[serde(default = "default_unit")]
     pub unit: String,
-    /// How many people one unit holds (peers per room), for costs per person.
+    /// How many people one unit holds (peers per room), for costs per person: a number, or a
+    /// `"{variable}"` no phase varies (its value in [vars]).
     #[serde(default = "one_person")]
     pub people_per_unit: Param<u64>,
 }
@@ -149,7 +150,8 @@ pub struct Plan {
     /// Whose price table the instances come from.
     #[serde(default)]
     pub provider: Provider,
-    /// The region the prices are for; the price table's own by default.
+    /// The region the prices are for; the price table's own by default. Checked against the
+    /// table: a region it has no prices for is refused (E037).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Instance types from the price table: `["t4g.medium", "t4g.large"]`.
@@ -172,7 +174,8 @@ pub struct Plan {
     /// A price table (TOML) that overrides or extends the shipped one, relative to the spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prices: Option<String>,
-    /// The most the plan may cost per month, in US dollars.
+    /// The most the plan may cost per month, in US dollars (AWS plans): `headroom plan` lists
+    /// how many units each instance type holds for it, as `--budget` does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub budget_usd_per_month: Option<f64>,

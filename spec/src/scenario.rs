@@ -55,7 +55,10 @@ pub struct Stages {
     /// From no load to the target load (rate, virtual users or open sockets).
     #[serde(default = "zero")]
     pub ramp_up: Param<Duration>,
-    /// The target load held; measurements are taken here. A phase's `hold` overrides it.
+    /// The target load held; measurements are taken here: latencies, counts, rates and SLOs
+    /// cover the hold only (HTTP requests intended during a ramp are counted apart, in
+    /// `ramps`; rooms send only in the hold). Without a hold, the whole run is measured. A
+    /// phase's `hold` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Param<Duration>>,
     /// From the target load back to none.

@@ -40,10 +40,12 @@ pub struct Target {
     /// How the server is stopped at the end of a point.
     #[serde(default)]
     pub stop: Stop,
-    /// A fresh server for every point (default), or one for a whole phase.
+    /// `per-point` (the default, and the only mode carried out): a fresh server for every point
+    /// and repeat. `per-phase` (one server for a whole phase) is refused (E035) until it is.
     #[serde(default)]
     pub process: ProcessMode,
-    /// Resource limits that emulate an instance size (cgroups).
+    /// Resource limits that will emulate an instance size (cgroups). Not applied yet: recorded
+    /// with the results, warned about at validate (W005), and said on the run table and page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
     /// Hosts the load may go to besides loopback (127.0.0.0/8, ::1, localhost), which is always
@@ -59,7 +61,7 @@ pub struct Ready {
     /// Ready when `GET` on this path (or URL) answers 200.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
-    /// Ready when a TCP connect to the port succeeds.
+    /// Ready when a TCP connect to the port succeeds: `true` (`false` is no check, and refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<bool>,
     /// Ready when a line of the server's output matches this regular expression.

@@ -399,7 +399,27 @@ impl PageContext {
         let scenarios = scenario_texts(&results);
         let steady_state = steady_state(&results);
         let quick = results["quick"] == true;
-        let caveats = caveats(quick, &machine, load_average, &runs, &phases);
+        let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
+        // Run notes that change how every figure reads (limits that were not applied).
+        let mut notes: Vec<String> = Vec::new();
+        for note in results["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p["points"].as_array().into_iter().flatten())
+            .flat_map(|p| p["runs"].as_array().into_iter().flatten())
+            .flat_map(|r| r["notes"].as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+        {
+            if note.starts_with("[target] limits") && !notes.iter().any(|n| n == note) {
+                notes.push(note.to_owned());
+            }
+        }
+        for note in notes {
+            let mut sentence = note.replacen("[target] limits", "The spec's `[target] limits`", 1);
+            sentence.push_str(": read every figure as this machine's.");
+            caveats.push(sentence);
+        }
         let not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
         Ok(PageContext {

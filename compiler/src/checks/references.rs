@@ -201,6 +201,58 @@ impl<'a> Checker<'a> {
                 ),
             }
         }
+        if let Some(region) = &plan.region {
+            let other: Vec<(&str, &str)> = plan
+                .instances
+                .iter()
+                .filter_map(|id| self.prices.instance(id))
+                .filter_map(|i| Some((i.id.as_str(), i.region.as_deref()?)))
+                .filter(|(_, priced)| priced != region)
+                .collect();
+            if let Some((id, priced)) = other.first() {
+                self.push(
+                    Diagnostic::new(Code::RegionNotPriced, format!("the price table has no prices for region `{region}`: `{id}` is priced for {priced}"))
+                        .at("/plan/region", self.value_span("/plan/region"))
+                        .label("no price of this region in the table")
+                        .hint(format!("remove `region` to price {priced}, or give prices for `{region}` with `prices = \"my-prices.toml\"` in [plan]")),
+                );
+            }
+        }
+        if plan.provider != headroom_spec::Provider::Aws {
+            for (key, what) in [("ebs_gb", "EBS storage"), ("egress_gb", "egress")] {
+                let pointer = format!("/plan/{key}");
+                if self.document.place(&pointer).is_some() {
+                    self.push(
+                        Diagnostic::new(Code::LineNotPriced, format!("`{key}` prices AWS {what}, and the plan prices {provider}: it is left out of the all-in cost"))
+                            .at(&pointer, self.key_span(&pointer))
+                            .label(format!("{provider} has no such line in the price table"))
+                            .hint(format!("remove `{key}`; {provider}'s instance prices include their disk and traffic allowance")),
+                    );
+                }
+            }
+            if plan.budget_usd_per_month.is_some() {
+                self.push(
+                    Diagnostic::new(Code::ConflictingSettings, format!("`budget_usd_per_month` is in US dollars, and {provider} prices in euros"))
+                        .at("/plan/budget_usd_per_month", self.key_span("/plan/budget_usd_per_month"))
+                        .label("the amounts cannot be compared without an exchange rate")
+                        .hint("remove it, and give the budget in euros with `headroom plan --budget`"),
+                );
+            }
+        }
+        if let headroom_spec::Param::Var(name) = &self.spec.bench.people_per_unit
+            && let Some(phase) = self
+                .spec
+                .phases
+                .iter()
+                .find(|p| p.vary.contains_key(name.as_str()))
+        {
+            self.push(
+                Diagnostic::new(Code::ConflictingSettings, format!("`people_per_unit` follows `{name}`, which phase `{}` varies", phase.name))
+                    .at("/bench/people_per_unit", self.value_span("/bench/people_per_unit"))
+                    .label("a unit holds one number of people for the whole bench")
+                    .hint(format!("write the number, or a variable no phase varies (the value of `{name}` in [vars] is used)")),
+            );
+        }
         if let Some(rds) = &plan.rds {
             if plan.provider != headroom_spec::Provider::Aws {
                 self.push(

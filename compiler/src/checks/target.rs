@@ -89,6 +89,52 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+        if target.process == headroom_spec::target::ProcessMode::PerPhase
+            && target.command.is_some()
+        {
+            self.push(
+                Diagnostic::new(Code::NotImplemented, "`process = \"per-phase\"` is not carried out yet: every run starts a fresh target")
+                    .at("/target/process", self.value_span("/target/process"))
+                    .label("one server for a whole phase is not implemented")
+                    .hint("remove `process` (a fresh server per point and repeat is the default and what runs)"),
+            );
+        }
+        if target.limits.is_some() && target.command.is_some() {
+            self.push(
+                Diagnostic::new(Code::LimitsNotApplied, "`limits` are recorded with the results but not applied yet: the target runs with the whole machine")
+                    .at("/target/limits", self.key_span("/target/limits"))
+                    .label("no cgroup caps the target's CPUs or memory")
+                    .hint("read the figures as the machine's, not the instance size's; the run table and the page say so too"),
+            );
+        }
+        if target.ready.tcp == Some(false) {
+            self.push(
+                Diagnostic::new(
+                    Code::UnknownChoice,
+                    "`tcp = false` is not a readiness check",
+                )
+                .at("/target/ready/tcp", self.value_span("/target/ready/tcp"))
+                .label("the only value is `true`: ready when a TCP connect to `{port}` succeeds")
+                .hint("write `ready = { tcp = true }`, or use `http` or `log`"),
+            );
+        }
+        if let Some(pattern) = &target.ready.log
+            && let Err(error) = regex::Regex::new(pattern)
+        {
+            let why = match &error {
+                regex::Error::Syntax(text) => {
+                    let last = text.lines().last().unwrap_or(text).trim();
+                    last.strip_prefix("error: ").unwrap_or(last).to_owned()
+                }
+                other => other.to_string(),
+            };
+            self.push(
+                Diagnostic::new(Code::BadPattern, format!("`ready.log` is not a regular expression: {why}"))
+                    .at("/target/ready/log", self.value_span("/target/ready/log"))
+                    .label("does not compile")
+                    .hint("write a Rust regex (https://docs.rs/regex); escape `.`, `(`, `[` and `{` to match them literally"),
+            );
+        }
         let ready = [
             ("http", target.ready.http.is_some()),
             ("tcp", target.ready.tcp.is_some()),
