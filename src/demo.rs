@@ -31,6 +31,10 @@ pub struct DemoTarget {
     /// How long after an edit its room is saved; edits reach the other peers after the pass.
     #[arg(long, default_value = "0s")]
     save_window: headroom_spec::Duration,
+    /// CPU each notes API request takes, one request at a time (a single-threaded server that
+    /// answers at most one request per this much)
+    #[arg(long, default_value = "0s")]
+    request_cpu: headroom_spec::Duration,
     /// Hold every request for --stall-for once this often.
     #[arg(long)]
     stall_every: Option<headroom_spec::Duration>,
@@ -71,6 +75,7 @@ impl DemoTarget {
             rebuild_cpu: self.rebuild_cpu,
             rebuild_cpu_per_room: self.rebuild_cpu_per_room,
             save_window: self.save_window,
+            request_cpu: self.request_cpu,
             stall_every: self.stall_every,
             stall_for: self.stall_for,
             drop_broadcasts: self.drop_broadcasts,

@@ -551,16 +551,16 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     if let Some(units) = args.units {
         writeln!(
             stdout,
-            "\nTo hold {units} {}s, the cheapest first:",
-            model.unit
+            "\nTo hold {units} {}, the cheapest first:",
+            headroom_pricing::numbers::plural(&model.unit)
         )?;
         writeln!(stdout, "{}", fleet_table(&for_units(&plans, units as f64)))?;
     }
     if let Some(budget) = budget {
         writeln!(
             stdout,
-            "\nWith {budget:.2} a month, the most {}s first:",
-            model.unit
+            "\nWith {budget:.2} a month, the most {} first:",
+            headroom_pricing::numbers::plural(&model.unit)
         )?;
         writeln!(stdout, "{}", fleet_table(&for_budget(&plans, budget)))?;
     }
@@ -619,7 +619,7 @@ fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
     ];
     header.extend(columns.iter().map(|(key, title)| {
         if *key == "memory" {
-            format!("{unit}s {title}")
+            format!("{} {title}", headroom_pricing::numbers::plural(unit))
         } else {
             (*title).to_owned()
         }

@@ -331,16 +331,21 @@ fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
                 let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
                 let requests: u64 = http.iter().map(|s| s.requests).sum();
                 let rate: f64 = http.iter().map(|s| s.rate).sum();
+                // Only scenarios that completed a request have a latency: none is "-", not 0 ms.
                 let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
-                    http.iter().map(|s| f(&s.latency)).fold(0.0, f64::max)
+                    http.iter()
+                        .filter(|s| s.latency.count > 0)
+                        .map(|s| f(&s.latency))
+                        .reduce(f64::max)
+                        .map_or_else(|| "-".to_owned(), ms)
                 };
                 let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
                 row.extend([
                     right(thousands(requests)),
                     right(format!("{rate:.1}")),
-                    right(ms(worst(|s| s.p50_ms))),
-                    right(ms(worst(|s| s.p95_ms))),
-                    right(ms(worst(|s| s.p99_ms))),
+                    right(worst(|s| s.p50_ms)),
+                    right(worst(|s| s.p95_ms)),
+                    right(worst(|s| s.p99_ms)),
                     right(thousands(errors)),
                 ]);
             }
@@ -420,15 +425,23 @@ fn slo_cell(run: &RunResult) -> String {
         .filter(|v| v.pass == Some(false))
         .map(|v| v.name.as_str())
         .collect();
-    let unmeasured = run.slo.iter().filter(|v| v.pass.is_none()).count();
-    let mut text = if failed.is_empty() {
-        "pass".to_owned()
-    } else {
-        format!("fail: {}", failed.join(", "))
+    // An SLO whose figure was not measured is never a pass.
+    let unmeasured: Vec<&str> = run
+        .slo
+        .iter()
+        .filter(|v| v.pass.is_none())
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut text = match (failed.is_empty(), unmeasured.is_empty()) {
+        (true, true) => "pass".to_owned(),
+        (true, false) => format!("not measured: {}", unmeasured.join(", ")),
+        (false, true) => format!("fail: {}", failed.join(", ")),
+        (false, false) => format!(
+            "fail: {}; not measured: {}",
+            failed.join(", "),
+            unmeasured.join(", ")
+        ),
     };
-    if unmeasured > 0 {
-        text.push_str(&format!(" ({unmeasured} not measured)"));
-    }
     if run.generator.bound {
         text.push_str(" [generator-bound]");
     }

@@ -834,3 +834,58 @@ fn sockets_that_fail_are_counted_by_why() {
     assert!(leftovers("1013B").is_empty());
     clean("rooms-failures");
 }
+
+/// Issue 11, item 19: the first spec of docs/getting-started.md, run as a newcomer runs it,
+/// finds its ceiling and prices an instance per request per second. The server spends 2 ms on
+/// every request, one at a time, so it answers at most 500 a second: `--quick` runs 100, 400
+/// and 1,600 a second, and the SLO ceiling is 400 (the first failing step 1,600).
+#[test]
+fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
+    let _alone = examples_one_at_a_time();
+    let docs = std::fs::read_to_string(root().join("docs/getting-started.md")).expect("docs");
+    let spec = docs
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|block| block.split("```").next())
+        .expect("the first spec block");
+    assert!(spec.contains("name = \"first\""), "{spec}");
+    let out = fresh_out("getting-started");
+    let dir = out.parent().expect("dir");
+    std::fs::create_dir_all(dir).expect("dir");
+    let spec_path = dir.join("first.toml");
+    std::fs::write(
+        &spec_path,
+        spec.replace("#:schema ../schemas/spec.schema.json\n", ""),
+    )
+    .expect("spec");
+    let (spec_arg, out_arg) = (spec_path.display().to_string(), out.display().to_string());
+    let output = headroom(&["run", "--quick", &spec_arg, "--out", &out_arg], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = headroom(&["plan", &spec_arg, "--results", &out_arg, "--json"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("plan json");
+    assert_eq!(report["unit"], "req/s");
+    let slo = &report["slo_ceiling"];
+    assert_eq!(slo["phase"], "rate");
+    assert_eq!(common::number(&slo["units"]), 400.0, "{slo}");
+    assert_eq!(common::number(&slo["first_failing"]), 1600.0, "{slo}");
+    assert_eq!(slo["lower_bound"], false);
+    for instance in report["instances"].as_array().expect("instances") {
+        assert_eq!(instance["binding"]["resource"], "slo", "{instance}");
+        assert_eq!(
+            common::number(&instance["planned_units"]),
+            400.0,
+            "{instance}"
+        );
+        assert!(
+            common::number(&instance["usd_per_unit_month"]) > 0.0,
+            "{instance}"
+        );
+        assert!(instance["not_priced"].is_null(), "{instance}");
+    }
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
+    assert!(page.contains("## Cost per req/s"), "{page}");
+    assert!(page.contains("| 400 (SLO) |"), "{page}");
+    assert!(!page.contains("No instances were priced"), "{page}");
+    clean("getting-started");
+}

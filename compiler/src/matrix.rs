@@ -449,6 +449,11 @@ fn point_checks(
     checker: &Checker<'_>,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    // The baseline point (0 units) measures the server with no load by design.
+    let units = checker.spec().capacity.units.as_deref();
+    if units.is_some_and(|u| at.get(u) == Some(&VarValue::Integer(0))) {
+        return out;
+    }
     let stages = scenario.stages();
     let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
         return out;

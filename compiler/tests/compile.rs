@@ -560,3 +560,52 @@ fn people_per_unit_takes_its_variables_value() {
         compilation.diagnostics
     );
 }
+
+/// Issue 11, item 13: the units variable may start at 0 (the baseline point, no load) and may
+/// be a rate ("how many requests per second one box answers"). 0 stays refused for a count
+/// that is not the units.
+#[test]
+fn units_may_be_a_rate_and_start_at_zero() {
+    let baseline = spec_with("", "").replace("users = [10, 20, 40]", "users = [0, 10, 20]");
+    let compilation = compile(&baseline);
+    assert!(
+        compilation.diagnostics.is_empty(),
+        "{:?}",
+        compilation.diagnostics
+    );
+    let plan = compilation.plan.expect("a plan");
+    assert_eq!(plan.phases[0].points.len(), 3);
+    let not_units = baseline.replace("units = \"users\"", "");
+    assert!(codes(&compile(&not_units)).contains("E026"));
+    let rate = r#"[bench]
+name = "rate"
+unit = "req/s"
+
+[vars]
+rate = "100/s"
+
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "{rate}"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+
+[[phase]]
+name = "rate"
+vary = { rate = ["100/s", "400/s", "1600/s"] }
+hold = "10s"
+
+[capacity]
+units = "rate"
+"#;
+    let compilation = compile(rate);
+    assert!(
+        compilation.diagnostics.is_empty(),
+        "{:?}",
+        compilation.diagnostics
+    );
+}

@@ -41,6 +41,9 @@ pub struct Options {
     pub rebuild_cpu_per_room: Duration,
     /// How long after an edit its room is saved; edits reach the other peers after the pass.
     pub save_window: Duration,
+    /// CPU each notes API request takes, one request at a time (a single-threaded server):
+    /// the API answers at most one request per `request_cpu`.
+    pub request_cpu: Duration,
     /// Hold every request for `stall_for` once every `stall_every`.
     pub stall_every: Option<Duration>,
     pub stall_for: Duration,
@@ -71,6 +74,7 @@ impl Default for Options {
             rebuild_cpu: Duration::ZERO,
             rebuild_cpu_per_room: Duration::ZERO,
             save_window: Duration::ZERO,
+            request_cpu: Duration::ZERO,
             stall_every: None,
             stall_for: Duration::ZERO,
             drop_broadcasts: Percent::new(0.0),
@@ -92,6 +96,8 @@ pub(crate) struct App {
     pub rooms: rooms::Rooms,
     pub metrics: metrics::Counters,
     pub stall: faults::Stall,
+    /// The one worker that serves API requests when they cost CPU (`request_cpu`).
+    pub api_worker: tokio::sync::Mutex<()>,
 }
 
 /// A bound demo target, not yet serving.
@@ -109,6 +115,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         rooms: rooms::Rooms::default(),
         metrics: metrics::Counters::default(),
         stall: faults::Stall::default(),
+        api_worker: tokio::sync::Mutex::new(()),
         started: Instant::now(),
         options,
     });
@@ -162,5 +169,17 @@ async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
             (StatusCode::SERVICE_UNAVAILABLE, "starting")
         }
         _ => (StatusCode::OK, "ok"),
+    }
+}
+
+/// Synchronous CPU work for `duration`, as a handler that computes something.
+pub(crate) fn busy(duration: std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut x: u64 = 1;
+    while start.elapsed() < duration {
+        for _ in 0..1000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
     }
 }

@@ -69,6 +69,18 @@ impl Notes {
     }
 }
 
+/// The CPU an API request costs (`--request-cpu`), one request at a time: requests queue for
+/// the one worker as they would on a single-threaded server, so the API answers at most one
+/// request per `request_cpu` and its latency is that service time plus the queue.
+async fn serve(app: &App) {
+    let work = app.options.request_cpu.as_std();
+    if work.is_zero() {
+        return;
+    }
+    let _worker = app.api_worker.lock().await;
+    let _ = tokio::task::spawn_blocking(move || crate::busy(work)).await;
+}
+
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/api/groups/{group}/notes", get(list).post(create))
@@ -94,6 +106,7 @@ async fn list(
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Page>, StatusCode> {
     app.metrics.request("list");
+    serve(&app).await;
     let all = app
         .notes
         .all
@@ -128,6 +141,7 @@ async fn one(
     Path((group, id)): Path<(u64, u64)>,
 ) -> Result<Json<Note>, StatusCode> {
     app.metrics.request("get");
+    serve(&app).await;
     let all = app
         .notes
         .all
@@ -158,6 +172,7 @@ async fn create(
     Json(new): Json<NewNote>,
 ) -> Result<(StatusCode, Json<Created>), StatusCode> {
     app.metrics.request("create");
+    serve(&app).await;
     let mut all = app
         .notes
         .all

@@ -213,7 +213,7 @@ async fn save(app: Arc<App>, room: String) {
         let work = app.options.rebuild_cpu.as_std()
             + app.options.rebuild_cpu_per_room.as_std() * rooms_open as u32;
         let started = std::time::Instant::now();
-        let _ = tokio::task::spawn_blocking(move || busy(work)).await;
+        let _ = tokio::task::spawn_blocking(move || crate::busy(work)).await;
         started.elapsed()
     };
     app.metrics.passes.fetch_add(1, Ordering::Relaxed);
@@ -254,17 +254,5 @@ fn broadcast(app: &App, room: &str, from: u64, message: &Message) {
         if sender.send(message.clone()).is_ok() {
             app.metrics.sent.fetch_add(1, Ordering::Relaxed);
         }
-    }
-}
-
-/// Synchronous CPU work for `duration`, as a rebuild that computes something.
-fn busy(duration: std::time::Duration) {
-    let start = std::time::Instant::now();
-    let mut x: u64 = 1;
-    while start.elapsed() < duration {
-        for _ in 0..1000 {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        }
-        std::hint::black_box(x);
     }
 }

@@ -180,3 +180,31 @@ async fn edits_wait_for_the_save_pass() {
         sent.elapsed()
     );
 }
+
+/// `--request-cpu`: API requests are served one at a time, each taking the service time, so
+/// ten sent together take ten service times; `/healthz` does not wait for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_cpu_serves_one_request_at_a_time() {
+    let address = start(Options {
+        request_cpu: headroom_spec::Duration::from_millis(20),
+        ..Options::default()
+    })
+    .await;
+    let started = Instant::now();
+    let requests: Vec<_> = (0..10)
+        .map(|_| tokio::spawn(http(address, "GET", "/api/groups/1/notes", "")))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let health = Instant::now();
+    assert_eq!(http(address, "GET", "/healthz", "").await.0, 200);
+    assert!(
+        health.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        health.elapsed()
+    );
+    for request in requests {
+        assert_eq!(request.await.expect("request").0, 200);
+    }
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(200), "10 × 20 ms in {took:?}");
+}

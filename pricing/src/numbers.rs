@@ -33,9 +33,25 @@ pub fn count(value: f64) -> String {
     grouped(&format!("{value:.0}"))
 }
 
+/// A unit's plural: `room` → `rooms`; a rate (`req/s`) or a unit that already ends in `s` is
+/// the same in the plural.
+pub fn plural(unit: &str) -> String {
+    if unit.contains('/') || unit.ends_with('s') {
+        unit.to_owned()
+    } else {
+        format!("{unit}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural("room"), "rooms");
+        assert_eq!(plural("req/s"), "req/s");
+    }
 
     #[test]
     fn thousands_are_grouped() {

@@ -566,11 +566,11 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                 instance.baseline_cpu_pct_per_vcpu.unwrap_or(0.0),
                 match measured {
                     Some(_) => format!(
-                        "the server's measured CPU does not rise with {}s (slope ≤ 0), so no sustained ceiling follows from it",
-                        model.unit
+                        "the server's measured CPU does not rise with {} (slope ≤ 0), so no sustained ceiling follows from it",
+                        crate::numbers::plural(&model.unit)
                     ),
                     None => format!(
-                        "the results carry no CPU use per {} to compute the sustained ceiling",
+                        "no CPU use under load per {} was measured to compute the sustained ceiling",
                         model.unit
                     ),
                 }

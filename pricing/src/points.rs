@@ -281,7 +281,11 @@ pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
                 let judged: Vec<&Value> = run["slo"].as_array().into_iter().flatten().collect();
                 // A point is judged by its SLOs, or by a run that failed; a point with neither
                 // says nothing about a ceiling.
-                if failed || !judged.is_empty() {
+                // The baseline (0 units) with nothing measured is not a step of the ceiling:
+                // no load was sent there by design.
+                let baseline =
+                    x_value == 0.0 && !failed && judged.iter().all(|v| v["pass"].is_null());
+                if !baseline && (failed || !judged.is_empty()) {
                     let entry = verdicts
                         .entry(OrderedX(x_value))
                         .or_insert_with(Verdict::passing);
@@ -319,13 +323,8 @@ pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
                     Unit::Bytes,
                     run["process"]["steady"]["rss_bytes"].as_f64(),
                 );
-                add(
-                    "cpu",
-                    Unit::Fraction,
-                    run["process"]["steady"]["cpu_pct"]
-                        .as_f64()
-                        .map(|p| p / 100.0),
-                );
+                // No `cpu` series from a results file: the steady-state CPU is read after the
+                // load has ended (an idle server), so it says nothing about CPU per unit.
                 for (name, value) in run["metrics"]["steady"].as_object().into_iter().flatten() {
                     let unit = series_unit_of_plan(plan, name);
                     add(name, unit, value.as_f64());
@@ -363,14 +362,15 @@ fn plan_phase<'a>(results: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|p| p["name"] == name)
 }
 
-/// A number, or a quantity written with a unit (`"4/s"`): its number.
+/// A number, or a rate as a number per second (`"6000/m"` is 100): a rate is a unit too
+/// ("how many requests per second one box answers").
 fn number(value: &Value) -> Option<f64> {
     value.as_f64().or_else(|| {
-        let text = value.as_str()?;
-        let end = text
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(text.len());
-        text[..end].parse().ok()
+        value
+            .as_str()?
+            .parse::<headroom_spec::Rate>()
+            .ok()
+            .map(headroom_spec::Rate::as_per_second)
     })
 }
 
@@ -417,6 +417,15 @@ mod tests {
         assert!(!at_16.pass);
         assert_eq!(at_16.broke, ["line 4 of the points is marked failed"]);
         assert!(sweep.verdicts[&OrderedX(1.0)].pass);
+    }
+
+    /// Issue 11, item 13: a rate variable is a unit, read per second.
+    #[test]
+    fn rates_are_read_per_second() {
+        assert_eq!(number(&serde_json::json!("400/s")), Some(400.0));
+        assert_eq!(number(&serde_json::json!("6000/m")), Some(100.0));
+        assert_eq!(number(&serde_json::json!(16)), Some(16.0));
+        assert_eq!(number(&serde_json::json!("lots")), None);
     }
 
     #[test]

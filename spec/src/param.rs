@@ -49,6 +49,9 @@ pub enum ValueKind {
     /// A number above zero (CPUs).
     Number,
     Quantity(QuantityKind),
+    /// What counts capacity units (`[capacity] units`): a whole number of 0 or more (0 is the
+    /// baseline point that fixes a fit's intercept), or a rate (requests per second).
+    Units,
 }
 
 impl ValueKind {
@@ -56,6 +59,7 @@ impl ValueKind {
         match self {
             ValueKind::Count => "a whole number of at least 1",
             ValueKind::Number => "a number above 0",
+            ValueKind::Units => "a whole number of 0 or more, or a rate",
             ValueKind::Quantity(QuantityKind::Duration) => "a duration",
             ValueKind::Quantity(QuantityKind::Size) => "a size",
             ValueKind::Quantity(QuantityKind::Rate) => "a rate",
@@ -66,7 +70,7 @@ impl ValueKind {
     /// One value of this kind as TOML writes it, for hints: `16`, `"30s"`.
     pub fn sample(self) -> &'static str {
         match self {
-            ValueKind::Count => "16",
+            ValueKind::Count | ValueKind::Units => "16",
             ValueKind::Number => "0.5",
             ValueKind::Quantity(QuantityKind::Duration) => "\"30s\"",
             ValueKind::Quantity(QuantityKind::Size) => "\"512MiB\"",
@@ -78,6 +82,7 @@ impl ValueKind {
     pub fn example(self) -> &'static str {
         match self {
             ValueKind::Count => "16",
+            ValueKind::Units => "16 or \"100/s\"",
             ValueKind::Number => "0.5",
             ValueKind::Quantity(kind) => kind.forms(),
         }
@@ -88,6 +93,10 @@ impl ValueKind {
         let wrong = || format!("expected {}, found {}", self.describe(), value.describe());
         match (self, value) {
             (ValueKind::Count, VarValue::Integer(n)) if *n >= 1 => Ok(()),
+            (ValueKind::Units, VarValue::Integer(n)) if *n >= 0 => Ok(()),
+            (ValueKind::Units, VarValue::Text(text)) => {
+                text.parse::<Rate>().map(drop).map_err(|_| wrong())
+            }
             (ValueKind::Number, VarValue::Integer(n)) if *n > 0 => Ok(()),
             (ValueKind::Number, VarValue::Float(x)) if *x > 0.0 && x.is_finite() => Ok(()),
             (ValueKind::Quantity(kind), VarValue::Text(text)) => {
@@ -185,8 +194,9 @@ quantity_param!(Percent, QuantityKind::Percentage);
 impl ParamValue for u64 {
     const KIND: ValueKind = ValueKind::Count;
 
+    /// 0 is read too: the checker refuses it where a count must be at least 1, except for
+    /// the units variable's baseline point (a count of 0 users is a server with no load).
     fn from_var(value: &VarValue) -> Result<Self, String> {
-        Self::KIND.check(value)?;
         match value {
             VarValue::Integer(n) => u64::try_from(*n).map_err(|e| e.to_string()),
             _ => Err(format!("expected {}", Self::KIND.describe())),
@@ -267,9 +277,10 @@ impl<'de, T: ParamValue> Deserialize<'de> for Param<T> {
             }
 
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
-                T::from_var(&VarValue::Integer(n))
-                    .map(Param::Value)
-                    .map_err(E::custom)
+                // A literal count is at least 1; only a variable's baseline may be 0.
+                let value = VarValue::Integer(n);
+                T::KIND.check(&value).map_err(E::custom)?;
+                T::from_var(&value).map(Param::Value).map_err(E::custom)
             }
 
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
@@ -297,6 +308,8 @@ impl<T: ParamValue> JsonSchema for Param<T> {
             ValueKind::Quantity(QuantityKind::Size) => Cow::Borrowed("SizeParam"),
             ValueKind::Quantity(QuantityKind::Rate) => Cow::Borrowed("RateParam"),
             ValueKind::Quantity(QuantityKind::Percentage) => Cow::Borrowed("PercentParam"),
+            // No `Param` holds units: the kind is only for the `[capacity] units` check.
+            ValueKind::Units => Cow::Borrowed("UnitsParam"),
         }
     }
 
@@ -308,6 +321,25 @@ impl<T: ParamValue> JsonSchema for Param<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 11, item 13: the units variable may be 0 (a baseline) or a rate.
+    #[test]
+    fn units_are_counts_from_zero_or_rates() {
+        assert!(ValueKind::Units.check(&VarValue::Integer(0)).is_ok());
+        assert!(ValueKind::Units.check(&VarValue::Integer(16)).is_ok());
+        assert!(
+            ValueKind::Units
+                .check(&VarValue::Text("400/s".into()))
+                .is_ok()
+        );
+        assert!(ValueKind::Units.check(&VarValue::Integer(-1)).is_err());
+        assert!(
+            ValueKind::Units
+                .check(&VarValue::Text("lots".into()))
+                .is_err()
+        );
+        assert!(ValueKind::Units.check(&VarValue::Float(0.5)).is_err());
+    }
 
     #[test]
     fn placeholders_and_literals() {

@@ -182,6 +182,8 @@ pub struct Point {
     pub scenarios: Vec<ScenarioCell>,
     /// SLOs that failed at some run of the point.
     pub slo_failed: Vec<String>,
+    /// SLOs whose figure was not measured at some run (no request sent): never a pass.
+    pub slo_unmeasured: Vec<String>,
     /// Why runs failed, when some did.
     pub failures: Vec<String>,
 }
@@ -736,14 +738,19 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
         });
     }
     let mut slo_failed = Vec::new();
+    let mut slo_unmeasured = Vec::new();
     let mut failures = Vec::new();
     for run in runs {
         for verdict in run["slo"].as_array().into_iter().flatten() {
-            if verdict["pass"] == false
-                && let Some(name) = verdict["name"].as_str()
-                && !slo_failed.iter().any(|n| n == name)
+            let list = match verdict["pass"].as_bool() {
+                Some(false) => &mut slo_failed,
+                None => &mut slo_unmeasured,
+                Some(true) => continue,
+            };
+            if let Some(name) = verdict["name"].as_str()
+                && !list.iter().any(|n: &String| n == name)
             {
-                slo_failed.push(name.to_owned());
+                list.push(name.to_owned());
             }
         }
         if let Some(kind) = run["failure"]["kind"].as_str() {
@@ -756,6 +763,7 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
         rss_bytes: Stat::of(&rss),
         scenarios,
         slo_failed,
+        slo_unmeasured,
         failures,
     }
 }
@@ -1038,6 +1046,7 @@ mod tests {
             } else {
                 Vec::new()
             },
+            slo_unmeasured: Vec::new(),
             failures: Vec::new(),
         }
     }

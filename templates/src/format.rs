@@ -1,7 +1,7 @@
 //! Numbers as people write them, as minijinja filters: thousands separators, MiB with one
 //! decimal, milliseconds or seconds by size, percentages, dollars to the cent.
 
-pub use headroom_pricing::numbers::{count, grouped};
+pub use headroom_pricing::numbers::{count, grouped, plural};
 
 /// A quantity that may be fractional: `4.0` → `4`, `2.5` → `2.5`, `1234.567` → `1,234.57`.
 pub fn number(value: f64) -> String {

@@ -57,6 +57,7 @@ impl Templates {
             .map_err(|e| template_error("(syntax)", &e))?;
         environment.set_syntax(syntax);
         environment.add_filter("count", format::count);
+        environment.add_filter("plural", |unit: String| format::plural(&unit));
         environment.add_filter("number", format::number);
         environment.add_filter("mib", format::mib);
         environment.add_filter("ms", format::duration_ms);

@@ -267,11 +267,11 @@ fn memory_panel(
                 color.stroke_width(2),
             ))?
             .label(format!(
-                "{}: {} usable, reached at {} {}s",
+                "{}: {} usable, reached at {} {}",
                 u.name,
                 format::mib(u.mib * MIB, Some(0)),
                 format::count(u.units),
-                line.unit
+                format::plural(line.unit)
             ))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series([Cross::new((u.units, u.mib), 6, color.stroke_width(2))])?;

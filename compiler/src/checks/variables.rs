@@ -114,7 +114,7 @@ impl<'a> Checker<'a> {
         );
     }
 
-    /// The unit count is a whole number at every point.
+    /// The unit count is a whole number (0 or more) or a rate at every point.
     pub(super) fn units_usage(&mut self) {
         if let Some(units) = &self.spec.capacity.units
             && self.spec.vars.contains_key(units)
@@ -122,7 +122,7 @@ impl<'a> Checker<'a> {
             self.typed_only.push((
                 units.clone(),
                 Usage {
-                    kind: Some(ValueKind::Count),
+                    kind: Some(ValueKind::Units),
                     pointer: "/capacity/units".to_owned(),
                 },
             ));
@@ -156,9 +156,14 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
+            let baseline = spec.capacity.units.as_deref() == Some(name.as_str());
             for (pointer, value) in values {
                 for usage in &typed {
                     let Some(kind) = usage.kind else { continue };
+                    // The units variable's 0 is the baseline point: no users, no rooms.
+                    if baseline && kind == ValueKind::Count && *value == VarValue::Integer(0) {
+                        continue;
+                    }
                     if let Err(reason) = kind.check(value) {
                         let used_at = usage.pointer.trim_start_matches('/').replace('/', ".");
                         self.push(
