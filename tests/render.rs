@@ -516,3 +516,34 @@ fn limits_that_were_not_applied_are_on_the_page() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A results file that does not record the machine's cores or memory gets a page that says
+/// so, never "0 logical cores, 0 B of RAM".
+#[test]
+fn machine_facts_that_were_not_recorded_are_not_zero() {
+    let dir = scratch("unrecorded");
+    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let environment = results["environment"].as_object_mut().expect("environment");
+    environment.remove("logical_cores");
+    environment.remove("memory_bytes");
+    let path = dir.join("results.json");
+    std::fs::write(&path, results.to_string()).expect("write");
+    let out = dir.join("capacity.md");
+    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &path_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    assert!(
+        page.contains("an unrecorded number of logical cores, an unrecorded amount of RAM"),
+        "{page}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

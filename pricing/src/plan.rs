@@ -534,10 +534,10 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     // Burstable: the measured ceiling holds while CPU credits last.
     let mut lines = Vec::new();
     if instance.burstable {
-        let baseline =
-            instance.baseline_cpu_pct_per_vcpu.unwrap_or(0.0) / 100.0 * f64::from(instance.vcpu);
-        match &model.cpu {
-            Some(cpu) if cpu.slope > 0.0 => {
+        let baseline_pct = instance.baseline_cpu_pct_per_vcpu;
+        let baseline = baseline_pct.map(|pct| pct / 100.0 * f64::from(instance.vcpu));
+        match (&model.cpu, baseline) {
+            (Some(cpu), Some(baseline)) if cpu.slope > 0.0 => {
                 let sustained = ((baseline - cpu.intercept) / cpu.slope).floor().max(0.0);
                 ceilings.insert(
                     "cpu_sustained".to_owned(),
@@ -559,17 +559,20 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
                     });
                 }
             }
-            measured => warnings.push(format!(
-                "{} is burstable: the ceilings assume burst, and {} sustains {:.0} % per vCPU; {}",
+            (measured, _) => warnings.push(format!(
+                "{} is burstable: the ceilings assume burst, and {}; {}",
                 instance.id,
-                instance.id,
-                instance.baseline_cpu_pct_per_vcpu.unwrap_or(0.0),
-                match measured {
-                    Some(_) => format!(
+                match baseline_pct {
+                    Some(pct) => format!("{} sustains {pct:.0} % per vCPU", instance.id),
+                    None => "the price table gives no baseline for it".to_owned(),
+                },
+                match (measured, baseline_pct) {
+                    (_, None) => "no sustained ceiling can be computed".to_owned(),
+                    (Some(_), Some(_)) => format!(
                         "the server's measured CPU does not rise with {} (slope ≤ 0), so no sustained ceiling follows from it",
                         crate::numbers::plural(&model.unit)
                     ),
-                    None => format!(
+                    (None, Some(_)) => format!(
                         "no CPU use under load per {} was measured to compute the sustained ceiling",
                         model.unit
                     ),
@@ -642,7 +645,8 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             && let Some(line) = table.line("data-transfer-out-internet-first-10tb")
             && let Some(price) = line.usd_per_unit
         {
-            let billed = (gb - line.free_gb_per_month.unwrap_or(0.0)).max(0.0);
+            // No free allowance in the table: every GB is billed.
+            let billed = line.free_gb_per_month.map_or(gb, |free| gb - free).max(0.0);
             lines.push(CostLine {
                 name: format!("egress, {gb} GB ({billed} GB billed)"),
                 per_month: billed * price,

@@ -115,7 +115,13 @@ pub async fn run(
         )
         .await;
     } else {
-        closed_model(scenario, &stages, &client, start, samples, cancel).await;
+        let peak = scenario
+            .vus
+            .as_ref()
+            .and_then(Param::value)
+            .copied()
+            .ok_or("`vus` was not resolved to a number (a headroom bug)")?;
+        closed_model(scenario, peak, &stages, &client, start, samples, cancel).await;
     }
     let mut result = collector
         .await
@@ -381,20 +387,17 @@ async fn open_model(
 
 async fn closed_model(
     scenario: &HttpScenario,
+    peak: u64,
     schedule: &Schedule,
     client: &Client,
     start: Instant,
     samples: mpsc::UnboundedSender<Sample>,
     cancel: tokio::sync::watch::Receiver<bool>,
 ) {
-    let peak = scenario
-        .vus
-        .as_ref()
-        .and_then(Param::value)
-        .copied()
-        .unwrap_or(0) as f64;
+    let peak = peak as f64;
+    // Ramping starts from `start_vus`, none unless the spec says.
     let from = if scenario.executor.is_ramping() {
-        scenario.start_vus.unwrap_or(0) as f64
+        scenario.start_vus.map_or(0.0, |v| v as f64)
     } else {
         peak
     };

@@ -219,14 +219,18 @@ struct Socket {
 
 /// The sockets of a run, rooms filling side by side; and how many there are per room.
 fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String> {
-    let rooms = scenario.rooms.value().copied().unwrap_or(0);
+    // The compiler resolved every variable; a `{var}` left here is a bug, said as one.
+    let unresolved = |what: &str| format!("`{what}` was not resolved to a number (a headroom bug)");
+    let rooms = *scenario.rooms.value().ok_or_else(|| unresolved("rooms"))?;
     let sizes: Vec<u32> = match (&scenario.peers_per_room, &scenario.peers) {
         (Some(per_room), _) => {
-            let per_room = per_room.value().copied().unwrap_or(0);
+            let per_room = *per_room
+                .value()
+                .ok_or_else(|| unresolved("peers_per_room"))?;
             (0..rooms).map(|_| per_room as u32).collect()
         }
         (None, Some(peers)) => {
-            let peers = peers.value().copied().unwrap_or(0);
+            let peers = *peers.value().ok_or_else(|| unresolved("peers"))?;
             let (base, extra) = (peers / rooms.max(1), peers % rooms.max(1));
             (0..rooms)
                 .map(|r| (base + u64::from(r < extra)) as u32)
@@ -248,9 +252,14 @@ fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String>
     if total > u64::from(u32::MAX) {
         return Err(format!("{total} sockets are more than one generator holds"));
     }
-    let largest = sizes.iter().copied().max().unwrap_or(0);
+    // Peer by peer across the rooms (no rooms: no peers).
+    let peers = sizes
+        .iter()
+        .copied()
+        .max()
+        .map_or(0..0, |largest| 0..largest);
     let mut sockets = Vec::with_capacity(total as usize);
-    for peer in 0..largest {
+    for peer in peers {
         for (room, &size) in sizes.iter().enumerate() {
             if peer < size {
                 sockets.push(Socket {

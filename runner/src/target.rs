@@ -167,9 +167,10 @@ impl Running {
                 cwd.display()
             ))
         })?;
-        let pid = child.id().unwrap_or(0);
-        let group = Pid::from_raw(pid as i32)
-            .ok_or_else(|| spawn_failed("the target exited before it could be watched".into()))?;
+        // No id: the child has already exited and been reaped.
+        let exited = || spawn_failed("the target exited before it could be watched".into());
+        let pid = child.id().ok_or_else(exited)?;
+        let group = Pid::from_raw(pid as i32).ok_or_else(exited)?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
         let pattern = match &launch.target.ready.log {
             Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| {

@@ -89,9 +89,11 @@ pub struct ScenarioText {
 pub struct Generator {
     /// CPU the generator used during the load, in cores: lowest and highest run.
     pub cpu_cores: Spread,
-    pub cores_available: u64,
-    /// The largest p99 of its schedule lag (actual minus intended send), in ms.
-    pub schedule_lag_p99_ms: f64,
+    /// The cores it could use; `null` when no run recorded it.
+    pub cores_available: Option<u64>,
+    /// The largest p99 of its schedule lag (actual minus intended send), in ms; `null` when no
+    /// run recorded one.
+    pub schedule_lag_p99_ms: Option<f64>,
 }
 
 /// A plot of the page: an SVG file beside it.
@@ -110,8 +112,9 @@ pub struct Plot {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Machine {
     pub cpu_model: String,
-    pub logical_cores: u64,
-    pub memory_bytes: u64,
+    /// `null` when the results do not say (never shown as 0).
+    pub logical_cores: Option<u64>,
+    pub memory_bytes: Option<u64>,
     pub kernel: String,
 }
 
@@ -282,8 +285,8 @@ impl PageContext {
         let environment = &results["environment"];
         let machine = Machine {
             cpu_model: environment["cpu_model"].as_str().unwrap_or("").to_owned(),
-            logical_cores: environment["logical_cores"].as_u64().unwrap_or(0),
-            memory_bytes: environment["memory_bytes"].as_u64().unwrap_or(0),
+            logical_cores: environment["logical_cores"].as_u64(),
+            memory_bytes: environment["memory_bytes"].as_u64(),
             kernel: environment["kernel"].as_str().unwrap_or("").to_owned(),
         };
         let descriptions: Vec<(String, Option<String>)> = results["plan"]["phases"]
@@ -301,7 +304,7 @@ impl PageContext {
         let mut runs = RunCounts::default();
         let mut loads = Vec::new();
         let mut generator_cores = Vec::new();
-        let (mut generator_lag, mut generator_available) = (0.0_f64, 0_u64);
+        let (mut generator_lag, mut generator_available) = (None::<f64>, None::<u64>);
         let mut phases = Vec::new();
         for phase in results["phases"].as_array().into_iter().flatten() {
             let name = phase["name"].as_str().unwrap_or("").to_owned();
@@ -319,10 +322,14 @@ impl PageContext {
                     }
                     if let Some(cores) = number(&run["generator"]["cpu_cores"]) {
                         generator_cores.push(cores);
-                        generator_lag = generator_lag
-                            .max(number(&run["generator"]["schedule_lag_p99_ms"]).unwrap_or(0.0));
-                        generator_available = generator_available
-                            .max(run["generator"]["cores_available"].as_u64().unwrap_or(0));
+                        // The largest seen: a run that did not record one adds nothing.
+                        if let Some(lag) = number(&run["generator"]["schedule_lag_p99_ms"]) {
+                            generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
+                        }
+                        if let Some(cores) = run["generator"]["cores_available"].as_u64() {
+                            generator_available =
+                                Some(generator_available.map_or(cores, |c| c.max(cores)));
+                        }
                     }
                     for key in ["min", "max"] {
                         if let Some(v) = number(&run["load_average"][key]) {
@@ -932,12 +939,13 @@ fn caveats(
     }
     out.push("The server and the load generator ran on the same machine and shared its cores: read every latency as an upper bound and every ceiling as a lower bound.".to_owned());
     if let Some(load) = load
-        && machine.logical_cores > 0
-        && load.max > machine.logical_cores as f64
+        && let Some(cores) = machine.logical_cores
+        && cores > 0
+        && load.max > cores as f64
     {
         out.push(format!(
             "The load average reached {:.1} on {} logical cores: something else competed for the machine during some runs.",
-            load.max, machine.logical_cores
+            load.max, cores
         ));
     }
     if runs.generator_bound > 0 {

@@ -32,10 +32,11 @@ pub enum PageError {
     #[error("cannot draw plot {file}: {detail}")]
     Plot { file: String, detail: String },
     /// A template that does not parse or render: which one, where, and what.
-    #[error("template `{template}`, line {line}: {detail}")]
+    #[error("template `{template}`{}: {detail}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
     Template {
         template: String,
-        line: usize,
+        /// `None` when minijinja does not know the line.
+        line: Option<usize>,
         detail: String,
     },
 }
@@ -133,7 +134,7 @@ fn template_error(name: &str, error: &minijinja::Error) -> PageError {
     };
     PageError::Template {
         template: error.name().unwrap_or(name).to_owned(),
-        line: error.line().unwrap_or(0),
+        line: error.line(),
         detail,
     }
 }
