@@ -53,3 +53,74 @@ fn the_page_context_schema_is_current() {
         &generated::<headroom_templates::PageContext>(),
     );
 }
+
+/// Issue 11, item 11: every field of the output contracts says what it is. A field is
+/// described by its own `description`, by the described definition it refers to, or (a tag
+/// such as `kind`, or an externally tagged variant's key) by its described variant.
+#[test]
+fn every_field_of_the_output_contracts_is_described() {
+    fn described(field: &serde_json::Value, defs: &serde_json::Value) -> bool {
+        if field.get("description").is_some() {
+            return true;
+        }
+        let reference = field
+            .get("$ref")
+            .or_else(|| field.pointer("/allOf/0/$ref"))
+            .and_then(serde_json::Value::as_str);
+        reference
+            .and_then(|r| r.rsplit('/').next())
+            .is_some_and(|name| defs[name].get("description").is_some())
+    }
+    fn walk(node: &serde_json::Value, path: &str, defs: &serde_json::Value, out: &mut Vec<String>) {
+        match node {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::Object(properties)) = map.get("properties") {
+                    let variant_described = map.get("description").is_some();
+                    for (name, field) in properties {
+                        let tag = field.get("const").is_some() || properties.len() == 1;
+                        if !(described(field, defs) || variant_described && tag) {
+                            out.push(format!("{path}.{name}"));
+                        }
+                    }
+                }
+                for (key, value) in map {
+                    walk(value, &format!("{path}/{key}"), defs, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{path}[{i}]"), defs, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    for file in [
+        "plan.schema.json",
+        "results.schema.json",
+        "page-context.schema.json",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("schemas")
+            .join(file);
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+        let mut undescribed = Vec::new();
+        walk(&schema, "", &schema["$defs"], &mut undescribed);
+        assert!(undescribed.is_empty(), "schemas/{file}: {undescribed:#?}");
+    }
+    let results: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/results.schema.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("json");
+    assert_eq!(
+        results
+            .pointer("/properties/plan/$ref")
+            .and_then(serde_json::Value::as_str),
+        Some("#/$defs/ResolvedPlan"),
+        "results.plan has a real schema, not {{}}"
+    );
+}

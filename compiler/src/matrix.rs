@@ -22,17 +22,26 @@ use crate::slo::SloRule;
 /// The version of the resolved plan's JSON shape.
 pub const PLAN_FORMAT: u32 = 1;
 
-/// A spec resolved into the runs the runner executes.
-#[derive(Debug, Clone, Serialize)]
+/// A spec resolved into the runs the runner executes (`headroom compile --json`, and `plan`
+/// in a results file).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ResolvedPlan {
+    /// The version of this shape (1).
     pub format: u32,
+    /// `[bench]`, with `people_per_unit` resolved to a number.
     pub bench: Bench,
+    /// `[vars]`: every variable's default.
     pub vars: BTreeMap<String, VarValue>,
+    /// `[target]` as written (each point has it with the variables filled).
     pub target: Target,
+    /// The SLOs, parsed.
     pub slo: Vec<SloRule>,
+    /// `[capacity]`, defaults applied.
     pub capacity: headroom_spec::Capacity,
+    /// `[plan]`, when the spec prices instances.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<headroom_spec::Plan>,
+    /// The phases, in order, each with its points.
     pub phases: Vec<PhasePlan>,
     /// Every run, in the order the runner executes them: phase, point, repeat.
     pub runs: Vec<Run>,
@@ -40,42 +49,58 @@ pub struct ResolvedPlan {
     pub estimated: Duration,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One phase, resolved.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PhasePlan {
+    /// The phase's name in the spec.
     pub name: String,
+    /// What the phase is for, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The swept variables and their values; points are their product, the last axis fastest.
     pub axes: Vec<Axis>,
+    /// Runs per point.
     pub repeats: u32,
+    /// The pause after each run.
     pub cooldown: Duration,
+    /// What a failed run does to the rest of the phase.
     pub on_failure: OnFailure,
+    /// A fresh target per point (the only mode carried out).
     pub process: ProcessMode,
+    /// What is measured at every point of the phase.
     pub measure: ResolvedMeasure,
     /// The scenarios that run together at every point of this phase.
     pub scenarios: Vec<String>,
+    /// Every point: the product of the axes, the last axis fastest.
     pub points: Vec<Point>,
     /// All runs of this phase.
     pub estimated: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One swept variable and its values, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Axis {
+    /// The variable swept.
     pub variable: String,
+    /// Its values, in the order they run.
     pub values: Vec<VarValue>,
 }
 
 /// `[measure]` with the phase's overrides and the defaults applied.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ResolvedMeasure {
+    /// How often the server's process group is read during the load.
     pub sample_every: Duration,
+    /// When and how the server is measured after the load.
     pub steady_state: SteadyState,
+    /// The Prometheus series read at the steady state.
     pub series: Vec<Series>,
 }
 
 /// One point of a phase: the variables' values and what runs there.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Point {
+    /// Its place in the phase, from 0.
     pub index: usize,
     /// The values of the swept variables at this point.
     pub at: BTreeMap<String, VarValue>,
@@ -83,15 +108,23 @@ pub struct Point {
     pub vars: BTreeMap<String, VarValue>,
     /// The target with variables filled; `{port}` and `{env:…}` are left for the runner.
     pub target: Target,
+    /// The scenarios with the point's values filled in: `[[scenario]]`'s shape
+    /// (`schemas/spec.schema.json`), except that a count of the units variable is 0 at a
+    /// baseline point, which a spec may not write literally.
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
     pub scenarios: Vec<Scenario>,
     /// One run of this point: ramps, hold, settle, scrapes and cool-down.
     pub run_time: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One run: a point of a phase, one repeat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Run {
+    /// The phase's name.
     pub phase: String,
+    /// The point's index in its phase.
     pub point: usize,
+    /// From 1.
     pub repeat: u32,
 }
 

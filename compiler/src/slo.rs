@@ -14,7 +14,7 @@ use serde::Serialize;
 pub const STATISTICS: &[&str] = &["p50", "p90", "p95", "p99", "p99.9", "max", "mean", "min"];
 
 /// What a figure measures, which decides the unit its threshold is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FigureUnit {
     /// A latency distribution; needs a statistic and a duration.
@@ -124,7 +124,8 @@ fn conditional_figure(name: &str) -> Option<&'static str> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How a figure is compared with its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Comparison {
     #[serde(rename = "<")]
     Below,
@@ -153,7 +154,7 @@ impl Comparison {
 }
 
 /// A threshold in the unit of its figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Threshold {
     Duration(Duration),
@@ -177,17 +178,24 @@ impl Threshold {
 }
 
 /// A parsed SLO rule, as the runner evaluates it at every point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SloRule {
+    /// Its key in `[slo]`.
     pub name: String,
+    /// As written: `browse.latency.p95 < 1s`.
     pub expression: String,
+    /// The scenario the figure belongs to; `None` for a figure of the whole point (`rss`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// The figure: `latency`, `failed`, `seen_by_all`, `rss`, a series…
     pub figure: String,
+    /// `p95`, `max`…, for a distribution.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statistic: Option<String>,
+    /// What the figure measures, which decides the threshold's unit.
     pub unit: FigureUnit,
     pub comparison: Comparison,
+    /// The threshold as written, in its unit.
     pub threshold: Threshold,
     /// The threshold in result units (seconds, fraction, bytes, per second).
     pub threshold_value: f64,

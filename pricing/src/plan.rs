@@ -875,7 +875,9 @@ pub struct FitJson {
     pub chosen_because: String,
     /// The variable on the x axis (the units variable).
     pub x: String,
+    /// The line at x = 0, in `unit`.
     pub intercept: f64,
+    /// What one more unit of x adds, in `unit` per unit of x.
     pub slope: f64,
     /// The share of the variance the line explains; `null` when the series does not vary (R²
     /// is 0/0 there).
@@ -897,6 +899,7 @@ pub struct FitJson {
 pub struct SloCeilingJson {
     /// The phase whose verdicts give it, and why the planner took it.
     pub phase: String,
+    /// Why the planner took this phase (`capacity.ceiling_phase`, or its rule).
     pub chosen_because: String,
     /// The last step that passed every SLO; `null` when they failed already at the first step.
     pub units: Option<f64>,
@@ -949,12 +952,14 @@ pub struct AllInJson {
     pub usd_month: f64,
     /// That divided by the planned units; `null` when the plan is not priced.
     pub usd_per_unit_month: Option<f64>,
+    /// Each line beside the instance.
     pub lines: Vec<LineJson>,
 }
 
 /// A monthly line beside the instance (storage, an address, a database, egress, credits).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LineJson {
+    /// What the line is (`EBS gp3, 30 GB`).
     pub name: String,
     /// Its cost a month, in the instance's currency.
     pub usd_month: f64,
@@ -969,7 +974,9 @@ pub struct LineJson {
 pub struct InstanceJson {
     /// The instance type (`t4g.medium`, `CX22`).
     pub name: String,
+    /// Its vCPUs, as the price table lists them.
     pub vcpu: u32,
+    /// Its memory in GiB (a Hetzner "GB" is taken as GiB, with a warning).
     pub memory_gib: f64,
     /// `USD` or `EUR`: the currency of every amount of this instance.
     pub currency: String,
@@ -1002,7 +1009,9 @@ pub struct InstanceJson {
 /// A fleet of one instance type.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FleetJson {
+    /// The instance type.
     pub instance: String,
+    /// `USD` or `EUR`: the currency of `usd_month`.
     pub currency: String,
     /// Instances in the fleet.
     pub count: u64,

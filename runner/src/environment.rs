@@ -7,10 +7,15 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
+    /// The CPU's model name, from /proc/cpuinfo (empty when it names none).
     pub cpu_model: String,
+    /// Logical cores the machine has.
     pub logical_cores: usize,
+    /// The machine's memory, in bytes.
     pub memory_bytes: u64,
+    /// The kernel release (`uname -r`).
     pub kernel: String,
+    /// The headroom that ran.
     pub headroom_version: String,
     /// The git revision of the target's working directory, when it is a checkout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -20,7 +25,9 @@ pub struct Environment {
 /// The 1-minute load average seen during a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoadAverage {
+    /// The lowest seen.
     pub min: f64,
+    /// The highest seen.
     pub max: f64,
 }
 

@@ -21,61 +21,83 @@ pub const RESULTS_FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
+    /// The version of this file's shape (1); a reader refuses another.
     pub format: u32,
+    /// The headroom that ran.
     pub headroom_version: String,
     /// The spec's path as given, and a hash of its text (FNV-1a, 64 bits, hex).
     pub spec: SpecRef,
     /// `--quick`: durations, steps and repeats were scaled down; not figures to plan with.
     pub quick: bool,
+    /// The machine the runs ran on.
     pub environment: Environment,
-    /// The plan that ran (after `--quick` scaling).
-    #[schemars(with = "serde_json::Value")]
+    /// The plan that ran (after `--quick` scaling): `headroom compile --json`'s shape.
+    #[schemars(with = "headroom_compiler::ResolvedPlan")]
     pub plan: serde_json::Value,
+    /// Every phase that ran, each with its points and runs.
     pub phases: Vec<PhaseResults>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SpecRef {
+    /// The spec's path as given on the command line.
     pub path: String,
+    /// FNV-1a (64 bits, hex) of the spec's text: results are only merged with results of the same spec.
     pub hash: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseResults {
+    /// The phase's name in the spec.
     pub name: String,
+    /// The points that ran, in order.
     pub points: Vec<PointResults>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PointResults {
+    /// The point's index in its phase, from 0.
     pub index: usize,
     /// The swept variables at this point.
     pub at: BTreeMap<String, VarValue>,
+    /// Every repeat of the point.
     pub runs: Vec<RunResult>,
 }
 
 /// One run of one point.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
+    /// The repeat, from 1.
     pub repeat: u32,
     /// Unix time in milliseconds.
     pub started_ms: u64,
+    /// Seconds from the target's start to its stop.
     pub duration_s: f64,
+    /// The loopback port the target listened on.
     pub port: u16,
     /// The target's output, relative to the results file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// Seconds until the readiness check passed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready_after_s: Option<f64>,
+    /// The machine's 1-minute load average during the run.
     pub load_average: LoadAverage,
+    /// Why the run failed; absent when it did not. A failed run's figures are not fitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// How the target ended, when headroom stopped it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stopped>,
+    /// Each scenario's figures, by name.
     pub scenarios: BTreeMap<String, ScenarioResult>,
+    /// The server's process group: samples during the load, and the steady state.
     pub process: ProcessResult,
+    /// The server's Prometheus series at the steady state.
     pub metrics: MetricsResult,
+    /// Whether the load generator, not the server, may have set the latency.
     pub generator: GeneratorResult,
+    /// Every SLO of the spec against this run.
     pub slo: Vec<SloVerdict>,
     /// What the run could not do, in words (an external target without a pid, say).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -87,25 +109,38 @@ pub struct RunResult {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Failure {
     /// The command could not be started (no such program, an unset `{env:…}`).
-    SpawnFailed { message: String },
+    SpawnFailed {
+        /// What the system said.
+        message: String,
+    },
     /// The target exited before it was ready.
     ExitedEarly {
+        /// Its exit status or signal.
         exit: Exit,
+        /// The last lines it wrote to stderr.
         stderr_tail: Vec<String>,
     },
     /// The readiness check did not pass in time.
     NeverReady {
+        /// Seconds waited.
         waited_s: f64,
+        /// The readiness check that did not pass (`GET /healthz`).
         check: String,
+        /// The last lines it wrote to stderr.
         stderr_tail: Vec<String>,
     },
     /// The target exited during the point.
     Died {
+        /// Its exit status or signal.
         exit: Exit,
+        /// The last lines it wrote to stderr.
         stderr_tail: Vec<String>,
     },
     /// The load could not run (a URL the runner cannot load).
-    Load { message: String },
+    Load {
+        /// Why the load could not run.
+        message: String,
+    },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
 }
@@ -130,10 +165,13 @@ impl Failure {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorCounts {
+    /// The connection could not be made (refused, reset before an answer).
     pub connect: u64,
+    /// No answer within the request's `timeout`.
     pub timeout: u64,
     /// Answers with a status the request did not expect.
     pub status: u64,
+    /// An answer that was not valid HTTP, or a connection cut mid-answer.
     pub protocol: u64,
 }
 
@@ -146,14 +184,23 @@ impl ErrorCounts {
 /// A latency distribution in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
+    /// Observations; 0 when nothing was measured (every other field is then 0 and means nothing).
     pub count: u64,
+    /// The mean, in milliseconds.
     pub mean_ms: f64,
+    /// The smallest, in milliseconds.
     pub min_ms: f64,
+    /// The median, in milliseconds.
     pub p50_ms: f64,
+    /// The 90th percentile, in milliseconds.
     pub p90_ms: f64,
+    /// The 95th percentile, in milliseconds.
     pub p95_ms: f64,
+    /// The 99th percentile, in milliseconds.
     pub p99_ms: f64,
+    /// The 99.9th percentile, in milliseconds.
     pub p999_ms: f64,
+    /// The largest, in milliseconds.
     pub max_ms: f64,
 }
 
@@ -200,10 +247,15 @@ pub fn deserialize_histogram(text: &str) -> Option<Histogram<u64>> {
 pub struct Window {
     /// Seconds from the scenario's start.
     pub t_s: u64,
+    /// Requests completed in the second.
     pub requests: u64,
+    /// Of those, the ones that failed.
     pub errors: u64,
+    /// The second's median latency, in milliseconds (0 with no request).
     pub p50_ms: f64,
+    /// The second's 95th percentile, in milliseconds (0 with no request).
     pub p95_ms: f64,
+    /// The second's 99th percentile, in milliseconds (0 with no request).
     pub p99_ms: f64,
 }
 
@@ -223,6 +275,7 @@ impl Window {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScenarioResult {
+    /// `http` or `rooms`.
     pub kind: String,
     /// Why the scenario did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,10 +283,13 @@ pub struct ScenarioResult {
     /// Requests that completed (answered or failed) in the measurement window: the hold (the
     /// whole run when there is no hold). HTTP only; ramp traffic is in `ramps`.
     pub requests: u64,
+    /// Of `requests`, the ones answered as expected (rooms: messages sent).
     pub ok: u64,
     /// Starts skipped because `max_in_flight` requests were outstanding.
     pub dropped: u64,
+    /// Failed requests by why (rooms: sockets that failed to open).
     pub errors: ErrorCounts,
+    /// Seconds from the scenario's start to its end, ramps included.
     pub duration_s: f64,
     /// Completed requests per second over the measurement window.
     pub rate: f64,
@@ -241,6 +297,7 @@ pub struct ScenarioResult {
     pub latency: Summary,
     /// Actual minus intended send time: the generator's own delay.
     pub schedule_lag: Summary,
+    /// The full distributions (`latency`, `schedule_lag`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
     pub histograms: BTreeMap<String, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
@@ -258,9 +315,11 @@ pub struct ScenarioResult {
 pub struct RampCounts {
     /// Requests that completed (answered or failed).
     pub requests: u64,
+    /// Of `requests`, the ones answered as expected.
     pub ok: u64,
     /// Starts skipped because `max_in_flight` requests were outstanding.
     pub dropped: u64,
+    /// Failed requests by why.
     pub errors: ErrorCounts,
 }
 
@@ -269,9 +328,11 @@ pub struct RampCounts {
 /// delay behind their intended time, and `errors` the sockets that failed to open.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RoomsResult {
+    /// Rooms opened.
     pub rooms: u64,
     /// Sockets planned in all.
     pub peers: u64,
+    /// Sockets: planned, opened, failed and closed.
     pub sockets: SocketCounts,
     /// From a socket's scheduled connect time to its open WebSocket (join sent).
     pub connect: Summary,
@@ -280,20 +341,25 @@ pub struct RoomsResult {
     pub hold_started_s: f64,
     /// How long the peers sent.
     pub hold_s: f64,
+    /// Messages sent and frames delivered.
     pub messages: MessageCounts,
     /// Per recipient: from the intended send time to the receipt.
     pub seen: Summary,
     /// Per message that reached every expected recipient: the time until the last one had it.
     /// Messages that never reached everyone are not in it; see `messages.incomplete`.
     pub seen_by_all: Summary,
+    /// Page reloads (`reload`), when the scenario has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload: Option<ReloadResult>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SocketCounts {
+    /// Sockets the scenario opens (rooms × peers).
     pub planned: u64,
+    /// Sockets that opened (upgrade answered with 101).
     pub opened: u64,
+    /// Sockets that did not open, by why.
     pub failed: ConnectFailures,
     /// Open sockets the server closed (a close frame, a reset or the end of the stream).
     pub closed_by_server: u64,
@@ -355,8 +421,11 @@ pub struct MessageCounts {
 /// The page reloads of a rooms scenario.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReloadResult {
+    /// Reloads completed (answered or failed).
     pub requests: u64,
+    /// Of those, the ones answered as expected.
     pub ok: u64,
+    /// Failed reloads by why.
     pub errors: ErrorCounts,
     /// From the reload's intended time to the last byte of the page.
     pub latency: Summary,
@@ -383,6 +452,7 @@ impl RoomsResult {
 /// The server's process tree (its process group), from /proc.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProcessResult {
+    /// Readings of the process group every `sample_every` during the load.
     pub samples: Vec<ProcessSample>,
     /// Reduced from the steady-state samples (the same instants as the scrapes).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -393,10 +463,12 @@ pub struct ProcessResult {
 pub struct ProcessSample {
     /// Seconds from the start of the load.
     pub t_s: f64,
+    /// The resident set of every process in the group, in bytes.
     pub rss_bytes: u64,
     /// CPU since the previous sample, in percent of one core; `null` for a first reading, which
     /// has nothing to measure CPU against (CPU use is the difference of two readings).
     pub cpu_pct: Option<f64>,
+    /// Processes in the group.
     pub processes: u32,
 }
 
@@ -414,23 +486,29 @@ pub struct MetricsResult {
 /// The generator's own honesty: was it the bottleneck?
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GeneratorResult {
+    /// The p99 of the generator's lag behind its schedule (actual minus intended send), in milliseconds, over the run's scenarios.
     pub schedule_lag_p99_ms: f64,
     /// CPU the generator used during the load, in cores.
     pub cpu_cores: f64,
+    /// The logical cores the generator could use.
     pub cores_available: usize,
     /// Lag p99 over the threshold or CPU over 90 % of the cores: the latency is not the server's.
     pub bound: bool,
+    /// Why the run counts as generator-bound, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloVerdict {
+    /// The SLO's key in `[slo]`.
     pub name: String,
+    /// The SLO as written.
     pub expression: String,
     /// The figure at this run, in result units (seconds, fraction, bytes, per second).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
+    /// The threshold in result units (seconds, fraction, bytes, per second).
     pub threshold: f64,
     /// `None` when the figure was not measured (see `note`): neither a pass nor a failure.
     pub pass: Option<bool>,

@@ -41,7 +41,9 @@ pub struct Launch<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Exit {
+    /// It exited with this status.
     Code(i32),
+    /// A signal ended it (9: SIGKILL, 15: SIGTERM).
     Signal(i32),
 }
 
@@ -70,6 +72,7 @@ pub struct Stopped {
     pub signal: String,
     /// Whether the grace period ran out and the group got SIGKILL.
     pub killed: bool,
+    /// How it ended; `null` when that could not be read.
     pub exit: Option<Exit>,
 }
 

@@ -15,13 +15,17 @@ use crate::PageError;
 /// What the page is about, from the spec.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Bench {
+    /// `[bench] name`.
     pub name: String,
+    /// `[bench] description`: what the bench answers.
     pub description: Option<String>,
     /// What one unit is (`room`, `user`).
     pub unit: String,
+    /// How many people one unit holds (1 unless the spec says).
     pub people_per_unit: f64,
     /// The series memory is provisioned against, and the phase that sweeps it.
     pub memory_series: String,
+    /// `[capacity] memory_phase`, when the spec names one.
     pub memory_phase: Option<String>,
     /// The variable that counts units (`rooms`), which picks the memory sweep when no phase is
     /// named, as the planner does.
@@ -41,33 +45,39 @@ pub struct Inputs {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PageContext {
     pub bench: Bench,
+    /// The headroom that ran (from the results file).
     pub headroom_version: String,
+    /// The spec's path, as the run was given it.
     pub spec_path: String,
     /// `--quick` results: scaled down, not figures to plan with.
     pub quick: bool,
+    /// The machine the runs ran on.
     pub machine: Machine,
     /// The 1-minute load average over every run: lowest and highest seen.
     pub load_average: Option<Spread>,
     /// What the load generator used of the machine, over every run.
     pub generator: Option<Generator>,
+    /// How many runs, failed runs and generator-bound runs.
     pub runs: RunCounts,
     /// Each scenario in words, as it ran at the first point that has it.
     pub scenarios: Vec<ScenarioText>,
     /// When the server was measured: one sentence per distinct steady-state rule.
     pub steady_state: Vec<String>,
+    /// Every phase, with a row per point.
     pub phases: Vec<Phase>,
     /// Whether some phase ran a rooms scenario (the page explains its p95 then).
     pub has_rooms: bool,
+    /// The memory regression: every bytes series of the memory sweep, the memory series first (empty without a memory sweep over the units).
     pub fits: Vec<FitRow>,
     /// Where the SLOs broke in the ceiling phase, step by step.
     pub ceiling: Option<Ceiling>,
     /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
-    #[schemars(with = "Option<serde_json::Value>")]
     pub plan: Option<Report>,
     /// How to read the numbers, generated from what the results show.
     pub caveats: Vec<String>,
     /// What the page does not know, generated from the data.
     pub not_measured: Vec<String>,
+    /// The commands that reproduce the page, in order.
     pub reproduce: Vec<String>,
     /// The plots drawn from this context (`headroom_templates::plots`), as the files written
     /// beside the page; the page links them by `file`.
@@ -77,6 +87,7 @@ pub struct PageContext {
 /// A scenario of the bench, in words.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScenarioText {
+    /// The scenario's name.
     pub name: String,
     /// `http` or `rooms`.
     pub kind: String,
@@ -103,30 +114,39 @@ pub struct Plot {
     pub kind: String,
     /// The file name, relative to the page (`memory.svg`).
     pub file: String,
+    /// The plot's title, also inside the SVG.
     pub title: String,
     /// For `latency`: the phase and scenario plotted.
     pub phase: Option<String>,
+    /// For `latency`: the scenario plotted.
     pub scenario: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Machine {
+    /// The CPU's model name (empty when the machine names none).
     pub cpu_model: String,
     /// `null` when the results do not say (never shown as 0).
     pub logical_cores: Option<u64>,
+    /// The machine's memory in bytes; `null` when the results do not say.
     pub memory_bytes: Option<u64>,
+    /// The kernel release.
     pub kernel: String,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 pub struct Spread {
+    /// The lowest.
     pub min: f64,
+    /// The highest.
     pub max: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct RunCounts {
+    /// Runs in the results file.
     pub total: u64,
+    /// Runs that failed (their figures are not fitted).
     pub failed: u64,
     /// Runs where the generator, not the server, may have set the latency.
     pub generator_bound: u64,
@@ -135,9 +155,13 @@ pub struct RunCounts {
 /// Lowest, median and highest over a point's repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 pub struct Stat {
+    /// The lowest of the repeats.
     pub min: f64,
+    /// The median of the repeats (the mean of the two middle ones for an even count).
     pub median: f64,
+    /// The highest of the repeats.
     pub max: f64,
+    /// How many repeats had the figure.
     pub n: usize,
 }
 
@@ -159,8 +183,11 @@ impl Stat {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Phase {
+    /// The phase's name.
     pub name: String,
+    /// What the phase is for, in words.
     pub description: Option<String>,
+    /// A row per point, in order.
     pub points: Vec<Point>,
     /// The scenarios of the phase, in the order of the columns.
     pub scenarios: Vec<String>,
@@ -171,8 +198,11 @@ pub struct Phase {
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LatencySlo {
+    /// The scenario the SLO judges.
     pub scenario: String,
+    /// The SLO as written.
     pub expression: String,
+    /// Its threshold in milliseconds.
     pub threshold_ms: f64,
 }
 
@@ -180,8 +210,11 @@ pub struct LatencySlo {
 pub struct Point {
     /// The swept variables as people read them: `rooms = 16`.
     pub variables: String,
+    /// How many runs (repeats) the point had.
     pub runs: usize,
+    /// The steady-state resident set over the repeats, in bytes; `null` when no run measured it.
     pub rss_bytes: Option<Stat>,
+    /// A cell per scenario of the phase, in `Phase.scenarios`' order.
     pub scenarios: Vec<ScenarioCell>,
     /// SLOs that failed at some run of the point.
     pub slo_failed: Vec<String>,
@@ -193,6 +226,7 @@ pub struct Point {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScenarioCell {
+    /// The scenario's name.
     pub name: String,
     /// `http` or `rooms`.
     pub kind: String,
@@ -202,10 +236,13 @@ pub struct ScenarioCell {
     pub p95_ms: Option<Stat>,
     /// The same latency's p50 and p99.
     pub p50_ms: Option<Stat>,
+    /// The latency's p99 over the repeats, in milliseconds.
     pub p99_ms: Option<Stat>,
+    /// Failed requests (rooms: sockets that failed), summed over the repeats.
     pub errors: u64,
     /// Rooms: frames delivered and expected, summed over the repeats.
     pub delivered: Option<u64>,
+    /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
     pub expected: Option<u64>,
 }
 
@@ -213,6 +250,7 @@ pub struct ScenarioCell {
 /// and a cliff if the latency jumped.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Ceiling {
+    /// The phase whose verdicts give the ceiling.
     pub phase: String,
     /// Why this phase gives the ceiling (`capacity.ceiling_phase`, or the planner's rule).
     pub chosen_because: String,
@@ -230,25 +268,35 @@ pub struct Ceiling {
 /// A least-squares line of one series over one sweep, and how it predicts the largest point.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FitRow {
+    /// The phase the points come from (the memory sweep, as the planner chooses it).
     pub phase: String,
     /// Why this phase is the memory sweep (`capacity.memory_phase`, or the planner's rule).
     pub chosen_because: String,
     /// Too weak to plan with unflagged: see `warnings`.
     pub weak: bool,
+    /// The series fitted (`rss`, a `[measure]` series of bytes).
     pub series: String,
     /// The series' unit: `bytes` (the page fits the memory sweep's byte series).
     pub unit: String,
+    /// The variable on the x axis (the units variable).
     pub x: String,
+    /// Points fitted: every run, repeats included.
     pub n: usize,
+    /// The line at x = 0, in bytes.
     pub intercept: f64,
+    /// Bytes per unit of x.
     pub slope: f64,
     /// `null` when the series does not vary (R² is 0/0 there).
     pub r2: Option<f64>,
+    /// The slope's 95 % confidence interval (Student t, n − 2 degrees of freedom).
     pub slope_ci95: [f64; 2],
+    /// The largest x measured.
     pub largest_x: f64,
+    /// What the line gives at `largest_x`, in bytes.
     pub predicted_at_largest: f64,
     /// The median measured at the largest x.
     pub measured_at_largest: f64,
+    /// Why the fit is weak or a prediction an extrapolation, in words.
     pub warnings: Vec<String>,
     /// Every run's measurement, `[x, y]`.
     pub points: Vec<[f64; 2]>,
