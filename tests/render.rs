@@ -547,3 +547,29 @@ fn machine_facts_that_were_not_recorded_are_not_zero() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 11, item 2, the results path: a ceiling phase in which every step passed is a lower
+/// bound (`≥ 128`, `lower_bound: true`, `first_failing: null`), and so is its ceiling.
+#[test]
+fn a_results_sweep_that_passed_everything_is_a_lower_bound() {
+    let dir = scratch("lower-bound");
+    let passing = results_where_rooms_pass(&dir).display().to_string();
+    let (code, json, stderr) = headroom(&[
+        "plan",
+        "examples/relay.toml",
+        "--results",
+        &passing,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let slo = &report["slo_ceiling"];
+    assert_eq!(slo["phase"], "rooms");
+    assert_eq!(slo["lower_bound"], true, "{slo}");
+    assert_eq!(slo["first_failing"], serde_json::Value::Null, "{slo}");
+    assert_eq!(common::number(&slo["units"]), 128.0, "{slo}");
+    let ceiling = &report["instances"][0]["ceilings"]["slo"];
+    assert_eq!(ceiling["reads"], "≥ 128", "{ceiling}");
+    assert_eq!(ceiling["lower_bound"], true);
+    let _ = std::fs::remove_dir_all(dir);
+}

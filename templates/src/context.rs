@@ -294,6 +294,9 @@ pub struct FitRow {
     pub largest_x: f64,
     /// What the line gives at `largest_x`, in bytes.
     pub predicted_at_largest: f64,
+    /// Where 95 % of single runs at `largest_x` would fall, by the fit (its prediction
+    /// interval, in bytes): a measurement outside it says the line does not hold there.
+    pub prediction_interval_at_largest: [f64; 2],
     /// The median measured at the largest x.
     pub measured_at_largest: f64,
     /// Why the fit is weak or a prediction an extrapolation, in words.
@@ -860,6 +863,7 @@ fn fit_rows(sweeps: &[Sweep], selection: Selection, bench: &Bench) -> Vec<FitRow
             slope_ci95: line.slope_ci95,
             largest_x: largest,
             predicted_at_largest: line.predict(largest),
+            prediction_interval_at_largest: line.prediction_interval(largest),
             measured_at_largest: Stat::of(&at_largest).map_or(f64::NAN, |s| s.median),
             warnings: line.warnings(None),
             points: s.points.iter().map(|&(x, y)| [x, y]).collect(),
