@@ -397,6 +397,13 @@ fn notes_api_runs_quick_end_to_end() {
     assert!(page.starts_with("# Capacity: notes-api"), "{page}");
     assert!(page.contains("| readers = 100 | 1 |"), "{page}");
     assert!(page.contains("## Cost per user"), "{page}");
+    // Issue 11, item 17: no memory phase is named, so the page says which phase the fit is
+    // from and why, and three points make it a weak fit, said as one.
+    assert!(
+        page.contains("Least squares over the `load` phase (`capacity.memory_phase` is not set"),
+        "{page}"
+    );
+    assert!(page.contains("| rss (weak) |"), "{page}");
     // …and its plots, linked from it: memory over the readers, latency per scenario of the
     // ceiling phase, each an SVG with its title in it.
     for (plot, title) in [
@@ -888,4 +895,22 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     assert!(page.contains("| 400 (SLO) |"), "{page}");
     assert!(!page.contains("No instances were priced"), "{page}");
     clean("getting-started");
+}
+
+/// Issue 11, item 9: limits that were not applied are said in plain words, in each run's
+/// notes and under the phase's table, not only in the results file.
+#[test]
+fn limits_that_were_not_applied_are_said_on_the_run_table() {
+    let (output, results) = run_fixture("limits", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("note: [target] limits were not applied: the target ran with the whole machine's CPUs and memory"),
+        "{stdout}"
+    );
+    for run in runs(&results) {
+        assert_eq!(run["notes"][0], headroom_runner::LIMITS_NOT_APPLIED);
+    }
+    assert!(leftovers("1021B").is_empty());
+    clean("limits");
 }

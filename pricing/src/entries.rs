@@ -212,6 +212,18 @@ pub fn read(document: &toml::Table, today: Day, max_age_days: i64) -> Vec<Entry>
 mod tests {
     use super::*;
 
+    /// Issue 11, item 12: a price without a date is shown as undated and counted stale.
+    #[test]
+    fn an_undated_price_is_counted_stale() {
+        let today = Day::parse("2026-11-30").expect("day");
+        let warnings = staleness(crate::plan::UNDATED, None, today, 180);
+        assert_eq!(
+            warnings,
+            ["undated: no date is known for this price, so it is counted stale"]
+        );
+        assert!(staleness("2026-11-01", None, today, 180).is_empty());
+    }
+
     #[test]
     fn days_count_like_a_calendar() {
         let day = |t: &str| Day::parse(t).expect("date");

@@ -419,6 +419,37 @@ mod tests {
         assert!(sweep.verdicts[&OrderedX(1.0)].pass);
     }
 
+    /// Issue 11, item 13: the baseline point (0 units, nothing sent, every SLO unmeasured) is
+    /// fitted but not judged; an unmeasured SLO elsewhere is never a pass.
+    #[test]
+    fn the_baseline_is_fitted_not_judged() {
+        let run = |rss: u64, pass: serde_json::Value| {
+            serde_json::json!({"process": {"steady": {"rss_bytes": rss}},
+                "slo": [{"expression": "api.failed < 1%", "pass": pass, "note": "no request was sent"}]})
+        };
+        let results = serde_json::json!({
+            "format": 1,
+            "plan": {"capacity": {"units": "users"},
+                     "phases": [{"name": "users", "axes": [{"variable": "users"}]}]},
+            "phases": [{"name": "users", "points": [
+                {"at": {"users": 0}, "runs": [run(100, serde_json::Value::Null)]},
+                {"at": {"users": 10}, "runs": [run(200, serde_json::json!(true))]},
+                {"at": {"users": 20}, "runs": [run(300, serde_json::Value::Null)]},
+            ]}]
+        });
+        let sweeps = from_results(&results.to_string()).expect("sweeps");
+        let sweep = &sweeps[0];
+        assert_eq!(sweep.series[0].points.len(), 3, "the baseline is fitted");
+        assert!(!sweep.verdicts.contains_key(&OrderedX(0.0)), "not judged");
+        assert!(sweep.verdicts[&OrderedX(10.0)].pass);
+        let at_20 = &sweep.verdicts[&OrderedX(20.0)];
+        assert!(!at_20.pass, "unmeasured is never a pass");
+        assert_eq!(
+            at_20.broke,
+            ["`api.failed < 1%` unmeasured: no request was sent"]
+        );
+    }
+
     /// Issue 11, item 13: a rate variable is a unit, read per second.
     #[test]
     fn rates_are_read_per_second() {
