@@ -385,11 +385,23 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         let units = (room / fit.slope).floor().max(0.0);
         let weak = fit.is_weak();
         let low = (room / fit.slope_ci95[1]).floor().max(0.0);
-        for warning in fit.warnings(Some(units)) {
-            warnings.push(format!("memory: {warning}"));
+        // The fit's weaknesses are the fit's (the same for every instance); how far this
+        // instance's ceiling lies past the data is the instance's.
+        for weakness in fit.weaknesses() {
+            warnings.push(format!("the memory fit: {weakness}"));
         }
         let factor = units / fit.max_x;
         let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
+        if let Some(factor) = extrapolated {
+            warnings.push(format!(
+                "{}: the memory ceiling, {} {}, is {} the largest measured ({}): an extrapolation, not a ceiling to plan with",
+                instance.id,
+                count(units),
+                crate::numbers::plural(&model.unit),
+                self::factor(factor),
+                count(fit.max_x)
+            ));
+        }
         ceilings.insert(
             "memory".to_owned(),
             Ceiling {
