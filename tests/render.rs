@@ -301,26 +301,63 @@ fn the_docs_show_what_the_page_says() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The relay fixture edited by `edit`, written into `dir`.
+fn edited_results(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
+    edit(&mut results);
+    let path = dir.join("edited-results.json");
+    std::fs::write(&path, results.to_string()).expect("write");
+    path
+}
+
+/// Every run of the results, to edit.
+fn runs_mut(results: &mut serde_json::Value) -> impl Iterator<Item = &mut serde_json::Value> {
+    results["phases"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .flat_map(|phase| phase["points"].as_array_mut().into_iter().flatten())
+        .flat_map(|point| point["runs"].as_array_mut().into_iter().flatten())
+}
+
+/// The page `render` makes of the relay fixture edited by `edit`.
+fn page_of_edited_results(test: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let dir = scratch(test);
+    let path = edited_results(&dir, edit);
+    let out = dir.join("capacity.md");
+    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &path_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    let _ = std::fs::remove_dir_all(dir);
+    page
+}
+
 /// The relay fixture with every SLO verdict of its `rooms` phase turned to a pass: a sweep
 /// that never failed, for pages that price. Written into `dir`.
 fn results_where_rooms_pass(dir: &std::path::Path) -> PathBuf {
-    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
-    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
-    for phase in results["phases"].as_array_mut().expect("phases") {
-        if phase["name"] != "rooms" {
-            continue;
-        }
-        for point in phase["points"].as_array_mut().expect("points") {
-            for run in point["runs"].as_array_mut().expect("runs") {
-                for verdict in run["slo"].as_array_mut().expect("verdicts") {
-                    verdict["pass"] = serde_json::Value::Bool(true);
+    edited_results(dir, |results| {
+        for phase in results["phases"].as_array_mut().expect("phases") {
+            if phase["name"] != "rooms" {
+                continue;
+            }
+            for point in phase["points"].as_array_mut().expect("points") {
+                for run in point["runs"].as_array_mut().expect("runs") {
+                    for verdict in run["slo"].as_array_mut().expect("verdicts") {
+                        verdict["pass"] = serde_json::Value::Bool(true);
+                    }
                 }
             }
         }
-    }
-    let path = dir.join("passing-results.json");
-    std::fs::write(&path, serde_json::to_string(&results).expect("json")).expect("write");
-    path
+    })
 }
 
 /// Issue 11, the headline: `headroom plan SPEC` with neither --results nor --points reads the
@@ -486,66 +523,30 @@ fn the_specs_budget_is_planned_with() {
 /// Issue 11, item 9: runs whose limits were not applied say so on the page, in plain words.
 #[test]
 fn limits_that_were_not_applied_are_on_the_page() {
-    let dir = scratch("limits");
-    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
-    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
-    for phase in results["phases"].as_array_mut().expect("phases") {
-        for point in phase["points"].as_array_mut().expect("points") {
-            for run in point["runs"].as_array_mut().expect("runs") {
-                run["notes"] = serde_json::json!([headroom_runner::LIMITS_NOT_APPLIED]);
-            }
+    let page = page_of_edited_results("limits", |results| {
+        for run in runs_mut(results) {
+            run["notes"] = serde_json::json!([headroom_runner::LIMITS_NOT_APPLIED]);
         }
-    }
-    let path = dir.join("results.json");
-    std::fs::write(&path, results.to_string()).expect("write");
-    let out = dir.join("capacity.md");
-    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
-    let (code, _, stderr) = headroom(&[
-        "render",
-        "examples/relay.toml",
-        "--results",
-        &path_arg,
-        "--out",
-        &out_arg,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let page = std::fs::read_to_string(&out).expect("page");
+    });
     assert!(
         page.contains("- The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe: read every figure as this machine's."),
         "{page}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A results file that does not record the machine's cores or memory gets a page that says
 /// so, never "0 logical cores, 0 B of RAM".
 #[test]
 fn machine_facts_that_were_not_recorded_are_not_zero() {
-    let dir = scratch("unrecorded");
-    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
-    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let environment = results["environment"].as_object_mut().expect("environment");
-    environment.remove("logical_cores");
-    environment.remove("memory_bytes");
-    let path = dir.join("results.json");
-    std::fs::write(&path, results.to_string()).expect("write");
-    let out = dir.join("capacity.md");
-    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
-    let (code, _, stderr) = headroom(&[
-        "render",
-        "examples/relay.toml",
-        "--results",
-        &path_arg,
-        "--out",
-        &out_arg,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
-    let page = std::fs::read_to_string(&out).expect("page");
+    let page = page_of_edited_results("unrecorded", |results| {
+        let environment = results["environment"].as_object_mut().expect("environment");
+        environment.remove("logical_cores");
+        environment.remove("memory_bytes");
+    });
     assert!(
         page.contains("an unrecorded number of logical cores, an unrecorded amount of RAM"),
         "{page}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Issue 11, item 2, the results path: a ceiling phase in which every step passed is a lower
