@@ -423,6 +423,41 @@ pub(crate) fn human_duration(duration: headroom_spec::Duration) -> String {
 }
 
 /// Where `run` writes a bench's results unless told: `results/<bench>/results.json`.
+/// Results are read only with the spec they came from: a file of another bench is refused
+/// (named, with the fix); a spec edited since the run is said on stderr (editing `[plan]` and
+/// rendering again is expected).
+pub(crate) fn check_results_of(
+    spec: &Path,
+    bench: &str,
+    source: &str,
+    results_text: &str,
+    results_path: &Path,
+) -> Result<()> {
+    let Ok(results) = serde_json::from_str::<serde_json::Value>(results_text) else {
+        return Ok(()); // the reader says what is wrong with the file itself
+    };
+    match results["plan"]["bench"]["name"].as_str() {
+        Some(name) if name != bench => anyhow::bail!(
+            "{} holds results of bench `{name}`, and {} is bench `{bench}`: give the results of this spec (`headroom run {}` writes {})",
+            results_path.display(),
+            spec.display(),
+            spec.display(),
+            default_results(bench).display()
+        ),
+        _ => {}
+    }
+    if let Some(hash) = results["spec"]["hash"].as_str()
+        && hash != headroom_runner::results::spec_hash(source)
+    {
+        eprintln!(
+            "note: {} changed since {} was written: the measurements are of the spec as it was then",
+            spec.display(),
+            results_path.display()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn default_results(bench: &str) -> PathBuf {
     PathBuf::from("results").join(bench).join("results.json")
 }

@@ -193,6 +193,9 @@ fn context(
             spec.display()
         )
     })?;
+    let source = std::fs::read_to_string(spec)
+        .with_context(|| format!("cannot read spec `{}`", spec.display()))?;
+    crate::check_results_of(spec, &plan.bench.name, &source, &text, results)?;
     // The run command as it was: `--quick` results come from a `--quick` run.
     let quick = serde_json::from_str::<serde_json::Value>(&text)
         .is_ok_and(|results| results["quick"] == true);

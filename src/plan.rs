@@ -39,17 +39,17 @@ pub struct PlanArgs {
     /// Memory kept for the OS and the rest of the image (512MiB by default).
     #[arg(long)]
     reserve: Option<Size>,
-    /// The server's own limit on units.
-    #[arg(long)]
+    /// The server's own limit on units (1 or more).
+    #[arg(long, value_parser = at_least_one)]
     cap: Option<u64>,
-    /// A CPU ceiling in units, instead of the SLO sweep's.
-    #[arg(long)]
+    /// A CPU ceiling in units, instead of the SLO sweep's (1 or more).
+    #[arg(long, value_parser = at_least_one)]
     cpu_ceiling: Option<u64>,
-    /// The share of the binding ceiling to leave free ("25%").
-    #[arg(long)]
+    /// The share of the binding ceiling to leave free ("25%"), under 100 %.
+    #[arg(long, value_parser = headroom_share)]
     headroom: Option<Percent>,
-    /// EBS gp3 storage per instance, in GB.
-    #[arg(long)]
+    /// EBS gp3 storage per instance, in GB (0 or more).
+    #[arg(long, value_parser = non_negative)]
     ebs_gb: Option<f64>,
     /// A managed database class shared by the fleet.
     #[arg(long)]
@@ -61,11 +61,11 @@ pub struct PlanArgs {
     /// (repeatable). A point fails when any SLO fails there; the SLO ceiling follows.
     #[arg(long = "slo", value_name = "SERIES < VALUE")]
     slos: Vec<String>,
-    /// The cheapest fleet that holds this many units, per instance type, ranked.
-    #[arg(long)]
+    /// The cheapest fleet that holds this many units, per instance type, ranked (1 or more).
+    #[arg(long, value_parser = at_least_one)]
     units: Option<u64>,
-    /// The most units this much a month holds, per instance type, ranked.
-    #[arg(long, value_name = "USD")]
+    /// The most units this much a month holds, per instance type, ranked (above 0).
+    #[arg(long, value_name = "USD", value_parser = positive)]
     budget: Option<f64>,
     /// What a unit is called (`room`), when no spec says.
     #[arg(long)]
@@ -128,6 +128,7 @@ pub(crate) fn plan(
         ..Model::default()
     };
     let mut instances = Vec::new();
+    let mut compiled_spec = None;
     let mut default_results = None;
     let mut budget = args.budget;
     let mut memory_series = "rss".to_owned();
@@ -146,6 +147,11 @@ pub(crate) fn plan(
         };
         let capacity = &plan.capacity;
         default_results = Some(crate::default_results(&plan.bench.name));
+        compiled_spec = Some((
+            spec.clone(),
+            plan.bench.name.clone(),
+            compiled.source.clone(),
+        ));
         model.unit = plan.bench.unit.clone();
         model.people_per_unit = plan
             .bench
@@ -204,9 +210,13 @@ pub(crate) fn plan(
                 .with_context(|| format!("cannot read results `{}`", path.display()))?;
             let results: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not a results file", path.display()))?;
-            model.measured_cores = results["environment"]["logical_cores"]
-                .as_f64()
-                .unwrap_or(1.0);
+            if let Some((spec, bench, source)) = &compiled_spec {
+                crate::check_results_of(spec, bench, source, &text, path)?;
+            }
+            // Unrecorded cores leave the SLO ceiling unscaled (the note says so), never 1.
+            if let Some(cores) = results["environment"]["logical_cores"].as_f64() {
+                model.measured_cores = cores;
+            }
             points::from_results(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         }
         (None, Some(path), Some(x)) => {
@@ -365,6 +375,43 @@ pub(crate) fn plan(
         report,
         budget,
     }))
+}
+
+/// A number of 0 or more (`--ebs-gb`): NaN, infinities and negatives are refused.
+fn non_negative(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err("it must be a finite number of 0 or more".to_owned()),
+        Err(_) => Err(format!("`{text}` is not a number")),
+    }
+}
+
+/// A number above 0 (`--budget`): NaN, infinities, 0 and negatives are refused.
+fn positive(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(_) => Err("it must be a finite number above 0".to_owned()),
+        Err(_) => Err(format!("`{text}` is not a number")),
+    }
+}
+
+/// A whole number of 1 or more (`--units`, `--cap`, `--cpu-ceiling`).
+fn at_least_one(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("it must be a whole number of 1 or more".to_owned()),
+    }
+}
+
+/// A headroom share under 100 % (`--headroom`): 100 % or more leaves nothing to plan with.
+fn headroom_share(text: &str) -> std::result::Result<Percent, String> {
+    let share: Percent = text.parse().map_err(|e| format!("{e}"))?;
+    if share.fraction() >= 1.0 {
+        return Err(format!(
+            "{text} leaves nothing to plan with: the headroom is the share of the ceiling kept free, under 100 % (\"25%\")"
+        ));
+    }
+    Ok(share)
 }
 
 /// Says on stderr that the spec's default results file is not there yet.
@@ -709,7 +756,9 @@ fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<()> {
     let threshold: f64 = slo[at + op.len()..]
         .trim()
         .parse()
-        .with_context(|| format!("`--slo {slo}`: the value after `{op}` is not a number"))?;
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .with_context(|| format!("`--slo {slo}`: the value after `{op}` is not a finite number"))?;
     let scale = headroom_pricing::points::unit_scale(series);
     let threshold = threshold * scale;
     let mut found = false;

@@ -69,6 +69,9 @@ pub fn run(args: PricesArgs) -> Result<u8> {
             });
             anyhow::anyhow!("{}{place}: {}", path.display(), e.message())
         })?;
+        // The same checks as a table a plan reads: no entries (a spec?), negative prices.
+        headroom_pricing::PriceTable::from_toml(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         for entry in entries::read(&own, today, max_age) {
             match listed.iter_mut().find(|e| e.id == entry.id) {
                 Some(existing) => *existing = entry,

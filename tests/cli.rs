@@ -485,3 +485,54 @@ fn a_sweep_that_passes_every_slo_is_a_lower_bound() {
     assert!(priced.contains("≥ 1,600 (slo)"), "{priced}");
     assert!(priced.contains("at most $"), "{priced}");
 }
+
+/// Issue 12: `plan` refuses values that make no sense, naming the flag: a headroom of 100 % or
+/// more, negative or NaN storage, an infinite or zero budget, no units, an SLO threshold that is
+/// not a number, a spec given as a price table, and results of another bench.
+#[test]
+fn plan_refuses_values_that_make_no_sense() {
+    let base = ["plan", "--cpu-ceiling", "100", "--instance", "CX22"];
+    let mut transcripts = Vec::new();
+    for extra in [
+        &["--headroom", "150%"][..],
+        &["--ebs-gb=-30"],
+        &["--ebs-gb", "NaN"],
+        &["--budget", "inf"],
+        &["--budget", "0"],
+        &["--units", "0"],
+        &["--cap", "0"],
+    ] {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (code, stdout, stderr) = headroom(&args);
+        assert_eq!(code, 1, "`{}` is refused: {stderr}", extra.join(" "));
+        assert!(stdout.is_empty(), "{stdout}");
+        transcripts.push(transcript(&args));
+    }
+    transcripts.push(transcript(&[
+        "plan",
+        "--points",
+        "examples/points/chat-sweep.csv",
+        "--x",
+        "users",
+        "--slo",
+        "p95_ms < NaN",
+    ]));
+    transcripts.push(transcript(&[
+        "prices",
+        "--prices",
+        "tests/fixtures/points/not-a-price-table.toml",
+    ]));
+    transcripts.push(transcript(&[
+        "plan",
+        "examples/notes-api.toml",
+        "--results",
+        "tests/fixtures/render/relay-results.json",
+    ]));
+    transcripts.push(transcript(&[
+        "render",
+        "examples/notes-api.toml",
+        "--results",
+        "tests/fixtures/render/relay-results.json",
+    ]));
+    insta::assert_snapshot!("plan-refusals", transcripts.join("\n"));
+}

@@ -609,3 +609,22 @@ units = "rate"
         compilation.diagnostics
     );
 }
+
+/// Issue 12: `[capacity] headroom` of 100 % or more leaves nothing to plan with.
+#[test]
+fn a_headroom_of_all_the_ceiling_is_refused() {
+    let spec = spec_with("", "headroom = \"150%\"");
+    let compilation = compile(&spec);
+    let found: Vec<_> = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.pointer == "/capacity/headroom")
+        .collect();
+    assert_eq!(found.len(), 1, "{:?}", compilation.diagnostics);
+    assert_eq!(found[0].code, Code::OutOfRange);
+    assert!(
+        compile(&spec_with("", "headroom = \"25%\""))
+            .diagnostics
+            .is_empty()
+    );
+}

@@ -129,6 +129,79 @@ impl PriceTable {
             message: error.message().to_owned(),
             span: error.span(),
         })?;
+        let entries = raw.aws_ec2.len()
+            + raw.hetzner_cloud.len()
+            + raw.aws_rds.len()
+            + raw.aws_storage.len()
+            + raw.aws_network.len()
+            + raw.aws_ec2_cpu_credit.len();
+        if entries == 0 {
+            return Err(PriceTableError::Parse {
+                message: "it has no price entries: a price table lists [[aws_ec2]], [[hetzner_cloud]], [[aws_rds]], [[aws_storage]] or [[aws_network]] entries (is this a spec?)".to_owned(),
+                span: None,
+            });
+        }
+        // Prices and sizes are facts about money and machines: finite, and not negative.
+        let numbers = raw
+            .aws_ec2
+            .iter()
+            .chain(&raw.hetzner_cloud)
+            .flat_map(|i| {
+                [
+                    ("usd_per_hour", i.usd_per_hour),
+                    ("eur_per_month", i.eur_per_month),
+                    ("memory_gib", i.memory_gib),
+                    ("memory_gb", i.memory_gb),
+                    ("baseline_cpu_pct_per_vcpu", i.baseline_cpu_pct_per_vcpu),
+                ]
+                .map(|(key, value)| (i.id.as_str(), key, value))
+            })
+            .chain(
+                raw.aws_rds
+                    .iter()
+                    .map(|d| (d.id.as_str(), "usd_per_hour", d.usd_per_hour)),
+            )
+            .chain(
+                raw.aws_storage
+                    .iter()
+                    .chain(&raw.aws_network)
+                    .chain(&raw.aws_ec2_cpu_credit)
+                    .flat_map(|l| {
+                        [
+                            ("usd_per_unit", l.usd_per_unit),
+                            ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
+                            ("usd_per_hour", l.usd_per_hour),
+                            ("free_gb_per_month", l.free_gb_per_month),
+                        ]
+                        .map(|(key, value)| (l.id.as_str(), key, value))
+                    }),
+            );
+        for (id, key, value) in numbers {
+            if let Some(value) = value
+                && !(value.is_finite() && value >= 0.0)
+            {
+                return Err(PriceTableError::Parse {
+                    message: format!(
+                        "`{key}` of `{id}` is {value}: a price or a size is a finite number of 0 or more"
+                    ),
+                    span: None,
+                });
+            }
+        }
+        if let Some(instance) = raw
+            .aws_ec2
+            .iter()
+            .chain(&raw.hetzner_cloud)
+            .find(|i| i.vcpu == 0)
+        {
+            return Err(PriceTableError::Parse {
+                message: format!(
+                    "`vcpu` of `{}` is 0: an instance has at least one",
+                    instance.id
+                ),
+                span: None,
+            });
+        }
         // An as-of date is a fact: a date, or absent (shown as undated and counted stale).
         let dates = raw
             .aws_ec2
@@ -277,6 +350,27 @@ as_of = "2026-11-01"
             Some(0.03)
         );
         assert!(table.instance("x9.huge").is_some());
+    }
+
+    /// Issue 12: a negative price or memory is refused, naming the entry and the key, and so
+    /// is a file with no price entries at all (a spec given as a price table).
+    #[test]
+    fn nonsense_in_a_user_table_is_refused() {
+        let entry = |extra: &str| {
+            format!(
+                "[[aws_ec2]]\nid = \"x1\"\nprovider = \"aws\"\nvcpu = 2\nmemory_gib = 4.0\nsource = \"ours\"\nas_of = \"2026-11-01\"\n{extra}"
+            )
+        };
+        let error = PriceTable::from_toml(&entry("usd_per_hour = -0.5\n")).expect_err("negative");
+        assert_eq!(
+            error.to_string(),
+            "the price table is not valid: `usd_per_hour` of `x1` is -0.5: a price or a size is a finite number of 0 or more"
+        );
+        assert!(PriceTable::from_toml(&entry("usd_per_hour = nan\n")).is_err());
+        let spec = "[bench]\nname = \"relay\"\n\n[target]\ncommand = [\"server\"]\n";
+        let error = PriceTable::from_toml(spec).expect_err("a spec is no price table");
+        assert!(error.to_string().contains("is this a spec?"), "{error}");
+        assert!(PriceTable::from_toml(&entry("usd_per_hour = 0.05\n")).is_ok());
     }
 
     /// Issue 11, item 12: every as-of date of the shipped table is a date, and a table whose

@@ -378,6 +378,13 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         }
         (None, None) => (0.0, 0.0),
     };
+    if model.reserve_bytes >= memory_bytes && memory_bytes > 0.0 {
+        warnings.push(format!(
+            "{}: the reserve ({:.0} MiB) is all of its {memory_gib} GiB: nothing is left for the server, so its memory ceiling is 0",
+            instance.id,
+            model.reserve_bytes / 1_048_576.0
+        ));
+    }
     if let Some(fit) = &model.memory
         && fit.slope > 0.0
     {
@@ -1318,6 +1325,23 @@ mod tests {
                 .as_deref()
                 .unwrap_or("")
                 .starts_with("not priced")
+        );
+    }
+
+    /// Issue 12: a reserve of all the instance's memory is said, not planned around silently.
+    #[test]
+    fn a_reserve_of_all_the_memory_is_said() {
+        let table = PriceTable::embedded().expect("table");
+        let mut model = relay_model();
+        model.reserve_bytes = 4.0 * 1_073_741_824.0;
+        let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+        assert_eq!(plan.ceilings["memory"].units, Some(0.0));
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.starts_with("t4g.medium: the reserve (4096 MiB) is all of its 4 GiB")),
+            "{:?}",
+            plan.warnings
         );
     }
 

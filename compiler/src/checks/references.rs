@@ -128,6 +128,20 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+        if capacity.headroom.fraction() >= 1.0 {
+            self.push(
+                Diagnostic::new(
+                    Code::OutOfRange,
+                    format!(
+                        "`headroom = \"{}\"` leaves nothing to plan with",
+                        capacity.headroom
+                    ),
+                )
+                .at("/capacity/headroom", self.value_span("/capacity/headroom"))
+                .label("the share of the ceiling kept free must be under 100 %")
+                .hint("write the share to keep free, such as \"25%\""),
+            );
+        }
         if spec.plan.is_some() && capacity.units.is_none() {
             self.push(
                 Diagnostic::new(Code::PlanWithoutUnits, "[plan] prices instances, but [capacity] names no `units` variable")
