@@ -132,8 +132,12 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             outcome.failed_runs
         );
         exit::RUN_FAILED
-    } else if args.check && outcome.slo_failures > 0 {
-        eprintln!("error: {} SLO verdicts failed", outcome.slo_failures);
+    } else if args.check && (outcome.slo_failures > 0 || outcome.slo_unmeasured > 0) {
+        // An SLO that measured nothing did not pass: --check does not call it green.
+        eprintln!(
+            "error: {} SLO verdicts failed and {} were not measured",
+            outcome.slo_failures, outcome.slo_unmeasured
+        );
         exit::SLO_FAILED
     } else if page_failed {
         exit::WRITE_FAILED
@@ -342,7 +346,12 @@ fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
                 let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
                 row.extend([
                     right(thousands(requests)),
-                    right(format!("{rate:.1}")),
+                    // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
+                    right(if requests == 0 {
+                        "-".to_owned()
+                    } else {
+                        format!("{rate:.1}")
+                    }),
                     right(worst(|s| s.p50_ms)),
                     right(worst(|s| s.p95_ms)),
                     right(worst(|s| s.p99_ms)),

@@ -581,10 +581,16 @@ fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
     clean("phases");
 }
 
-/// A rooms scenario's `rooms` object, its run, and the run's verdicts by name.
+/// A rooms scenario's `rooms` object and its run (the first), which did not fail.
 fn rooms_run<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
-    let run = runs(results)[0];
+    let (run, rooms) = rooms_of(results, scenario);
     assert!(run["failure"].is_null(), "{}", run["failure"]);
+    (run, rooms)
+}
+
+/// A rooms scenario's `rooms` object and its run (the first), failed or not.
+fn rooms_of<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
+    let run = runs(results)[0];
     (run, &run["scenarios"][scenario]["rooms"])
 }
 
@@ -817,9 +823,20 @@ fn relay_runs_quick_end_to_end() {
 #[test]
 fn sockets_that_fail_are_counted_by_why() {
     let (output, results) = run_fixture("rooms-failures", &[], &[]);
-    // Failed sockets fail SLOs, not the run.
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let (run, missing) = rooms_run(&results, "missing");
+    // A scenario none of whose sockets opened measured nothing: the run fails, named (issue
+    // 12), and its SLOs are still judged on what was measured (every socket failed).
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let (run, missing) = rooms_of(&results, "missing");
+    assert_eq!(
+        run["failure"]["kind"], "nothing_measured",
+        "{}",
+        run["failure"]
+    );
+    assert_eq!(run["failure"]["scenario"], "missing");
+    assert_eq!(
+        run["failure"]["why"],
+        "none of its 5 sockets opened (0 refused, 5 answered the upgrade with another status, 0 timed out, 0 other)"
+    );
     assert_eq!(count(&missing["sockets"]["opened"]), 0);
     assert_eq!(
         count(&missing["sockets"]["failed"]["status"]),
@@ -913,4 +930,25 @@ fn limits_that_were_not_applied_are_said_on_the_run_table() {
     }
     assert!(leftovers("1021B").is_empty());
     clean("limits");
+}
+
+/// Issue 12: `run --check` does not call an unmeasured SLO green: CPU read once at the steady
+/// state is not measured, the table says so, and `--check` exits 2.
+#[test]
+fn check_fails_on_an_slo_that_was_not_measured() {
+    let (output, results) = run_fixture("unmeasured", &["--check", "--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("error: 0 SLO verdicts failed and 1 were not measured"),
+        "{}",
+        stderr(&output)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("not measured: cpu"), "{stdout}");
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    assert_eq!(verdict(run, "cpu")["pass"], Value::Null);
+    assert_eq!(verdict(run, "failed")["pass"], true);
+    assert!(leftovers("1022B").is_empty());
+    clean("unmeasured");
 }

@@ -141,6 +141,14 @@ pub enum Failure {
         /// Why the load could not run.
         message: String,
     },
+    /// A scenario that had load to send measured nothing: no request completed, or none of
+    /// its sockets opened. Its SLOs would all be unmeasured; the run is not a pass.
+    NothingMeasured {
+        /// The scenario.
+        scenario: String,
+        /// What did not happen, in words.
+        why: String,
+    },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
 }
@@ -158,6 +166,9 @@ impl Failure {
                 format!("the target was not ready after {waited_s:.1}s (waiting for {check})")
             }
             Failure::Died { exit, .. } => format!("the target died during the point ({exit})"),
+            Failure::NothingMeasured { scenario, why } => {
+                format!("scenario `{scenario}` measured nothing: {why}")
+            }
             Failure::Interrupted => "interrupted".to_owned(),
         }
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use headroom_compiler::ResolvedPlan;
 use headroom_compiler::matrix::{PhasePlan, Point, ResolvedMeasure};
-use headroom_spec::{OnFailure, Reducer, Scenario};
+use headroom_spec::{OnFailure, Param, Reducer, Scenario};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -77,6 +77,8 @@ pub struct Outcome {
     pub results: Results,
     pub failed_runs: usize,
     pub slo_failures: usize,
+    /// SLO verdicts whose figure was not measured, baseline points left out.
+    pub slo_unmeasured: usize,
     pub interrupted: bool,
 }
 
@@ -155,6 +157,7 @@ pub async fn run(
         .sum();
     on_event(Event::Started { runs, estimated_s });
     let (mut number, mut failed_runs, mut slo_failures, mut interrupted) = (0, 0, 0, false);
+    let mut slo_unmeasured = 0;
     'phases: for phase in selected {
         let slot = match results.phases.iter().position(|p| p.name == phase.name) {
             Some(i) => i,
@@ -205,6 +208,10 @@ pub async fn run(
                     interrupted = true;
                 }
                 slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
+                // At the baseline (0 units) nothing is sent by design: its SLOs are not owed.
+                if !is_baseline(&plan, point) {
+                    slo_unmeasured += result.slo.iter().filter(|v| v.pass.is_none()).count();
+                }
                 on_event(Event::RunFinished {
                     phase: &phase.name,
                     point,
@@ -231,8 +238,17 @@ pub async fn run(
         results,
         failed_runs,
         slo_failures,
+        slo_unmeasured,
         interrupted,
     })
+}
+
+/// A point where the units variable is 0: the server with no load, measured for its memory.
+fn is_baseline(plan: &ResolvedPlan, point: &Point) -> bool {
+    plan.capacity
+        .units
+        .as_ref()
+        .is_some_and(|units| point.at.get(units) == Some(&headroom_spec::VarValue::Integer(0)))
 }
 
 /// The process group of an external target, from its pid file.
@@ -466,6 +482,12 @@ async fn run_once(
             }
         }
     }
+    // A scenario with load to send that measured nothing fails the run, named.
+    if result.failure.is_none()
+        && let Some(failure) = nothing_measured(point, &result.scenarios)
+    {
+        result.failure = Some(failure);
+    }
     // A target that died during the steady state or the ramp-down failed the run too.
     if result.failure.is_none()
         && let Some(running) = running.as_mut()
@@ -492,9 +514,60 @@ async fn run_once(
     finish(result, started, plan)
 }
 
+/// The first scenario of the point that had load to send (sockets to open, users or a rate
+/// above 0) and measured nothing: no request completed, or no socket opened.
+fn nothing_measured(point: &Point, results: &BTreeMap<String, ScenarioResult>) -> Option<Failure> {
+    for scenario in &point.scenarios {
+        let Some(result) = results.get(scenario.name()) else {
+            continue;
+        };
+        if result.skipped.is_some() {
+            continue;
+        }
+        let why = match (scenario, &result.rooms) {
+            (_, Some(rooms)) if rooms.sockets.planned > 0 && rooms.sockets.opened == 0 => {
+                let failed = &rooms.sockets.failed;
+                format!(
+                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other)",
+                    rooms.sockets.planned,
+                    failed.refused,
+                    failed.status,
+                    failed.timeout,
+                    failed.other
+                )
+            }
+            (Scenario::Http(http), None) => {
+                let load = if http.executor.is_open() {
+                    http.rate
+                        .as_ref()
+                        .and_then(Param::value)
+                        .is_some_and(|r| r.as_per_second() > 0.0)
+                } else {
+                    http.vus
+                        .as_ref()
+                        .and_then(Param::value)
+                        .is_some_and(|v| *v > 0)
+                };
+                let nothing = result.requests == 0 && result.dropped == 0;
+                if !(load && nothing) {
+                    continue;
+                }
+                "no request completed during the hold".to_owned()
+            }
+            _ => continue,
+        };
+        return Some(Failure::NothingMeasured {
+            scenario: scenario.name().to_owned(),
+            why,
+        });
+    }
+    None
+}
+
 fn finish(mut result: RunResult, started: Instant, plan: &ResolvedPlan) -> RunResult {
     result.duration_s = started.elapsed().as_secs_f64();
-    if result.failure.is_none() {
+    // A run that measured nothing still has figures to judge (every socket failed: 100 %).
+    if matches!(result.failure, None | Some(Failure::NothingMeasured { .. })) {
         result.slo = verdict::evaluate(&plan.slo, &result);
     }
     result
