@@ -46,10 +46,16 @@ pub fn split_target(path_or_url: &str, default: SocketAddr) -> (String, String) 
     }
 }
 
-/// A single GET on a fresh connection: the status and the whole body.
-pub async fn get(host: String, path: &str, timeout: Duration) -> Result<(u16, Bytes), ErrorKind> {
+/// A single GET on a fresh connection to an address already checked (`resolve`): the status
+/// and the whole body. `host` is the Host header.
+pub async fn get(
+    address: SocketAddr,
+    host: &str,
+    path: &str,
+    timeout: Duration,
+) -> Result<(u16, Bytes), ErrorKind> {
     let request = async {
-        let stream = tokio::net::TcpStream::connect(host.as_str())
+        let stream = tokio::net::TcpStream::connect(address)
             .await
             .map_err(|_| ErrorKind::Connect)?;
         let (mut sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))
@@ -59,7 +65,7 @@ pub async fn get(host: String, path: &str, timeout: Duration) -> Result<(u16, By
             let _ = connection.await;
         });
         let request = hyper::Request::get(path)
-            .header(hyper::header::HOST, host.as_str())
+            .header(hyper::header::HOST, host)
             .body(Empty::new())
             .map_err(|_| ErrorKind::Protocol)?;
         let response = sender
@@ -79,20 +85,101 @@ pub async fn get(host: String, path: &str, timeout: Duration) -> Result<(u16, By
         .map_err(|_| ErrorKind::Timeout)?
 }
 
-/// The address of a URL's `host:port`: a literal address as is, a name through the resolver.
-pub async fn resolve(authority: &str, url: &str) -> Result<SocketAddr, String> {
-    if let Ok(address) = authority.parse::<SocketAddr>() {
-        return Ok(address);
+/// Where load may go: loopback (127.0.0.0/8, ::1) always, and the hosts `[target] allow_hosts`
+/// names. The compiler checks the hosts it can see; this checks every host again after
+/// substitution (`{env:NAME}`) and resolution, before any connection is made.
+#[derive(Debug, Clone, Default)]
+pub struct Allowed {
+    hosts: Vec<String>,
+}
+
+impl Allowed {
+    pub fn new(hosts: &[String]) -> Allowed {
+        Allowed {
+            hosts: hosts.to_vec(),
+        }
     }
-    tokio::net::lookup_host(authority)
-        .await
-        .ok()
-        .and_then(|mut all| all.next())
-        .ok_or_else(|| {
-            format!(
-                "cannot resolve `{authority}` of `{url}`: use a loopback address such as 127.0.0.1"
-            )
-        })
+
+    /// Whether load may go to `address`, which `host` (as filled in) resolved to. `written`
+    /// is the URL as the spec wrote it, to name the variables the host came from.
+    pub fn check(&self, host: &str, address: SocketAddr, written: &str) -> Result<(), String> {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if address.ip().is_loopback() || self.hosts.iter().any(|h| h == host) {
+            return Ok(());
+        }
+        let variables: Vec<&str> = written
+            .match_indices("{env:")
+            .filter_map(|(at, _)| {
+                let rest = &written[at..];
+                rest.find('}').map(|end| &rest[..=end])
+            })
+            .collect();
+        let from = if variables.is_empty() {
+            String::new()
+        } else {
+            format!(", from {} in `{written}`", variables.join(", "))
+        };
+        let resolved = if address.ip().to_string() == host {
+            String::new()
+        } else {
+            format!(" ({})", address.ip())
+        };
+        Err(format!(
+            "load to `{host}`{resolved}{from} is not allowed: it is not loopback. Point it at 127.0.0.1, or add `allow_hosts = [\"{host}\"]` to [target] if this host is yours to load"
+        ))
+    }
+}
+
+/// The address of a URL's `host:port`: a literal address as is, a name through the resolver;
+/// refused unless `allowed` lets load go there.
+pub async fn resolve(
+    authority: &str,
+    url: &str,
+    written: &str,
+    allowed: &Allowed,
+) -> Result<SocketAddr, String> {
+    let address = match authority.parse::<SocketAddr>() {
+        Ok(address) => address,
+        Err(_) => tokio::net::lookup_host(authority)
+            .await
+            .ok()
+            .and_then(|mut all| all.next())
+            .ok_or_else(|| {
+                format!(
+                    "cannot resolve `{authority}` of `{url}`: use a loopback address such as 127.0.0.1"
+                )
+            })?,
+    };
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host);
+    allowed.check(host, address, written)?;
+    Ok(address)
+}
+
+/// A readiness or metrics target resolved and checked: the address, the Host header, the path.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub address: SocketAddr,
+    pub host: String,
+    pub path: String,
+}
+
+/// A path on the target's own address (`/metrics`), or a full `http://` URL (filled in;
+/// `written` as the spec wrote it), resolved and checked like any load.
+pub async fn endpoint(
+    path_or_url: &str,
+    written: &str,
+    own: SocketAddr,
+    allowed: &Allowed,
+) -> Result<Endpoint, String> {
+    let (host, path) = split_target(path_or_url, own);
+    let address = resolve(&host, path_or_url, written, allowed).await?;
+    Ok(Endpoint {
+        address,
+        host,
+        path,
+    })
 }
 
 /// The host:port and path of a request URL of a scenario.
@@ -113,6 +200,73 @@ pub fn parse_url(url: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12: every host is checked after substitution and resolution, as data: no socket
+    /// is opened here, and no test connects anywhere but loopback.
+    #[test]
+    fn only_loopback_and_allowed_hosts_take_load() {
+        let allowed = Allowed::new(&["bench.internal".to_owned()]);
+        let at = |ip: [u8; 4]| SocketAddr::from((ip, 8080));
+        assert!(
+            allowed
+                .check("127.0.0.1", at([127, 0, 0, 1]), "http://127.0.0.1/")
+                .is_ok()
+        );
+        assert!(
+            allowed
+                .check("127.0.0.5", at([127, 0, 0, 5]), "http://127.0.0.5/")
+                .is_ok()
+        );
+        assert!(
+            allowed
+                .check(
+                    "::1",
+                    SocketAddr::from(([0u16, 0, 0, 0, 0, 0, 0, 1], 80)),
+                    "http://[::1]/"
+                )
+                .is_ok()
+        );
+        // A name that resolves to loopback is loopback.
+        assert!(
+            allowed
+                .check("localhost", at([127, 0, 0, 1]), "http://localhost/")
+                .is_ok()
+        );
+        // An allowed name may resolve anywhere: the spec says the host is its own.
+        assert!(
+            allowed
+                .check(
+                    "bench.internal",
+                    at([10, 1, 2, 3]),
+                    "http://bench.internal/"
+                )
+                .is_ok()
+        );
+        // A host from an environment variable, a private address: refused, naming the variable.
+        let error = allowed
+            .check(
+                "10.0.0.7",
+                at([10, 0, 0, 7]),
+                "http://{env:API_HOST}:8080/api",
+            )
+            .expect_err("private range");
+        assert_eq!(
+            error,
+            "load to `10.0.0.7`, from {env:API_HOST} in `http://{env:API_HOST}:8080/api` is not allowed: it is not loopback. Point it at 127.0.0.1, or add `allow_hosts = [\"10.0.0.7\"]` to [target] if this host is yours to load"
+        );
+        // A name that resolves (the resolver stubbed as data) to a public address: refused.
+        let error = allowed
+            .check(
+                "example.test",
+                at([203, 0, 113, 9]),
+                "ws://{env:HOST}/rooms/1",
+            )
+            .expect_err("public");
+        assert!(
+            error.starts_with("load to `example.test` (203.0.113.9), from {env:HOST}"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn urls_split_into_authority_and_path() {

@@ -85,10 +85,11 @@ pub async fn run(
     scenario: &HttpScenario,
     port: u16,
     headroom: &Path,
+    allowed: &http::Allowed,
     cancel: tokio::sync::watch::Receiver<bool>,
     live: Arc<Live>,
 ) -> Result<ScenarioResult, String> {
-    let (requests, addresses) = prepare(scenario, port, headroom).await?;
+    let (requests, addresses) = prepare(scenario, port, headroom, allowed).await?;
     let requests = Arc::new(requests);
     let addresses = Arc::new(addresses);
     let pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>> = Arc::new(
@@ -221,6 +222,7 @@ async fn prepare(
     scenario: &HttpScenario,
     port: u16,
     headroom: &Path,
+    allowed: &http::Allowed,
 ) -> Result<(Vec<Prepared>, Vec<SocketAddr>), String> {
     let mut prepared = Vec::new();
     let mut authorities: Vec<String> = Vec::new();
@@ -232,7 +234,7 @@ async fn prepare(
         let address = match authorities.iter().position(|a| *a == authority) {
             Some(i) => i,
             None => {
-                let resolved = http::resolve(&authority, &url).await?;
+                let resolved = http::resolve(&authority, &url, &request.url, allowed).await?;
                 authorities.push(authority.clone());
                 addresses.push(resolved);
                 authorities.len() - 1

@@ -308,8 +308,13 @@ fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String>
     Ok((sizes, sockets))
 }
 
-/// The address to connect to for `ws://host:port/path`; other schemes are refused with why.
-async fn resolve(url: &str) -> Result<SocketAddr, String> {
+/// The address to connect to for `ws://host:port/path` (`written` as the spec wrote it), if
+/// load may go there; other schemes are refused with why.
+async fn resolve(
+    url: &str,
+    written: &str,
+    allowed: &crate::http::Allowed,
+) -> Result<SocketAddr, String> {
     let rest = match url.strip_prefix("ws://") {
         Some(rest) => rest,
         None if url.starts_with("wss://") => {
@@ -324,7 +329,7 @@ async fn resolve(url: &str) -> Result<SocketAddr, String> {
         }
     };
     let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    crate::http::resolve(authority, url).await
+    crate::http::resolve(authority, url, written, allowed).await
 }
 
 /// Shared by every socket of a run.
@@ -353,7 +358,9 @@ struct Shared {
 
 struct ReloadPlan {
     url: String,
+    /// The Host header, and the address it resolved to (checked: loopback or allowed).
     authority: String,
+    address: SocketAddr,
     mean: f64,
     poisson: bool,
     timeout: Duration,
@@ -400,6 +407,7 @@ pub(crate) async fn run(
     scenario: &RoomsScenario,
     port: u16,
     headroom: &Path,
+    allowed: &crate::http::Allowed,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
     gate: Gate,
@@ -407,7 +415,7 @@ pub(crate) async fn run(
     let fill = |text: &str| crate::target::fill(text, port, headroom);
     let (sizes, sockets) = topology(scenario)?;
     let url = fill(&scenario.url)?;
-    let address = resolve(&per_socket(&url, 0, 0)).await?;
+    let address = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
     let seconds = |p: &Param<headroom_spec::Duration>| p.value().map_or(0.0, |d| d.as_secs_f64());
     let ramp_up = Duration::from_secs_f64(seconds(&scenario.stages.ramp_up));
     let hold = Duration::from_secs_f64(scenario.stages.hold.as_ref().map_or(0.0, seconds));
@@ -441,11 +449,13 @@ pub(crate) async fn run(
                 .ok_or_else(|| {
                     format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
                 })?;
-            // Resolved once here, so a wrong host fails the run now, not every reload.
-            crate::http::resolve(&authority, &url).await?;
+            // Resolved and checked once here: a wrong host fails the run now, not every
+            // reload, and every reload goes to this address.
+            let address = crate::http::resolve(&authority, &url, &reload.url, allowed).await?;
             Some(ReloadPlan {
                 url,
                 authority,
+                address,
                 mean: seconds(&reload.every).max(1e-3),
                 poisson: reload.arrivals == Arrivals::Poisson,
                 timeout: scenario.deadline.as_std(),
@@ -1019,7 +1029,8 @@ fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Instant) {
     shared.reloads_in_flight.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
         let Some(reload) = &shared.reload else { return };
-        let outcome = crate::http::get(reload.authority.clone(), &path, reload.timeout).await;
+        let outcome =
+            crate::http::get(reload.address, &reload.authority, &path, reload.timeout).await;
         let done = Instant::now();
         if let Ok(mut reloads) = shared.reloads.lock() {
             let _ = reloads.latency.record(micros(done - intended));
@@ -1240,6 +1251,8 @@ mod tests {
 
     #[tokio::test]
     async fn urls_other_than_loopback_ws_are_refused_with_the_reason() {
+        let allowed = crate::http::Allowed::default();
+        let resolve = |url: &'static str| resolve(url, url, &allowed);
         assert!(
             resolve("wss://example.com/x")
                 .await
@@ -1255,6 +1268,24 @@ mod tests {
         assert_eq!(
             resolve("ws://127.0.0.1:9/rooms/1?x=2").await,
             Ok(SocketAddr::from(([127, 0, 0, 1], 9)))
+        );
+    }
+
+    /// Issue 12: a ws:// host that an environment variable filled in is checked before any
+    /// connect: a literal private address is refused as data (no lookup, no socket).
+    #[tokio::test]
+    async fn a_host_from_the_environment_is_checked_before_any_connect() {
+        let allowed = crate::http::Allowed::default();
+        let error = resolve(
+            "ws://10.0.0.9:8080/rooms/1",
+            "ws://{env:CHAT_HOST}/rooms/{room}",
+            &allowed,
+        )
+        .await
+        .expect_err("not loopback");
+        assert!(
+            error.starts_with("load to `10.0.0.9`, from {env:CHAT_HOST} in `ws://{env:CHAT_HOST}/rooms/{room}` is not allowed"),
+            "{error}"
         );
     }
 }

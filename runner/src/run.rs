@@ -243,6 +243,43 @@ pub async fn run(
     })
 }
 
+/// The readiness and metrics endpoints of a target on `port`, filled in, resolved and checked:
+/// `Err` names a host load may not go to.
+async fn endpoints(
+    target: &headroom_spec::Target,
+    port: u16,
+    headroom: &Path,
+    allowed: &http::Allowed,
+) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
+    let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut found = [None, None];
+    for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
+        if let Some(written) = written {
+            let filled = crate::target::fill(written, port, headroom)?;
+            *slot = Some(http::endpoint(&filled, written, own, allowed).await?);
+        }
+    }
+    let [ready, metrics] = found;
+    Ok((ready, metrics))
+}
+
+/// An external target's URL, filled in, may take load only where any load may go.
+async fn external_url_allowed(
+    url: &str,
+    target: &headroom_spec::Target,
+    allowed: &http::Allowed,
+) -> Result<(), String> {
+    let written = target.url.as_deref().unwrap_or(url);
+    let Some((authority, _)) = http::parse_url(url) else {
+        return Err(format!(
+            "the external target `{url}` is not an http:// URL the runner can load"
+        ));
+    };
+    http::resolve(&authority, url, written, allowed)
+        .await
+        .map(drop)
+}
+
 /// A point where the units variable is 0: the server with no load, measured for its memory.
 fn is_baseline(plan: &ResolvedPlan, point: &Point) -> bool {
     plan.capacity
@@ -326,6 +363,7 @@ async fn run_once(
     if target.limits.is_some() {
         result.notes.push(LIMITS_NOT_APPLIED.to_owned());
     }
+    let allowed = http::Allowed::new(&target.allow_hosts);
     let mut external_group = None;
     let (port, mut running) = match &target.url {
         Some(url) => {
@@ -334,6 +372,10 @@ async fn run_once(
             let port = http::parse_url(&url)
                 .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
                 .unwrap_or(80);
+            if let Err(message) = external_url_allowed(&url, target, &allowed).await {
+                result.failure = Some(Failure::Load { message });
+                return finish(result, started, plan);
+            }
             result
                 .notes
                 .push("an external target: the runner neither started nor stopped it".to_owned());
@@ -358,6 +400,11 @@ async fn run_once(
                     return finish(result, started, plan);
                 }
             };
+            // Where readiness and metrics are read, checked before the target starts.
+            if let Err(message) = endpoints(target, port, &options.headroom, &allowed).await {
+                result.failure = Some(Failure::Load { message });
+                return finish(result, started, plan);
+            }
             let log_name = format!(
                 "logs/{}-p{}-r{}.log",
                 sanitize(&phase.name),
@@ -388,7 +435,14 @@ async fn run_once(
     };
     result.port = port;
     if let Some(running) = running.as_mut() {
-        match running.wait_ready(target, port).await {
+        let ready = match endpoints(target, port, &options.headroom, &allowed).await {
+            Ok((ready, _)) => ready,
+            Err(message) => {
+                result.failure = Some(Failure::Load { message });
+                return finish(result, started, plan);
+            }
+        };
+        match running.wait_ready(target, port, ready.as_ref()).await {
             Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
             Err(failure) => {
                 result.failure = Some(failure);
@@ -425,6 +479,7 @@ async fn run_once(
         point.scenarios.clone(),
         port,
         options.headroom.clone(),
+        allowed.clone(),
         aborted,
         Arc::clone(&live),
         Gates {
@@ -453,7 +508,11 @@ async fn run_once(
 
     // The steady state, when the run is still whole.
     if result.failure.is_none() {
-        let steady = steady_state(&phase.measure, target, port, group, load_started).await;
+        let metrics = match endpoints(target, port, &options.headroom, &allowed).await {
+            Ok((_, metrics)) => metrics,
+            Err(_) => None, // refused before the target started; unreachable here
+        };
+        let steady = steady_state(&phase.measure, metrics.as_ref(), group, load_started).await;
         result.metrics = steady.0;
         result.process.steady = steady.1;
     }
@@ -676,6 +735,7 @@ async fn run_scenarios(
     scenarios: Vec<Scenario>,
     port: u16,
     headroom: PathBuf,
+    allowed: http::Allowed,
     abort: watch::Receiver<bool>,
     live: Arc<load::Live>,
     gates: Gates,
@@ -683,8 +743,9 @@ async fn run_scenarios(
     let mut running = Vec::new();
     for scenario in scenarios {
         let name = scenario.name().to_owned();
-        let (headroom, abort, live, gate) = (
+        let (headroom, allowed, abort, live, gate) = (
             headroom.clone(),
+            allowed.clone(),
             abort.clone(),
             Arc::clone(&live),
             gates.gate(),
@@ -692,10 +753,10 @@ async fn run_scenarios(
         let task = match scenario {
             Scenario::Http(http) => tokio::spawn(async move {
                 let _gate = gate;
-                load::run(&http, port, &headroom, abort, live).await
+                load::run(&http, port, &headroom, &allowed, abort, live).await
             }),
             Scenario::Rooms(rooms) => tokio::spawn(async move {
-                crate::rooms::run(&rooms, port, &headroom, abort, live, gate).await
+                crate::rooms::run(&rooms, port, &headroom, &allowed, abort, live, gate).await
             }),
         };
         running.push((name, task));
@@ -763,14 +824,12 @@ fn sample_group(
 /// process group, reduced as the spec says.
 async fn steady_state(
     measure: &ResolvedMeasure,
-    target: &headroom_spec::Target,
-    port: u16,
+    endpoint: Option<&http::Endpoint>,
     group: Option<i32>,
     start: Instant,
 ) -> (MetricsResult, Option<ProcessSample>) {
     let steady = &measure.steady_state;
     tokio::time::sleep(steady.settle.as_std()).await;
-    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut metrics = MetricsResult::default();
     let mut readings = Vec::new();
     let mut previous: Option<(Instant, f64)> = None;
@@ -778,9 +837,15 @@ async fn steady_state(
         if k > 0 {
             tokio::time::sleep(steady.every.as_std()).await;
         }
-        if let Some(path) = &target.metrics {
-            let (host, path) = http::split_target(path, address);
-            if let Ok((200, body)) = http::get(host, &path, Duration::from_secs(5)).await {
+        if let Some(endpoint) = endpoint {
+            let got = http::get(
+                endpoint.address,
+                &endpoint.host,
+                &endpoint.path,
+                Duration::from_secs(5),
+            )
+            .await;
+            if let Ok((200, body)) = got {
                 let samples = scrape::parse(&String::from_utf8_lossy(&body));
                 let mut picked = BTreeMap::new();
                 for series in &measure.series {

@@ -229,7 +229,13 @@ impl Running {
     }
 
     /// Waits until the readiness check passes, the target exits, or the timeout runs out.
-    pub async fn wait_ready(&mut self, target: &Target, port: u16) -> Result<Duration, Failure> {
+    /// `ready_http` is the `http` check's endpoint, resolved and checked by the caller.
+    pub async fn wait_ready(
+        &mut self,
+        target: &Target,
+        port: u16,
+        ready_http: Option<&http::Endpoint>,
+    ) -> Result<Duration, Failure> {
         let started = Instant::now();
         let ready = &target.ready;
         let deadline = started + ready.timeout.as_std();
@@ -243,10 +249,15 @@ impl Running {
                     stderr_tail: self.stderr_tail(),
                 });
             }
-            let passed = if let Some(path) = &ready.http {
-                let (host, path) = http::split_target(path, address);
+            let passed = if let Some(endpoint) = ready_http {
                 matches!(
-                    http::get(host, &path, Duration::from_secs(2)).await,
+                    http::get(
+                        endpoint.address,
+                        &endpoint.host,
+                        &endpoint.path,
+                        Duration::from_secs(2)
+                    )
+                    .await,
                     Ok((200, _))
                 )
             } else if ready.log.is_some() {
