@@ -5,6 +5,7 @@
 
 mod demo;
 mod fit;
+mod out;
 mod page;
 mod plan;
 mod prices;

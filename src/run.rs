@@ -21,9 +21,13 @@ pub struct RunArgs {
     /// Run only this phase (repeatable); the results file keeps the other phases.
     #[arg(long = "phase", value_name = "NAME")]
     phases: Vec<String>,
-    /// The results file [default: results/<bench>/results.json].
+    /// The results file [default: results/<bench>/results.json]. An earlier file there is
+    /// kept as OUT.prev; a file that is not a results file is refused (see --force).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace a file at --out that is not a headroom results file (it is kept as OUT.prev).
+    #[arg(long)]
+    force: bool,
     /// Runs of every point, instead of the spec's `repeats`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: Option<u32>,
@@ -49,6 +53,25 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         .out
         .clone()
         .unwrap_or_else(|| crate::default_results(&plan.bench.name));
+    let spec_hash = headroom_runner::results::spec_hash(&compiled.source);
+    // Checked before anything runs: what --out is, the earlier file kept, the lock taken.
+    let held = crate::out::hold(
+        &out,
+        &crate::out::Run {
+            spec: &args.spec,
+            bench: &plan.bench.name,
+            spec_hash: &spec_hash,
+            merging: !args.phases.is_empty(),
+            force: args.force,
+        },
+    )?;
+    if let Some(previous) = &held.previous {
+        eprintln!(
+            "note: the earlier {} is kept as {}",
+            out.display(),
+            previous.display()
+        );
+    }
     let spec_dir = args
         .spec
         .parent()
@@ -56,7 +79,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         .unwrap_or(Path::new("."));
     let options = RunOptions {
         spec_path: compiled.path.clone(),
-        spec_hash: headroom_runner::results::spec_hash(&compiled.source),
+        spec_hash,
         spec_dir: spec_dir
             .canonicalize()
             .unwrap_or_else(|_| spec_dir.to_path_buf()),

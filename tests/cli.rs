@@ -536,3 +536,83 @@ fn plan_refuses_values_that_make_no_sense() {
     ]));
     insta::assert_snapshot!("plan-refusals", transcripts.join("\n"));
 }
+
+/// Issue 12, data loss: `run --out` is checked before anything runs. A file that is not a
+/// results file, a folder, a pipe, the spec itself, results of another bench for a `--phase`
+/// re-run, and a file another run holds are each refused, named, and left as they were.
+#[test]
+fn run_refuses_an_out_it_must_not_touch() {
+    let dir = "target/headroom-cli-out";
+    let root = common::root();
+    let _ = std::fs::remove_dir_all(root.join(dir));
+    std::fs::create_dir_all(root.join(dir)).expect("scratch");
+    let at = |name: &str| format!("{dir}/{name}");
+    std::fs::write(root.join(at("notes.txt")), "my notes\n").expect("notes");
+    std::fs::copy(
+        root.join("examples/relay.toml"),
+        root.join(at("relay.toml")),
+    )
+    .expect("spec");
+    std::fs::copy(
+        root.join("tests/fixtures/render/relay-results.json"),
+        root.join(at("relay-results.json")),
+    )
+    .expect("results");
+    std::fs::write(
+        root.join(at("busy.json.lock")),
+        format!("{}\n", std::process::id()),
+    )
+    .expect("lock");
+    let mut transcripts = vec![
+        transcript(&["run", "examples/relay.toml", "--out", &at("notes.txt")]),
+        transcript(&["run", "examples/relay.toml", "--out", dir]),
+        transcript(&["run", &at("relay.toml"), "--out", &at("relay.toml")]),
+        transcript(&[
+            "run",
+            "examples/notes-api.toml",
+            "--phase",
+            "load",
+            "--out",
+            &at("relay-results.json"),
+        ]),
+        transcript(&["run", "examples/relay.toml", "--out", &at("busy.json")])
+            .replace(&std::process::id().to_string(), "PID"),
+    ];
+    let fifo = root.join(at("pipe"));
+    match std::process::Command::new("mkfifo").arg(&fifo).status() {
+        Ok(status) if status.success() => {
+            transcripts.push(transcript(&[
+                "run",
+                "examples/relay.toml",
+                "--out",
+                &at("pipe"),
+            ]));
+        }
+        _ => eprintln!("skipped the pipe case: `mkfifo` is not available here"),
+    }
+    for case in &transcripts {
+        assert!(case.contains("exit code: 1\n"), "{case}");
+    }
+    insta::assert_snapshot!("run-out-refusals", transcripts[..5].join("\n"));
+    if let Some(pipe) = transcripts.get(5) {
+        assert!(
+            pipe.contains("is not a regular file (a device, a pipe or a socket)"),
+            "{pipe}"
+        );
+    }
+    // Nothing was touched: the notes, the spec and the other bench's results are as they were.
+    assert_eq!(
+        std::fs::read_to_string(root.join(at("notes.txt"))).expect("notes"),
+        "my notes\n"
+    );
+    assert_eq!(
+        std::fs::read(root.join(at("relay.toml"))).expect("spec"),
+        std::fs::read(root.join("examples/relay.toml")).expect("spec")
+    );
+    assert_eq!(
+        std::fs::read(root.join(at("relay-results.json"))).expect("results"),
+        std::fs::read(root.join("tests/fixtures/render/relay-results.json")).expect("results")
+    );
+    assert!(!root.join(at("notes.txt.prev")).exists());
+    let _ = std::fs::remove_dir_all(root.join(dir));
+}

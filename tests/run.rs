@@ -928,6 +928,29 @@ fn limits_that_were_not_applied_are_said_on_the_run_table() {
     for run in runs(&results) {
         assert_eq!(run["notes"][0], headroom_runner::LIMITS_NOT_APPLIED);
     }
+    // Issue 12: running again keeps the earlier file whole beside the new one, and the lock
+    // is gone once the run ends.
+    let first = std::fs::read(out("limits")).expect("first results");
+    let out_arg = out("limits").display().to_string();
+    let output = headroom(
+        &[
+            "run",
+            "tests/fixtures/run/limits.toml",
+            "--out",
+            &out_arg,
+            "--no-page",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is kept as") && stderr(&output).contains("results.json.prev"),
+        "{}",
+        stderr(&output)
+    );
+    let prev = out("limits").with_file_name("results.json.prev");
+    assert_eq!(std::fs::read(prev).expect("the earlier results"), first);
+    assert!(!out("limits").with_file_name("results.json.lock").exists());
     assert!(leftovers("1021B").is_empty());
     clean("limits");
 }

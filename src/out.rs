@@ -1,0 +1,248 @@
+//! `run --out`: what the results file may be, the earlier file kept, and a lock so that one
+//! run at a time writes it. Checked before the first point runs, so a bad `--out` costs nothing.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+/// What is at the `--out` path now.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Existing {
+    Nothing,
+    /// A headroom results file, of this bench and spec hash.
+    Results {
+        bench: String,
+        hash: String,
+    },
+    /// A file that is not a headroom results file (notes, a spec, anything).
+    OtherFile,
+    Folder,
+    /// A device, a pipe or a socket: not a file to replace.
+    Special,
+}
+
+/// Reads what is at `path`, without writing anything.
+pub(crate) fn existing(path: &Path) -> Existing {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Existing::Nothing;
+    };
+    if metadata.is_dir() {
+        return Existing::Folder;
+    }
+    if !metadata.is_file() {
+        return Existing::Special;
+    }
+    let results = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .filter(|json| json["format"].is_u64() && json["phases"].is_array());
+    match results {
+        Some(json) => Existing::Results {
+            bench: json["plan"]["bench"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            hash: json["spec"]["hash"].as_str().unwrap_or_default().to_owned(),
+        },
+        None => Existing::OtherFile,
+    }
+}
+
+/// The spec a run is for, as `--out` is checked against it.
+pub(crate) struct Run<'a> {
+    pub spec: &'a Path,
+    pub bench: &'a str,
+    pub spec_hash: &'a str,
+    /// `--phase`: the file's other phases are kept, so it must be this spec's.
+    pub merging: bool,
+    /// `--force`: replace a file that is not a results file.
+    pub force: bool,
+}
+
+/// The results file, held for one run: the lock is removed when this is dropped.
+pub(crate) struct Held {
+    lock: PathBuf,
+    /// Where the earlier results were kept, if there were any.
+    pub previous: Option<PathBuf>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lock);
+    }
+}
+
+/// Checks `out` for `run`, keeps an earlier file as `OUT.prev` and takes the lock `OUT.lock`.
+pub(crate) fn hold(out: &Path, run: &Run<'_>) -> Result<Held> {
+    let shown = out.display();
+    let found = existing(out);
+    match &found {
+        Existing::Folder => bail!(
+            "--out {shown} is a folder: name a results file in it, such as {}",
+            out.join("results.json").display()
+        ),
+        Existing::Special => bail!(
+            "--out {shown} is not a regular file (a device, a pipe or a socket): name a results file, such as {}",
+            crate::default_results(run.bench).display()
+        ),
+        _ => {}
+    }
+    if found != Existing::Nothing && same_file(out, run.spec) {
+        bail!(
+            "--out {shown} is the spec itself: name a results file, such as {}",
+            crate::default_results(run.bench).display()
+        );
+    }
+    match &found {
+        Existing::OtherFile if !run.force => bail!(
+            "--out {shown} exists and is not a headroom results file: it is left as it is. Name another file, or add --force to replace it"
+        ),
+        Existing::OtherFile if run.merging => bail!(
+            "--out {shown} is not a headroom results file, so --phase has no other phases to keep in it: run every phase, or name a results file"
+        ),
+        Existing::Results { bench, hash } if run.merging && hash != run.spec_hash => bail!(
+            "--out {shown} holds results of {}: a --phase re-run merges only into results of the same spec. Run every phase to replace them, or name another file",
+            if bench == run.bench {
+                format!("another version of `{bench}` (the spec changed since)")
+            } else {
+                format!("bench `{bench}`, not `{}`", run.bench)
+            }
+        ),
+        _ => {}
+    }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            anyhow::anyhow!(
+                "--out {shown}: cannot create its folder {}: {e}",
+                parent.display()
+            )
+        })?;
+    }
+    let lock = with_suffix(out, ".lock");
+    take_lock(&lock, out)?;
+    let mut held = Held {
+        lock,
+        previous: None,
+    };
+    // The earlier file stays whole beside the new one until the user removes it: an
+    // interrupted re-run never leaves less than there was.
+    if let Existing::Results { .. } | Existing::OtherFile = found {
+        let previous = with_suffix(out, ".prev");
+        std::fs::copy(out, &previous).map_err(|e| {
+            anyhow::anyhow!(
+                "--out {shown}: cannot keep the earlier file as {}: {e}",
+                previous.display()
+            )
+        })?;
+        held.previous = Some(previous);
+    }
+    Ok(held)
+}
+
+/// `OUT.lock`, made only if no other run holds it. A lock whose run is gone (its pid is not
+/// alive, after a SIGKILL) is taken over.
+fn take_lock(lock: &Path, out: &Path) -> Result<()> {
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(lock)
+        {
+            Ok(mut file) => {
+                let _ = writeln!(file, "{}", std::process::id());
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let holder = std::fs::read_to_string(lock)
+                    .ok()
+                    .and_then(|text| text.trim().parse::<u32>().ok());
+                match holder {
+                    Some(pid) if Path::new(&format!("/proc/{pid}")).exists() => bail!(
+                        "another headroom run (pid {pid}) is writing {}: wait for it to end, or give this run another --out",
+                        out.display()
+                    ),
+                    _ => {
+                        let _ = std::fs::remove_file(lock);
+                    }
+                }
+            }
+            Err(e) => bail!(
+                "--out {}: cannot write beside it ({}): {e}",
+                out.display(),
+                lock.display()
+            ),
+        }
+    }
+    bail!(
+        "--out {}: cannot take its lock {}",
+        out.display(),
+        lock.display()
+    )
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("headroom-out-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        dir
+    }
+
+    /// What is at a path is read, never written: a device is not a file to replace.
+    #[test]
+    fn what_is_there_is_read_without_writing() {
+        assert_eq!(existing(Path::new("/dev/null")), Existing::Special);
+        let dir = scratch("existing");
+        assert_eq!(existing(&dir), Existing::Folder);
+        assert_eq!(existing(&dir.join("none.json")), Existing::Nothing);
+        std::fs::write(dir.join("notes.txt"), "my notes").expect("write");
+        assert_eq!(existing(&dir.join("notes.txt")), Existing::OtherFile);
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render/relay-results.json");
+        assert!(matches!(existing(&fixture), Existing::Results { bench, .. } if bench == "relay"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// The lock: a second hold of one file is refused while the first is held; a lock left by
+    /// a run that is gone is taken over.
+    #[test]
+    fn one_run_holds_a_results_file() {
+        let dir = scratch("lock");
+        let out = dir.join("results.json");
+        let spec = dir.join("spec.toml");
+        std::fs::write(&spec, "").expect("spec");
+        let run = Run {
+            spec: &spec,
+            bench: "b",
+            spec_hash: "h",
+            merging: false,
+            force: false,
+        };
+        let held = hold(&out, &run).expect("first");
+        let error = hold(&out, &run).err().expect("second refused").to_string();
+        assert!(error.starts_with("another headroom run (pid "), "{error}");
+        drop(held);
+        assert!(!with_suffix(&out, ".lock").exists());
+        // A pid that is not alive: the lock is stale.
+        std::fs::write(with_suffix(&out, ".lock"), "4294967295\n").expect("stale lock");
+        assert!(hold(&out, &run).is_ok());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
