@@ -96,11 +96,23 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         .context("cannot start the async runtime")?;
     let outcome = runtime.block_on(async {
         let (cancel, cancelled) = tokio::sync::watch::channel(false);
+        // Ctrl-C, and what `timeout`, CI runners and systemd send (TERM, HUP), end the run
+        // the same way: the run in flight stops, the results so far are written.
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ninterrupted: stopping the run in flight and writing the results");
-                let _ = cancel.send(true);
-            }
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut terminate), Ok(mut hangup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
+                return;
+            };
+            let name = tokio::select! {
+                Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+                Some(()) = terminate.recv() => "SIGTERM",
+                Some(()) = hangup.recv() => "SIGHUP",
+            };
+            eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
+            let _ = cancel.send(true);
         });
         let mut progress = Progress::new();
         headroom_runner::run(plan, &options, cancelled, &mut |event| progress.show(event)).await

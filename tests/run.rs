@@ -264,42 +264,62 @@ fn a_target_that_floods_its_log_is_cut_at_the_limit() {
 
 #[test]
 fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
-    let out = fresh_out("interrupted");
-    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["run", "tests/fixtures/run/interrupted.toml", "--out"])
-        .arg(&out)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn headroom");
-    // Wait until the target runs and the load has begun, then Ctrl-C the runner.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while leftovers("1008B").is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
+    // Ctrl-C, and what `timeout`, CI runners and systemd send (issue 12), end a run alike.
+    for signal in ["INT", "TERM", "HUP"] {
+        let out = fresh_out("interrupted");
+        let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["run", "tests/fixtures/run/interrupted.toml", "--out"])
+            .arg(&out)
+            .current_dir(root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn headroom");
+        // Wait until the target runs and the load has begun, then signal the runner.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while leftovers("1008B").is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let output = child.wait_with_output().expect("wait");
+        assert_eq!(
+            output.status.code(),
+            Some(130),
+            "{signal}: {}",
+            stderr(&output)
+        );
+        let results = read_results(&out);
+        let run = runs(&results)[0];
+        assert_eq!(run["failure"]["kind"], "interrupted", "{signal}");
+        assert!(
+            common::number(&run["scenarios"]["api"]["requests"]) > 0.0,
+            "{signal}: the requests before the signal are kept"
+        );
+        // The rooms stop too: their messages so far are kept and every open socket was closed.
+        let rooms = &run["scenarios"]["chat"]["rooms"];
+        assert!(count(&rooms["messages"]["sent"]) > 0, "{signal}: {rooms}");
+        assert_eq!(count(&rooms["sockets"]["opened"]), 20, "{signal}: {rooms}");
+        assert_eq!(
+            count(&rooms["sockets"]["closed_by_us"]),
+            20,
+            "{signal}: {rooms}"
+        );
+        assert!(
+            leftovers("1008B").is_empty(),
+            "{signal}: {:?}",
+            leftovers("1008B")
+        );
+        assert!(
+            !out.with_file_name("results.json.lock").exists(),
+            "{signal}: the lock is gone"
+        );
+        clean("interrupted");
     }
-    std::thread::sleep(Duration::from_secs(2));
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let output = child.wait_with_output().expect("wait");
-    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    let results = read_results(&out);
-    let run = runs(&results)[0];
-    assert_eq!(run["failure"]["kind"], "interrupted");
-    assert!(
-        common::number(&run["scenarios"]["api"]["requests"]) > 0.0,
-        "the requests before Ctrl-C are kept"
-    );
-    // The rooms stop too: their messages so far are kept and every open socket was closed.
-    let rooms = &run["scenarios"]["chat"]["rooms"];
-    assert!(count(&rooms["messages"]["sent"]) > 0, "{rooms}");
-    assert_eq!(count(&rooms["sockets"]["opened"]), 20, "{rooms}");
-    assert_eq!(count(&rooms["sockets"]["closed_by_us"]), 20, "{rooms}");
-    assert!(leftovers("1008B").is_empty(), "{:?}", leftovers("1008B"));
-    clean("interrupted");
 }
 
 #[test]
