@@ -104,6 +104,14 @@ enum Command {
         after_help = "Examples:\n  headroom render examples/relay.toml\n  headroom render examples/relay.toml --results results/relay/results.json --out docs/capacity.md\n  headroom render examples/relay.toml --dump-context > context.json\n  headroom render examples/relay.toml --template my-templates/\n  headroom render examples/relay.toml --format html\n\nA template folder overrides the default templates by name (page.md, page.html); the context they get is\nwhat --dump-context prints (schemas/page-context.schema.json).\n\nExit codes: 0 rendered, 1 a spec, results file or template is wrong, 4 the page could not be written."
     )]
     Render(page::RenderArgs),
+    /// Internal: kills a target's process group when the headroom that started it dies.
+    #[command(hide = true)]
+    GuardGroup {
+        /// The target's process group.
+        group: i32,
+        /// The headroom run's pid.
+        parent: u32,
+    },
     /// List the price table: every entry with its price, $/month, as-of date and warnings.
     #[command(
         after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
@@ -149,6 +157,10 @@ fn main() -> ExitCode {
         Command::Prices(args) => prices::run(args),
         Command::Plan(args) => plan::run(args, &renderer),
         Command::Render(args) => page::run(args, &renderer),
+        Command::GuardGroup { group, parent } => {
+            headroom_runner::target::guard_group(group, parent);
+            Ok(exit::OK)
+        }
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

@@ -995,3 +995,60 @@ fn check_fails_on_an_slo_that_was_not_measured() {
     assert!(leftovers("1022B").is_empty());
     clean("unmeasured");
 }
+
+/// Issue 12: headroom killed with SIGKILL mid-run leaves nothing running, even when the target
+/// forks (here `sh -c "server & wait"`: the server is a grandchild, which the kernel's
+/// parent-death signal does not reach). The guard kills the whole group, and the port is free.
+#[test]
+fn a_killed_run_leaves_no_process_of_a_forking_target() {
+    let out = fresh_out("forks");
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", "tests/fixtures/run/forks.toml", "--no-page", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn headroom");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while leftovers("1023B").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The shell and, forked from it, the server.
+    let running = leftovers("1023B");
+    let server = running
+        .iter()
+        .find(|line| !line.contains("sh -c"))
+        .unwrap_or_else(|| panic!("no server in {running:?}"));
+    let port: u16 = server
+        .split("--port ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|port| port.parse().ok())
+        .expect("the server's port");
+    std::thread::sleep(Duration::from_secs(1));
+    let status = Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let mut child = child;
+    let _ = child.wait();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !leftovers("1023B").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(leftovers("1023B").is_empty(), "{:?}", leftovers("1023B"));
+    // The port is free again (binding it opens no connection).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        std::net::TcpListener::bind(("127.0.0.1", port)).is_ok(),
+        "port {port} still taken"
+    );
+    clean("forks");
+}

@@ -80,6 +80,8 @@ pub struct Stopped {
 pub struct Running {
     child: Child,
     group: Pid,
+    /// The guard process (`headroom guard-group`) that kills the group if headroom dies.
+    guard: Option<std::process::Child>,
     pub pid: u32,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     log_matches: tokio::sync::watch::Receiver<bool>,
@@ -204,9 +206,11 @@ impl Running {
                 matched,
             )));
         }
+        let guard = spawn_guard(launch.headroom, group);
         Ok(Running {
             child,
             group,
+            guard,
             pid,
             stderr_tail,
             log_matches,
@@ -300,6 +304,7 @@ impl Running {
         };
         // Children that outlived their parent in the group go too.
         let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        self.end_guard();
         for copy in self.copies.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(2), copy).await;
         }
@@ -316,6 +321,56 @@ impl Drop for Running {
         if !self.stopped {
             let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
         }
+        self.end_guard();
+    }
+}
+
+impl Running {
+    /// The guard has nothing left to watch once the target is stopped.
+    fn end_guard(&mut self) {
+        if let Some(mut guard) = self.guard.take() {
+            let _ = guard.kill();
+            let _ = guard.wait();
+        }
+    }
+}
+
+/// Starts `headroom guard-group GROUP PID` beside the target, in a process group of its own
+/// (outside the target's, so it is never sampled as the server). The kernel kills the target's
+/// direct child when headroom dies (`PR_SET_PDEATHSIG`), but not what that child forked; the
+/// guard kills the whole group. `None` when it cannot start (the run goes on unguarded).
+fn spawn_guard(headroom: &Path, group: Pid) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(headroom)
+        .args([
+            "guard-group",
+            &group.as_raw_nonzero().to_string(),
+            &std::process::id().to_string(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
+}
+
+/// The guard's loop: while `parent` (headroom) lives and the group exists, wait; when headroom
+/// is gone (this process was re-parented), SIGKILL the whole group. Polls every 100 ms, a few
+/// microseconds of CPU each time.
+pub fn guard_group(group: i32, parent: u32) {
+    let Some(group) = Pid::from_raw(group) else {
+        return;
+    };
+    loop {
+        if rustix::process::test_kill_process_group(group).is_err() {
+            return; // the target is gone: nothing to guard
+        }
+        if std::os::unix::process::parent_id() != parent {
+            let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
