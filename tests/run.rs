@@ -1052,3 +1052,35 @@ fn a_killed_run_leaves_no_process_of_a_forking_target() {
     );
     clean("forks");
 }
+
+/// Issue 12: a metrics path that answers 404 on every scrape is not a silent gap: the failed
+/// scrapes are counted with why, and the declared series that no scrape held fails the point,
+/// named, instead of a page that says the metrics were read.
+#[test]
+fn a_series_no_scrape_held_fails_the_point() {
+    let (output, results) = run_fixture("metrics-404", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["metrics"]["failed_scrapes"], 3, "{}", run["metrics"]);
+    assert_eq!(
+        run["metrics"]["scrape_error"],
+        "GET /no-metrics-here answered 404"
+    );
+    assert_eq!(
+        run["failure"]["kind"], "metrics_missing",
+        "{}",
+        run["failure"]
+    );
+    assert_eq!(run["failure"]["series"], serde_json::json!(["notes"]));
+    assert_eq!(
+        run["failure"]["why"],
+        "3 of 3 scrapes failed (GET /no-metrics-here answered 404)"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("run failed: no scrape held notes"),
+        "{stdout}"
+    );
+    assert!(leftovers("1024B").is_empty());
+    clean("metrics-404");
+}

@@ -149,6 +149,15 @@ pub enum Failure {
         /// What did not happen, in words.
         why: String,
     },
+    /// Series the spec declares in `[measure]` were in no scrape of the steady state: the
+    /// figures the page fits were not measured.
+    MetricsMissing {
+        /// The series never found.
+        series: Vec<String>,
+        /// Why, in words: the scrapes that failed and how, or that the metrics held no such
+        /// series.
+        why: String,
+    },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
 }
@@ -168,6 +177,9 @@ impl Failure {
             Failure::Died { exit, .. } => format!("the target died during the point ({exit})"),
             Failure::NothingMeasured { scenario, why } => {
                 format!("scenario `{scenario}` measured nothing: {why}")
+            }
+            Failure::MetricsMissing { series, why } => {
+                format!("no scrape held {}: {why}", series.join(", "))
             }
             Failure::Interrupted => "interrupted".to_owned(),
         }
@@ -492,6 +504,16 @@ pub struct MetricsResult {
     /// Series the spec names that no scrape held.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// Scrapes that got no metrics (a status other than 200, no connection, a timeout).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_scrapes: u32,
+    /// Why the last failed scrape failed (`answered 404`, `connection refused`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The generator's own honesty: was it the bottleneck?

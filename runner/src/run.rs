@@ -515,6 +515,23 @@ async fn run_once(
         let steady = steady_state(&phase.measure, metrics.as_ref(), group, load_started).await;
         result.metrics = steady.0;
         result.process.steady = steady.1;
+        // A declared series that no scrape held: what the page fits was not measured. At the
+        // baseline (no load), a counter that only appears with traffic may be absent.
+        if !result.metrics.missing.is_empty() && !is_baseline(plan, point) {
+            let metrics = &result.metrics;
+            let why = match &metrics.scrape_error {
+                Some(error) => format!(
+                    "{} of {} scrapes failed ({error})",
+                    metrics.failed_scrapes, phase.measure.steady_state.scrapes
+                ),
+                None => "the metrics held no such series (check its name and labels in [measure])"
+                    .to_owned(),
+            };
+            result.failure = Some(Failure::MetricsMissing {
+                series: metrics.missing.clone(),
+                why,
+            });
+        }
     }
     // Then the rooms ramp down.
     let _ = release.send(true);
@@ -845,6 +862,17 @@ async fn steady_state(
                 Duration::from_secs(5),
             )
             .await;
+            let failed = match &got {
+                Ok((200, _)) => None,
+                Ok((status, _)) => Some(format!("answered {status}")),
+                Err(http::ErrorKind::Connect) => Some("no connection".to_owned()),
+                Err(http::ErrorKind::Timeout) => Some("no answer within 5s".to_owned()),
+                Err(http::ErrorKind::Protocol) => Some("an answer that was not HTTP".to_owned()),
+            };
+            if let Some(why) = failed {
+                metrics.failed_scrapes += 1;
+                metrics.scrape_error = Some(format!("GET {} {why}", endpoint.path));
+            }
             if let Ok((200, body)) = got {
                 let samples = scrape::parse(&String::from_utf8_lossy(&body));
                 let mut picked = BTreeMap::new();
