@@ -19,6 +19,17 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
 use crate::slo::SloRule;
 
+use headroom_pricing::numbers::count;
+
+/// Points one phase may have: the product of its axes, counted before they are expanded.
+pub const MAX_POINTS_PER_PHASE: u64 = 10_000;
+/// Requests one HTTP scenario may plan in one run (its rate over its ramps and hold).
+pub const MAX_REQUESTS_PER_RUN: f64 = 50_000_000.0;
+/// Sockets one rooms scenario may open in one run.
+pub const MAX_SOCKETS_PER_RUN: f64 = 200_000.0;
+/// The largest message a rooms scenario may send.
+pub const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The version of the resolved plan's JSON shape.
 pub const PLAN_FORMAT: u32 = 1;
 
@@ -167,6 +178,31 @@ pub fn expand(
         if failed {
             continue;
         }
+        // Counted before anything is expanded: a product of long axes must not fill memory.
+        let points = axes.iter().fold(1u64, |product, axis| {
+            product.saturating_mul(axis.values.len() as u64)
+        });
+        if points > MAX_POINTS_PER_PHASE {
+            let pointer = format!("/phase/{p}/vary");
+            let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::TooLarge,
+                    format!(
+                        "phase `{}` has {} points ({}): at most {} can run",
+                        phase.name,
+                        count(points as f64),
+                        sizes.join(" × "),
+                        count(MAX_POINTS_PER_PHASE as f64)
+                    ),
+                )
+                .at(&pointer, checker.document().key_span(&pointer))
+                .label("the product of these axes")
+                .hint("sweep fewer values (a geometric range needs few), or split the sweep into phases"),
+            );
+            failed = true;
+            continue;
+        }
         let scenarios: Vec<&Scenario> = checker.phase_scenarios(phase);
         let measure = resolve_measure(&spec.measure, phase.measure.as_ref());
         let mut points = Vec::new();
@@ -218,7 +254,10 @@ pub fn expand(
                     continue;
                 }
                 let written = &spec.scenarios[i];
-                for diagnostic in point_checks(&scenario, written, &base, &origins, &at, checker) {
+                for diagnostic in point_checks(&scenario, written, &base, &origins, &at, checker)
+                    .into_iter()
+                    .chain(size_checks(&scenario, &base, &at, checker))
+                {
                     if reported.insert((diagnostic.code, diagnostic.pointer.clone())) {
                         diagnostics.push(diagnostic);
                     }
@@ -470,6 +509,90 @@ fn describe_point(at: &BTreeMap<String, VarValue>) -> String {
     }
     let parts: Vec<String> = at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     format!(" (at {})", parts.join(", "))
+}
+
+/// Checks that a point's run stays within one machine: requests planned, sockets, message size.
+fn size_checks(
+    scenario: &Scenario,
+    base: &str,
+    at: &BTreeMap<String, VarValue>,
+    checker: &Checker<'_>,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut too_large = |pointer: String, message: String, hint: &str| {
+        let span = checker.document().value_span(&pointer);
+        out.push(
+            Diagnostic::new(Code::TooLarge, format!("{message}{}", describe_point(at)))
+                .at(&pointer, span)
+                .label("more than one run should be asked to do")
+                .hint(hint),
+        );
+    };
+    let stages = scenario.stages();
+    let seconds = value_or_zero(&stages.ramp_up)
+        .saturating_add(
+            stages
+                .hold
+                .as_ref()
+                .and_then(Param::value)
+                .copied()
+                .unwrap_or_default(),
+        )
+        .saturating_add(value_or_zero(&stages.ramp_down))
+        .as_secs_f64();
+    match scenario {
+        Scenario::Http(http) => {
+            if let Some(Param::Value(rate)) = &http.rate {
+                let planned = rate.as_per_second() * seconds;
+                if planned > MAX_REQUESTS_PER_RUN {
+                    too_large(
+                        format!("{base}/rate"),
+                        format!(
+                            "scenario `{}` at {rate} plans {} requests in one run: at most {}",
+                            http.name,
+                            count(planned),
+                            count(MAX_REQUESTS_PER_RUN)
+                        ),
+                        "lower the rate or shorten the stages; one generator sends up to a few ten thousand requests a second",
+                    );
+                }
+            }
+        }
+        Scenario::Rooms(rooms) => {
+            let number = |p: &Param<u64>| p.value().map_or(0.0, |v| *v as f64);
+            let sockets = match (&rooms.peers_per_room, &rooms.peers) {
+                (Some(per_room), _) => number(&rooms.rooms) * number(per_room),
+                (None, Some(total)) => number(total),
+                (None, None) => 0.0,
+            };
+            if sockets > MAX_SOCKETS_PER_RUN {
+                too_large(
+                    format!("{base}/rooms"),
+                    format!(
+                        "scenario `{}` opens {} sockets in one run: at most {}",
+                        rooms.name,
+                        count(sockets),
+                        count(MAX_SOCKETS_PER_RUN)
+                    ),
+                    "open fewer rooms or peers; each socket takes a file descriptor and memory on both sides",
+                );
+            }
+            if let Some(send) = &rooms.send
+                && let Param::Value(size) = &send.size
+                && size.bytes() > MAX_MESSAGE_BYTES
+            {
+                too_large(
+                    format!("{base}/send/size"),
+                    format!(
+                        "scenario `{}` sends messages of {size}: at most 16MiB",
+                        rooms.name
+                    ),
+                    "send smaller messages",
+                );
+            }
+        }
+    }
+    out
 }
 
 /// Checks that need a point's values: a rate too low to send anything, a ramp too long.

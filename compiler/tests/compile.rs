@@ -334,7 +334,8 @@ proptest! {
     fn every_written_value_survives_into_the_plan(
         name in "[a-z][a-z0-9-]{0,20}",
         description in "[ -~&&[^\"\\\\]]{0,40}",
-        rooms in prop::collection::vec(1u64..100_000, 1..6),
+        // Within what one run may open (MAX_SOCKETS_PER_RUN): 3,000 rooms × 64 peers.
+        rooms in prop::collection::vec(1u64..3_000, 1..6),
         rate_hundredths in 1u32..100_000,
         hold_s in 1u64..600,
         peers in 1u64..64,
@@ -627,4 +628,79 @@ fn a_headroom_of_all_the_ceiling_is_refused() {
             .diagnostics
             .is_empty()
     );
+}
+
+/// Issue 12, bounded by construction: a rate of 10¹²/s, ten million peers, a 1 GiB message and
+/// a 10,000 × 1,000 product of ranges are refused at validate (E038), counted before anything
+/// is expanded, so validate itself stays small and quick.
+#[test]
+fn what_no_machine_should_run_is_refused_before_expanding() {
+    let rooms = |extra: &str| {
+        format!(
+            r#"[bench]
+name = "big"
+
+[target]
+command = ["{{headroom}}", "demo-target", "--port", "{{port}}"]
+
+[[scenario]]
+name = "chat"
+kind = "rooms"
+url = "ws://127.0.0.1:{{port}}/rooms/{{room}}"
+{extra}
+
+[[phase]]
+name = "load"
+hold = "10s"
+"#
+        )
+    };
+    let found = |source: &str| -> Vec<String> {
+        compile(source)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::TooLarge)
+            .map(|d| d.message.clone())
+            .collect()
+    };
+    let peers = found(&rooms("rooms = 10\npeers_per_room = 1000000\nidle = true"));
+    assert_eq!(
+        peers,
+        ["scenario `chat` opens 10,000,000 sockets in one run: at most 200,000"]
+    );
+    let size = found(&rooms(
+        "rooms = 1\npeers_per_room = 2\nsend = { rate = \"1/s\", per = \"room\", size = \"1GiB\" }",
+    ));
+    assert_eq!(
+        size,
+        ["scenario `chat` sends messages of 1GiB: at most 16MiB"]
+    );
+    let rate = found(
+        &std::fs::read_to_string(format!(
+            "{}/../tests/fixtures/diagnostics/E038-too-large.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("fixture"),
+    );
+    assert_eq!(rate.len(), 1, "{rate:?}");
+    assert_eq!(
+        rate,
+        [
+            "scenario `browse` at 1000000000000/s plans 2,000,000,000,000 requests in one run: at most 50,000,000"
+        ]
+    );
+    let started = std::time::Instant::now();
+    let product = spec_with("env = { X = \"{x}\" }", "")
+        .replace("[vars]\nusers = 10", "[vars]\nusers = 10\nx = 1")
+        .replace(
+            "vary = { users = [10, 20, 40] }",
+            "vary = { users = { from = 1, to = 10000, step = 1 }, x = { from = 1, to = 1000, step = 1 } }",
+        );
+    let product = found(&product);
+    assert_eq!(
+        product,
+        ["phase `load` has 10,000,000 points (10000 × 1000): at most 10,000 can run"]
+    );
+    // Counted, not expanded: well under a second even on a slow machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
