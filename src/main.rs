@@ -205,19 +205,13 @@ pub(crate) struct Compiled {
 }
 
 pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
-    let source = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read spec `{}`", path.display()))?;
+    let source = read_bounded(path, MAX_SPEC_BYTES, "spec", "")?;
     let mut prices = PriceTable::embedded().context("the shipped price table is broken")?;
     if let Some((file, span)) = headroom_compiler::price_table_reference(&source) {
         let (line, column) = headroom_compiler::line_column(&source, span.start);
         let relative = path.parent().unwrap_or(Path::new(".")).join(&file);
-        let text = std::fs::read_to_string(&relative).with_context(|| {
-            format!(
-                "cannot read the price table `{}` named at {}:{line}:{column}",
-                relative.display(),
-                path.display()
-            )
-        })?;
+        let named = format!(" named at {}:{line}:{column}", path.display());
+        let text = read_bounded(&relative, MAX_PRICE_TABLE_BYTES, "the price table", &named)?;
         let user = PriceTable::from_toml(&text).map_err(|error| {
             let place = match &error {
                 headroom_pricing::PriceTableError::Parse {
@@ -469,6 +463,28 @@ pub(crate) fn check_results_of(
         );
     }
     Ok(())
+}
+
+/// The largest spec headroom reads: a spec is a page of TOML, and a file far larger is not
+/// one (a 700,000-value list took gigabytes to validate).
+pub(crate) const MAX_SPEC_BYTES: u64 = 1024 * 1024;
+/// The largest price table headroom reads.
+pub(crate) const MAX_PRICE_TABLE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a text file of at most `limit` bytes; `what` names it in the error (`the spec`),
+/// `named` says where it was named (` named at spec.toml:20:10`), or is empty.
+pub(crate) fn read_bounded(path: &Path, limit: u64, what: &str, named: &str) -> Result<String> {
+    let cannot = || format!("cannot read {what} `{}`{named}", path.display());
+    let size = std::fs::metadata(path).with_context(cannot)?.len();
+    if size > limit {
+        anyhow::bail!(
+            "{what} `{}`{named} is {} bytes: headroom reads at most {} bytes of it",
+            path.display(),
+            headroom_pricing::numbers::count(size as f64),
+            headroom_pricing::numbers::count(limit as f64)
+        );
+    }
+    std::fs::read_to_string(path).with_context(cannot)
 }
 
 pub(crate) fn default_results(bench: &str) -> PathBuf {

@@ -183,8 +183,12 @@ pub(crate) fn plan(
                     .parent()
                     .unwrap_or(std::path::Path::new("."))
                     .join(file);
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read the price table `{}`", path.display()))?;
+                let text = crate::read_bounded(
+                    &path,
+                    crate::MAX_PRICE_TABLE_BYTES,
+                    "the price table",
+                    "",
+                )?;
                 table.extend(
                     PriceTable::from_toml(&text)
                         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,

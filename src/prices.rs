@@ -60,8 +60,7 @@ pub fn run(args: PricesArgs) -> Result<u8> {
         toml::from_str(headroom_pricing::EMBEDDED).context("the shipped price table is broken")?;
     let mut listed = entries::read(&shipped, today, max_age);
     if let Some(path) = &args.prices {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the price table `{}`", path.display()))?;
+        let text = crate::read_bounded(path, crate::MAX_PRICE_TABLE_BYTES, "the price table", "")?;
         let own: toml::Table = toml::from_str(&text).map_err(|e| {
             let place = e.span().map_or(String::new(), |s| {
                 let (line, column) = headroom_compiler::line_column(&text, s.start);

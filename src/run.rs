@@ -40,7 +40,13 @@ pub struct RunArgs {
     /// Do not render the capacity page (capacity.md beside the results) at the end.
     #[arg(long)]
     no_page: bool,
+    /// Run even when the matrix is estimated to take over a day.
+    #[arg(long)]
+    yes: bool,
 }
+
+/// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
+const LONGEST_WITHOUT_YES: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
@@ -49,6 +55,25 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(plan) = &compiled.compilation.plan else {
         return Ok(exit::USAGE);
     };
+    // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
+    let estimated: f64 = plan
+        .phases
+        .iter()
+        .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))
+        .map(|p| {
+            p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
+                * f64::from(args.repeat.unwrap_or(p.repeats))
+        })
+        .sum();
+    if !args.quick && !args.yes && estimated > LONGEST_WITHOUT_YES.as_secs_f64() {
+        anyhow::bail!(
+            "{} is estimated to run for {}, over a day: add --yes to run it, or --quick for a first look",
+            args.spec.display(),
+            crate::human_duration(headroom_spec::Duration::from_micros(
+                (estimated * 1e6) as u64
+            ))
+        );
+    }
     let out = args
         .out
         .clone()

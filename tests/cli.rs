@@ -616,3 +616,24 @@ fn run_refuses_an_out_it_must_not_touch() {
     assert!(!root.join(at("notes.txt.prev")).exists());
     let _ = std::fs::remove_dir_all(root.join(dir));
 }
+
+/// Issue 12, bounded: a run estimated over a day needs --yes, and a spec over 1 MiB is not
+/// read (nothing runs, nothing is expanded).
+#[test]
+fn what_is_too_long_or_too_large_is_refused_before_it_starts() {
+    let mut transcripts = vec![transcript(&["run", "tests/fixtures/run/day-long.toml"])];
+    let dir = common::root().join("target/headroom-cli-large");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let mut spec = String::from("[bench]\nname = \"large\"\n# ");
+    spec.push_str(&"x".repeat(1024 * 1024));
+    std::fs::write(dir.join("large.toml"), spec).expect("write");
+    transcripts.push(transcript(&[
+        "validate",
+        "target/headroom-cli-large/large.toml",
+    ]));
+    for case in &transcripts {
+        assert!(case.contains("exit code: 1\n"), "{case}");
+    }
+    insta::assert_snapshot!("too-long-or-too-large", transcripts.join("\n"));
+    let _ = std::fs::remove_dir_all(dir);
+}
