@@ -313,11 +313,17 @@ fn one_line(result: &RunResult) -> String {
     if !http.is_empty() {
         let requests: u64 = http.iter().map(|s| s.requests).sum();
         let errors: u64 = http.iter().map(|s| s.errors.total()).sum();
-        parts.push(format!(
+        // Starts skipped at `max_in_flight` are said too: the table counts them with errors.
+        let dropped: u64 = http.iter().map(|s| s.dropped).sum();
+        let mut text = format!(
             "{} requests, {} errors",
             thousands(requests),
             thousands(errors)
-        ));
+        );
+        if dropped > 0 {
+            text.push_str(&format!(", {} starts dropped", thousands(dropped)));
+        }
+        parts.push(text);
     }
     for rooms in measured(result).filter_map(|s| s.rooms.as_ref()) {
         let (sockets, messages) = (&rooms.sockets, &rooms.messages);
@@ -515,4 +521,36 @@ fn slo_cell(run: &RunResult) -> String {
         text.push_str(" [generator-bound]");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12: the progress line says the starts dropped at `max_in_flight`, which the table
+    /// counts with the errors, instead of "0 errors" alone.
+    #[test]
+    fn the_progress_line_says_dropped_starts() {
+        let mut run: RunResult = serde_json::from_value(serde_json::json!({
+            "repeat": 1, "started_ms": 0, "duration_s": 1.0, "port": 1,
+            "load_average": {"min": 0.0, "max": 0.0},
+            "scenarios": {},
+            "process": {"samples": []},
+            "metrics": {"scrapes": [], "steady": {}},
+            "generator": {"schedule_lag_p99_ms": 0.0, "cpu_cores": 0.0, "cores_available": 2, "bound": false},
+            "slo": []
+        }))
+        .expect("a run");
+        let api = ScenarioResult {
+            kind: "http".to_owned(),
+            requests: 1200,
+            dropped: 37,
+            ..ScenarioResult::default()
+        };
+        run.scenarios.insert("api".to_owned(), api);
+        assert_eq!(
+            one_line(&run),
+            "ok: 1,200 requests, 0 errors, 37 starts dropped; RSS -, 0 SLO failed"
+        );
+    }
 }

@@ -1084,3 +1084,21 @@ fn a_series_no_scrape_held_fails_the_point() {
     assert!(leftovers("1024B").is_empty());
     clean("metrics-404");
 }
+
+/// Issue 12: a missing `cwd` is said as a missing folder, not as the program failing to start.
+#[test]
+fn a_missing_working_directory_is_named() {
+    let (output, results) = run_fixture("missing-cwd", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "spawn_failed");
+    let message = run["failure"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("the target's working directory ")
+            && message.ends_with(
+                "no-such-folder does not exist (`cwd` in [target], relative to the spec)"
+            ),
+        "{message}"
+    );
+    clean("missing-cwd");
+}

@@ -254,9 +254,18 @@ pub fn expand(
                     continue;
                 }
                 let written = &spec.scenarios[i];
-                for diagnostic in point_checks(&scenario, written, &base, &origins, &at, checker)
-                    .into_iter()
-                    .chain(size_checks(&scenario, &base, &at, checker))
+                let phase_hold = phase.hold.map(|_| format!("/phase/{p}/hold"));
+                for diagnostic in point_checks(
+                    &scenario,
+                    written,
+                    &base,
+                    phase_hold.as_deref(),
+                    &origins,
+                    &at,
+                    checker,
+                )
+                .into_iter()
+                .chain(size_checks(&scenario, &base, &at, checker))
                 {
                     if reported.insert((diagnostic.code, diagnostic.pointer.clone())) {
                         diagnostics.push(diagnostic);
@@ -600,6 +609,7 @@ fn point_checks(
     scenario: &Scenario,
     written: &Scenario,
     base: &str,
+    phase_hold: Option<&str>,
     origins: &Origins,
     at: &BTreeMap<String, VarValue>,
     checker: &Checker<'_>,
@@ -614,6 +624,32 @@ fn point_checks(
     let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
         return out;
     };
+    // A 0 s hold measures nothing at any rate: blame the hold, not the rate.
+    if hold.as_micros() == 0 {
+        // The phase's `hold` overrides the scenario's: blame the one that set it.
+        let pointer = match phase_hold {
+            Some(pointer) => pointer.to_owned(),
+            None => origins.blame(
+                &format!("{base}/stages/hold"),
+                written.stages().hold.as_ref().and_then(Param::var),
+            ),
+        };
+        let span = checker.document().value_span(&pointer);
+        out.push(
+            Diagnostic::new(
+                Code::OutOfRange,
+                format!(
+                    "scenario `{}` holds its load for 0s{}: nothing would be measured",
+                    scenario.name(),
+                    describe_point(at)
+                ),
+            )
+            .at(&pointer, span)
+            .label("the hold is where every figure is measured")
+            .hint("hold the load long enough to measure it: `hold = \"30s\"`"),
+        );
+        return out;
+    }
     let mut zero_rate = |pointer: String, what: String, expected: f64, noun: &str| {
         let span = checker.document().value_span(&pointer);
         out.push(

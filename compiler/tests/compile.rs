@@ -704,3 +704,39 @@ hold = "10s"
     // Counted, not expanded: well under a second even on a slow machine.
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// Issue 12, unclear errors: a 0 s hold is blamed on the hold (not on the rate), and a 0 s
+/// ready timeout is refused at validate, not found at run time.
+#[test]
+fn zero_holds_and_zero_timeouts_are_blamed_where_they_are() {
+    let spec =
+        spec_with("", "").replace("stages = { hold = \"10s\" }", "stages = { hold = \"0s\" }");
+    let compilation = compile(&spec);
+    let found: Vec<(Code, &str)> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.pointer.as_str()))
+        .collect();
+    assert!(
+        found.contains(&(Code::OutOfRange, "/scenario/0/stages/hold")),
+        "{found:?}"
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|(code, _)| *code == Code::RateRoundsToZero),
+        "{found:?}"
+    );
+    let timeout = compile(&spec_with(
+        "ready = { http = \"/healthz\", timeout = \"0s\" }",
+        "",
+    ));
+    assert!(
+        timeout
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::OutOfRange && d.pointer == "/target/ready/timeout"),
+        "{:?}",
+        timeout.diagnostics
+    );
+}

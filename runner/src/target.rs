@@ -137,6 +137,13 @@ impl Running {
                 .join(fill(cwd, launch.port, launch.headroom).map_err(spawn_failed)?),
             None => launch.spec_dir.to_path_buf(),
         };
+        // A missing folder would read as the program failing to start: say which it is.
+        if !cwd.is_dir() {
+            return Err(spawn_failed(format!(
+                "the target's working directory {} does not exist (`cwd` in [target], relative to the spec)",
+                cwd.display()
+            )));
+        }
         command.current_dir(&cwd);
         for (key, value) in &launch.target.env {
             command.env(

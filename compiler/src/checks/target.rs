@@ -107,6 +107,20 @@ impl<'a> Checker<'a> {
                     .hint("read the figures as the machine's, not the instance size's; the run table and the page say so too"),
             );
         }
+        if target.ready.timeout.as_micros() == 0 && target.command.is_some() {
+            self.push(
+                Diagnostic::new(
+                    Code::OutOfRange,
+                    "`ready.timeout = \"0s\"` gives the target no time to get ready",
+                )
+                .at(
+                    "/target/ready/timeout",
+                    self.value_span("/target/ready/timeout"),
+                )
+                .label("every run would fail before its first check")
+                .hint("give the target time to start: `timeout = \"30s\"` (the default)"),
+            );
+        }
         if target.ready.tcp == Some(false) {
             self.push(
                 Diagnostic::new(
