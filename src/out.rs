@@ -67,6 +67,13 @@ pub(crate) struct Held {
     pub previous: Option<PathBuf>,
 }
 
+impl Held {
+    /// The lock file, for a hard exit that cannot run `Drop`.
+    pub(crate) fn lock(&self) -> &Path {
+        &self.lock
+    }
+}
+
 impl Drop for Held {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.lock);

@@ -123,6 +123,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         let (cancel, cancelled) = tokio::sync::watch::channel(false);
         // Ctrl-C, and what `timeout`, CI runners and systemd send (TERM, HUP), end the run
         // the same way: the run in flight stops, the results so far are written.
+        let (lock, out_shown) = (held.lock().to_path_buf(), out.display().to_string());
         tokio::spawn(async move {
             use tokio::signal::unix::{SignalKind, signal};
             let (Ok(mut terminate), Ok(mut hangup)) = (
@@ -138,6 +139,19 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             };
             eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
             let _ = cancel.send(true);
+            // A second signal stops waiting (for readiness, for a stop's grace): headroom
+            // exits now; the kernel and the guard kill the target's group, and the runs that
+            // finished are already in the results file.
+            let again = tokio::select! {
+                Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+                Some(()) = terminate.recv() => "SIGTERM",
+                Some(()) = hangup.recv() => "SIGHUP",
+            };
+            eprintln!(
+                "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
+            );
+            let _ = std::fs::remove_file(&lock);
+            std::process::exit(i32::from(exit::INTERRUPTED));
         });
         let mut progress = Progress::new();
         headroom_runner::run(plan, &options, cancelled, &mut |event| progress.show(event)).await

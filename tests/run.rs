@@ -1102,3 +1102,64 @@ fn a_missing_working_directory_is_named() {
     );
     clean("missing-cwd");
 }
+
+/// Issue 12: a second Ctrl-C stops waiting. The first stops the load and starts the stop's
+/// 60 s grace (the target ignores SIGTERM); the second ends headroom at once, and nothing of
+/// the run is left: the target's group is killed and the lock is gone.
+#[test]
+fn a_second_ctrl_c_stops_waiting() {
+    let out = fresh_out("slow-stop");
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "run",
+            "tests/fixtures/run/slow-stop.toml",
+            "--no-page",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn headroom");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while leftovers("1025B").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let interrupt = || {
+        let status = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    interrupt();
+    std::thread::sleep(Duration::from_secs(1));
+    // Still waiting on the grace: the target ignores SIGTERM.
+    assert!(
+        !leftovers("1025B").is_empty(),
+        "the first Ctrl-C waits for the grace"
+    );
+    let second = std::time::Instant::now();
+    interrupt();
+    let output = child.wait_with_output().expect("wait");
+    assert!(
+        second.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("interrupted again (Ctrl-C): not waiting"),
+        "{}",
+        stderr(&output)
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !leftovers("1025B").is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(leftovers("1025B").is_empty(), "{:?}", leftovers("1025B"));
+    assert!(!out.with_file_name("results.json.lock").exists());
+    clean("slow-stop");
+}
