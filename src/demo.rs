@@ -31,8 +31,8 @@ pub struct DemoTarget {
     /// How long after an edit its room is saved; edits reach the other peers after the pass.
     #[arg(long, default_value = "0s")]
     save_window: headroom_spec::Duration,
-    /// CPU each notes API request takes, one request at a time (a single-threaded server that
-    /// answers at most one request per this much)
+    /// CPU time each notes API request takes, served one at a time as a single-threaded server
+    /// would: the API answers at most 1/DURATION requests a second
     #[arg(long, default_value = "0s")]
     request_cpu: headroom_spec::Duration,
     /// Hold every request for --stall-for once this often.

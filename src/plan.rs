@@ -45,7 +45,7 @@ pub struct PlanArgs {
     /// A CPU ceiling in units, instead of the SLO sweep's (1 or more).
     #[arg(long, value_parser = at_least_one)]
     cpu_ceiling: Option<u64>,
-    /// The share of the binding ceiling to leave free ("25%"), under 100 %.
+    /// The share of the binding ceiling to leave free, less than all of it ("25%").
     #[arg(long, value_parser = headroom_share)]
     headroom: Option<Percent>,
     /// EBS gp3 storage per instance, in GB (0 or more).
@@ -200,12 +200,14 @@ pub(crate) fn plan(
     // `headroom run` wrote and the page is rendered from.
     let results_path = match (&args.results, &args.points) {
         (Some(path), _) => Some(path.clone()),
-        (None, None) => default_results.filter(|path| {
-            path.exists() || {
-                notes_missing(path);
-                false
+        (None, None) => match default_results {
+            Some(path) if path.exists() => Some(path),
+            Some(path) => {
+                notes_missing(&path);
+                None
             }
-        }),
+            None => None,
+        },
         (None, Some(_)) => None,
     };
     let sweeps: Vec<Sweep> = match (&results_path, &args.points, &args.x) {

@@ -311,16 +311,6 @@ fn edited_results(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Valu
     path
 }
 
-/// Every run of the results, to edit.
-fn runs_mut(results: &mut serde_json::Value) -> impl Iterator<Item = &mut serde_json::Value> {
-    results["phases"]
-        .as_array_mut()
-        .into_iter()
-        .flatten()
-        .flat_map(|phase| phase["points"].as_array_mut().into_iter().flatten())
-        .flat_map(|point| point["runs"].as_array_mut().into_iter().flatten())
-}
-
 /// The page `render` makes of the relay fixture edited by `edit`.
 fn page_of_edited_results(test: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
     let dir = scratch(test);
@@ -524,12 +514,10 @@ fn the_specs_budget_is_planned_with() {
 #[test]
 fn limits_that_were_not_applied_are_on_the_page() {
     let page = page_of_edited_results("limits", |results| {
-        for run in runs_mut(results) {
-            run["notes"] = serde_json::json!([headroom_runner::LIMITS_NOT_APPLIED]);
-        }
+        results["plan"]["target"]["limits"] = serde_json::json!({"cpus": 0.5, "memory": "1GiB"});
     });
     assert!(
-        page.contains("- The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe: read every figure as this machine's."),
+        page.contains("- The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's."),
         "{page}"
     );
 }

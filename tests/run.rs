@@ -83,6 +83,43 @@ fn leftovers(marker: &str) -> Vec<String> {
     found
 }
 
+/// Starts `headroom run tests/fixtures/run/FIXTURE.toml --out OUT` in the background (stderr
+/// kept) and returns once its target, found by `marker` in /proc, is running.
+fn start_in_background(fixture: &str, out: &Path, marker: &str) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "run",
+            &format!("tests/fixtures/run/{fixture}.toml"),
+            "--no-page",
+            "--out",
+        ])
+        .arg(out)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn headroom");
+    wait_until(Duration::from_secs(30), || !leftovers(marker).is_empty());
+    child
+}
+
+/// Sends `signal` (`INT`, `KILL`…) to a process.
+fn send(signal: &str, child: &std::process::Child) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill -{signal}");
+}
+
+/// Polls `done` every 100 ms until it holds or `limit` passes (the caller asserts after).
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn runs(results: &Value) -> Vec<&Value> {
     results["phases"]
         .as_array()
@@ -267,25 +304,10 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
     // Ctrl-C, and what `timeout`, CI runners and systemd send (issue 12), end a run alike.
     for signal in ["INT", "TERM", "HUP"] {
         let out = fresh_out("interrupted");
-        let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-            .args(["run", "tests/fixtures/run/interrupted.toml", "--out"])
-            .arg(&out)
-            .current_dir(root())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn headroom");
-        // Wait until the target runs and the load has begun, then signal the runner.
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while leftovers("1008B").is_empty() && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let child = start_in_background("interrupted", &out, "1008B");
+        // The load has begun; then signal the runner.
         std::thread::sleep(Duration::from_secs(2));
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
+        send(signal, &child);
         let output = child.wait_with_output().expect("wait");
         assert_eq!(
             output.status.code(),
@@ -1002,18 +1024,7 @@ fn check_fails_on_an_slo_that_was_not_measured() {
 #[test]
 fn a_killed_run_leaves_no_process_of_a_forking_target() {
     let out = fresh_out("forks");
-    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["run", "tests/fixtures/run/forks.toml", "--no-page", "--out"])
-        .arg(&out)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn headroom");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while leftovers("1023B").is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut child = start_in_background("forks", &out, "1023B");
     // The shell and, forked from it, the server.
     let running = leftovers("1023B");
     let server = running
@@ -1027,29 +1038,14 @@ fn a_killed_run_leaves_no_process_of_a_forking_target() {
         .and_then(|port| port.parse().ok())
         .expect("the server's port");
     std::thread::sleep(Duration::from_secs(1));
-    let status = Command::new("kill")
-        .args(["-KILL", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let mut child = child;
+    send("KILL", &child);
     let _ = child.wait();
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !leftovers("1023B").is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(5), || leftovers("1023B").is_empty());
     assert!(leftovers("1023B").is_empty(), "{:?}", leftovers("1023B"));
     // The port is free again (binding it opens no connection).
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(
-        std::net::TcpListener::bind(("127.0.0.1", port)).is_ok(),
-        "port {port} still taken"
-    );
+    let free = || std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+    wait_until(Duration::from_secs(5), free);
+    assert!(free(), "port {port} still taken");
     clean("forks");
 }
 
@@ -1109,32 +1105,9 @@ fn a_missing_working_directory_is_named() {
 #[test]
 fn a_second_ctrl_c_stops_waiting() {
     let out = fresh_out("slow-stop");
-    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "run",
-            "tests/fixtures/run/slow-stop.toml",
-            "--no-page",
-            "--out",
-        ])
-        .arg(&out)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn headroom");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while leftovers("1025B").is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let child = start_in_background("slow-stop", &out, "1025B");
     std::thread::sleep(Duration::from_secs(1));
-    let interrupt = || {
-        let status = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    };
-    interrupt();
+    send("INT", &child);
     std::thread::sleep(Duration::from_secs(1));
     // Still waiting on the grace: the target ignores SIGTERM.
     assert!(
@@ -1142,7 +1115,7 @@ fn a_second_ctrl_c_stops_waiting() {
         "the first Ctrl-C waits for the grace"
     );
     let second = std::time::Instant::now();
-    interrupt();
+    send("INT", &child);
     let output = child.wait_with_output().expect("wait");
     assert!(
         second.elapsed() < Duration::from_secs(5),
@@ -1155,10 +1128,7 @@ fn a_second_ctrl_c_stops_waiting() {
         "{}",
         stderr(&output)
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !leftovers("1025B").is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(5), || leftovers("1025B").is_empty());
     assert!(leftovers("1025B").is_empty(), "{:?}", leftovers("1025B"));
     assert!(!out.with_file_name("results.json.lock").exists());
     clean("slow-stop");

@@ -562,7 +562,7 @@ fn size_checks(
                             count(planned),
                             count(MAX_REQUESTS_PER_RUN)
                         ),
-                        "lower the rate or shorten the stages; one generator sends up to a few ten thousand requests a second",
+                        "lower the rate or shorten the stages; one generator sends a few tens of thousands of requests a second",
                     );
                 }
             }

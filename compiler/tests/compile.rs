@@ -631,8 +631,8 @@ fn a_headroom_of_all_the_ceiling_is_refused() {
 }
 
 /// Issue 12, bounded by construction: a rate of 10¹²/s, ten million peers, a 1 GiB message and
-/// a 10,000 × 1,000 product of ranges are refused at validate (E038), counted before anything
-/// is expanded, so validate itself stays small and quick.
+/// a 10,000 × 1,000 product of ranges are refused at validate (E038); the product is counted
+/// before anything is expanded.
 #[test]
 fn what_no_machine_should_run_is_refused_before_expanding() {
     let rooms = |extra: &str| {
@@ -689,7 +689,6 @@ hold = "10s"
             "scenario `browse` at 1000000000000/s plans 2,000,000,000,000 requests in one run: at most 50,000,000"
         ]
     );
-    let started = std::time::Instant::now();
     let product = spec_with("env = { X = \"{x}\" }", "")
         .replace("[vars]\nusers = 10", "[vars]\nusers = 10\nx = 1")
         .replace(
@@ -701,8 +700,6 @@ hold = "10s"
         product,
         ["phase `load` has 10,000,000 points (10000 × 1000): at most 10,000 can run"]
     );
-    // Counted, not expanded: well under a second even on a slow machine.
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
 /// Issue 12, unclear errors: a 0 s hold is blamed on the hold (not on the rate), and a 0 s

@@ -401,7 +401,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
         if let Some(factor) = extrapolated {
             warnings.push(format!(
-                "{}: the memory ceiling, {} {}, is {} the largest measured ({}): an extrapolation, not a ceiling to plan with",
+                "{}: the memory ceiling, {} {}, lies {} past the largest measured ({}): an extrapolation, not a ceiling to plan with",
                 instance.id,
                 count(units),
                 crate::numbers::plural(&model.unit),
@@ -543,12 +543,22 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         )),
         Some(_) => None,
     };
+    let planned = binding
+        .units
+        .map(|units| (units * (1.0 - model.headroom)).floor());
+    // A binding ceiling that leaves no whole unit (a reserve of all the memory) prices nothing.
+    let not_priced = match (not_priced, planned) {
+        (None, Some(planned)) if planned < 1.0 => Some(format!(
+            "the {} ceiling, less {:.0} % headroom, leaves no whole {} to plan with",
+            resource_name(&binding.resource),
+            model.headroom * 100.0,
+            model.unit
+        )),
+        (why, _) => why,
+    };
     let cost_is_upper_bound =
         not_priced.is_none() && binding_ceiling.as_ref().is_some_and(|c| c.lower_bound);
-    let planned_units = match (&not_priced, binding.units) {
-        (None, Some(units)) => Some((units * (1.0 - model.headroom)).floor()),
-        _ => None,
-    };
+    let planned_units = planned.filter(|_| not_priced.is_none());
 
     // Burstable: the measured ceiling holds while CPU credits last.
     let mut lines = Vec::new();
@@ -1336,6 +1346,11 @@ mod tests {
         model.reserve_bytes = 4.0 * 1_073_741_824.0;
         let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
         assert_eq!(plan.ceilings["memory"].units, Some(0.0));
+        assert_eq!(plan.planned_units, None);
+        assert_eq!(
+            plan.not_priced.as_deref(),
+            Some("the memory ceiling, less 0 % headroom, leaves no whole room to plan with")
+        );
         assert!(
             plan.warnings
                 .iter()

@@ -365,17 +365,26 @@ async fn run_once(
     }
     let allowed = http::Allowed::new(&target.allow_hosts);
     let mut external_group = None;
-    let (port, mut running) = match &target.url {
+    // Where readiness and metrics are read: resolved and checked once, before the target
+    // starts (a host load may not go to fails the run before anything runs).
+    let (port, mut running, (ready_endpoint, metrics_endpoint)) = match &target.url {
         Some(url) => {
             let url =
                 crate::target::fill(url, 0, &options.headroom).unwrap_or_else(|_| url.clone());
             let port = http::parse_url(&url)
                 .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
                 .unwrap_or(80);
-            if let Err(message) = external_url_allowed(&url, target, &allowed).await {
-                result.failure = Some(Failure::Load { message });
-                return finish(result, started, plan);
-            }
+            let checked = match external_url_allowed(&url, target, &allowed).await {
+                Ok(()) => endpoints(target, port, &options.headroom, &allowed).await,
+                Err(message) => Err(message),
+            };
+            let endpoints = match checked {
+                Ok(endpoints) => endpoints,
+                Err(message) => {
+                    result.failure = Some(Failure::Load { message });
+                    return finish(result, started, plan);
+                }
+            };
             result
                 .notes
                 .push("an external target: the runner neither started nor stopped it".to_owned());
@@ -388,7 +397,7 @@ async fn run_once(
                     "its process was not sampled: give `pid_file` in [target] to sample an external target".to_owned(),
                 ),
             }
-            (port, None)
+            (port, None, endpoints)
         }
         None => {
             let port = match free_port() {
@@ -400,11 +409,13 @@ async fn run_once(
                     return finish(result, started, plan);
                 }
             };
-            // Where readiness and metrics are read, checked before the target starts.
-            if let Err(message) = endpoints(target, port, &options.headroom, &allowed).await {
-                result.failure = Some(Failure::Load { message });
-                return finish(result, started, plan);
-            }
+            let endpoints = match endpoints(target, port, &options.headroom, &allowed).await {
+                Ok(endpoints) => endpoints,
+                Err(message) => {
+                    result.failure = Some(Failure::Load { message });
+                    return finish(result, started, plan);
+                }
+            };
             let log_name = format!(
                 "logs/{}-p{}-r{}.log",
                 sanitize(&phase.name),
@@ -425,7 +436,7 @@ async fn run_once(
                 log,
             };
             match Running::start(&launch).await {
-                Ok(running) => (port, Some(running)),
+                Ok(running) => (port, Some(running), endpoints),
                 Err(failure) => {
                     result.failure = Some(failure);
                     return finish(result, started, plan);
@@ -435,14 +446,10 @@ async fn run_once(
     };
     result.port = port;
     if let Some(running) = running.as_mut() {
-        let ready = match endpoints(target, port, &options.headroom, &allowed).await {
-            Ok((ready, _)) => ready,
-            Err(message) => {
-                result.failure = Some(Failure::Load { message });
-                return finish(result, started, plan);
-            }
-        };
-        match running.wait_ready(target, port, ready.as_ref()).await {
+        match running
+            .wait_ready(target, port, ready_endpoint.as_ref())
+            .await
+        {
             Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
             Err(failure) => {
                 result.failure = Some(failure);
@@ -508,11 +515,13 @@ async fn run_once(
 
     // The steady state, when the run is still whole.
     if result.failure.is_none() {
-        let metrics = match endpoints(target, port, &options.headroom, &allowed).await {
-            Ok((_, metrics)) => metrics,
-            Err(_) => None, // refused before the target started; unreachable here
-        };
-        let steady = steady_state(&phase.measure, metrics.as_ref(), group, load_started).await;
+        let steady = steady_state(
+            &phase.measure,
+            metrics_endpoint.as_ref(),
+            group,
+            load_started,
+        )
+        .await;
         result.metrics = steady.0;
         result.process.steady = steady.1;
         // A declared series that no scrape held: what the page fits was not measured. At the

@@ -460,25 +460,11 @@ impl PageContext {
         let steady_state = steady_state(&results);
         let quick = results["quick"] == true;
         let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
-        // Run notes that change how every figure reads (limits that were not applied).
-        let mut notes: Vec<String> = Vec::new();
-        for note in results["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|p| p["points"].as_array().into_iter().flatten())
-            .flat_map(|p| p["runs"].as_array().into_iter().flatten())
-            .flat_map(|r| r["notes"].as_array().into_iter().flatten())
-            .filter_map(Value::as_str)
-        {
-            if note.starts_with("[target] limits") && !notes.iter().any(|n| n == note) {
-                notes.push(note.to_owned());
-            }
-        }
-        for note in notes {
-            let mut sentence = note.replacen("[target] limits", "The spec's `[target] limits`", 1);
-            sentence.push_str(": read every figure as this machine's.");
-            caveats.push(sentence);
+        // The spec's limits are recorded with the plan and not applied yet (W005): every figure
+        // is the whole machine's. Read from the plan, not from the runs' notes' wording.
+        let target = &results["plan"]["target"];
+        if !target["limits"].is_null() && target["command"].is_array() {
+            caveats.push("The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned());
         }
         let not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
