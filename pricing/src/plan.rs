@@ -385,6 +385,21 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             model.reserve_bytes / 1_048_576.0
         ));
     }
+    // The fit's weaknesses are the fit's (the same for every instance), said whatever its
+    // slope; how far this instance's ceiling lies past the data is the instance's.
+    if let Some(fit) = &model.memory {
+        for weakness in fit.weaknesses() {
+            warnings.push(format!("the memory fit: {weakness}"));
+        }
+        if fit.slope <= 0.0 {
+            warnings.push(format!(
+                "the memory fit's slope is {:.0} B per {}: memory does not grow with {} in these points, so no memory ceiling follows from them",
+                fit.slope,
+                model.unit,
+                crate::numbers::plural(&model.unit)
+            ));
+        }
+    }
     if let Some(fit) = &model.memory
         && fit.slope > 0.0
     {
@@ -392,11 +407,6 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         let units = (room / fit.slope).floor().max(0.0);
         let weak = fit.is_weak();
         let low = (room / fit.slope_ci95[1]).floor().max(0.0);
-        // The fit's weaknesses are the fit's (the same for every instance); how far this
-        // instance's ceiling lies past the data is the instance's.
-        for weakness in fit.weaknesses() {
-            warnings.push(format!("the memory fit: {weakness}"));
-        }
         let factor = units / fit.max_x;
         let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
         if let Some(factor) = extrapolated {
@@ -1335,6 +1345,36 @@ mod tests {
                 .as_deref()
                 .unwrap_or("")
                 .starts_with("not priced")
+        );
+    }
+
+    /// Memory that does not grow with the units gives no memory ceiling, and says so: the
+    /// weaknesses of the fit and its slope, never a silent gap.
+    #[test]
+    fn a_flat_or_falling_memory_fit_says_why_there_is_no_memory_ceiling() {
+        let table = PriceTable::embedded().expect("table");
+        let points: Vec<(f64, f64)> = [(25.0, 161e6), (50.0, 160e6), (100.0, 159e6)].into();
+        let model = Model {
+            unit: "user".to_owned(),
+            people_per_unit: 1.0,
+            memory: Some(fit(&points).expect("fit")),
+            cap: Some(100.0),
+            ..Model::default()
+        };
+        let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+        assert!(!plan.ceilings.contains_key("memory"));
+        assert!(
+            plan.warnings
+                .iter()
+                .any(|w| w.starts_with("the memory fit's slope is ")
+                    && w.ends_with("so no memory ceiling follows from them")),
+            "{:?}",
+            plan.warnings
+        );
+        assert!(
+            plan.warnings.iter().any(|w| w.contains("only 3 points")),
+            "{:?}",
+            plan.warnings
         );
     }
 
