@@ -41,6 +41,11 @@ pub enum PageError {
     },
 }
 
+/// The work one page may take, in minijinja fuel (about one instruction, or 64 bytes made):
+/// the default page of a 10,000-point results file takes under a tenth of it, and a loop
+/// without end stops within seconds instead of running until the machine runs out of memory.
+pub const FUEL: u64 = 20_000_000;
+
 /// The templates a page is rendered with: the embedded ones, overridden by a folder's.
 pub struct Templates {
     environment: Environment<'static>,
@@ -51,11 +56,12 @@ impl Templates {
     pub fn new(folder: Option<&Path>) -> Result<Templates, PageError> {
         let mut environment = Environment::new();
         environment.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        environment.set_fuel(Some(FUEL));
         // A page ends with its last newline, as a file should.
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .keep_trailing_newline(true)
             .build()
-            .map_err(|e| template_error("(syntax)", &e))?;
+            .map_err(|e| template_error(None, "(syntax)", &e))?;
         environment.set_syntax(syntax);
         environment.add_filter("count", format::count);
         environment.add_filter("plural", |unit: String| format::plural(&unit));
@@ -73,7 +79,7 @@ impl Templates {
             };
             environment
                 .add_template_owned(name.to_string(), text)
-                .map_err(|e| template_error(name, &e))?;
+                .map_err(|e| template_error(None, name, &e))?;
         }
         Ok(Templates { environment })
     }
@@ -90,7 +96,7 @@ impl Templates {
         let template = self
             .environment
             .get_template(name)
-            .map_err(|e| template_error(name, &e))?;
+            .map_err(|e| template_error(Some(&self.environment), name, &e))?;
         template
             .render(minijinja::context! {
                 title => html::title(markdown),
@@ -98,7 +104,7 @@ impl Templates {
                 headroom_version => &context.headroom_version,
                 page => minijinja::value::Serde(context),
             })
-            .map_err(|e| template_error(name, &e))
+            .map_err(|e| template_error(Some(&self.environment), name, &e))
     }
 
     /// Renders the page template `name` (`page.md`).
@@ -106,10 +112,10 @@ impl Templates {
         let template = self
             .environment
             .get_template(name)
-            .map_err(|e| template_error(name, &e))?;
+            .map_err(|e| template_error(Some(&self.environment), name, &e))?;
         template
             .render(minijinja::value::Serde(context))
-            .map_err(|e| template_error(name, &e))
+            .map_err(|e| template_error(Some(&self.environment), name, &e))
     }
 }
 
@@ -120,21 +126,108 @@ fn read(path: &PathBuf) -> Result<String, PageError> {
     })
 }
 
-/// A minijinja error as the template, the line and what went wrong (the variable, for an
-/// undefined one).
-fn template_error(name: &str, error: &minijinja::Error) -> PageError {
-    let detail = match error.kind() {
-        ErrorKind::UndefinedError => format!(
-            "{} (the context has no such variable or field; `headroom render --dump-context` shows what it has)",
-            error.detail().unwrap_or("an undefined variable")
+/// A minijinja error as the template, the line and what went wrong, in the user's terms: the
+/// expression that is undefined, a recursion named as one, a loop that ran out of fuel.
+///
+/// An error inside an included template arrives wrapped ("error in page.md"): the innermost
+/// one says where and what.
+fn template_error(
+    environment: Option<&Environment<'static>>,
+    name: &str,
+    error: &minijinja::Error,
+) -> PageError {
+    let mut innermost = error;
+    while let Some(inner) =
+        std::error::Error::source(innermost).and_then(|e| e.downcast_ref::<minijinja::Error>())
+    {
+        innermost = inner;
+    }
+    let template = innermost.name().or(error.name()).unwrap_or(name);
+    let detail = match innermost.kind() {
+        ErrorKind::UndefinedError => {
+            let expression = innermost.range().and_then(|range| {
+                let source = environment?.get_template(template).ok()?.source().to_owned();
+                source.get(range).map(str::to_owned)
+            });
+            format!(
+                "{} is undefined: the context has no such variable or field (`headroom render --dump-context` shows what it has)",
+                expression.map_or_else(|| "a variable".to_owned(), |e| format!("`{e}`"))
+            )
+        }
+        ErrorKind::OutOfFuel => format!(
+            "the template did more work than a page takes ({} million steps): a loop without end, or one over far more items than the results hold",
+            FUEL / 1_000_000
         ),
-        _ => error
+        _ if innermost
             .detail()
-            .map_or_else(|| error.kind().to_string(), str::to_owned),
+            .is_some_and(|d| d.contains("recursion limit")) =>
+        {
+            "recursion without end: a template includes itself (directly or through another), or a macro calls itself with no way out".to_owned()
+        }
+        _ => innermost
+            .detail()
+            .map_or_else(|| innermost.kind().to_string(), str::to_owned),
     };
     PageError::Template {
-        template: error.name().unwrap_or(name).to_owned(),
-        line: error.line(),
+        template: template.to_owned(),
+        line: innermost.line().or(error.line()),
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page template of `text` rendered over an empty context.
+    fn render(text: &str) -> PageError {
+        let folder = std::env::temp_dir().join(format!(
+            "headroom-templates-{}-{}",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("page.md"), text).unwrap();
+        let templates = Templates::new(Some(&folder)).unwrap();
+        std::fs::remove_dir_all(&folder).unwrap();
+        let template = templates.environment.get_template("page.md").unwrap();
+        template
+            .render(minijinja::context! { bench => minijinja::context! { name => "relay" } })
+            .map_err(|e| template_error(Some(&templates.environment), "page.md", &e))
+            .expect_err("the template must fail")
+    }
+
+    #[test]
+    fn an_undefined_variable_is_named() {
+        let error = render("# {{ bench.name }}\n\nHello {{ bench.nme }} and more\n");
+        assert_eq!(
+            error.to_string(),
+            "template `page.md`, line 3: `bench.nme` is undefined: the context has no such variable or field (`headroom render --dump-context` shows what it has)"
+        );
+    }
+
+    #[test]
+    fn a_self_include_is_called_recursion() {
+        let error = render("x {% include \"page.md\" %}");
+        let PageError::Template {
+            template, detail, ..
+        } = &error
+        else {
+            panic!("{error}");
+        };
+        assert_eq!(template, "page.md");
+        assert!(detail.starts_with("recursion without end"), "{detail}");
+    }
+
+    #[test]
+    fn a_loop_without_end_runs_out_of_fuel() {
+        let error = render(
+            "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+        );
+        let PageError::Template { detail, line, .. } = &error else {
+            panic!("{error}");
+        };
+        assert_eq!(*line, Some(1));
+        assert!(detail.contains("more work than a page takes"), "{detail}");
     }
 }
