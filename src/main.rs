@@ -260,11 +260,12 @@ pub(crate) fn compile_for_use(
 
 pub(crate) fn report_human(compiled: &Compiled, renderer: &Renderer) {
     let mut stderr = std::io::stderr().lock();
+    let lines = headroom_compiler::LineIndex::new(&compiled.source);
     for diagnostic in &compiled.compilation.diagnostics {
         let _ = writeln!(
             stderr,
             "{}\n",
-            render::human(diagnostic, &compiled.path, &compiled.source, renderer)
+            render::human(diagnostic, &compiled.path, &lines, renderer)
         );
     }
 }
@@ -306,10 +307,12 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
             let diagnostics: Vec<render::JsonDiagnostic<'_>> = all
                 .iter()
                 .flat_map(|c| {
+                    let lines = headroom_compiler::LineIndex::new(&c.source);
                     c.compilation
                         .diagnostics
                         .iter()
-                        .map(|d| render::json(d, &c.path, &c.source))
+                        .map(move |d| render::json(d, &c.path, &lines))
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             print_json(&diagnostics)?;

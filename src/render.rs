@@ -2,12 +2,18 @@
 //! them (JSON).
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
-use headroom_compiler::{Diagnostic, Severity, line_column};
+use headroom_compiler::{Diagnostic, LineIndex, Severity};
 use serde::Serialize;
 
 /// One diagnostic rendered like rustc: title, `--> file:line:column`, the line, a caret under
-/// the exact value, the label, then `= help:`.
-pub fn human(diagnostic: &Diagnostic, path: &str, source: &str, renderer: &Renderer) -> String {
+/// the exact value, the label, then `= help:`. The snippet holds only the lines the span
+/// touches (annotate-snippets would otherwise scan the whole spec for each diagnostic).
+pub fn human(
+    diagnostic: &Diagnostic,
+    path: &str,
+    lines: &LineIndex<'_>,
+    renderer: &Renderer,
+) -> String {
     let level = match diagnostic.severity() {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -17,11 +23,19 @@ pub fn human(diagnostic: &Diagnostic, path: &str, source: &str, renderer: &Rende
         .id(diagnostic.code.as_str());
     let mut group = match &diagnostic.span {
         Some(span) => {
-            let mut annotation = AnnotationKind::Primary.span(span.clone());
+            let (window, first_line) = lines.lines_of(span);
+            let shifted =
+                span.start.saturating_sub(window.start)..span.end.saturating_sub(window.start);
+            let mut annotation = AnnotationKind::Primary.span(shifted);
             if let Some(label) = &diagnostic.label {
                 annotation = annotation.label(label.as_str());
             }
-            title.element(Snippet::source(source).path(path).annotation(annotation))
+            title.element(
+                Snippet::source(&lines.source()[window])
+                    .line_start(first_line)
+                    .path(path)
+                    .annotation(annotation),
+            )
         }
         None => title.element(Origin::path(path)),
     };
@@ -48,12 +62,13 @@ pub struct JsonDiagnostic<'a> {
     pub hint: Option<&'a str>,
 }
 
-pub fn json<'a>(diagnostic: &'a Diagnostic, path: &'a str, source: &str) -> JsonDiagnostic<'a> {
-    let start = diagnostic
-        .span
-        .as_ref()
-        .map(|s| line_column(source, s.start));
-    let end = diagnostic.span.as_ref().map(|s| line_column(source, s.end));
+pub fn json<'a>(
+    diagnostic: &'a Diagnostic,
+    path: &'a str,
+    lines: &LineIndex<'_>,
+) -> JsonDiagnostic<'a> {
+    let start = diagnostic.span.as_ref().map(|s| lines.line_column(s.start));
+    let end = diagnostic.span.as_ref().map(|s| lines.line_column(s.end));
     JsonDiagnostic {
         file: path,
         line: start.map(|(l, _)| l),

@@ -29,6 +29,12 @@ impl Document {
     pub fn parse(text: &str) -> (Option<Document>, Vec<Diagnostic>) {
         let (table, errors) = DeTable::parse_recoverable(text);
         if !errors.is_empty() {
+            // Past a recursion limit the reader reports the brackets it did not open as
+            // unclosed: only the first error there is the user's.
+            let recursion = errors
+                .iter()
+                .position(|e| e.message().starts_with("cannot recurse further"));
+            let errors = &errors[..recursion.map_or(errors.len(), |at| at + 1)];
             let diagnostics = errors
                 .iter()
                 .map(|error| {
@@ -152,8 +158,18 @@ pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// toml's messages carry a second line with the expectation; keep it as the hint.
+/// toml's messages carry a second line with the expectation; keep it as the hint. Its
+/// recursion limit is said in a spec's terms.
 fn split_toml_message(message: &str) -> (String, Option<String>) {
+    if message.starts_with("cannot recurse further") {
+        return (
+            "lists and tables nested too deep: the TOML reader stops here".to_owned(),
+            Some(
+                "no key of a spec nests more than a few levels (a list of tables in a table); remove the extra brackets"
+                    .to_owned(),
+            ),
+        );
+    }
     let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("invalid TOML").to_owned();
     let rest: Vec<&str> = lines.collect();
@@ -178,6 +194,24 @@ mod tests {
         let span = document.key_span("/bench/name").expect("span");
         assert_eq!(&text[span.clone()], "name");
         assert_eq!(span.start, 8);
+    }
+
+    #[test]
+    fn nesting_too_deep_is_said_with_its_place() {
+        let text = format!(
+            "[bench]\nname = \"x\"\ndeep = {}{}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let (document, errors) = Document::parse(&text);
+        assert!(document.is_none());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            errors[0].message,
+            "lists and tables nested too deep: the TOML reader stops here"
+        );
+        let span = errors[0].span.clone().expect("a place");
+        assert_eq!(crate::line_column(&text, span.start).0, 3);
     }
 
     #[test]

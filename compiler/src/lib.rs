@@ -18,7 +18,7 @@ pub mod schema_check;
 pub mod slo;
 pub mod suggest;
 
-pub use diagnostic::{Code, Diagnostic, Severity, line_column};
+pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
 pub use matrix::ResolvedPlan;
 
 use headroom_pricing::PriceTable;

@@ -184,7 +184,10 @@ pub fn expand(
         });
         if points > MAX_POINTS_PER_PHASE {
             let pointer = format!("/phase/{p}/vary");
-            let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            let sizes: Vec<String> = axes
+                .iter()
+                .map(|a| format!("{} `{}`", count(a.values.len() as f64), a.variable))
+                .collect();
             diagnostics.push(
                 Diagnostic::new(
                     Code::TooLarge,

@@ -565,13 +565,13 @@ fn out_of_range(pointer: &str, message: String, label: String, document: &Docume
 
 fn missing_key(pointer: &str, key: &str, document: &Document) -> Diagnostic {
     if pointer.is_empty() {
-        let what = match key {
-            "scenario" | "phase" => format!("a `[[{key}]]` table"),
-            _ => format!("a `[{key}]` table"),
+        let table = match key {
+            "scenario" | "phase" => format!("`[[{key}]]` table"),
+            _ => format!("`[{key}]` table"),
         };
-        return Diagnostic::new(Code::MissingKey, format!("the spec has no {what}"))
+        return Diagnostic::new(Code::MissingKey, format!("the spec has no {table}"))
             .at(format!("/{key}"), None)
-            .hint(format!("add {what}; see docs/spec.md#{key}"));
+            .hint(format!("add a {table}; see docs/spec.md#{key}"));
     }
     let here = table_label(pointer, document);
     Diagnostic::new(Code::MissingKey, format!("{here} has no `{key}`"))

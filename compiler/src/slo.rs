@@ -281,10 +281,13 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
 
     // `scenario.figure.stat`, where a statistic may hold a dot (`p99.9`).
     let segments: Vec<&str> = left.splitn(3, '.').collect();
-    let scenario_names: Vec<&str> = figures
-        .iter()
-        .filter_map(|f| f.scenario.as_deref())
-        .collect();
+    // Each scenario once, in the order its figures come.
+    let mut scenario_names: Vec<&str> = Vec::new();
+    for scenario in figures.iter().filter_map(|f| f.scenario.as_deref()) {
+        if !scenario_names.contains(&scenario) {
+            scenario_names.push(scenario);
+        }
+    }
     let (scenario, figure_name, statistic) = if scenario_names.contains(&segments[0]) {
         (
             Some(segments[0]),
@@ -340,11 +343,19 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
                 })
                 .unwrap_or_else(|| {
                     if scenario.is_none() && segments.len() > 1 {
-                        format!(
-                            "`{}` is not a scenario; the scenarios are: {}",
-                            segments[0],
-                            scenario_names.join(", ")
-                        )
+                        let written_scenario = segments[0];
+                        match crate::suggest::did_you_mean(
+                            written_scenario,
+                            scenario_names.iter().copied(),
+                        ) {
+                            Some(suggestion) => {
+                                format!("`{written_scenario}` is not a scenario; {suggestion}")
+                            }
+                            None => format!(
+                                "`{written_scenario}` is not a scenario; the scenarios are: {}",
+                                scenario_names.join(", ")
+                            ),
+                        }
                     } else {
                         format!("the figures are: {}", candidates.join(", "))
                     }

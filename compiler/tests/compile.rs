@@ -698,7 +698,7 @@ hold = "10s"
     let product = found(&product);
     assert_eq!(
         product,
-        ["phase `load` has 10,000,000 points (10000 × 1000): at most 10,000 can run"]
+        ["phase `load` has 10,000,000 points (10,000 `users` × 1,000 `x`): at most 10,000 can run"]
     );
 }
 

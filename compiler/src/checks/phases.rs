@@ -1,6 +1,16 @@
 //! `[[phase]]` and `[measure]`: axes that exist and change something, holds, series names.
 
 use super::*;
+use headroom_spec::Sweep;
+use headroom_spec::vars::{MAX_SWEEP_VALUES, RangeError};
+
+/// A value as it is written in TOML (`16`, `"1/s"`).
+fn toml_value(value: &VarValue) -> String {
+    match value {
+        VarValue::Text(text) => format!("{text:?}"),
+        other => other.to_string(),
+    }
+}
 
 impl<'a> Checker<'a> {
     pub(super) fn phases(&mut self) {
@@ -37,6 +47,26 @@ impl<'a> Checker<'a> {
                             .hint(format!("list the values, e.g. `{name} = [1, 4, 16]`")),
                     ),
                     Ok(_) => {}
+                    Err(RangeError::TooLong(n)) => self.push(
+                        Diagnostic::new(
+                            Code::BadRange,
+                            format!(
+                                "the range of `{name}` has {} values: a sweep may have at most {}",
+                                headroom_pricing::numbers::count(n as f64),
+                                headroom_pricing::numbers::count(MAX_SWEEP_VALUES as f64)
+                            ),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("too many values")
+                        .hint(match sweep {
+                            Sweep::Range(range) => format!(
+                                "a geometric range covers the same span in few values: `{{ from = {}, to = {}, factor = 2 }}`",
+                                toml_value(&range.from),
+                                toml_value(&range.to)
+                            ),
+                            Sweep::List(_) => "sweep fewer values".to_owned(),
+                        }),
+                    ),
                     Err(error) => self.push(
                         Diagnostic::new(Code::BadRange, format!("the range of `{name}` gives no values: {error}"))
                             .at(&pointer, self.value_span(&pointer))
