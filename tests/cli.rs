@@ -700,3 +700,41 @@ fn many_warnings_are_each_placed_on_their_line() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 12, bounded at run start: a point holding more sockets than this machine lets a
+/// process open files is refused before any target starts, with the limit and the fix; no
+/// results file is written. The machine here is a shell whose limit is lowered to 1,024.
+#[test]
+fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
+    let dir = common::root().join("target/headroom-cli-file-limit");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let out = dir.join("results.json");
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -n 1024 && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_headroom"),
+            "run",
+            "tests/fixtures/run/many-sockets.toml",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(common::root())
+        .output()
+        .expect("run headroom");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: phase `one` holds 2,000 sockets open at once (2,064 files with the run's own), and a process here may open 1,024 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket\n"
+    );
+    assert!(!out.exists(), "a refused run wrote {}", out.display());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "a refused run left {left:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -11,6 +11,7 @@ pub mod environment;
 pub mod fanout;
 mod http;
 pub mod load;
+pub mod machine;
 mod quick;
 pub mod results;
 pub mod rooms;

@@ -158,6 +158,12 @@ pub enum Failure {
         /// series.
         why: String,
     },
+    /// The target's process group could not be read at steady state: its memory and CPU
+    /// there were not measured.
+    ProcessUnread {
+        /// Why the last reading failed.
+        why: String,
+    },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
 }
@@ -180,6 +186,9 @@ impl Failure {
             }
             Failure::MetricsMissing { series, why } => {
                 format!("no scrape held {}: {why}", series.join(", "))
+            }
+            Failure::ProcessUnread { why } => {
+                format!("the target's memory and CPU were not read at steady state: {why}")
             }
             Failure::Interrupted => "interrupted".to_owned(),
         }
@@ -480,6 +489,13 @@ pub struct ProcessResult {
     /// Reduced from the steady-state samples (the same instants as the scrapes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<ProcessSample>,
+    /// Readings that failed, during the load and at steady state; they are left out, never
+    /// written as 0 bytes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_samples: u32,
+    /// Why the last failed reading failed (`cannot list /proc: Too many open files`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

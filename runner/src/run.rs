@@ -88,6 +88,9 @@ pub enum RunError {
     Results(#[from] ResultsError),
     #[error("no phase is named {0}; the phases are: {1}")]
     UnknownPhase(String, String),
+    /// A point this machine cannot hold (open files, memory), found before anything ran.
+    #[error("{0}")]
+    Machine(String),
 }
 
 /// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
@@ -114,6 +117,14 @@ pub async fn run(
         .iter()
         .filter(|p| options.phases.is_empty() || options.phases.contains(&p.name))
         .collect();
+    // Checked against this machine before any target starts: a point past its file limit
+    // would fail half-way, its sockets unopened and its /proc unreadable.
+    let selected_names: Vec<&str> = selected.iter().map(|p| p.name.as_str()).collect();
+    if let Some(why) =
+        crate::machine::refusal(&plan, &selected_names, &crate::machine::Machine::read())
+    {
+        return Err(RunError::Machine(why));
+    }
     // Re-running some phases keeps the others' results.
     let mut results = match (options.phases.is_empty(), options.out.exists()) {
         (false, true) => Results::read(&options.out)?,
@@ -523,7 +534,21 @@ async fn run_once(
         )
         .await;
         result.metrics = steady.0;
-        result.process.steady = steady.1;
+        let readings = steady.1;
+        result.process.steady =
+            steady_process(&readings.samples, phase.measure.steady_state.reduce);
+        result.process.failed_samples += readings.failed;
+        if readings.error.is_some() {
+            result.process.sample_error = readings.error;
+        }
+        // Memory and CPU at steady state are what the page fits and prices: a group that was
+        // there and could not be read is a failed run, not a run that used nothing.
+        if result.process.steady.is_none()
+            && group.is_some()
+            && let Some(why) = &result.process.sample_error
+        {
+            result.failure = Some(Failure::ProcessUnread { why: why.clone() });
+        }
         // A declared series that no scrape held: what the page fits was not measured. At the
         // baseline (no load), a counter that only appears with traffic may be absent.
         if !result.metrics.missing.is_empty() && !is_baseline(plan, point) {
@@ -584,8 +609,12 @@ async fn run_once(
         });
     }
     let _ = stop_sampling.send(true);
-    if let Ok((samples, load_average)) = sampler.await {
-        result.process.samples = samples;
+    if let Ok((readings, load_average)) = sampler.await {
+        result.process.samples = readings.samples;
+        result.process.failed_samples += readings.failed;
+        if result.process.sample_error.is_none() {
+            result.process.sample_error = readings.error;
+        }
         result.load_average = load_average;
     }
     if let Some(running) = running.as_mut() {
@@ -798,13 +827,15 @@ async fn run_scenarios(
     outcomes
 }
 
+/// Readings of the process group during the load (the failed ones counted, not recorded),
+/// and the load average.
 async fn sampler(
     group: Option<i32>,
     every: Duration,
     start: Instant,
     mut stop: watch::Receiver<bool>,
-) -> (Vec<ProcessSample>, LoadAverage) {
-    let mut samples = Vec::new();
+) -> (Readings, LoadAverage) {
+    let mut readings = Readings::default();
     let mut load = LoadAverage::default();
     let mut previous: Option<(Instant, f64)> = None;
     let mut first = true;
@@ -814,36 +845,59 @@ async fn sampler(
             first = false;
         }
         if let Some(group) = group {
-            samples.push(sample_group(group, start, &mut previous));
+            readings.take(sample_group(group, start, &mut previous));
         }
         tokio::select! {
             _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
             _ = stop.changed() => break,
         }
     }
-    (samples, load)
+    (readings, load)
+}
+
+/// Readings of the process group: those that worked, and how many failed and why.
+#[derive(Default)]
+struct Readings {
+    samples: Vec<ProcessSample>,
+    failed: u32,
+    error: Option<String>,
+}
+
+impl Readings {
+    fn take(&mut self, reading: Result<ProcessSample, String>) {
+        match reading {
+            Ok(sample) => self.samples.push(sample),
+            Err(why) => {
+                self.failed += 1;
+                self.error = Some(why);
+            }
+        }
+    }
 }
 
 /// The note on a run whose spec sets `[target] limits`: they are not applied yet (W005).
 pub const LIMITS_NOT_APPLIED: &str = "[target] limits were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe";
 
-/// One reading of the process group; CPU is the share of one core since `previous`.
+/// One reading of the process group; CPU is the share of one core since `previous`, the last
+/// reading that worked. CPU time that went down (a process of the group exited, taking its
+/// time with it) measures nothing: `None`, not a negative share.
 fn sample_group(
     group: i32,
     start: Instant,
     previous: &mut Option<(Instant, f64)>,
-) -> ProcessSample {
+) -> Result<ProcessSample, String> {
     let now = Instant::now();
-    let reading = sample::read_group(group);
+    let reading = sample::read_group(group)?;
     let cpu_pct = previous
-        .map(|(at, cpu)| 100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6));
+        .map(|(at, cpu)| 100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6))
+        .filter(|pct| *pct >= 0.0);
     *previous = Some((now, reading.cpu_s));
-    ProcessSample {
+    Ok(ProcessSample {
         t_s: (now - start).as_secs_f64(),
         rss_bytes: reading.rss_bytes,
         cpu_pct,
         processes: reading.processes,
-    }
+    })
 }
 
 /// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
@@ -853,11 +907,11 @@ async fn steady_state(
     endpoint: Option<&http::Endpoint>,
     group: Option<i32>,
     start: Instant,
-) -> (MetricsResult, Option<ProcessSample>) {
+) -> (MetricsResult, Readings) {
     let steady = &measure.steady_state;
     tokio::time::sleep(steady.settle.as_std()).await;
     let mut metrics = MetricsResult::default();
-    let mut readings = Vec::new();
+    let mut readings = Readings::default();
     let mut previous: Option<(Instant, f64)> = None;
     for k in 0..steady.scrapes {
         if k > 0 {
@@ -894,7 +948,7 @@ async fn steady_state(
             }
         }
         if let Some(group) = group {
-            readings.push(sample_group(group, start, &mut previous));
+            readings.take(sample_group(group, start, &mut previous));
         }
     }
     for series in &measure.series {
@@ -910,7 +964,7 @@ async fn steady_state(
             None => metrics.missing.push(series.name.clone()),
         }
     }
-    (metrics, steady_process(&readings, steady.reduce))
+    (metrics, readings)
 }
 
 /// The steady-state readings of the process group reduced to one: `None` without a reading,
@@ -980,6 +1034,28 @@ mod tests {
             cpu_pct,
             processes: 1,
         }
+    }
+
+    /// A process group that cannot be read (here: none has this number) gives no sample, not
+    /// a sample of 0 bytes and 0 processes; the failure is counted with its reason.
+    #[test]
+    fn an_unread_group_is_no_sample() {
+        let mut previous = None;
+        let mut readings = Readings::default();
+        readings.take(sample_group(i32::MAX, Instant::now(), &mut previous));
+        assert!(readings.samples.is_empty());
+        assert_eq!(readings.failed, 1);
+        assert_eq!(
+            readings.error.as_deref(),
+            Some(format!("no process of group {} in /proc", i32::MAX).as_str())
+        );
+        assert_eq!(previous, None);
+        assert_eq!(steady_process(&readings.samples, Reducer::Median), None);
+        // This test's own group reads: at least one process, and some memory.
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        let sample = sample_group(own, Instant::now(), &mut previous).expect("own group");
+        assert!(sample.processes >= 1 && sample.rss_bytes > 0, "{sample:?}");
+        assert_eq!(sample.cpu_pct, None);
     }
 
     /// Issue 11, item 4: one steady-state reading measures memory but not CPU (CPU is the

@@ -12,13 +12,14 @@ pub struct Reading {
     pub processes: u32,
 }
 
-pub fn read_group(group: i32) -> Reading {
+/// The group's RSS and CPU time now, or why it could not be read: /proc not listed (a process
+/// out of file descriptors cannot open it), or no process of the group found. A reading that
+/// failed is not a reading of 0 bytes.
+pub fn read_group(group: i32) -> Result<Reading, String> {
     let page = procfs::page_size();
     let ticks = procfs::ticks_per_second() as f64;
     let mut reading = Reading::default();
-    let Ok(processes) = all_processes() else {
-        return reading;
-    };
+    let processes = all_processes().map_err(|e| format!("cannot list /proc: {e}"))?;
     for process in processes.flatten() {
         let Ok(stat) = process.stat() else { continue };
         if stat.pgrp != group {
@@ -28,7 +29,10 @@ pub fn read_group(group: i32) -> Reading {
         reading.cpu_s += (stat.utime + stat.stime) as f64 / ticks;
         reading.processes += 1;
     }
-    reading
+    if reading.processes == 0 {
+        return Err(format!("no process of group {group} in /proc"));
+    }
+    Ok(reading)
 }
 
 /// This process's CPU time (user + system) in seconds: the generator's own cost.

@@ -1,0 +1,262 @@
+//! What this machine allows one run, read when a run starts: open files per process and memory
+//! available. A point that cannot fit is refused before any target starts, with its figures,
+//! instead of failing half-way with sockets that never opened and /proc that cannot be read.
+//!
+//! `validate` checks fixed bounds that hold on any machine (E038); this checks the machine the
+//! run is on, which may not be the one the spec was written on.
+
+use headroom_compiler::ResolvedPlan;
+use headroom_compiler::matrix::Point;
+use headroom_spec::Scenario;
+use headroom_spec::scenario::Executor;
+
+/// Descriptors a run takes besides its sockets: standard streams, logs, the event loop, the
+/// metrics scrapes, /proc readings.
+pub const RESERVED_FILES: u64 = 64;
+
+/// The generator's memory per open socket, at least: 185 MB for 20,000 WebSocket clients
+/// (9.5 KiB each) measured on the runner with `examples`-style rooms. The target's own memory
+/// per socket comes on top and is not known before it runs.
+pub const GENERATOR_BYTES_PER_SOCKET: u64 = 8 * 1024;
+
+/// The limits of this machine for one process.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Machine {
+    /// Files one process may open (the soft limit, after headroom raised it to the hard one).
+    pub open_files: u64,
+    /// `MemAvailable` of /proc/meminfo, when it could be read.
+    pub available_memory: Option<u64>,
+}
+
+impl Machine {
+    /// This machine now. Call after [`crate::raise_open_files`].
+    pub fn read() -> Machine {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        let available_memory = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map(|kib| kib * 1024);
+        Machine {
+            open_files: limit.current.unwrap_or(u64::MAX),
+            available_memory,
+        }
+    }
+}
+
+/// What one run of a point holds open at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// WebSocket clients of every rooms scenario, and the virtual users of closed-model HTTP
+    /// scenarios (one connection each): all open together.
+    pub sockets: u64,
+    /// Generator memory for those sockets and a message in flight on each, at least.
+    pub memory_bytes: u64,
+}
+
+/// The sockets and memory a point's run needs, counted from its resolved scenarios.
+pub fn needs(point: &Point) -> Needs {
+    let mut needs = Needs::default();
+    for scenario in &point.scenarios {
+        let value = |p: &headroom_spec::Param<u64>| p.value().copied().unwrap_or(0);
+        let (sockets, message) = match scenario {
+            Scenario::Rooms(rooms) => {
+                let sockets = match (&rooms.peers_per_room, &rooms.peers) {
+                    (Some(per_room), _) => value(&rooms.rooms).saturating_mul(value(per_room)),
+                    (None, Some(total)) => value(total),
+                    (None, None) => 0,
+                };
+                let message = rooms
+                    .send
+                    .as_ref()
+                    .and_then(|send| send.size.value())
+                    .map_or(0, |size| size.bytes());
+                (sockets, message)
+            }
+            Scenario::Http(http) => match http.executor {
+                Executor::ConstantVus | Executor::RampingVus => {
+                    let vus = http.vus.as_ref().map_or(0, value);
+                    (vus.max(http.start_vus.unwrap_or(0)), 0)
+                }
+                // An open model's connections follow its answers' latency, up to
+                // `max_in_flight`: not a count known before the run.
+                Executor::ConstantArrivalRate | Executor::RampingArrivalRate => (0, 0),
+            },
+        };
+        needs.sockets = needs.sockets.saturating_add(sockets);
+        needs.memory_bytes = needs.memory_bytes.saturating_add(
+            sockets.saturating_mul(GENERATOR_BYTES_PER_SOCKET.saturating_add(message)),
+        );
+    }
+    needs
+}
+
+/// The first point of the selected phases that this machine cannot run, in words with the
+/// fix; `None` when every point fits.
+pub fn refusal(plan: &ResolvedPlan, phases: &[&str], machine: &Machine) -> Option<String> {
+    for phase in plan
+        .phases
+        .iter()
+        .filter(|p| phases.contains(&p.name.as_str()))
+    {
+        for point in &phase.points {
+            let needs = needs(point);
+            let at = describe(phase.name.as_str(), point);
+            let files = needs.sockets.saturating_add(RESERVED_FILES);
+            if files > machine.open_files {
+                return Some(format!(
+                    "{at} holds {} sockets open at once ({} files with the run's own), and a process here may open {} (`ulimit -Hn`): raise the hard limit (`ulimit -Hn {}` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket",
+                    count(needs.sockets),
+                    count(files),
+                    count(machine.open_files),
+                    files.next_power_of_two().max(65_536),
+                ));
+            }
+            if let Some(available) = machine.available_memory
+                && needs.memory_bytes > available
+            {
+                return Some(format!(
+                    "{at} holds {} sockets open at once: the generator alone needs at least {} MiB for them, and this machine has {} MiB available; run fewer sockets or on a larger machine",
+                    count(needs.sockets),
+                    count(needs.memory_bytes / (1024 * 1024)),
+                    count(available / (1024 * 1024)),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `point 3 of phase `rooms` (rooms = 128)`.
+fn describe(phase: &str, point: &Point) -> String {
+    let at: Vec<String> = point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    if at.is_empty() {
+        format!("phase `{phase}`")
+    } else {
+        format!(
+            "point {} of phase `{phase}` ({})",
+            point.index + 1,
+            at.join(", ")
+        )
+    }
+}
+
+/// `20,000`: limits are read as people write them.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(people: &[u64], size: &str) -> ResolvedPlan {
+        let values: Vec<String> = people.iter().map(u64::to_string).collect();
+        let spec = format!(
+            r#"
+[bench]
+name = "sockets"
+
+[vars]
+people = 100
+
+[target]
+command = ["{{headroom}}", "demo-target", "--port", "{{port}}"]
+
+[[scenario]]
+name = "chat"
+kind = "rooms"
+url = "ws://127.0.0.1:{{port}}/channels/{{room}}?user={{peer}}"
+rooms = 10
+peers = "{{people}}"
+send = {{ rate = "1/m", per = "sender", size = "{size}" }}
+stages = {{ hold = "10s" }}
+
+[[scenario]]
+name = "browse"
+kind = "http"
+executor = "constant-vus"
+vus = 50
+requests = [{{ url = "http://127.0.0.1:{{port}}/" }}]
+stages = {{ hold = "10s" }}
+
+[[phase]]
+name = "people"
+vary = {{ people = [{}] }}
+"#,
+            values.join(", ")
+        );
+        let compilation = headroom_compiler::Compiler::new().compile(
+            &spec,
+            &headroom_pricing::PriceTable::embedded().expect("prices"),
+        );
+        compilation
+            .plan
+            .unwrap_or_else(|| panic!("{:?}", compilation.diagnostics))
+    }
+
+    #[test]
+    fn sockets_of_every_scenario_count() {
+        let plan = plan(&[100, 20_000], "1KiB");
+        let points = &plan.phases[0].points;
+        assert_eq!(
+            needs(&points[0]),
+            Needs {
+                sockets: 150,
+                memory_bytes: 100 * (8 * 1024 + 1024) + 50 * 8 * 1024
+            }
+        );
+        assert_eq!(needs(&points[1]).sockets, 20_050);
+    }
+
+    #[test]
+    fn a_point_past_the_file_limit_is_refused_with_the_limit_and_the_fix() {
+        let plan = plan(&[100, 20_000], "300B");
+        let small = Machine {
+            open_files: 20_000,
+            available_memory: Some(64 << 30),
+        };
+        let refusal = refusal(&plan, &["people"], &small).expect("refused");
+        assert_eq!(
+            refusal,
+            "point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once (20,114 files with the run's own), and a process here may open 20,000 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket"
+        );
+        // A phase not selected is not checked; a machine with room runs it.
+        assert_eq!(super::refusal(&plan, &[], &small), None);
+        let large = Machine {
+            open_files: 1 << 20,
+            available_memory: Some(64 << 30),
+        };
+        assert_eq!(super::refusal(&plan, &["people"], &large), None);
+    }
+
+    #[test]
+    fn a_point_past_the_memory_is_refused() {
+        let plan = plan(&[100, 20_000], "16MiB");
+        let machine = Machine {
+            open_files: 1 << 20,
+            available_memory: Some(8 << 30),
+        };
+        let refusal = refusal(&plan, &["people"], &machine).expect("refused");
+        assert!(
+            refusal.starts_with("point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once: the generator alone needs at least 320,"),
+            "{refusal}"
+        );
+        assert!(
+            refusal.ends_with(
+                "and this machine has 8,192 MiB available; run fewer sockets or on a larger machine"
+            ),
+            "{refusal}"
+        );
+    }
+}
