@@ -91,6 +91,19 @@ impl DemoTarget {
 
 pub fn run(args: DemoTarget) -> Result<u8> {
     let options = args.options();
+    // Seeded notes are made before the port opens: too many would abort on allocation, or
+    // swap the machine, long before a readiness timeout says anything.
+    let seeded = headroom_demo::seed_bytes(options.seed_notes, options.note_size.bytes());
+    let available = headroom_runner::machine::Machine::read().available_memory;
+    if let Some(available) = available.filter(|a| seeded > *a / 2) {
+        anyhow::bail!(
+            "--seed-notes {} of --note-size {} take about {} MiB, and this machine has {} MiB available: seed fewer or smaller notes (at most half the available memory)",
+            options.seed_notes,
+            options.note_size,
+            headroom_templates::format::count((seeded / (1024 * 1024)) as f64),
+            headroom_templates::format::count((available / (1024 * 1024)) as f64)
+        );
+    }
     let address = format!("{}:{}", options.host, options.port);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

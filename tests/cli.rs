@@ -738,3 +738,23 @@ fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
     assert!(left.is_empty(), "a refused run left {left:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 12: the demo target refuses to seed more notes than the machine can hold (it aborted
+/// on allocation); the available memory is this machine's, shown here as N.
+#[test]
+fn the_demo_target_refuses_to_seed_more_than_memory_holds() {
+    let (code, stdout, stderr) = headroom(&["demo-target", "--seed-notes", "10000000000"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout, "");
+    let (before, after) = stderr
+        .split_once(" MiB available")
+        .expect("the available memory");
+    let shown = before
+        .rsplit_once(" has ")
+        .map(|(head, _)| head)
+        .expect("has");
+    assert_eq!(
+        format!("{shown} has N MiB available{after}"),
+        "error: --seed-notes 10000000000 of --note-size 200B take about 3,128,051 MiB, and this machine has N MiB available: seed fewer or smaller notes (at most half the available memory)\n"
+    );
+}

@@ -14,6 +14,7 @@
 mod faults;
 mod metrics;
 mod notes;
+pub use notes::seed_bytes;
 mod rooms;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

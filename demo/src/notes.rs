@@ -40,6 +40,12 @@ fn body(id: u64, size: usize) -> String {
     body
 }
 
+/// The memory `count` seeded notes of `size` bytes take, about: the body, its spare capacity,
+/// the title and the note itself (128 bytes past the body).
+pub fn seed_bytes(count: u64, size: u64) -> u64 {
+    count.saturating_mul(size.saturating_add(128))
+}
+
 impl Notes {
     /// `count` notes with bodies of `size` bytes, every byte written so the memory is resident.
     pub fn seeded(count: u64, size: u64) -> Notes {
