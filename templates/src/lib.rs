@@ -186,11 +186,14 @@ mod tests {
             std::process::id(),
             text.len()
         ));
-        std::fs::create_dir_all(&folder).unwrap();
-        std::fs::write(folder.join("page.md"), text).unwrap();
-        let templates = Templates::new(Some(&folder)).unwrap();
-        std::fs::remove_dir_all(&folder).unwrap();
-        let template = templates.environment.get_template("page.md").unwrap();
+        std::fs::create_dir_all(&folder).expect("scratch folder");
+        std::fs::write(folder.join("page.md"), text).expect("template");
+        let templates = Templates::new(Some(&folder)).expect("templates");
+        std::fs::remove_dir_all(&folder).expect("remove scratch");
+        let template = templates
+            .environment
+            .get_template("page.md")
+            .expect("page.md");
         template
             .render(minijinja::context! { bench => minijinja::context! { name => "relay" } })
             .map_err(|e| template_error(Some(&templates.environment), "page.md", &e))
