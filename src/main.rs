@@ -330,6 +330,7 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
                     );
                 } else {
                     println!("{}: valid ({})", compiled.path, plural(warnings, "warning"));
+                    warn_past_this_machine(compiled);
                 }
             }
         }
@@ -355,6 +356,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
         );
         return Ok(exit::USAGE);
     };
+    warn_past_this_machine(&compiled);
     if json {
         print_json(plan)?;
     } else {
@@ -362,6 +364,23 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
         writeln!(stdout, "{}", matrix_table(plan))?;
     }
     Ok(exit::OK)
+}
+
+/// What `run` would refuse on this machine (open files, memory), said when a valid spec is
+/// validated or compiled here: a warning, since the spec may be meant for another machine.
+fn warn_past_this_machine(compiled: &Compiled) {
+    let Some(plan) = &compiled.compilation.plan else {
+        return;
+    };
+    headroom_runner::raise_open_files();
+    let machine = headroom_runner::machine::Machine::read();
+    let phases: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    if let Some(why) = headroom_runner::machine::refusal(plan, &phases, &machine) {
+        eprintln!(
+            "warning: `headroom run {}` would be refused on this machine: {why}",
+            compiled.path
+        );
+    }
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<()> {

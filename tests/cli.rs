@@ -730,6 +730,34 @@ fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
         "error: phase `one` holds 2,000 sockets open at once (2,064 files with the run's own), and a process here may open 1,024 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket\n"
     );
     assert!(!out.exists(), "a refused run wrote {}", out.display());
+    // `validate` on the same machine says it, as a warning: the spec itself is valid.
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -n 1024 && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_headroom"),
+            "validate",
+            "tests/fixtures/run/many-sockets.toml",
+        ])
+        .current_dir(common::root())
+        .output()
+        .expect("run headroom");
+    let (stdout, warning) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{warning}");
+    assert_eq!(
+        stdout,
+        "tests/fixtures/run/many-sockets.toml: valid (0 warnings)\n"
+    );
+    assert_eq!(
+        warning,
+        format!(
+            "warning: `headroom run tests/fixtures/run/many-sockets.toml` would be refused on this machine: {}",
+            stderr.trim_start_matches("error: ")
+        )
+    );
     let left: Vec<_> = std::fs::read_dir(&dir)
         .expect("dir")
         .flatten()
