@@ -60,11 +60,7 @@ struct Report {
 
 pub fn run(args: FitArgs) -> Result<u8> {
     let sweeps: Vec<Sweep> = match (&args.results, &args.points, &args.x) {
-        (Some(path), _, _) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read results `{}`", path.display()))?;
-            points::from_results(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
-        }
+        (Some(path), _, _) => points::from_results(&crate::read_results(path)?),
         (None, Some(path), Some(x)) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read points `{}`", path.display()))?;

@@ -451,7 +451,6 @@ pub(crate) fn human_duration(duration: headroom_spec::Duration) -> String {
     }
 }
 
-/// Where `run` writes a bench's results unless told: `results/<bench>/results.json`.
 /// Results are read only with the spec they came from: a file of another bench is refused
 /// (named, with the fix); a spec edited since the run is said on stderr (editing `[plan]` and
 /// rendering again is expected).
@@ -459,25 +458,20 @@ pub(crate) fn check_results_of(
     spec: &Path,
     bench: &str,
     source: &str,
-    results_text: &str,
+    results: &headroom_results::Results,
     results_path: &Path,
 ) -> Result<()> {
-    let Ok(results) = serde_json::from_str::<serde_json::Value>(results_text) else {
-        return Ok(()); // the reader says what is wrong with the file itself
-    };
-    match results["plan"]["bench"]["name"].as_str() {
-        Some(name) if name != bench => anyhow::bail!(
+    let name = &results.plan.bench.name;
+    if name != bench {
+        anyhow::bail!(
             "{} holds results of bench `{name}`, and {} is bench `{bench}`: give the results of this spec (`headroom run {}` writes {})",
             results_path.display(),
             spec.display(),
             spec.display(),
             default_results(bench).display()
-        ),
-        _ => {}
+        );
     }
-    if let Some(hash) = results["spec"]["hash"].as_str()
-        && hash != headroom_runner::results::spec_hash(source)
-    {
+    if results.spec.hash != headroom_runner::results::spec_hash(source) {
         eprintln!(
             "note: {} changed since {} was written: the measurements are of the spec as it was then",
             spec.display(),
@@ -485,6 +479,12 @@ pub(crate) fn check_results_of(
         );
     }
     Ok(())
+}
+
+/// A results file, typed: a file of another format, or with a field that does not fit, is
+/// refused with both named.
+pub(crate) fn read_results(path: &Path) -> Result<headroom_results::Results> {
+    headroom_results::Results::read(path).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// The largest spec headroom reads: a spec is a page of TOML, and a file far larger is not

@@ -195,10 +195,11 @@ fn context(
     })?;
     let source = std::fs::read_to_string(spec)
         .with_context(|| format!("cannot read spec `{}`", spec.display()))?;
-    crate::check_results_of(spec, &plan.bench.name, &source, &text, results)?;
+    let typed = headroom_results::Results::from_json(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", results.display()))?;
+    crate::check_results_of(spec, &plan.bench.name, &source, &typed, results)?;
     // The run command as it was: `--quick` results come from a `--quick` run.
-    let quick = serde_json::from_str::<serde_json::Value>(&text)
-        .is_ok_and(|results| results["quick"] == true);
+    let quick = typed.quick;
     let capacity = &plan.capacity;
     let priced = plan.plan.as_ref().is_some_and(|p| !p.instances.is_empty());
     let report = if priced {

@@ -216,20 +216,17 @@ pub(crate) fn plan(
     };
     let sweeps: Vec<Sweep> = match (&results_path, &args.points, &args.x) {
         (Some(path), _, _) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read results `{}`", path.display()))?;
-            let results: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not a results file", path.display()))?;
+            let results = crate::read_results(path)?;
             if let Some((spec, bench, source)) = &compiled_spec
                 && !args.results_checked
             {
-                crate::check_results_of(spec, bench, source, &text, path)?;
+                crate::check_results_of(spec, bench, source, &results, path)?;
             }
             // Unrecorded cores leave the SLO ceiling unscaled (the note says so), never 1.
-            if let Some(cores) = results["environment"]["logical_cores"].as_f64() {
-                model.measured_cores = cores;
+            if let Some(cores) = results.environment.logical_cores {
+                model.measured_cores = cores as f64;
             }
-            points::from_results(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+            points::from_results(&results)
         }
         (None, Some(path), Some(x)) => {
             let text = std::fs::read_to_string(path)

@@ -604,3 +604,51 @@ fn results_of_an_edited_spec_are_noted_once() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 13: results are read through their types. A file of another format is named as one
+/// (both versions), and a field that does not fit is named by its place, by `plan` and
+/// `render` alike; nothing renders blanks.
+#[test]
+fn results_of_another_format_or_shape_are_refused_by_name() {
+    let dir = scratch("other-format");
+    let other_format = edited_results(&dir, |results| {
+        results["format"] = serde_json::Value::from(2);
+    });
+    let other_format_arg = other_format.display().to_string();
+    let (code, _, stderr) = headroom(&[
+        "plan",
+        "examples/relay.toml",
+        "--results",
+        &other_format_arg,
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "error: {other_format_arg}: a results file of format 2, and this headroom reads format 1: re-run `headroom run` with this headroom, or read it with the headroom that wrote it\n"
+        )
+    );
+    let misshapen = edited_results(&dir, |results| {
+        results["phases"][0]["points"][1]["runs"][0]["process"]["steady"]["rss_bytes"] =
+            serde_json::Value::from("lots");
+    });
+    let misshapen_arg = misshapen.display().to_string();
+    let out = dir.join("page.md").display().to_string();
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &misshapen_arg,
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: {misshapen_arg}: results of format 1 with a field that does not fit at `phases[0].points[1].runs[0].process.steady.rss_bytes`: invalid type: string \"lots\", expected u64"
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.join("page.md").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}

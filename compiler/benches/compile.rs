@@ -4,7 +4,7 @@
 //! `scripts/bench-validate.py`; these benches split it into its parts.
 
 use headroom_compiler::Compiler;
-use headroom_pricing::PriceTable;
+use headroom_prices::PriceTable;
 
 fn main() {
     divan::main();

@@ -21,7 +21,7 @@ pub mod suggest;
 pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
 pub use matrix::ResolvedPlan;
 
-use headroom_pricing::PriceTable;
+use headroom_prices::PriceTable;
 use headroom_spec::Spec;
 
 use crate::document::Document;

@@ -12,14 +12,14 @@ use headroom_spec::{
     Bench, Duration, Measure, OnFailure, Param, ParamValue, Scenario, Series, Spec, SteadyState,
     Target, VarValue,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
 use crate::slo::SloRule;
 
-use headroom_pricing::numbers::count;
+use headroom_spec::numbers::count;
 
 /// Points one phase may have: the product of its axes, counted before they are expanded.
 pub const MAX_POINTS_PER_PHASE: u64 = 10_000;
@@ -35,7 +35,7 @@ pub const PLAN_FORMAT: u32 = 1;
 
 /// A spec resolved into the runs the runner executes (`headroom compile --json`, and `plan`
 /// in a results file).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolvedPlan {
     /// The version of this shape (1).
     pub format: u32,
@@ -61,7 +61,7 @@ pub struct ResolvedPlan {
 }
 
 /// One phase, resolved.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhasePlan {
     /// The phase's name in the spec.
     pub name: String,
@@ -89,7 +89,7 @@ pub struct PhasePlan {
 }
 
 /// One swept variable and its values, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Axis {
     /// The variable swept.
     pub variable: String,
@@ -98,7 +98,7 @@ pub struct Axis {
 }
 
 /// `[measure]` with the phase's overrides and the defaults applied.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResolvedMeasure {
     /// How often the server's process group is read during the load.
     pub sample_every: Duration,
@@ -109,7 +109,7 @@ pub struct ResolvedMeasure {
 }
 
 /// One point of a phase: the variables' values and what runs there.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Point {
     /// Its place in the phase, from 0.
     pub index: usize,
@@ -129,7 +129,7 @@ pub struct Point {
 }
 
 /// One run: a point of a phase, one repeat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Run {
     /// The phase's name.
     pub phase: String,

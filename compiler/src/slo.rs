@@ -8,13 +8,13 @@ use std::ops::Range;
 
 use headroom_spec::phase::SeriesUnit;
 use headroom_spec::{Duration, Percent, Rate, Scenario, Size, Spec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Statistics a latency figure takes.
 pub const STATISTICS: &[&str] = &["p50", "p90", "p95", "p99", "p99.9", "max", "mean", "min"];
 
 /// What a figure measures, which decides the unit its threshold is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FigureUnit {
     /// A latency distribution; needs a statistic and a duration.
@@ -125,7 +125,7 @@ fn conditional_figure(name: &str) -> Option<&'static str> {
 }
 
 /// How a figure is compared with its threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Comparison {
     #[serde(rename = "<")]
     Below,
@@ -154,7 +154,7 @@ impl Comparison {
 }
 
 /// A threshold in the unit of its figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Threshold {
     Duration(Duration),
@@ -178,7 +178,7 @@ impl Threshold {
 }
 
 /// A parsed SLO rule, as the runner evaluates it at every point.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SloRule {
     /// Its key in `[slo]`.
     pub name: String,

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use headroom_compiler::{Code, Compilation, Compiler, Severity};
-use headroom_pricing::PriceTable;
+use headroom_prices::PriceTable;
 use proptest::prelude::*;
 
 fn compiler() -> &'static (Compiler, PriceTable) {
@@ -736,4 +736,23 @@ fn zero_holds_and_zero_timeouts_are_blamed_where_they_are() {
         "{:?}",
         timeout.diagnostics
     );
+}
+
+/// The run matrix is part of the results contract: what `compile --json` and the results
+/// file write reads back into the same plan, for every example.
+#[test]
+fn the_resolved_plan_reads_back_as_written() {
+    for name in ["relay", "chat", "notes-api", "pad"] {
+        let plan = compile(&example(name))
+            .plan
+            .unwrap_or_else(|| panic!("{name} compiles"));
+        let written = serde_json::to_value(&plan).expect("serialises");
+        let read: headroom_compiler::ResolvedPlan =
+            serde_json::from_value(written.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            serde_json::to_value(&read).expect("serialises"),
+            written,
+            "{name}"
+        );
+    }
 }

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use headroom_compiler::{Compiler, LineIndex};
-use headroom_pricing::PriceTable;
+use headroom_prices::PriceTable;
 use libfuzzer_sys::fuzz_target;
 
 static PRICES: OnceLock<PriceTable> = OnceLock::new();

@@ -301,7 +301,7 @@ fn dated(as_of: &Option<String>) -> String {
 }
 
 /// What an entry without a known date shows for its as-of date.
-pub const UNDATED: &str = "undated";
+pub use headroom_prices::UNDATED;
 
 /// `3789.0` → `3800.0`.
 fn two_significant(x: f64) -> f64 {

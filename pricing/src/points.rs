@@ -1,13 +1,15 @@
 //! The points the planner fits: from a `headroom run` results file, or from a CSV measured
 //! elsewhere (k6 numbers in a spreadsheet).
 //!
-//! The results file is read as the documented JSON contract (`schemas/results.schema.json`),
-//! not through the runner's types: the planner reads results, never runner internals.
+//! The results file is read through its typed contract (`headroom-results`), never by key:
+//! a renamed field fails to compile here, it does not empty a figure.
 
 use std::collections::BTreeMap;
 
+use headroom_compiler::matrix::PhasePlan;
+use headroom_results::{Results, SloVerdict};
+use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
-use serde_json::Value;
 
 /// What a series' values are, from its name's suffix (CSV) or its source (results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -240,31 +242,17 @@ pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
     })
 }
 
-/// Reads every phase of a results file that sweeps one variable (the capacity units variable
-/// when a phase varies several). Failed runs are left out of the fits, and fail their x.
-pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
-    let results: Value = serde_json::from_str(text)
-        .map_err(|e| PointsError::Results(format!("not a results file: {e}")))?;
-    if results["format"].as_u64() != Some(1) {
-        return Err(PointsError::Results(format!(
-            "a results file of format {}, and this headroom reads format 1",
-            results["format"]
-        )));
-    }
-    let units = results["plan"]["capacity"]["units"].as_str();
+/// The sweeps of a results file: one per phase with one axis (or with the units variable
+/// among its axes), every run a point of every series it measured (`rss`, and each metrics
+/// series), repeats included. Failed runs add no point, and judge their x as failed.
+pub fn from_results(results: &Results) -> Vec<Sweep> {
+    let units = results.plan.capacity.units.as_deref();
     let mut sweeps = Vec::new();
-    for (phase, plan) in results["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|phase| Some((phase, plan_phase(&results, phase["name"].as_str()?)?)))
-    {
-        let axes: Vec<&str> = plan["axes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|a| a["variable"].as_str())
-            .collect();
+    for phase in &results.phases {
+        let Some(plan) = results.plan.phases.iter().find(|p| p.name == phase.name) else {
+            continue;
+        };
+        let axes: Vec<&str> = plan.axes.iter().map(|a| a.variable.as_str()).collect();
         let x = match (axes.as_slice(), units) {
             ([only], _) => *only,
             (_, Some(units)) if axes.contains(&units) => units,
@@ -272,130 +260,105 @@ pub fn from_results(text: &str) -> Result<Vec<Sweep>, PointsError> {
         };
         let mut by_series: BTreeMap<String, SeriesPoints> = BTreeMap::new();
         let mut verdicts = BTreeMap::new();
-        for point in phase["points"].as_array().into_iter().flatten() {
-            let Some(x_value) = number(&point["at"][x]) else {
+        for point in &phase.points {
+            let Some(x_value) = point.at.get(x).and_then(number) else {
                 continue;
             };
-            for run in point["runs"].as_array().into_iter().flatten() {
-                let failed = !run["failure"].is_null();
-                let judged: Vec<&Value> = run["slo"].as_array().into_iter().flatten().collect();
+            for run in &point.runs {
                 // A point is judged by its SLOs, or by a run that failed; a point with neither
-                // says nothing about a ceiling.
-                // The baseline (0 units) with nothing measured is not a step of the ceiling:
-                // no load was sent there by design.
-                let baseline =
-                    x_value == 0.0 && !failed && judged.iter().all(|v| v["pass"].is_null());
-                if !baseline && (failed || !judged.is_empty()) {
+                // says nothing about a ceiling. The baseline (0 units) with nothing measured
+                // is not a step of the ceiling: no load was sent there by design.
+                let baseline = x_value == 0.0
+                    && run.failure.is_none()
+                    && run.slo.iter().all(|v| v.pass.is_none());
+                if !baseline && (run.failure.is_some() || !run.slo.is_empty()) {
                     let entry = verdicts
                         .entry(OrderedX(x_value))
                         .or_insert_with(Verdict::passing);
-                    if failed {
+                    if let Some(failure) = &run.failure {
                         entry.judge(Some(format!(
                             "a run failed ({})",
-                            run["failure"]["kind"]
-                                .as_str()
-                                .unwrap_or("see the results file")
-                                .replace('_', " ")
+                            failure.kind().replace('_', " ")
                         )));
                     }
-                    for slo in judged {
+                    for slo in &run.slo {
                         entry.judge(broken_slo(slo));
                     }
                 }
-                if failed {
+                if run.failure.is_some() {
                     continue;
                 }
-                let mut add = |name: &str, unit: Unit, value: Option<f64>| {
-                    if let Some(value) = value {
-                        by_series
-                            .entry(name.to_owned())
-                            .or_insert_with(|| SeriesPoints {
-                                name: name.to_owned(),
-                                unit,
-                                points: Vec::new(),
-                            })
-                            .points
-                            .push((x_value, value));
-                    }
+                let mut add = |name: &str, unit: Unit, value: f64| {
+                    by_series
+                        .entry(name.to_owned())
+                        .or_insert_with(|| SeriesPoints {
+                            name: name.to_owned(),
+                            unit,
+                            points: Vec::new(),
+                        })
+                        .points
+                        .push((x_value, value));
                 };
-                add(
-                    "rss",
-                    Unit::Bytes,
-                    run["process"]["steady"]["rss_bytes"].as_f64(),
-                );
+                if let Some(steady) = &run.process.steady {
+                    add("rss", Unit::Bytes, steady.rss_bytes as f64);
+                }
                 // No `cpu` series from a results file: the steady-state CPU is read after the
                 // load has ended (an idle server), so it says nothing about CPU per unit.
-                for (name, value) in run["metrics"]["steady"].as_object().into_iter().flatten() {
-                    let unit = series_unit_of_plan(plan, name);
-                    add(name, unit, value.as_f64());
+                for (name, value) in &run.metrics.steady {
+                    add(name, metrics_series_unit(plan, name), *value);
                 }
             }
         }
         sweeps.push(Sweep {
-            name: phase["name"].as_str().unwrap_or_default().to_owned(),
+            name: phase.name.clone(),
             x: x.to_owned(),
             series: by_series.into_values().collect(),
             verdicts,
         });
     }
-    Ok(sweeps)
+    sweeps
 }
 
 /// What a verdict of the results file says broke, if anything: a failure with its value, or
 /// an SLO that could not be judged (unmeasured is never a pass).
-fn broken_slo(verdict: &Value) -> Option<String> {
-    let expression = verdict["expression"].as_str().unwrap_or("an SLO");
-    match verdict["pass"].as_bool() {
+fn broken_slo(verdict: &SloVerdict) -> Option<String> {
+    let expression = &verdict.expression;
+    match verdict.pass {
         Some(true) => None,
         Some(false) => Some(format!("`{expression}` failed")),
         None => Some(format!(
             "`{expression}` unmeasured: {}",
-            verdict["note"].as_str().unwrap_or("no value")
+            verdict.note.as_deref().unwrap_or("no value")
         )),
     }
 }
 
-fn plan_phase<'a>(results: &'a Value, name: &str) -> Option<&'a Value> {
-    results["plan"]["phases"]
-        .as_array()?
-        .iter()
-        .find(|p| p["name"] == name)
-}
-
 /// A number, or a rate as a number per second (`"6000/m"` is 100): a rate is a unit too
 /// ("how many requests per second one box answers").
-fn number(value: &Value) -> Option<f64> {
-    value.as_f64().or_else(|| {
-        value
-            .as_str()?
+fn number(value: &VarValue) -> Option<f64> {
+    match value {
+        VarValue::Integer(n) => Some(*n as f64),
+        VarValue::Float(x) => Some(*x),
+        VarValue::Text(text) => text
             .parse::<headroom_spec::Rate>()
             .ok()
-            .map(headroom_spec::Rate::as_per_second)
-    })
+            .map(headroom_spec::Rate::as_per_second),
+    }
 }
 
-fn series_unit_of_plan(plan: &Value, name: &str) -> Unit {
-    let series = plan["measure"]["series"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|s| s["name"] == name);
-    match series.and_then(|s| s["unit"].as_str()) {
-        Some("bytes") => Unit::Bytes,
-        Some("seconds") => Unit::Seconds,
-        Some(_) => Unit::Plain,
-        None => {
-            let metric = series
-                .and_then(|s| s["metric"].as_str())
-                .unwrap_or_default();
-            if metric.ends_with("_bytes") {
-                Unit::Bytes
-            } else if metric.ends_with("_seconds") {
-                Unit::Seconds
-            } else {
-                Unit::Plain
-            }
-        }
+/// The unit of a metrics series of the phase: as `[measure]` gives it, or as its metric's name
+/// says.
+fn metrics_series_unit(plan: &PhasePlan, name: &str) -> Unit {
+    match plan
+        .measure
+        .series
+        .iter()
+        .find(|s| s.name == name)
+        .map(Series::effective_unit)
+    {
+        Some(SeriesUnit::Bytes) => Unit::Bytes,
+        Some(SeriesUnit::Seconds) => Unit::Seconds,
+        Some(SeriesUnit::Count) | None => Unit::Plain,
     }
 }
 
@@ -419,27 +382,49 @@ mod tests {
         assert!(sweep.verdicts[&OrderedX(1.0)].pass);
     }
 
+    /// The relay fixture, read as a typed results file.
+    fn relay_results() -> Results {
+        Results::from_json(include_str!(
+            "../../tests/fixtures/render/relay-results.json"
+        ))
+        .expect("the relay fixture reads")
+    }
+
     /// Issue 11, item 13: the baseline point (0 units, nothing sent, every SLO unmeasured) is
     /// fitted but not judged; an unmeasured SLO elsewhere is never a pass.
     #[test]
     fn the_baseline_is_fitted_not_judged() {
-        let run = |rss: u64, pass: serde_json::Value| {
-            serde_json::json!({"process": {"steady": {"rss_bytes": rss}},
-                "slo": [{"expression": "api.failed < 1%", "pass": pass, "note": "no request was sent"}]})
-        };
-        let results = serde_json::json!({
-            "format": 1,
-            "plan": {"capacity": {"units": "users"},
-                     "phases": [{"name": "users", "axes": [{"variable": "users"}]}]},
-            "phases": [{"name": "users", "points": [
-                {"at": {"users": 0}, "runs": [run(100, serde_json::Value::Null)]},
-                {"at": {"users": 10}, "runs": [run(200, serde_json::json!(true))]},
-                {"at": {"users": 20}, "runs": [run(300, serde_json::Value::Null)]},
-            ]}]
-        });
-        let sweeps = from_results(&results.to_string()).expect("sweeps");
+        let mut results = relay_results();
+        results.plan.capacity.units = Some("rooms".to_owned());
+        let memory = &mut results.phases[0];
+        assert_eq!(memory.name, "memory");
+        memory.points.truncate(3);
+        for (point, (rooms, pass)) in
+            memory
+                .points
+                .iter_mut()
+                .zip([(0, None), (10, Some(true)), (20, None)])
+        {
+            point
+                .at
+                .insert("rooms".to_owned(), VarValue::Integer(rooms));
+            for run in &mut point.runs {
+                run.failure = None;
+                run.slo = vec![SloVerdict {
+                    name: "failed".to_owned(),
+                    expression: "api.failed < 1%".to_owned(),
+                    value: None,
+                    threshold: 0.01,
+                    pass,
+                    note: Some("no request was sent".to_owned()),
+                }];
+            }
+        }
+        let sweeps = from_results(&results);
         let sweep = &sweeps[0];
-        assert_eq!(sweep.series[0].points.len(), 3, "the baseline is fitted");
+        let rss = sweep.series.iter().find(|s| s.name == "rss").expect("rss");
+        let xs: Vec<f64> = rss.points.iter().map(|(x, _)| *x).collect();
+        assert!(xs.contains(&0.0), "the baseline is fitted: {xs:?}");
         assert!(!sweep.verdicts.contains_key(&OrderedX(0.0)), "not judged");
         assert!(sweep.verdicts[&OrderedX(10.0)].pass);
         let at_20 = &sweep.verdicts[&OrderedX(20.0)];
@@ -453,10 +438,11 @@ mod tests {
     /// Issue 11, item 13: a rate variable is a unit, read per second.
     #[test]
     fn rates_are_read_per_second() {
-        assert_eq!(number(&serde_json::json!("400/s")), Some(400.0));
-        assert_eq!(number(&serde_json::json!("6000/m")), Some(100.0));
-        assert_eq!(number(&serde_json::json!(16)), Some(16.0));
-        assert_eq!(number(&serde_json::json!("lots")), None);
+        let text = |t: &str| VarValue::Text(t.to_owned());
+        assert_eq!(number(&text("400/s")), Some(400.0));
+        assert_eq!(number(&text("6000/m")), Some(100.0));
+        assert_eq!(number(&VarValue::Integer(16)), Some(16.0));
+        assert_eq!(number(&text("lots")), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod http;
 pub mod load;
 pub mod machine;
 mod quick;
-pub mod results;
+pub use headroom_results as results;
 pub mod rooms;
 mod run;
 mod sample;

@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hdrhistogram::Histogram;
 use headroom_spec::scenario::{Arrivals, Expect, HttpScenario};
 use headroom_spec::{Param, Rate};
 use http_body_util::{BodyExt, Full};
@@ -29,16 +28,11 @@ use tokio::time::Instant;
 use crate::http::{self, ErrorKind, Sender};
 use crate::results::{RampCounts, ScenarioResult, Window, histogram_summary, serialize_histogram};
 
-/// Latencies above this are clamped (an hour, in microseconds): a histogram needs a bound.
-const HIGHEST_MICROS: u64 = 3_600_000_000;
 /// The length of one window of the per-window series.
 const WINDOW: Duration = Duration::from_secs(1);
 
-pub fn histogram() -> Histogram<u64> {
-    // Three significant digits over 1 µs .. 1 h: the standard HDR precision. Constant bounds
-    // that are valid, so this cannot fail.
-    Histogram::new_with_bounds(1, HIGHEST_MICROS, 3).expect("valid constant histogram bounds")
-}
+/// Every histogram has the results file's one shape, so repeats merge.
+pub use headroom_results::histogram::new as histogram;
 
 /// One request's fate, as the collector receives it.
 enum Sample {
@@ -475,7 +469,7 @@ async fn collect(
     let mut windows = Vec::new();
     let mut hold = RampCounts::default();
     let mut ramps = RampCounts::default();
-    let micros = |d: Duration| (d.as_micros() as u64).clamp(1, HIGHEST_MICROS);
+    let micros = headroom_results::histogram::micros;
     while let Some(sample) = inbox.recv().await {
         let (at, failed) = match sample {
             Sample::Dropped { intended } => {

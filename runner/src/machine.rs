@@ -145,15 +145,7 @@ fn describe(phase: &str, point: &Point) -> String {
 
 /// `20,000`: limits are read as people write them.
 fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    headroom_spec::numbers::count(n as f64)
 }
 
 #[cfg(test)]

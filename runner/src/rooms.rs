@@ -44,15 +44,13 @@ use crate::results::{
     SocketCounts, Window, histogram_summary, serialize_histogram,
 };
 use crate::run::Gate;
+use headroom_results::histogram::micros;
 
 /// The server registers a socket a moment after its handshake; the hold waits this long after
 /// the last socket opened, so messages are not expected at peers the server cannot know yet.
 const REGISTRATION_GRACE: Duration = Duration::from_millis(100);
 /// A close handshake that takes longer is cut short.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
-/// Latencies above this are clamped (an hour, in microseconds).
-const HIGHEST_MICROS: u64 = 3_600_000_000;
-
 /// The WebSocket settings of a generator socket. tungstenite reserves 128 KiB per connection for
 /// reading by default; a socket that receives messages of `message_size` bytes reads a few of
 /// them per system call with 4 KiB (more for large messages), and an idle socket, which only
@@ -387,10 +385,6 @@ struct Reloads {
     latency: Histogram<u64>,
     ok: u64,
     errors: ErrorCounts,
-}
-
-fn micros(d: Duration) -> u64 {
-    (d.as_micros() as u64).clamp(1, HIGHEST_MICROS)
 }
 
 /// Fills `{room}` and `{peer}` (the rest was filled before).

@@ -17,7 +17,6 @@ use crate::environment::{Environment, LoadAverage, load_average};
 use crate::results::{
     Failure, GeneratorResult, MetricsResult, PhaseResults, PointResults, ProcessResult,
     ProcessSample, RESULTS_FORMAT, Results, ResultsError, RunResult, ScenarioResult, SpecRef,
-    plan_json,
 };
 use crate::target::{Launch, Running};
 use crate::{http, load, sample, scrape, verdict};
@@ -137,7 +136,7 @@ pub async fn run(
             },
             quick: options.quick,
             environment: Environment::default(),
-            plan: serde_json::Value::Null,
+            plan: plan.clone(),
             phases: Vec::new(),
         },
     };
@@ -146,8 +145,8 @@ pub async fn run(
         Some(cwd) => options.spec_dir.join(cwd),
         None => options.spec_dir.clone(),
     };
-    results.environment = Environment::read(&options.version, &target_dir);
-    results.plan = plan_json(&plan);
+    results.environment = crate::environment::read(&options.version, &target_dir);
+    results.plan = plan.clone();
     results.quick = options.quick;
     results.spec = SpecRef {
         path: options.spec_path.clone(),

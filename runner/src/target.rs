@@ -11,11 +11,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use headroom_results::process::{Exit, Stopped};
 use headroom_spec::Target;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::target::Signal as SpecSignal;
 use rustix::process::{Pid, Signal};
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -37,25 +37,6 @@ pub struct Launch<'a> {
     pub log: PathBuf,
 }
 
-/// How a process ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Exit {
-    /// It exited with this status.
-    Code(i32),
-    /// A signal ended it (9: SIGKILL, 15: SIGTERM).
-    Signal(i32),
-}
-
-impl std::fmt::Display for Exit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Exit::Code(code) => write!(f, "exit status {code}"),
-            Exit::Signal(signal) => write!(f, "killed by signal {signal}"),
-        }
-    }
-}
-
 fn exit_of(status: std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
@@ -63,17 +44,6 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
         (None, Some(signal)) => Exit::Signal(signal),
         (None, None) => Exit::Code(-1),
     }
-}
-
-/// What stopping a target took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Stopped {
-    /// The signal sent first (`TERM` unless the spec says otherwise).
-    pub signal: String,
-    /// Whether the grace period ran out and the group got SIGKILL.
-    pub killed: bool,
-    /// How it ended; `null` when that could not be read.
-    pub exit: Option<Exit>,
 }
 
 /// A started target.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod numbers;
 pub mod param;
 pub mod phase;
 pub mod placeholder;

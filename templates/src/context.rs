@@ -326,13 +326,11 @@ fn variables(at: &Value) -> String {
 impl PageContext {
     /// The context of a page from a results file's text and the rest of the inputs.
     pub fn build(results_text: &str, inputs: Inputs) -> Result<PageContext, PageError> {
+        // Typed first: a file of another format, or a field that does not fit, is named here.
+        let typed = headroom_results::Results::from_json(results_text)
+            .map_err(|e| PageError::Results(e.to_string()))?;
         let results: Value = serde_json::from_str(results_text)
             .map_err(|e| PageError::Results(format!("not JSON: {e}")))?;
-        if results["format"].as_u64() != Some(1) {
-            return Err(PageError::Results(
-                "not a results file of format 1".to_owned(),
-            ));
-        }
         let environment = &results["environment"];
         let machine = Machine {
             cpu_model: environment["cpu_model"].as_str().unwrap_or("").to_owned(),
@@ -421,8 +419,7 @@ impl PageContext {
                 latency_slos,
             });
         }
-        let sweeps =
-            points::from_results(results_text).map_err(|e| PageError::Results(e.to_string()))?;
+        let sweeps = points::from_results(&typed);
         let selection = Selection {
             units: inputs.bench.units_variable.as_deref(),
             memory_series: &inputs.bench.memory_series,

@@ -11,7 +11,7 @@ mod variables;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use headroom_pricing::PriceTable;
+use headroom_prices::PriceTable;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::scenario::Executor;
 use headroom_spec::{Param, ParamValue, Scenario, Spec, ValueKind, VarValue};

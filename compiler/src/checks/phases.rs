@@ -52,8 +52,8 @@ impl<'a> Checker<'a> {
                             Code::BadRange,
                             format!(
                                 "the range of `{name}` has {} values: a sweep may have at most {}",
-                                headroom_pricing::numbers::count(n as f64),
-                                headroom_pricing::numbers::count(MAX_SWEEP_VALUES as f64)
+                                headroom_spec::numbers::count(n as f64),
+                                headroom_spec::numbers::count(MAX_SWEEP_VALUES as f64)
                             ),
                         )
                         .at(&pointer, self.value_span(&pointer))

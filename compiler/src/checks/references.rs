@@ -210,7 +210,7 @@ impl<'a> Checker<'a> {
                         .at(&pointer, self.value_span(&pointer))
                         .label(format!("no instance of provider {provider} has this name"))
                         .hint(did_you_mean(instance, ids.iter().copied()).unwrap_or_else(|| {
-                            "the known types are in pricing/data/prices.toml; add others with `prices = \"my-prices.toml\"` in [plan]".to_owned()
+                            "the known types are in prices/data/prices.toml; add others with `prices = \"my-prices.toml\"` in [plan]".to_owned()
                         })),
                 ),
             }
@@ -292,7 +292,7 @@ impl<'a> Checker<'a> {
                         Diagnostic::new(Code::UnsourcedPrice, format!("`{rds}` has no sourced price, so the plan cannot cost it"))
                             .at("/plan/rds", self.value_span("/plan/rds"))
                             .label("no list price in the table")
-                            .hint("pick a class with a price (see pricing/data/prices.toml), or give one with `prices = \"my-prices.toml\"` in [plan]"),
+                            .hint("pick a class with a price (see prices/data/prices.toml), or give one with `prices = \"my-prices.toml\"` in [plan]"),
                     ),
                     Some(_) => {}
                 }

@@ -105,11 +105,11 @@ pub fn staleness(
                 warnings.push(format!(
                     "as of {}: {} days old (over {max_age_days})",
                     &as_of[..10],
-                    crate::numbers::count(age as f64)
+                    headroom_spec::numbers::count(age as f64)
                 ));
             }
         }
-        None if as_of == crate::plan::UNDATED || as_of == "unknown" => warnings
+        None if as_of == crate::UNDATED || as_of == "unknown" => warnings
             .push("undated: no date is known for this price, so it is counted stale".to_owned()),
         None => warnings.push(format!("its as-of date is not a date (\"{as_of}\")")),
     }
@@ -173,7 +173,7 @@ pub fn read(document: &toml::Table, today: Day, max_age_days: i64) -> Vec<Entry>
             } else {
                 ("no sourced price".to_owned(), None)
             };
-            let as_of = text(item, "as_of").unwrap_or_else(|| crate::plan::UNDATED.to_owned());
+            let as_of = text(item, "as_of").unwrap_or_else(|| crate::UNDATED.to_owned());
             let stale_after = text(item, "stale_after");
             let mut warnings = staleness(&as_of, stale_after.as_deref(), today, max_age_days);
             if price == "no sourced price" {
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn an_undated_price_is_counted_stale() {
         let today = Day::parse("2026-11-30").expect("day");
-        let warnings = staleness(crate::plan::UNDATED, None, today, 180);
+        let warnings = staleness(crate::UNDATED, None, today, 180);
         assert_eq!(
             warnings,
             ["undated: no date is known for this price, so it is counted stale"]

@@ -1,20 +1,24 @@
 //! The results file: one JSON document per spec, versioned, with a committed JSON Schema
-//! (`schemas/results.schema.json`). It is written atomically after every run, so a crash loses
-//! at most the run in flight.
+//! (`schemas/results.schema.json`). The runner writes it atomically after every run, so a crash
+//! loses at most the run in flight; the planner, the page and `compare` read it through these
+//! types, never by key.
+
+pub mod environment;
+pub mod histogram;
+pub mod process;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use headroom_compiler::ResolvedPlan;
 use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::environment::{Environment, LoadAverage};
-use crate::target::{Exit, Stopped};
+pub use crate::environment::{Environment, LoadAverage};
+pub use crate::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
+pub use crate::process::{Exit, Stopped};
 
 /// The version of this file's shape; readers refuse other versions.
 pub const RESULTS_FORMAT: u32 = 1;
@@ -32,8 +36,7 @@ pub struct Results {
     /// The machine the runs ran on.
     pub environment: Environment,
     /// The plan that ran (after `--quick` scaling): `headroom compile --json`'s shape.
-    #[schemars(with = "headroom_compiler::ResolvedPlan")]
-    pub plan: serde_json::Value,
+    pub plan: ResolvedPlan,
     /// Every phase that ran, each with its points and runs.
     pub phases: Vec<PhaseResults>,
 }
@@ -169,6 +172,22 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Its name in the results file (`never_ready`), written out, not taken from `Debug`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::SpawnFailed { .. } => "spawn_failed",
+            Failure::ExitedEarly { .. } => "exited_early",
+            Failure::NeverReady { .. } => "never_ready",
+            Failure::Died { .. } => "died",
+            Failure::Load { .. } => "load",
+            Failure::NothingMeasured { .. } => "nothing_measured",
+            Failure::MetricsMissing { .. } => "metrics_missing",
+            Failure::ProcessUnread { .. } => "process_unread",
+            Failure::Interrupted => "interrupted",
+        }
+    }
+
+    /// What went wrong, in words.
     pub fn describe(&self) -> String {
         match self {
             Failure::SpawnFailed { message } | Failure::Load { message } => message.clone(),
@@ -234,44 +253,6 @@ pub struct Summary {
     pub p999_ms: f64,
     /// The largest, in milliseconds.
     pub max_ms: f64,
-}
-
-pub fn histogram_summary(h: &Histogram<u64>) -> Summary {
-    if h.is_empty() {
-        return Summary::default();
-    }
-    let ms = |micros: u64| micros as f64 / 1000.0;
-    Summary {
-        count: h.len(),
-        mean_ms: h.mean() / 1000.0,
-        min_ms: ms(h.min()),
-        p50_ms: ms(h.value_at_quantile(0.50)),
-        p90_ms: ms(h.value_at_quantile(0.90)),
-        p95_ms: ms(h.value_at_quantile(0.95)),
-        p99_ms: ms(h.value_at_quantile(0.99)),
-        p999_ms: ms(h.value_at_quantile(0.999)),
-        max_ms: ms(h.max()),
-    }
-}
-
-/// HdrHistogram's compressed V2 encoding in base64, as its interval logs write it: any
-/// percentile can be recomputed, and repeats merged, from the file.
-pub fn serialize_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
-        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
-        Err(_) => String::new(),
-    }
-}
-
-/// Reads a histogram written by [`serialize_histogram`].
-pub fn deserialize_histogram(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .ok()
 }
 
 /// One window of the per-second series.
@@ -569,13 +550,48 @@ pub struct SloVerdict {
 /// Why a results file could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
+    /// The file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The file.
         path: String,
+        /// What the system said.
         source: std::io::Error,
     },
-    #[error("{path} is not a results file of format {RESULTS_FORMAT}: {message}")]
-    Read { path: String, message: String },
+    /// The file could not be read as results of this format.
+    #[error("{path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why, with the place in the file when there is one.
+        reason: ReadError,
+    },
+}
+
+/// Why a text is not results this headroom reads.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or no `format` field: not a results file at all.
+    #[error("not a headroom results file ({0})")]
+    NotResults(String),
+    /// A results file of another version of the format.
+    #[error(
+        "a results file of format {found}, and this headroom reads format {RESULTS_FORMAT}: re-run `headroom run` with this headroom, or read it with the headroom that wrote it"
+    )]
+    OtherFormat {
+        /// The format the file says it has.
+        found: u64,
+    },
+    /// The right format, but a field that does not fit it.
+    #[error(
+        "results of format {RESULTS_FORMAT} with a field that does not fit at `{place}`: {message}"
+    )]
+    Field {
+        /// Where, as a path of fields (`phases[0].points[2].runs[0].process`).
+        place: String,
+        /// What serde said.
+        message: String,
+    },
 }
 
 /// A temporary file beside `path` (`path` + `.tmp`), then a rename: a reader never sees half a
@@ -603,23 +619,39 @@ impl Results {
         write_atomically(path, &(text + "\n")).map_err(error)
     }
 
+    /// Reads a results file ([`Results::from_json`]).
     pub fn read(path: &Path) -> Result<Results, ResultsError> {
-        let error = |message: String| ResultsError::Read {
+        let error = |reason: ReadError| ResultsError::Read {
             path: path.display().to_string(),
-            message,
+            reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-        let results: Results = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
-        if results.format != RESULTS_FORMAT {
-            return Err(error(format!("it is format {}", results.format)));
-        }
-        Ok(results)
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| error(ReadError::NotResults(e.to_string())))?;
+        Results::from_json(&text).map_err(error)
     }
-}
 
-/// The plan as JSON, for the results file.
-pub fn plan_json(plan: &ResolvedPlan) -> serde_json::Value {
-    serde_json::to_value(plan).unwrap_or(serde_json::Value::Null)
+    /// Results from their JSON text. The format is checked first, so a file of another
+    /// version is named as one, not as a field that does not fit.
+    pub fn from_json(text: &str) -> Result<Results, ReadError> {
+        #[derive(Deserialize)]
+        struct Format {
+            format: Option<u64>,
+        }
+        let version: Format =
+            serde_json::from_str(text).map_err(|e| ReadError::NotResults(e.to_string()))?;
+        match version.format {
+            None => return Err(ReadError::NotResults("it has no `format`".to_owned())),
+            Some(found) if found != u64::from(RESULTS_FORMAT) => {
+                return Err(ReadError::OtherFormat { found });
+            }
+            Some(_) => {}
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ReadError::Field {
+            place: e.path().to_string(),
+            message: e.inner().to_string(),
+        })
+    }
 }
 
 /// FNV-1a, 64 bits: a stable hash of the spec's text that needs no dependency.
@@ -638,7 +670,7 @@ mod tests {
 
     #[test]
     fn histograms_survive_the_file() {
-        let mut h = crate::load::histogram();
+        let mut h = crate::histogram::new();
         for v in [1_000u64, 2_000, 3_000, 250_000] {
             h.record(v).expect("record");
         }
@@ -646,6 +678,46 @@ mod tests {
         assert_eq!(back.len(), 4);
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert_eq!(back.max(), h.max());
+    }
+
+    /// `kind` is the tag serde writes, for every failure.
+    #[test]
+    fn a_failure_kind_is_its_tag() {
+        let exit = || Exit::Code(1);
+        for failure in [
+            Failure::SpawnFailed {
+                message: String::new(),
+            },
+            Failure::ExitedEarly {
+                exit: exit(),
+                stderr_tail: Vec::new(),
+            },
+            Failure::NeverReady {
+                waited_s: 1.0,
+                check: String::new(),
+                stderr_tail: Vec::new(),
+            },
+            Failure::Died {
+                exit: exit(),
+                stderr_tail: Vec::new(),
+            },
+            Failure::Load {
+                message: String::new(),
+            },
+            Failure::NothingMeasured {
+                scenario: String::new(),
+                why: String::new(),
+            },
+            Failure::MetricsMissing {
+                series: Vec::new(),
+                why: String::new(),
+            },
+            Failure::ProcessUnread { why: String::new() },
+            Failure::Interrupted,
+        ] {
+            let written = serde_json::to_value(&failure).expect("serialises");
+            assert_eq!(written["kind"], failure.kind());
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Numbers as people write them in the planner's sentences (and, re-exported, on the page):
+//! Numbers as people write them, in diagnostics, the planner's sentences and on the page:
 //! thousands grouped by three.
 
 /// `1506.2` → `1,506.2` (the digits before the point grouped by three).
