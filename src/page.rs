@@ -241,7 +241,5 @@ fn context(
             ),
         ],
     };
-    Ok(Ok(PageContext::build(&text, inputs).map_err(|e| {
-        anyhow::anyhow!("{}: {e}", results.display())
-    })?))
+    Ok(Ok(PageContext::build(&typed, inputs)))
 }

@@ -243,9 +243,8 @@ async fn prepare(
             Some(body) => Bytes::from(crate::target::fill(body, port, headroom)?),
             None => Bytes::new(),
         };
-        let method =
-            hyper::Method::from_bytes(format!("{:?}", request.method).to_uppercase().as_bytes())
-                .map_err(|e| e.to_string())?;
+        let method = hyper::Method::from_bytes(request.method.as_str().as_bytes())
+            .map_err(|e| e.to_string())?;
         let expect = match &request.expect {
             None => Vec::new(),
             Some(Expect::One(status)) => vec![*status],

@@ -268,7 +268,7 @@ impl Running {
     /// The spec's signal to the group, SIGKILL after the grace period, then reap.
     pub async fn stop(&mut self, signal: SpecSignal, grace: Duration) -> Stopped {
         self.stopped = true;
-        let name = format!("{signal:?}").to_uppercase();
+        let name = signal.as_str().to_owned();
         let _ = rustix::process::kill_process_group(self.group, to_signal(signal));
         let mut killed = false;
         let exit = match tokio::time::timeout(grace, self.child.wait()).await {

@@ -133,6 +133,17 @@ pub enum Reducer {
 }
 
 impl Reducer {
+    /// Its name in a spec (`median`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reducer::Median => "median",
+            Reducer::Mean => "mean",
+            Reducer::Min => "min",
+            Reducer::Max => "max",
+            Reducer::Last => "last",
+        }
+    }
+
     /// The values reduced to one: median (the middle, or the mean of the two middles), mean,
     /// min, max or last (in the order given). `None` for no values.
     pub fn of(self, values: &[f64]) -> Option<f64> {

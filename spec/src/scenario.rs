@@ -187,6 +187,21 @@ pub enum Method {
     Options,
 }
 
+impl Method {
+    /// Its name on the wire and in a spec (`GET`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+        }
+    }
+}
+
 /// One request of an HTTP scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -290,6 +305,16 @@ pub enum Senders {
     OnePerRoom,
 }
 
+impl Senders {
+    /// Its name in a spec (`one-per-room`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Senders::All => "all",
+            Senders::OnePerRoom => "one-per-room",
+        }
+    }
+}
+
 /// What a `rate` counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -301,6 +326,17 @@ pub enum RatePer {
     Room,
     /// The whole scenario sends `rate` messages, spread over rooms and senders.
     Scenario,
+}
+
+impl RatePer {
+    /// Its name in a spec (`room`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RatePer::Sender => "sender",
+            RatePer::Room => "room",
+            RatePer::Scenario => "scenario",
+        }
+    }
 }
 
 /// How the correlation id and the send time travel inside a message.

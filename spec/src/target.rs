@@ -131,6 +131,19 @@ pub enum Signal {
     Kill,
 }
 
+impl Signal {
+    /// Its name in a spec and in results (`TERM`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::Term => "TERM",
+            Signal::Int => "INT",
+            Signal::Hup => "HUP",
+            Signal::Quit => "QUIT",
+            Signal::Kill => "KILL",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProcessMode {

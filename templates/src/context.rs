@@ -1,16 +1,16 @@
-//! The template context: everything a capacity page says, as data. Built from a results file
-//! (read as its JSON contract, `schemas/results.schema.json`) and the planner's report; its
-//! shape is `schemas/page-context.schema.json`, so users can write pages of their own.
+//! The template context: everything a capacity page says, as data. Built from typed results
+//! (`headroom-results`, never read by key) and the planner's report; its shape is
+//! `schemas/page-context.schema.json`, so users can write pages of their own.
 
+use headroom_compiler::slo::FigureUnit;
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{self, Sweep, Unit};
-use headroom_spec::Reducer;
+use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
+use headroom_spec::scenario::{HttpScenario, RoomsScenario, Stages};
+use headroom_spec::{Param, Reducer, Scenario, VarValue};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
-
-use crate::PageError;
 
 /// What the page is about, from the spec.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -305,93 +305,72 @@ pub struct FitRow {
     pub points: Vec<[f64; 2]>,
 }
 
-fn number(value: &Value) -> Option<f64> {
-    value.as_f64()
+/// `rooms = 16, edit_rate = 0.45/s`, or `(one point)` for a phase without axes.
+fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
+    if at.is_empty() {
+        return "(one point)".to_owned();
+    }
+    at.iter()
+        .map(|(k, v)| match v {
+            // Written as JSON writes it (`1.0`), as the results file shows it.
+            VarValue::Float(x) => format!("{k} = {}", serde_json::Value::from(*x)),
+            other => format!("{k} = {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn variables(at: &Value) -> String {
-    match at.as_object() {
-        Some(map) if !map.is_empty() => map
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(text) => format!("{k} = {text}"),
-                other => format!("{k} = {other}"),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => "(one point)".to_owned(),
+/// A value of the resolved plan as written (`30s`, `16`); a variable left is shown by name.
+fn param<T: headroom_spec::ParamValue + std::fmt::Display>(param: &Param<T>) -> String {
+    match param {
+        Param::Value(value) => value.to_string(),
+        Param::Var(name) => format!("{{{name}}}"),
     }
 }
 
 impl PageContext {
-    /// The context of a page from a results file's text and the rest of the inputs.
-    pub fn build(results_text: &str, inputs: Inputs) -> Result<PageContext, PageError> {
-        // Typed first: a file of another format, or a field that does not fit, is named here.
-        let typed = headroom_results::Results::from_json(results_text)
-            .map_err(|e| PageError::Results(e.to_string()))?;
-        let results: Value = serde_json::from_str(results_text)
-            .map_err(|e| PageError::Results(format!("not JSON: {e}")))?;
-        let environment = &results["environment"];
+    /// The context of a page from typed results and the rest of the inputs.
+    pub fn build(results: &Results, inputs: Inputs) -> PageContext {
+        let environment = &results.environment;
         let machine = Machine {
-            cpu_model: environment["cpu_model"].as_str().unwrap_or("").to_owned(),
-            logical_cores: environment["logical_cores"].as_u64(),
-            memory_bytes: environment["memory_bytes"].as_u64(),
-            kernel: environment["kernel"].as_str().unwrap_or("").to_owned(),
+            cpu_model: environment.cpu_model.clone(),
+            logical_cores: environment.logical_cores.map(|c| c as u64),
+            memory_bytes: environment.memory_bytes,
+            kernel: environment.kernel.clone(),
         };
-        let descriptions: Vec<(String, Option<String>)> = results["plan"]["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                (
-                    p["name"].as_str().unwrap_or("").to_owned(),
-                    p["description"].as_str().map(str::to_owned),
-                )
-            })
-            .collect();
-        let latency_slos = latency_slos(&results);
+        let latency_slos = latency_slos(results);
         let mut runs = RunCounts::default();
         let mut loads = Vec::new();
         let mut generator_cores = Vec::new();
         let (mut generator_lag, mut generator_available) = (None::<f64>, None::<u64>);
         let mut phases = Vec::new();
-        for phase in results["phases"].as_array().into_iter().flatten() {
-            let name = phase["name"].as_str().unwrap_or("").to_owned();
+        for phase in &results.phases {
             let mut scenario_names: Vec<String> = Vec::new();
             let mut points = Vec::new();
-            for point in phase["points"].as_array().into_iter().flatten() {
-                let all: Vec<&Value> = point["runs"].as_array().into_iter().flatten().collect();
-                for run in &all {
+            for point in &phase.points {
+                for run in &point.runs {
                     runs.total += 1;
-                    if !run["failure"].is_null() {
+                    if run.failure.is_some() {
                         runs.failed += 1;
                     }
-                    if run["generator"]["bound"] == true {
+                    if run.generator.bound {
                         runs.generator_bound += 1;
                     }
-                    if let Some(cores) = number(&run["generator"]["cpu_cores"]) {
-                        generator_cores.push(cores);
-                        // The largest seen: a run that did not record one adds nothing.
-                        if let Some(lag) = number(&run["generator"]["schedule_lag_p99_ms"]) {
-                            generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
-                        }
-                        if let Some(cores) = run["generator"]["cores_available"].as_u64() {
-                            generator_available =
-                                Some(generator_available.map_or(cores, |c| c.max(cores)));
-                        }
-                    }
-                    for key in ["min", "max"] {
-                        if let Some(v) = number(&run["load_average"][key]) {
-                            loads.push(v);
-                        }
-                    }
-                    for scenario in run["scenarios"].as_object().into_iter().flatten() {
-                        if !scenario_names.contains(scenario.0) {
-                            scenario_names.push(scenario.0.clone());
+                    let generator = &run.generator;
+                    generator_cores.push(generator.cpu_cores);
+                    // The largest seen.
+                    let lag = generator.schedule_lag_p99_ms;
+                    generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
+                    let cores = generator.cores_available as u64;
+                    generator_available = Some(generator_available.map_or(cores, |c| c.max(cores)));
+                    loads.extend([run.load_average.min, run.load_average.max]);
+                    for name in run.scenarios.keys() {
+                        if !scenario_names.contains(name) {
+                            scenario_names.push(name.clone());
                         }
                     }
                 }
-                points.push(point_row(point, &all, &scenario_names));
+                points.push(point_row(point, &scenario_names));
             }
             // Every point gets a cell per scenario, in the same order.
             for point in &mut points {
@@ -402,24 +381,26 @@ impl PageContext {
                         .unwrap_or(usize::MAX)
                 });
             }
-            let description = descriptions
+            let description = results
+                .plan
+                .phases
                 .iter()
-                .find(|(n, _)| *n == name)
-                .and_then(|(_, d)| d.clone());
+                .find(|p| p.name == phase.name)
+                .and_then(|p| p.description.clone());
             let latency_slos = latency_slos
                 .iter()
                 .filter(|slo| scenario_names.contains(&slo.scenario))
                 .cloned()
                 .collect();
             phases.push(Phase {
-                name,
+                name: phase.name.clone(),
                 description,
                 points,
                 scenarios: scenario_names,
                 latency_slos,
             });
         }
-        let sweeps = points::from_results(&typed);
+        let sweeps = points::from_results(results);
         let selection = Selection {
             units: inputs.bench.units_variable.as_deref(),
             memory_series: &inputs.bench.memory_series,
@@ -428,12 +409,7 @@ impl PageContext {
         };
         let fits = fit_rows(&sweeps, selection, &inputs.bench);
         let ceiling = ceiling_sweep(&sweeps, selection).ok().and_then(|chosen| {
-            ceiling(
-                &results,
-                &phases,
-                chosen.sweep.name.as_str(),
-                chosen.because,
-            )
+            ceiling(results, &phases, chosen.sweep.name.as_str(), chosen.because)
         });
         let has_rooms = phases
             .iter()
@@ -453,25 +429,22 @@ impl PageContext {
             schedule_lag_p99_ms: generator_lag,
         });
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
-        let scenarios = scenario_texts(&results);
-        let steady_state = steady_state(&results);
-        let quick = results["quick"] == true;
+        let scenarios = scenario_texts(results);
+        let steady_state = steady_state(results);
+        let quick = results.quick;
         let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
         // The spec's limits are recorded with the plan and not applied yet (W005): every figure
         // is the whole machine's. Read from the plan, not from the runs' notes' wording.
-        let target = &results["plan"]["target"];
-        if !target["limits"].is_null() && target["command"].is_array() {
+        let target = &results.plan.target;
+        if target.limits.is_some() && target.command.is_some() {
             caveats.push("The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned());
         }
         let not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
-        Ok(PageContext {
+        PageContext {
             bench: inputs.bench,
-            headroom_version: results["headroom_version"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned(),
-            spec_path: results["spec"]["path"].as_str().unwrap_or("").to_owned(),
+            headroom_version: results.headroom_version.clone(),
+            spec_path: results.spec.path.clone(),
             quick,
             machine,
             load_average,
@@ -488,84 +461,69 @@ impl PageContext {
             not_measured,
             reproduce: inputs.reproduce,
             plots,
-        })
+        }
     }
 }
 
 /// Each scenario in words, from the resolved plan in the results (its first appearance).
-fn scenario_texts(results: &Value) -> Vec<ScenarioText> {
+fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
     let mut out: Vec<ScenarioText> = Vec::new();
-    let scenarios = results["plan"]["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|phase| phase["points"].get(0))
-        .flat_map(|point| point["scenarios"].as_array().into_iter().flatten());
+    let scenarios = results
+        .plan
+        .phases
+        .iter()
+        .filter_map(|phase| phase.points.first())
+        .flat_map(|point| point.scenarios.iter());
     for scenario in scenarios {
-        let Some(name) = scenario["name"].as_str() else {
-            continue;
-        };
-        if out.iter().any(|s| s.name == name) {
+        if out.iter().any(|s| s.name == scenario.name()) {
             continue;
         }
-        let kind = scenario["kind"].as_str().unwrap_or("http");
+        let (kind, text) = match scenario {
+            Scenario::Http(http) => ("http", http_text(http)),
+            Scenario::Rooms(rooms) => ("rooms", rooms_text(rooms)),
+        };
         out.push(ScenarioText {
-            name: name.to_owned(),
+            name: scenario.name().to_owned(),
             kind: kind.to_owned(),
-            text: if kind == "rooms" {
-                rooms_text(scenario)
-            } else {
-                http_text(scenario)
-            },
+            text,
         });
     }
     out
 }
 
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
+/// `5s up, 20s hold, 0s down`.
+fn stages_text(stages: &Stages) -> String {
+    let mut parts = vec![format!("{} up", param(&stages.ramp_up))];
+    if let Some(hold) = &stages.hold {
+        parts.push(format!("{} hold", param(hold)));
     }
-}
-
-fn stages_text(stages: &Value) -> String {
-    let mut parts = Vec::new();
-    for (key, words) in [("ramp_up", "up"), ("hold", "hold"), ("ramp_down", "down")] {
-        if stages[key].is_string() {
-            parts.push(format!("{} {words}", text(&stages[key])));
-        }
-    }
+    parts.push(format!("{} down", param(&stages.ramp_down)));
     parts.join(", ")
 }
 
-fn http_text(scenario: &Value) -> String {
-    let executor = text(&scenario["executor"]);
-    let load = if scenario["vus"].is_null() {
-        format!("{} arrivals", text(&scenario["rate"]))
-    } else {
-        let think = &scenario["think"];
-        format!(
+fn http_text(scenario: &HttpScenario) -> String {
+    let executor = scenario.executor.as_str();
+    let load = match &scenario.vus {
+        None => format!(
+            "{} arrivals",
+            scenario.rate.as_ref().map(param).unwrap_or_default()
+        ),
+        Some(vus) => format!(
             "{} virtual users{}",
-            text(&scenario["vus"]),
-            if think.is_null() {
-                String::new()
-            } else {
-                format!(" thinking {} between requests", text(think))
-            }
-        )
+            param(vus),
+            scenario
+                .think
+                .as_ref()
+                .map(|think| format!(" thinking {} between requests", param(think)))
+                .unwrap_or_default()
+        ),
     };
-    let requests: Vec<&Value> = scenario["requests"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .collect();
+    let requests = &scenario.requests;
     let names: Vec<String> = requests
         .iter()
-        .map(|r| format!("{} {}", text(&r["method"]), text(&r["name"])))
+        .map(|r| format!("{} {}", r.method.as_str(), r.name.as_deref().unwrap_or("")))
         .collect();
-    let weights: Vec<String> = requests.iter().map(|r| text(&r["weight"])).collect();
+    let weights: Vec<String> = requests.iter().map(|r| r.weight.to_string()).collect();
     let mix = if requests.len() > 1 {
         format!(" (weighted {})", weights.join(":"))
     } else {
@@ -574,60 +532,54 @@ fn http_text(scenario: &Value) -> String {
     format!(
         "HTTP, {load} ({executor}): {}{mix}; {}",
         names.join(", "),
-        stages_text(&scenario["stages"])
+        stages_text(&scenario.stages)
     )
 }
 
-fn rooms_text(scenario: &Value) -> String {
-    let peers = if scenario["peers_per_room"].is_null() {
-        format!("{} peers in all", text(&scenario["peers"]))
-    } else {
-        format!("{} peers each", text(&scenario["peers_per_room"]))
-    };
-    let send = &scenario["send"];
-    let traffic = if scenario["idle"] == true || send.is_null() {
-        "idle: no messages".to_owned()
-    } else {
-        format!(
-            "{} per {} (senders: {}), {} messages",
-            text(&send["rate"]),
-            text(&send["per"]),
-            text(&send["senders"]).replace('-', " "),
-            text(&send["size"])
-        )
-    };
-    // `connect_over` is absent when it is the ramp-up (its default).
-    let opened = match scenario["connect_over"].is_null() {
-        true => "the sockets opened over the ramp-up".to_owned(),
-        false => format!(
-            "the sockets opened over {}",
-            text(&scenario["connect_over"])
+fn rooms_text(scenario: &RoomsScenario) -> String {
+    let peers = match (&scenario.peers_per_room, &scenario.peers) {
+        (Some(per_room), _) => format!("{} peers each", param(per_room)),
+        (None, peers) => format!(
+            "{} peers in all",
+            peers.as_ref().map(param).unwrap_or_default()
         ),
     };
-    let rooms = text(&scenario["rooms"]);
+    let traffic = match &scenario.send {
+        Some(send) if !scenario.idle => format!(
+            "{} per {} (senders: {}), {} messages",
+            param(&send.rate),
+            send.per.as_str(),
+            send.senders.as_str().replace('-', " "),
+            param(&send.size)
+        ),
+        _ => "idle: no messages".to_owned(),
+    };
+    // `connect_over` is absent when it is the ramp-up (its default).
+    let opened = match &scenario.connect_over {
+        None => "the sockets opened over the ramp-up".to_owned(),
+        Some(over) => format!("the sockets opened over {}", param(over)),
+    };
+    let rooms = param(&scenario.rooms);
     format!(
         "WebSocket rooms, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
         if rooms == "1" { "" } else { "s" },
-        stages_text(&scenario["stages"])
+        stages_text(&scenario.stages)
     )
 }
 
 /// The phases' steady-state rules in words; phases that share a rule share a sentence.
-fn steady_state(results: &Value) -> Vec<String> {
+fn steady_state(results: &Results) -> Vec<String> {
     let mut rules: Vec<(String, Vec<String>)> = Vec::new();
-    for phase in results["plan"]["phases"].as_array().into_iter().flatten() {
-        let rule = &phase["measure"]["steady_state"];
-        if rule.is_null() {
-            continue;
-        }
+    for phase in &results.plan.phases {
+        let rule = &phase.measure.steady_state;
         let sentence = format!(
             "after the load ends (rooms: once delivery has drained, sockets still open), wait {}, then read the server's memory and metrics {} times {} apart and keep the {}",
-            text(&rule["settle"]),
-            text(&rule["scrapes"]),
-            text(&rule["every"]),
-            text(&rule["reduce"])
+            rule.settle,
+            rule.scrapes,
+            rule.every,
+            rule.reduce.as_str()
         );
-        let name = text(&phase["name"]);
+        let name = phase.name.clone();
         match rules.iter_mut().find(|(s, _)| *s == sentence) {
             Some((_, phases)) => phases.push(name),
             None => rules.push((sentence, vec![name])),
@@ -649,18 +601,18 @@ fn steady_state(results: &Value) -> Vec<String> {
 
 /// The spec's latency SLOs as lines to draw: the figure the page plots per scenario (HTTP
 /// `latency`, rooms `seen_by_all`), thresholds in ms.
-fn latency_slos(results: &Value) -> Vec<LatencySlo> {
-    results["plan"]["slo"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|slo| slo["unit"] == "latency")
-        .filter(|slo| slo["figure"] == "latency" || slo["figure"] == "seen_by_all")
+fn latency_slos(results: &Results) -> Vec<LatencySlo> {
+    results
+        .plan
+        .slo
+        .iter()
+        .filter(|slo| slo.unit == FigureUnit::Latency)
+        .filter(|slo| slo.figure == "latency" || slo.figure == "seen_by_all")
         .filter_map(|slo| {
             Some(LatencySlo {
-                scenario: slo["scenario"].as_str()?.to_owned(),
-                expression: slo["expression"].as_str()?.to_owned(),
-                threshold_ms: number(&slo["threshold_value"])? * 1000.0,
+                scenario: slo.scenario.clone()?,
+                expression: slo.expression.clone(),
+                threshold_ms: slo.threshold_value * 1000.0,
             })
         })
         .collect()
@@ -712,57 +664,48 @@ fn plots(bench: &Bench, fits: &[FitRow], ceiling: Option<&Ceiling>, phases: &[Ph
     plots
 }
 
-fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
+fn point_row(point: &PointResults, names: &[String]) -> Point {
+    let runs = &point.runs;
     let rss: Vec<f64> = runs
         .iter()
-        .filter_map(|r| number(&r["process"]["steady"]["rss_bytes"]))
+        .filter_map(|r| r.process.steady.as_ref())
+        .map(|s| s.rss_bytes as f64)
         .collect();
     let mut scenarios = Vec::new();
     for name in names {
-        let results: Vec<&Value> = runs
+        let results: Vec<&ScenarioResult> = runs
             .iter()
-            .map(|r| &r["scenarios"][name.as_str()])
-            .filter(|s| s.is_object() && s["skipped"].is_null())
+            .filter_map(|r| r.scenarios.get(name))
+            .filter(|s| s.skipped.is_none())
             .collect();
-        if results.is_empty() {
+        let Some(first) = results.first() else {
             continue;
-        }
-        let kind = results[0]["kind"].as_str().unwrap_or("http").to_owned();
+        };
+        let kind = first.kind.clone();
         let rooms = kind == "rooms";
-        let requests: Vec<f64> = results
-            .iter()
-            .filter_map(|s| number(&s["requests"]))
-            .collect();
+        let requests: Vec<f64> = results.iter().map(|s| s.requests as f64).collect();
         // Rooms: the time until everyone had a message; HTTP: the request latency.
-        let quantile = |key: &str| -> Option<Stat> {
+        let quantile = |pick: fn(&Summary) -> f64| -> Option<Stat> {
             let values: Vec<f64> = results
                 .iter()
                 .filter_map(|s| {
                     let summary = if rooms {
-                        &s["rooms"]["seen_by_all"]
+                        &s.rooms.as_ref()?.seen_by_all
                     } else {
-                        &s["latency"]
+                        &s.latency
                     };
-                    (summary["count"].as_u64() > Some(0)).then(|| number(&summary[key]))?
+                    (summary.count > 0).then(|| pick(summary))
                 })
                 .collect();
             Stat::of(&values)
         };
-        let errors: u64 = results
-            .iter()
-            .map(|s| {
-                let e = &s["errors"];
-                ["connect", "timeout", "status", "protocol"]
-                    .iter()
-                    .filter_map(|k| e[*k].as_u64())
-                    .sum::<u64>()
-            })
-            .sum();
-        let sum = |key: &str| -> Option<u64> {
+        let errors: u64 = results.iter().map(|s| s.errors.total()).sum();
+        let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
             rooms.then(|| {
                 results
                     .iter()
-                    .filter_map(|s| s["rooms"]["messages"][key].as_u64())
+                    .filter_map(|s| s.rooms.as_ref())
+                    .map(|r| pick(&r.messages))
                     .sum()
             })
         };
@@ -770,36 +713,34 @@ fn point_row(point: &Value, runs: &[&Value], names: &[String]) -> Point {
             name: name.clone(),
             kind,
             requests: Stat::of(&requests),
-            p95_ms: quantile("p95_ms"),
-            p50_ms: quantile("p50_ms"),
-            p99_ms: quantile("p99_ms"),
+            p95_ms: quantile(|s| s.p95_ms),
+            p50_ms: quantile(|s| s.p50_ms),
+            p99_ms: quantile(|s| s.p99_ms),
             errors,
-            delivered: sum("delivered"),
-            expected: sum("expected"),
+            delivered: sum(|m| m.delivered),
+            expected: sum(|m| m.expected),
         });
     }
     let mut slo_failed = Vec::new();
     let mut slo_unmeasured = Vec::new();
     let mut failures = Vec::new();
     for run in runs {
-        for verdict in run["slo"].as_array().into_iter().flatten() {
-            let list = match verdict["pass"].as_bool() {
+        for verdict in &run.slo {
+            let list = match verdict.pass {
                 Some(false) => &mut slo_failed,
                 None => &mut slo_unmeasured,
                 Some(true) => continue,
             };
-            if let Some(name) = verdict["name"].as_str()
-                && !list.iter().any(|n: &String| n == name)
-            {
-                list.push(name.to_owned());
+            if !list.contains(&verdict.name) {
+                list.push(verdict.name.clone());
             }
         }
-        if let Some(kind) = run["failure"]["kind"].as_str() {
-            failures.push(kind.replace('_', " "));
+        if let Some(failure) = &run.failure {
+            failures.push(failure.kind().replace('_', " "));
         }
     }
     Point {
-        variables: variables(&point["at"]),
+        variables: variables(&point.at),
         runs: runs.len(),
         rss_bytes: Stat::of(&rss),
         scenarios,
@@ -856,17 +797,16 @@ fn fit_rows(sweeps: &[Sweep], selection: Selection, bench: &Bench) -> Vec<FitRow
 }
 
 /// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
-fn ceiling(results: &Value, phases: &[Phase], name: &str, because: &str) -> Option<Ceiling> {
+fn ceiling(results: &Results, phases: &[Phase], name: &str, because: &str) -> Option<Ceiling> {
     // A phase whose runs were judged by SLOs at all: else there is no ceiling to tell.
     let judged = |name: &str| {
-        results["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| p["name"] == name)
-            .flat_map(|p| p["points"].as_array().into_iter().flatten())
-            .flat_map(|p| p["runs"].as_array().into_iter().flatten())
-            .any(|r| r["slo"].as_array().is_some_and(|v| !v.is_empty()))
+        results
+            .phases
+            .iter()
+            .filter(|p| p.name == name)
+            .flat_map(|p| p.points.iter())
+            .flat_map(|p| p.runs.iter())
+            .any(|r| !r.slo.is_empty())
     };
     let phase = phases.iter().find(|p| p.name == name)?;
     if !judged(&phase.name) {
@@ -881,25 +821,20 @@ fn ceiling(results: &Value, phases: &[Phase], name: &str, because: &str) -> Opti
     // What broke: the verdicts that failed at the first bad step, with their values.
     let mut broke = Vec::new();
     if let Some(index) = first_bad {
-        let point = results["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["name"] == phase.name.as_str())
-            .and_then(|p| p["points"].get(index));
-        for run in point
-            .and_then(|p| p["runs"].as_array())
-            .into_iter()
-            .flatten()
-        {
-            for verdict in run["slo"].as_array().into_iter().flatten() {
-                if verdict["pass"] != false {
+        let point = results
+            .phases
+            .iter()
+            .find(|p| p.name == phase.name)
+            .and_then(|p| p.points.get(index));
+        for run in point.iter().flat_map(|p| p.runs.iter()) {
+            for verdict in &run.slo {
+                if verdict.pass != Some(false) {
                     continue;
                 }
-                let expression = verdict["expression"].as_str().unwrap_or("");
-                let measured = match verdict["value"].as_f64() {
+                let expression = verdict.expression.as_str();
+                let measured = match verdict.value {
                     Some(v) => format!("measured {}", figure(v, expression)),
-                    None => verdict["note"].as_str().unwrap_or("no value").to_owned(),
+                    None => verdict.note.as_deref().unwrap_or("no value").to_owned(),
                 };
                 let line = format!("`{expression}`: {measured}");
                 if !broke.contains(&line) {
@@ -1107,12 +1042,30 @@ mod tests {
                 step("rate = 400/s", 600.0, true),
             ],
         }];
-        let failing = serde_json::json!({"runs": [{"slo": [
-            {"expression": "api.latency.p95 < 200ms", "value": 0.6, "pass": false},
-            {"expression": "api.failed < 1%", "value": 0.0, "pass": true},
-        ]}]});
-        let results =
-            serde_json::json!({"phases": [{"name": "load", "points": [{}, {}, failing]}]});
+        let verdict = |expression: &str, value: f64, pass: bool| headroom_results::SloVerdict {
+            name: expression.split('.').nth(1).unwrap_or("slo").to_owned(),
+            expression: expression.to_owned(),
+            value: Some(value),
+            threshold: 0.0,
+            pass: Some(pass),
+            note: None,
+        };
+        // The relay fixture's runs, re-judged: two steps pass, the third fails its p95.
+        let mut results = Results::from_json(include_str!(
+            "../../tests/fixtures/render/relay-results.json"
+        ))
+        .expect("the relay fixture reads");
+        let mut phase = results.phases[0].clone();
+        phase.name = "load".into();
+        phase.points.truncate(3);
+        for (index, point) in phase.points.iter_mut().enumerate() {
+            point.runs.truncate(1);
+            point.runs[0].slo = vec![
+                verdict("api.latency.p95 < 200ms", 0.6, index < 2),
+                verdict("api.failed < 1%", 0.0, true),
+            ];
+        }
+        results.phases = vec![phase];
         let ceiling = ceiling(&results, &phases, "load", "named").expect("a ceiling");
         assert_eq!(ceiling.last_good.as_deref(), Some("rate = 200/s"));
         assert_eq!(ceiling.first_bad.as_deref(), Some("rate = 400/s"));

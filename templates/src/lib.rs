@@ -25,8 +25,6 @@ const DEFAULTS: &[(&str, &str)] = &[
 /// Why a page could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum PageError {
-    #[error("the results cannot make a page: {0}")]
-    Results(String),
     #[error("cannot read template {path}: {message}")]
     Read { path: String, message: String },
     #[error("cannot draw plot {file}: {detail}")]
