@@ -9,6 +9,7 @@
 
 pub mod environment;
 pub mod fanout;
+mod gates;
 mod http;
 pub mod load;
 pub mod machine;

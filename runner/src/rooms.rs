@@ -38,12 +38,12 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Error as WsError, Message};
 
 use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
+use crate::gates::Gate;
 use crate::load::{Live, histogram};
 use crate::results::{
     ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
     SocketCounts, Window, histogram_summary, serialize_histogram,
 };
-use crate::run::Gate;
 use headroom_results::histogram::micros;
 
 /// The server registers a socket a moment after its handshake; the hold waits this long after

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::environment::{Environment, LoadAverage, load_average};
+use crate::gates::Gates;
 use crate::results::{
     Failure, GeneratorResult, MetricsResult, PhaseResults, PointResults, ProcessResult,
     ProcessSample, RESULTS_FORMAT, Results, ResultsError, RunResult, ScenarioResult, SpecRef,
@@ -499,10 +500,7 @@ async fn run_once(
         allowed.clone(),
         aborted,
         Arc::clone(&live),
-        Gates {
-            arrivals: Arc::clone(&arrivals),
-            release: released,
-        },
+        Gates::new(Arc::clone(&arrivals), released),
     ));
     let total = point.scenarios.len();
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -737,51 +735,6 @@ impl Watch<'_> {
             result.failure = Some(Failure::Interrupted);
             let _ = self.abort.send(true);
         }
-    }
-}
-
-/// The hand-over between the load and the steady state: every scenario arrives once (HTTP when
-/// its load ends, rooms once drained with the sockets still open); the runner measures, then
-/// releases the rooms to ramp down.
-pub(crate) struct Gates {
-    arrivals: Arc<watch::Sender<usize>>,
-    release: watch::Receiver<bool>,
-}
-
-impl Gates {
-    fn gate(&self) -> Gate {
-        Gate {
-            arrivals: Arc::clone(&self.arrivals),
-            arrived: false,
-            release: self.release.clone(),
-        }
-    }
-}
-
-/// One scenario's side of [`Gates`]. Dropping it counts as arriving, so a scenario that fails
-/// early never holds the run up.
-pub(crate) struct Gate {
-    arrivals: Arc<watch::Sender<usize>>,
-    arrived: bool,
-    release: watch::Receiver<bool>,
-}
-
-impl Gate {
-    pub(crate) fn arrive(&mut self) {
-        if !std::mem::replace(&mut self.arrived, true) {
-            self.arrivals.send_modify(|n| *n += 1);
-        }
-    }
-
-    /// Turns true once the runner has measured the steady state.
-    pub(crate) fn release_watch(&self) -> watch::Receiver<bool> {
-        self.release.clone()
-    }
-}
-
-impl Drop for Gate {
-    fn drop(&mut self) {
-        self.arrive();
     }
 }
 
