@@ -1,0 +1,283 @@
+//! `headroom plan --json`: the report's types and how a plan becomes one.
+
+use super::*;
+
+/// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
+/// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for
+/// Hetzner) even where a field's name says `usd`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// What one unit is (`room`, `user`).
+    pub unit: String,
+    /// The least-squares lines the plan stands on: the memory series, and the server's CPU
+    /// over the same sweep when it was measured.
+    pub fits: Vec<FitJson>,
+    /// Where the SLOs broke in the ceiling sweep; `null` when no sweep was judged by SLOs.
+    pub slo_ceiling: Option<SloCeilingJson>,
+    /// One plan per priced instance type, in the order asked.
+    pub instances: Vec<InstanceJson>,
+    /// `--units N`: the cheapest fleet of each instance type that holds N units, cheapest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub for_units: Option<Vec<FleetJson>>,
+    /// `--budget`: the most units each instance type holds for the budget, most first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub for_budget: Option<Vec<FleetJson>>,
+    /// The hours in a month that hourly prices are multiplied by (730).
+    pub hours_per_month: f64,
+    /// What a reader should know before trusting the plan, once each.
+    pub warnings: Vec<String>,
+}
+
+/// A least-squares line `y = intercept + slope × x` over one sweep.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FitJson {
+    /// The series fitted: `rss`, a `[measure]` series, a CSV column, or `cpu`.
+    pub series: String,
+    /// The unit of `intercept` and of `slope` per unit of x: `bytes`, `cores`, `seconds`,
+    /// `fraction`, or `count` (a plain number).
+    pub unit: String,
+    /// The phase (or `csv`) the points come from.
+    pub phase: String,
+    /// Why the planner fitted this phase.
+    pub chosen_because: String,
+    /// The variable on the x axis (the units variable).
+    pub x: String,
+    /// The line at x = 0, in `unit`.
+    pub intercept: f64,
+    /// What one more unit of x adds, in `unit` per unit of x.
+    pub slope: f64,
+    /// The share of the variance the line explains; `null` when the series does not vary (R²
+    /// is 0/0 there).
+    pub r2: Option<f64>,
+    /// The points fitted (every run, repeats included).
+    pub n: usize,
+    /// The slope's 95 % confidence interval (Student t, n − 2 degrees of freedom).
+    pub slope_ci95: [f64; 2],
+    /// The largest x measured.
+    pub max_x: f64,
+    /// The fit is too weak to plan with unflagged (`weaknesses` says why).
+    pub weak: bool,
+    /// Fewer than four points, R² under 0.9 or undefined, a slope interval wider than ±50 %.
+    pub weaknesses: Vec<String>,
+}
+
+/// The SLO ceiling of the ceiling sweep.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SloCeilingJson {
+    /// The phase whose verdicts give it, and why the planner took it.
+    pub phase: String,
+    /// Why the planner took this phase (`capacity.ceiling_phase`, or its rule).
+    pub chosen_because: String,
+    /// The last step that passed every SLO; `null` when they failed already at the first step.
+    pub units: Option<f64>,
+    /// The first step where something failed; `null` when every step passed.
+    pub first_failing: Option<f64>,
+    /// What did not hold at `first_failing`: failed SLOs, unmeasured figures, failed runs.
+    pub broke: Vec<String>,
+    /// Every step passed: the ceiling is at least `units`, the most tested.
+    pub lower_bound: bool,
+}
+
+/// One ceiling on one instance.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct CeilingJson {
+    /// The ceiling in units; `null` when it lies under `below` and was not measured.
+    pub units: Option<f64>,
+    /// The SLOs failed already at this first step: the ceiling is under it, not measured.
+    pub below: Option<f64>,
+    /// The lower end of a weak memory ceiling (at the slope's upper 95 % bound).
+    pub low: Option<f64>,
+    /// The most that was tested (every SLO passed there), so the ceiling is at least `units`.
+    pub lower_bound: bool,
+    /// How many times the largest measured x the ceiling lies, when that is more than
+    /// `EXTRAPOLATION_LIMIT` (2): not a ceiling to plan with.
+    pub extrapolated: Option<f64>,
+    /// From a weak fit (see the fit's `weaknesses`).
+    pub weak: bool,
+    /// The ceiling as a table reads it: `< 16, not measured`, `≥ 100`, `325–334, weak fit`.
+    pub reads: String,
+    /// How it was worked out.
+    pub note: String,
+}
+
+/// The ceiling that binds, or the runner-up.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct BindingJson {
+    /// A key of `ceilings`: `memory`, `slo`, `cap`, `cpu` (given with `--cpu-ceiling`), or
+    /// `none` when there is no ceiling at all.
+    pub resource: String,
+    /// `null` when nothing bounds the units, or the ceiling was not measured.
+    pub units: Option<f64>,
+    /// The ceiling as a table reads it (`CeilingJson.reads`).
+    pub reads: String,
+}
+
+/// The monthly cost with the lines beside the instance.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AllInJson {
+    /// The instance and every line, a month.
+    pub usd_month: f64,
+    /// That divided by the planned units; `null` when the plan is not priced.
+    pub usd_per_unit_month: Option<f64>,
+    /// Each line beside the instance.
+    pub lines: Vec<LineJson>,
+}
+
+/// A monthly line beside the instance (storage, an address, a database, egress, credits).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LineJson {
+    /// What the line is (`EBS gp3, 30 GB`).
+    pub name: String,
+    /// Its cost a month, in the instance's currency.
+    pub usd_month: f64,
+    /// Shared by the fleet (a database): counted once, not per instance.
+    pub shared: bool,
+    /// The date of its price (`YYYY-MM-DD`), or `undated`.
+    pub as_of: String,
+}
+
+/// The plan on one instance type.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct InstanceJson {
+    /// The instance type (`t4g.medium`, `CX22`).
+    pub name: String,
+    /// Its vCPUs, as the price table lists them.
+    pub vcpu: u32,
+    /// Its memory in GiB (a Hetzner "GB" is taken as GiB, with a warning).
+    pub memory_gib: f64,
+    /// `USD` or `EUR`: the currency of every amount of this instance.
+    pub currency: String,
+    /// The instance's price a month.
+    pub usd_month: f64,
+    /// The date of the instance's price (`YYYY-MM-DD`), or `undated`.
+    pub as_of: String,
+    /// Every ceiling by resource: `memory`, `slo`, `cap`, `cpu`, `cpu_sustained`.
+    pub ceilings: BTreeMap<String, CeilingJson>,
+    /// The smallest ceiling.
+    pub binding: BindingJson,
+    /// The next smallest.
+    pub runner_up: Option<BindingJson>,
+    /// The binding ceiling less the headroom; `null` when the plan is not priced.
+    pub planned_units: Option<f64>,
+    /// Why there is no cost per unit (the binding ceiling was not measured, or is an
+    /// extrapolation); `null` when the plan is priced.
+    pub not_priced: Option<String>,
+    /// The binding ceiling is a lower bound: each cost per unit is at most what is given.
+    pub cost_is_upper_bound: bool,
+    /// The instance's month over the planned units.
+    pub usd_per_unit_month: Option<f64>,
+    /// That over the people in a unit.
+    pub usd_per_person_month: Option<f64>,
+    pub all_in: AllInJson,
+    /// This instance's warnings (also in the report's `warnings`).
+    pub warnings: Vec<String>,
+}
+
+/// A fleet of one instance type.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FleetJson {
+    /// The instance type.
+    pub instance: String,
+    /// `USD` or `EUR`: the currency of `usd_month`.
+    pub currency: String,
+    /// Instances in the fleet.
+    pub count: u64,
+    /// The units the fleet holds at the planned units per instance.
+    pub units: f64,
+    /// The fleet's month, shared lines once; `null` when it cannot hold any unit.
+    pub usd_month: Option<f64>,
+    /// Why this fleet is not the first choice, or cannot be one.
+    pub note: Option<String>,
+}
+
+/// A finite number, or `None` for JSON (which has no infinity).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl From<&Ceiling> for CeilingJson {
+    fn from(c: &Ceiling) -> CeilingJson {
+        CeilingJson {
+            units: c.units,
+            below: c.below,
+            low: c.low,
+            lower_bound: c.lower_bound,
+            extrapolated: c.extrapolated,
+            weak: c.weak,
+            reads: c.reads(),
+            note: c.note.clone(),
+        }
+    }
+}
+
+impl From<&SloCeiling> for SloCeilingJson {
+    fn from(s: &SloCeiling) -> SloCeilingJson {
+        SloCeilingJson {
+            phase: s.phase.clone(),
+            chosen_because: s.chosen_because.clone(),
+            units: s.units,
+            first_failing: s.first_failing,
+            broke: s.broke.clone(),
+            lower_bound: s.lower_bound,
+        }
+    }
+}
+
+impl From<&InstancePlan> for InstanceJson {
+    fn from(plan: &InstancePlan) -> InstanceJson {
+        let binding = |b: &Binding| BindingJson {
+            resource: b.resource.clone(),
+            units: b.units.and_then(finite),
+            reads: b.reads.clone(),
+        };
+        InstanceJson {
+            name: plan.name.clone(),
+            vcpu: plan.vcpu,
+            memory_gib: plan.memory_gib,
+            currency: plan.currency.to_owned(),
+            usd_month: plan.per_month,
+            as_of: plan.as_of.clone(),
+            ceilings: plan
+                .ceilings
+                .iter()
+                .map(|(k, c)| (k.clone(), CeilingJson::from(c)))
+                .collect(),
+            binding: binding(&plan.binding),
+            runner_up: plan.runner_up.as_ref().map(binding),
+            planned_units: plan.planned_units,
+            not_priced: plan.not_priced.clone(),
+            cost_is_upper_bound: plan.cost_is_upper_bound,
+            usd_per_unit_month: plan.per_unit_month,
+            usd_per_person_month: plan.per_person_month,
+            all_in: AllInJson {
+                usd_month: plan.all_in.per_month,
+                usd_per_unit_month: plan.all_in.per_unit_month,
+                lines: plan
+                    .all_in
+                    .lines
+                    .iter()
+                    .map(|l| LineJson {
+                        name: l.name.clone(),
+                        usd_month: l.per_month,
+                        shared: l.shared,
+                        as_of: l.as_of.clone(),
+                    })
+                    .collect(),
+            },
+            warnings: plan.warnings.clone(),
+        }
+    }
+}
+
+impl From<&Fleet> for FleetJson {
+    fn from(fleet: &Fleet) -> FleetJson {
+        FleetJson {
+            instance: fleet.instance.clone(),
+            currency: fleet.currency.to_owned(),
+            count: fleet.count,
+            units: fleet.units,
+            usd_month: finite(fleet.per_month),
+            note: fleet.note.clone(),
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The planner against worked examples (the relay page), edge by edge.
+
+use super::*;
+use crate::fit::fit;
+use crate::points::Sweep;
+
+fn relay_model() -> Model {
+    let rooms = [1.0, 4.0, 16.0, 32.0, 64.0, 128.0];
+    let rss_mib = [218.8, 260.9, 399.7, 546.5, 863.9, 1506.2];
+    let points: Vec<(f64, f64)> = rooms
+        .into_iter()
+        .zip(rss_mib.map(|m| m * 1_048_576.0))
+        .collect();
+    Model {
+        unit: "room".to_owned(),
+        people_per_unit: 1.0,
+        memory: Some(fit(&points).expect("fit")),
+        reserve_bytes: 512.0 * 1_048_576.0,
+        cpu_ceiling: Some(57.0),
+        cap: Some(128.0),
+        lines: Lines {
+            ebs_gb: Some(30.0),
+            rds: Some("db.t4g.micro".to_owned()),
+            public_ipv4: 0,
+            egress_gb: None,
+        },
+        ..Model::default()
+    }
+}
+
+/// The relay capacity page's cost table, by hand: 334 and 742 rooms by memory, 57 by CPU,
+/// $0.43 and $0.86 per room-month; all in with 30 GB gp3 and a db.t4g.micro, $38.61 and
+/// $63.14 a month, $0.68 and $1.11 per room.
+#[test]
+fn the_relay_page_by_hand() {
+    let table = PriceTable::embedded().expect("table");
+    let model = relay_model();
+    let expected = [
+        ("t4g.medium", 334.0, 0.43, 38.61, 0.68),
+        ("t4g.large", 742.0, 0.86, 63.14, 1.11),
+    ];
+    for (name, by_memory, per_room, all_in, all_in_per_room) in expected {
+        let plan = plan_instance(table.instance(name).expect("instance"), &model, &table);
+        assert_eq!(plan.ceilings["memory"].units, Some(by_memory), "{name}");
+        assert_eq!(
+            (plan.binding.resource.as_str(), plan.binding.units),
+            ("cpu", Some(57.0))
+        );
+        assert_eq!(plan.not_priced, None);
+        assert_eq!(
+            plan.runner_up.as_ref().map(|b| b.resource.as_str()),
+            Some("cap")
+        );
+        let cents = |x: f64| (x * 100.0).round() / 100.0;
+        assert_eq!(plan.per_unit_month.map(cents), Some(per_room), "{name}");
+        assert_eq!(cents(plan.all_in.per_month), all_in, "{name}");
+        assert_eq!(
+            plan.all_in.per_unit_month.map(cents),
+            Some(all_in_per_room),
+            "{name}"
+        );
+        assert!(
+            plan.all_in
+                .lines
+                .iter()
+                .any(|l| l.shared && l.name.contains("db.t4g.micro"))
+        );
+        assert!(
+            plan.warnings.iter().any(|w| w.contains("burstable")),
+            "{:?}",
+            plan.warnings
+        );
+    }
+}
+
+/// With the server's CPU per room measured, a burstable instance gets its sustained ceiling
+/// and the surplus credits above it: t4g.medium's baseline is 20 % of 2 vCPUs = 0.4 cores;
+/// at 0.1 + 0.01 cores per room it sustains 30 rooms, and at the 57 planned it runs 0.27 cores
+/// above the baseline: 0.27 × 730 h × $0.04 = $7.88 a month.
+#[test]
+fn a_burstable_instance_with_cpu_data_prices_its_credits() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    let points: Vec<(f64, f64)> = [1.0, 10.0, 20.0, 40.0].map(|r| (r, 0.1 + 0.01 * r)).into();
+    model.cpu = Some(fit(&points).expect("cpu fit"));
+    let plan = plan_instance(
+        table.instance("t4g.medium").expect("t4g.medium"),
+        &model,
+        &table,
+    );
+    assert_eq!(plan.ceilings["cpu_sustained"].units, Some(30.0));
+    let credits = plan
+        .all_in
+        .lines
+        .iter()
+        .find(|l| l.name.contains("credits"))
+        .expect("credits");
+    assert!(
+        (credits.per_month - 0.27 * 730.0 * 0.04).abs() < 1e-6,
+        "{}",
+        credits.per_month
+    );
+    assert!(plan.warnings.iter().all(|w| !w.contains("assumes burst")));
+}
+
+#[test]
+fn headroom_and_the_slo_sweep() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    let sweep = sweep_of(&[(16.0, true), (32.0, true), (64.0, false), (128.0, false)]);
+    model.slo = slo_ceiling(&sweep, "named");
+    let slo = model.slo.clone().expect("judged");
+    assert_eq!(
+        (slo.units, slo.first_failing, slo.lower_bound),
+        (Some(32.0), Some(64.0), false)
+    );
+    assert_eq!(slo.broke, ["`api.latency.p95 < 200ms` failed"]);
+    model.headroom = 0.25;
+    let plan = plan_instance(
+        table.instance("m7g.large").expect("m7g.large"),
+        &model,
+        &table,
+    );
+    assert_eq!(
+        (plan.binding.resource.as_str(), plan.binding.units),
+        ("slo", Some(32.0))
+    );
+    assert_eq!(plan.planned_units, Some(24.0));
+    assert!(!plan.cost_is_upper_bound);
+    assert!(plan.warnings.iter().all(|w| !w.contains("burstable")));
+    // 100 rooms: m7g.large holds 24 a piece, so 5 of them.
+    let fleets = for_units(std::slice::from_ref(&plan), 100.0);
+    assert_eq!((fleets[0].count, fleets[0].units), (5, 120.0));
+    let budget = for_budget(std::slice::from_ref(&plan), 300.0);
+    assert!(
+        budget[0].per_month <= 300.0 && budget[0].count >= 1,
+        "{budget:?}"
+    );
+    let never = sweep_of(&[(1.0, true), (2.0, true)]);
+    assert_eq!(slo_ceiling(&never, "").map(|c| c.lower_bound), Some(true));
+}
+
+/// A sweep judged at each x: `true` passes, `false` fails a p95 SLO.
+fn sweep_of(verdicts: &[(f64, bool)]) -> Sweep {
+    Sweep {
+        name: "load".to_owned(),
+        x: "rooms".to_owned(),
+        series: Vec::new(),
+        verdicts: verdicts
+            .iter()
+            .map(|&(x, pass)| {
+                let mut verdict = crate::points::Verdict::passing();
+                verdict.judge((!pass).then(|| "`api.latency.p95 < 200ms` failed".to_owned()));
+                (crate::points::OrderedX(x), verdict)
+            })
+            .collect(),
+    }
+}
+
+/// Item 1 of issue 11: every SLO fails at the first step (16). The SLO ceiling is "< 16, not
+/// measured" and binds before the cap: nothing is planned and no cost per unit is given.
+#[test]
+fn a_ceiling_below_the_first_step_is_not_priced() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    model.slo = slo_ceiling(&sweep_of(&[(16.0, false), (64.0, false)]), "named");
+    let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+    let slo = &plan.ceilings["slo"];
+    assert_eq!((slo.units, slo.below), (None, Some(16.0)));
+    assert_eq!(slo.reads(), "< 16, not measured");
+    assert_eq!(
+        (plan.binding.resource.as_str(), plan.binding.units),
+        ("slo", None)
+    );
+    assert_eq!(plan.planned_units, None);
+    assert_eq!(plan.per_unit_month, None);
+    assert_eq!(plan.all_in.per_unit_month, None);
+    let why = plan.not_priced.clone().expect("a reason");
+    assert!(
+        why.contains("SLO ceiling lies below 16, the first step"),
+        "{why}"
+    );
+    let fleets = for_units(std::slice::from_ref(&plan), 100.0);
+    assert_eq!(fleets[0].count, 0);
+    assert!(
+        fleets[0]
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("not priced")
+    );
+}
+
+/// Memory that does not grow with the units gives no memory ceiling, and says so: the
+/// weaknesses of the fit and its slope, never a silent gap.
+#[test]
+fn a_flat_or_falling_memory_fit_says_why_there_is_no_memory_ceiling() {
+    let table = PriceTable::embedded().expect("table");
+    let points: Vec<(f64, f64)> = [(25.0, 161e6), (50.0, 160e6), (100.0, 159e6)].into();
+    let model = Model {
+        unit: "user".to_owned(),
+        people_per_unit: 1.0,
+        memory: Some(fit(&points).expect("fit")),
+        cap: Some(100.0),
+        ..Model::default()
+    };
+    let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+    assert!(!plan.ceilings.contains_key("memory"));
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.starts_with("the memory fit's slope is ")
+                && w.ends_with("so no memory ceiling follows from them")),
+        "{:?}",
+        plan.warnings
+    );
+    assert!(
+        plan.warnings.iter().any(|w| w.contains("only 3 points")),
+        "{:?}",
+        plan.warnings
+    );
+}
+
+/// Issue 12: a reserve of all the instance's memory is said, not planned around silently.
+#[test]
+fn a_reserve_of_all_the_memory_is_said() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.reserve_bytes = 4.0 * 1_073_741_824.0;
+    let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+    assert_eq!(plan.ceilings["memory"].units, Some(0.0));
+    assert_eq!(plan.planned_units, None);
+    assert_eq!(
+        plan.not_priced.as_deref(),
+        Some("the memory ceiling, less 0 % headroom, leaves no whole room to plan with")
+    );
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.starts_with("t4g.medium: the reserve (4096 MiB) is all of its 4 GiB")),
+        "{:?}",
+        plan.warnings
+    );
+}
+
+/// Item 16: a lower-bound ceiling binds; the cost per unit is an upper bound.
+#[test]
+fn a_lower_bound_ceiling_prices_an_upper_bound() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    model.cap = None;
+    model.slo = slo_ceiling(&sweep_of(&[(25.0, true), (50.0, true), (100.0, true)]), "");
+    let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
+    assert_eq!(plan.binding.reads, "≥ 100");
+    assert_eq!(plan.planned_units, Some(100.0));
+    assert!(plan.cost_is_upper_bound);
+    assert_eq!(plan.not_priced, None);
+}
+
+/// Item 15: a memory ceiling far past the data (×3,800) reads as an extrapolation, never as
+/// a plain number, and when it binds nothing is priced.
+#[test]
+fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
+    let table = PriceTable::embedded().expect("table");
+    // 25–100 users at 8 KiB each over 60 MiB: a CX22's 4 GiB holds ~450,000.
+    let points: Vec<(f64, f64)> = [25.0, 50.0, 75.0, 100.0]
+        .map(|u| (u, 60.0 * 1_048_576.0 + u * 8192.0))
+        .into();
+    let model = Model {
+        unit: "user".to_owned(),
+        people_per_unit: 1.0,
+        memory: Some(fit(&points).expect("fit")),
+        reserve_bytes: 512.0 * 1_048_576.0,
+        ..Model::default()
+    };
+    let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+    let memory = &plan.ceilings["memory"];
+    let times = memory.extrapolated.expect("flagged");
+    assert!(times > 1000.0, "{times}");
+    assert!(
+        memory
+            .reads()
+            .contains("past the data: not a ceiling to plan with"),
+        "{}",
+        memory.reads()
+    );
+    assert_eq!(plan.binding.resource, "memory");
+    assert_eq!(plan.planned_units, None);
+    assert_eq!(plan.per_unit_month, None);
+    assert!(
+        plan.not_priced
+            .as_deref()
+            .unwrap_or("")
+            .contains("extrapolation"),
+        "{:?}",
+        plan.not_priced
+    );
+    // Inside the limit it is a plain ceiling.
+    assert_eq!(factor(3789.0), "×3,800");
+    assert_eq!(factor(57.5), "×58");
+    assert_eq!(factor(2.6), "×2.6");
+}

@@ -1,0 +1,106 @@
+//! What a reader must know before trusting the figures, and what was not measured.
+
+use super::*;
+
+pub(super) fn caveats(
+    quick: bool,
+    machine: &Machine,
+    load: Option<Spread>,
+    runs: &RunCounts,
+    phases: &[Phase],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if quick {
+        out.push("These are `--quick` results: holds, steps and repeats were scaled down for a first look. Do not plan with them.".to_owned());
+    }
+    out.push("The server and the load generator ran on the same machine and shared its cores: read every latency as an upper bound and every ceiling as a lower bound.".to_owned());
+    if let Some(load) = load
+        && let Some(cores) = machine.logical_cores
+        && cores > 0
+        && load.max > cores as f64
+    {
+        out.push(format!(
+            "The load average reached {:.1} on {} logical cores: something else competed for the machine during some runs.",
+            load.max, cores
+        ));
+    }
+    if runs.generator_bound > 0 {
+        out.push(format!(
+            "{} of {} runs were generator-bound (the generator lagged its schedule or used nearly every core): their latencies are the generator's as much as the server's.",
+            runs.generator_bound, runs.total
+        ));
+    }
+    if runs.failed > 0 {
+        out.push(format!(
+            "{} of {} runs failed; their points show why.",
+            runs.failed, runs.total
+        ));
+    }
+    let noisy: Vec<String> = phases
+        .iter()
+        .flat_map(|phase| {
+            phase.points.iter().filter_map(move |point| {
+                let rss = point.rss_bytes?;
+                (rss.n > 1 && rss.min > 0.0 && rss.max / rss.min > 1.10)
+                    .then(|| format!("{} at {}", phase.name, point.variables))
+            })
+        })
+        .collect();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "The resident set varied by more than 10 % between repeats at {}: treat those points as noisy.",
+            noisy.join("; ")
+        ));
+    }
+    out
+}
+
+pub(super) fn not_measured(
+    fits: &[FitRow],
+    ceiling: Option<&Ceiling>,
+    plan: Option<&Report>,
+    bench: &Bench,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(Ceiling {
+        phase,
+        last_good: Some(last),
+        first_bad: None,
+        ..
+    }) = ceiling
+    {
+        out.push(format!(
+            "The SLO ceiling is a lower bound: every step of `{phase}` passed, up to {last}. Where the SLOs break was not measured; sweep further to find it."
+        ));
+    }
+    if fits.is_empty() {
+        out.push(format!(
+            "No sweep carries the memory series `{}`: there is no memory per {} and no memory ceiling.",
+            bench.memory_series, bench.unit
+        ));
+    }
+    // The planner already warns about the memory series' fit; the others are the page's own.
+    for fit in fits {
+        if plan.is_some() && fit.series == bench.memory_series {
+            continue;
+        }
+        for warning in &fit.warnings {
+            out.push(format!("{}: {warning}", fit.series));
+        }
+    }
+    if let Some(plan) = plan {
+        for warning in &plan.warnings {
+            if !out.contains(warning) {
+                out.push(warning.clone());
+            }
+        }
+        if plan.slo_ceiling.is_none() {
+            out.push(
+                "No sweep found an SLO ceiling: the CPU side of the plan is unmeasured.".to_owned(),
+            );
+        }
+    } else {
+        out.push("No instances were priced: the spec's [plan] names none.".to_owned());
+    }
+    out
+}

@@ -1,0 +1,108 @@
+//! The ceiling phase step by step: the last good step, what broke, the cliff.
+
+use super::*;
+
+/// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
+pub(super) fn ceiling(
+    results: &Results,
+    phases: &[Phase],
+    name: &str,
+    because: &str,
+) -> Option<Ceiling> {
+    // A phase whose runs were judged by SLOs at all: else there is no ceiling to tell.
+    let judged = |name: &str| {
+        results
+            .phases
+            .iter()
+            .filter(|p| p.name == name)
+            .flat_map(|p| p.points.iter())
+            .flat_map(|p| p.runs.iter())
+            .any(|r| !r.slo.is_empty())
+    };
+    let phase = phases.iter().find(|p| p.name == name)?;
+    if !judged(&phase.name) {
+        return None;
+    }
+    let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
+    let last_good = match first_bad {
+        Some(0) => None,
+        Some(i) => Some(phase.points[i - 1].variables.clone()),
+        None => phase.points.last().map(|p| p.variables.clone()),
+    };
+    // What broke: the verdicts that failed at the first bad step, with their values.
+    let mut broke = Vec::new();
+    if let Some(index) = first_bad {
+        let point = results
+            .phases
+            .iter()
+            .find(|p| p.name == phase.name)
+            .and_then(|p| p.points.get(index));
+        for run in point.iter().flat_map(|p| p.runs.iter()) {
+            for verdict in &run.slo {
+                if verdict.pass != Some(false) {
+                    continue;
+                }
+                let expression = verdict.expression.as_str();
+                let measured = match verdict.value {
+                    Some(v) => format!("measured {}", figure(v, expression)),
+                    None => verdict.note.as_deref().unwrap_or("no value").to_owned(),
+                };
+                let line = format!("`{expression}`: {measured}");
+                if !broke.contains(&line) {
+                    broke.push(line);
+                }
+            }
+        }
+    }
+    // A cliff: the largest step-to-step jump of the worst scenario p95.
+    let worst: Vec<Option<f64>> = phase
+        .points
+        .iter()
+        .map(|p| {
+            p.scenarios
+                .iter()
+                .filter_map(|c| c.p95_ms.map(|s| s.median))
+                .reduce(f64::max)
+        })
+        .collect();
+    let cliff = worst
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, w[0]?, w[1]?)))
+        .filter(|(_, a, _)| *a > 0.0)
+        .map(|(i, a, b)| (i, a, b, b / a))
+        .filter(|(_, _, _, ratio)| *ratio >= 3.0)
+        .max_by(|x, y| x.3.total_cmp(&y.3))
+        .map(|(i, a, b, ratio)| {
+            format!(
+                "the p95 jumps {ratio:.1}× from {} ({}) to {} ({})",
+                crate::format::duration_ms(a),
+                phase.points[i].variables,
+                crate::format::duration_ms(b),
+                phase.points[i + 1].variables
+            )
+        });
+    Some(Ceiling {
+        phase: phase.name.clone(),
+        chosen_because: because.to_owned(),
+        last_good,
+        first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
+        broke,
+        cliff,
+    })
+}
+
+/// A verdict's value in the unit its expression is written in: seconds as ms or s, fractions
+/// as percentages, bytes as MiB.
+pub(super) fn figure(value: f64, expression: &str) -> String {
+    let threshold = expression.rsplit(' ').next().unwrap_or("");
+    if threshold.ends_with('%') {
+        crate::format::percent(value)
+    } else if threshold.ends_with("ms") || threshold.ends_with('s') || threshold.ends_with('m') {
+        crate::format::duration_ms(value * 1000.0)
+    } else if threshold.ends_with('B') {
+        crate::format::mib(value, None)
+    } else {
+        format!("{value}")
+    }
+}

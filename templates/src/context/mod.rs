@@ -1,0 +1,527 @@
+//! The template context: everything a capacity page says, as data. Built from typed results
+//! (`headroom-results`, never read by key) and the planner's report; its shape is
+//! `schemas/page-context.schema.json`, so users can write pages of their own.
+
+use headroom_compiler::slo::FigureUnit;
+use headroom_pricing::fit::fit;
+use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
+use headroom_pricing::points::{Sweep, Unit};
+use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
+use headroom_spec::scenario::{HttpScenario, RoomsScenario, Stages};
+use headroom_spec::{Param, Reducer, Scenario, VarValue};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+mod caveats;
+mod ceiling;
+mod fits;
+mod rows;
+mod words;
+
+use caveats::{caveats, not_measured};
+use ceiling::ceiling;
+use fits::fit_rows;
+use rows::point_row;
+use words::{latency_slos, scenario_texts, steady_state};
+
+/// What the page is about, from the spec.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Bench {
+    /// `[bench] name`.
+    pub name: String,
+    /// `[bench] description`: what the bench answers.
+    pub description: Option<String>,
+    /// What one unit is (`room`, `user`).
+    pub unit: String,
+    /// How many people one unit holds (1 unless the spec says).
+    pub people_per_unit: f64,
+    /// The series memory is provisioned against, and the phase that sweeps it.
+    pub memory_series: String,
+    /// `[capacity] memory_phase`, when the spec names one.
+    pub memory_phase: Option<String>,
+    /// The variable that counts units (`rooms`), which picks the memory sweep when no phase is
+    /// named, as the planner does.
+    pub units_variable: Option<String>,
+    /// The phase whose SLO verdicts give the ceiling.
+    pub ceiling_phase: Option<String>,
+}
+
+/// The inputs of a page besides the results text.
+pub struct Inputs {
+    pub bench: Bench,
+    pub plan: Option<Report>,
+    /// The commands that reproduce the page, in order.
+    pub reproduce: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PageContext {
+    pub bench: Bench,
+    /// The headroom that ran (from the results file).
+    pub headroom_version: String,
+    /// The spec's path, as the run was given it.
+    pub spec_path: String,
+    /// `--quick` results: scaled down, not figures to plan with.
+    pub quick: bool,
+    /// The machine the runs ran on.
+    pub machine: Machine,
+    /// The 1-minute load average over every run: lowest and highest seen.
+    pub load_average: Option<Spread>,
+    /// What the load generator used of the machine, over every run.
+    pub generator: Option<Generator>,
+    /// How many runs, failed runs and generator-bound runs.
+    pub runs: RunCounts,
+    /// Each scenario in words, as it ran at the first point that has it.
+    pub scenarios: Vec<ScenarioText>,
+    /// When the server was measured: one sentence per distinct steady-state rule.
+    pub steady_state: Vec<String>,
+    /// Every phase, with a row per point.
+    pub phases: Vec<Phase>,
+    /// Whether some phase ran a rooms scenario (the page explains its p95 then).
+    pub has_rooms: bool,
+    /// The memory regression: every bytes series of the memory sweep, the memory series first (empty without a memory sweep over the units).
+    pub fits: Vec<FitRow>,
+    /// Where the SLOs broke in the ceiling phase, step by step.
+    pub ceiling: Option<Ceiling>,
+    /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
+    pub plan: Option<Report>,
+    /// How to read the numbers, generated from what the results show.
+    pub caveats: Vec<String>,
+    /// What the page does not know, generated from the data.
+    pub not_measured: Vec<String>,
+    /// The commands that reproduce the page, in order.
+    pub reproduce: Vec<String>,
+    /// The plots drawn from this context (`headroom_templates::plots`), as the files written
+    /// beside the page; the page links them by `file`.
+    pub plots: Vec<Plot>,
+}
+
+/// A scenario of the bench, in words.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScenarioText {
+    /// The scenario's name.
+    pub name: String,
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// `HTTP, 25 virtual users thinking 1s each (ramping-vus): GET list, GET page (4:2); 1s up, 5s hold, 1s down`.
+    pub text: String,
+}
+
+/// The generator's own use of the machine: how much headroom it had.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Generator {
+    /// CPU the generator used during the load, in cores: lowest and highest run.
+    pub cpu_cores: Spread,
+    /// The cores it could use; `null` when no run recorded it.
+    pub cores_available: Option<u64>,
+    /// The largest p99 of its schedule lag (actual minus intended send), in ms; `null` when no
+    /// run recorded one.
+    pub schedule_lag_p99_ms: Option<f64>,
+}
+
+/// A plot of the page: an SVG file beside it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Plot {
+    /// `memory` or `latency`.
+    pub kind: String,
+    /// The file name, relative to the page (`memory.svg`).
+    pub file: String,
+    /// The plot's title, also inside the SVG.
+    pub title: String,
+    /// For `latency`: the phase and scenario plotted.
+    pub phase: Option<String>,
+    /// For `latency`: the scenario plotted.
+    pub scenario: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Machine {
+    /// The CPU's model name (empty when the machine names none).
+    pub cpu_model: String,
+    /// `null` when the results do not say (never shown as 0).
+    pub logical_cores: Option<u64>,
+    /// The machine's memory in bytes; `null` when the results do not say.
+    pub memory_bytes: Option<u64>,
+    /// The kernel release.
+    pub kernel: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Spread {
+    /// The lowest.
+    pub min: f64,
+    /// The highest.
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct RunCounts {
+    /// Runs in the results file.
+    pub total: u64,
+    /// Runs that failed (their figures are not fitted).
+    pub failed: u64,
+    /// Runs where the generator, not the server, may have set the latency.
+    pub generator_bound: u64,
+}
+
+/// Lowest, median and highest over a point's repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct Stat {
+    /// The lowest of the repeats.
+    pub min: f64,
+    /// The median of the repeats (the mean of the two middle ones for an even count).
+    pub median: f64,
+    /// The highest of the repeats.
+    pub max: f64,
+    /// How many repeats had the figure.
+    pub n: usize,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        Some(Stat {
+            min: sorted[0],
+            median: Reducer::Median.of(&sorted)?,
+            max: sorted[sorted.len() - 1],
+            n: sorted.len(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Phase {
+    /// The phase's name.
+    pub name: String,
+    /// What the phase is for, in words.
+    pub description: Option<String>,
+    /// A row per point, in order.
+    pub points: Vec<Point>,
+    /// The scenarios of the phase, in the order of the columns.
+    pub scenarios: Vec<String>,
+    /// The latency SLOs judged in the phase (the lines of its latency plots).
+    pub latency_slos: Vec<LatencySlo>,
+}
+
+/// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LatencySlo {
+    /// The scenario the SLO judges.
+    pub scenario: String,
+    /// The SLO as written.
+    pub expression: String,
+    /// Its threshold in milliseconds.
+    pub threshold_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Point {
+    /// The swept variables as people read them: `rooms = 16`.
+    pub variables: String,
+    /// How many runs (repeats) the point had.
+    pub runs: usize,
+    /// The steady-state resident set over the repeats, in bytes; `null` when no run measured it.
+    pub rss_bytes: Option<Stat>,
+    /// A cell per scenario of the phase, in `Phase.scenarios`' order.
+    pub scenarios: Vec<ScenarioCell>,
+    /// SLOs that failed at some run of the point.
+    pub slo_failed: Vec<String>,
+    /// SLOs whose figure was not measured at some run (no request sent): never a pass.
+    pub slo_unmeasured: Vec<String>,
+    /// Why runs failed, when some did.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScenarioCell {
+    /// The scenario's name.
+    pub name: String,
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// HTTP: requests; rooms: messages sent.
+    pub requests: Option<Stat>,
+    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95.
+    pub p95_ms: Option<Stat>,
+    /// The same latency's p50 and p99.
+    pub p50_ms: Option<Stat>,
+    /// The latency's p99 over the repeats, in milliseconds.
+    pub p99_ms: Option<Stat>,
+    /// Failed requests (rooms: sockets that failed), summed over the repeats.
+    pub errors: u64,
+    /// Rooms: frames delivered and expected, summed over the repeats.
+    pub delivered: Option<u64>,
+    /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
+    pub expected: Option<u64>,
+}
+
+/// The SLO ceiling as a page tells it: the last good step, the first bad one, what broke there,
+/// and a cliff if the latency jumped.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Ceiling {
+    /// The phase whose verdicts give the ceiling.
+    pub phase: String,
+    /// Why this phase gives the ceiling (`capacity.ceiling_phase`, or the planner's rule).
+    pub chosen_because: String,
+    /// The last step before the first failing one (`rooms = 32`), if any passed.
+    pub last_good: Option<String>,
+    /// The first step where some SLO failed, if any did.
+    pub first_bad: Option<String>,
+    /// The SLOs that failed there, as written (`edits.seen_by_all.p95 < 2500ms`), with the
+    /// value measured.
+    pub broke: Vec<String>,
+    /// The largest jump of the p95 between two steps, when it is 3× or more.
+    pub cliff: Option<String>,
+}
+
+/// A least-squares line of one series over one sweep, and how it predicts the largest point.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FitRow {
+    /// The phase the points come from (the memory sweep, as the planner chooses it).
+    pub phase: String,
+    /// Why this phase is the memory sweep (`capacity.memory_phase`, or the planner's rule).
+    pub chosen_because: String,
+    /// Too weak to plan with unflagged: see `warnings`.
+    pub weak: bool,
+    /// The series fitted (`rss`, a `[measure]` series of bytes).
+    pub series: String,
+    /// The series' unit: `bytes` (the page fits the memory sweep's byte series).
+    pub unit: String,
+    /// The variable on the x axis (the units variable).
+    pub x: String,
+    /// Points fitted: every run, repeats included.
+    pub n: usize,
+    /// The line at x = 0, in bytes.
+    pub intercept: f64,
+    /// Bytes per unit of x.
+    pub slope: f64,
+    /// `null` when the series does not vary (R² is 0/0 there).
+    pub r2: Option<f64>,
+    /// The slope's 95 % confidence interval (Student t, n − 2 degrees of freedom).
+    pub slope_ci95: [f64; 2],
+    /// The largest x measured.
+    pub largest_x: f64,
+    /// What the line gives at `largest_x`, in bytes.
+    pub predicted_at_largest: f64,
+    /// Where 95 % of single runs at `largest_x` would fall, by the fit (its prediction
+    /// interval, in bytes): a measurement outside it says the line does not hold there.
+    pub prediction_interval_at_largest: [f64; 2],
+    /// The median measured at the largest x.
+    pub measured_at_largest: f64,
+    /// Why the fit is weak or a prediction an extrapolation, in words.
+    pub warnings: Vec<String>,
+    /// Every run's measurement, `[x, y]`.
+    pub points: Vec<[f64; 2]>,
+}
+
+/// `rooms = 16, edit_rate = 0.45/s`, or `(one point)` for a phase without axes.
+fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
+    if at.is_empty() {
+        return "(one point)".to_owned();
+    }
+    at.iter()
+        .map(|(k, v)| match v {
+            // Written as JSON writes it (`1.0`), as the results file shows it.
+            VarValue::Float(x) => format!("{k} = {}", serde_json::Value::from(*x)),
+            other => format!("{k} = {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A value of the resolved plan as written (`30s`, `16`); a variable left is shown by name.
+fn param<T: headroom_spec::ParamValue + std::fmt::Display>(param: &Param<T>) -> String {
+    match param {
+        Param::Value(value) => value.to_string(),
+        Param::Var(name) => format!("{{{name}}}"),
+    }
+}
+
+impl PageContext {
+    /// The context of a page from typed results and the rest of the inputs.
+    pub fn build(results: &Results, inputs: Inputs) -> PageContext {
+        let environment = &results.environment;
+        let machine = Machine {
+            cpu_model: environment.cpu_model.clone(),
+            logical_cores: environment.logical_cores.map(|c| c as u64),
+            memory_bytes: environment.memory_bytes,
+            kernel: environment.kernel.clone(),
+        };
+        let latency_slos = latency_slos(results);
+        let mut runs = RunCounts::default();
+        let mut loads = Vec::new();
+        let mut generator_cores = Vec::new();
+        let (mut generator_lag, mut generator_available) = (None::<f64>, None::<u64>);
+        let mut phases = Vec::new();
+        for phase in &results.phases {
+            let mut scenario_names: Vec<String> = Vec::new();
+            let mut points = Vec::new();
+            for point in &phase.points {
+                for run in &point.runs {
+                    runs.total += 1;
+                    if run.failure.is_some() {
+                        runs.failed += 1;
+                    }
+                    if run.generator.bound {
+                        runs.generator_bound += 1;
+                    }
+                    let generator = &run.generator;
+                    generator_cores.push(generator.cpu_cores);
+                    // The largest seen.
+                    let lag = generator.schedule_lag_p99_ms;
+                    generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
+                    let cores = generator.cores_available as u64;
+                    generator_available = Some(generator_available.map_or(cores, |c| c.max(cores)));
+                    loads.extend([run.load_average.min, run.load_average.max]);
+                    for name in run.scenarios.keys() {
+                        if !scenario_names.contains(name) {
+                            scenario_names.push(name.clone());
+                        }
+                    }
+                }
+                points.push(point_row(point, &scenario_names));
+            }
+            // Every point gets a cell per scenario, in the same order.
+            for point in &mut points {
+                point.scenarios.sort_by_key(|cell| {
+                    scenario_names
+                        .iter()
+                        .position(|n| *n == cell.name)
+                        .unwrap_or(usize::MAX)
+                });
+            }
+            let description = results
+                .plan
+                .phases
+                .iter()
+                .find(|p| p.name == phase.name)
+                .and_then(|p| p.description.clone());
+            let latency_slos = latency_slos
+                .iter()
+                .filter(|slo| scenario_names.contains(&slo.scenario))
+                .cloned()
+                .collect();
+            phases.push(Phase {
+                name: phase.name.clone(),
+                description,
+                points,
+                scenarios: scenario_names,
+                latency_slos,
+            });
+        }
+        let sweeps = headroom_pricing::points::from_results(results);
+        let selection = Selection {
+            units: inputs.bench.units_variable.as_deref(),
+            memory_series: &inputs.bench.memory_series,
+            memory_phase: inputs.bench.memory_phase.as_deref(),
+            ceiling_phase: inputs.bench.ceiling_phase.as_deref(),
+        };
+        let fits = fit_rows(&sweeps, selection, &inputs.bench);
+        let ceiling = ceiling_sweep(&sweeps, selection).ok().and_then(|chosen| {
+            ceiling(results, &phases, chosen.sweep.name.as_str(), chosen.because)
+        });
+        let has_rooms = phases
+            .iter()
+            .flat_map(|p| p.points.iter())
+            .flat_map(|p| p.scenarios.iter())
+            .any(|c| c.kind == "rooms");
+        let load_average = Stat::of(&loads).map(|s| Spread {
+            min: s.min,
+            max: s.max,
+        });
+        let generator = Stat::of(&generator_cores).map(|cores| Generator {
+            cpu_cores: Spread {
+                min: cores.min,
+                max: cores.max,
+            },
+            cores_available: generator_available,
+            schedule_lag_p99_ms: generator_lag,
+        });
+        let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
+        let scenarios = scenario_texts(results);
+        let steady_state = steady_state(results);
+        let quick = results.quick;
+        let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
+        // The spec's limits are recorded with the plan and not applied yet (W005): every figure
+        // is the whole machine's. Read from the plan, not from the runs' notes' wording.
+        let target = &results.plan.target;
+        if target.limits.is_some() && target.command.is_some() {
+            caveats.push("The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned());
+        }
+        let not_measured =
+            not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
+        PageContext {
+            bench: inputs.bench,
+            headroom_version: results.headroom_version.clone(),
+            spec_path: results.spec.path.clone(),
+            quick,
+            machine,
+            load_average,
+            generator,
+            runs,
+            scenarios,
+            steady_state,
+            phases,
+            has_rooms,
+            fits,
+            ceiling,
+            plan: inputs.plan,
+            caveats,
+            not_measured,
+            reproduce: inputs.reproduce,
+            plots,
+        }
+    }
+}
+
+/// The plots a page has: memory over the memory sweep when there is a fit, and the latency
+/// percentiles of each scenario over the ceiling phase (else the first sweep of several steps).
+fn plots(bench: &Bench, fits: &[FitRow], ceiling: Option<&Ceiling>, phases: &[Phase]) -> Vec<Plot> {
+    let mut plots = Vec::new();
+    if let Some(fit) = fits.first() {
+        plots.push(Plot {
+            kind: "memory".to_owned(),
+            file: "memory.svg".to_owned(),
+            title: format!(
+                "{} per {} over the `{}` phase",
+                fit.series, bench.unit, fit.phase
+            ),
+            phase: Some(fit.phase.clone()),
+            scenario: None,
+        });
+    }
+    let phase = match ceiling {
+        Some(ceiling) => phases.iter().find(|p| p.name == ceiling.phase),
+        None => phases.iter().find(|p| p.points.len() > 1),
+    };
+    for phase in phase.into_iter().filter(|p| p.points.len() > 1) {
+        for scenario in &phase.scenarios {
+            let measured = phase
+                .points
+                .iter()
+                .flat_map(|p| p.scenarios.iter())
+                .any(|c| &c.name == scenario && c.p95_ms.is_some());
+            if !measured {
+                continue;
+            }
+            let slug: String = scenario
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            plots.push(Plot {
+                kind: "latency".to_owned(),
+                file: format!("latency-{slug}.svg"),
+                title: format!("{scenario}: latency by step of the `{}` phase", phase.name),
+                phase: Some(phase.name.clone()),
+                scenario: Some(scenario.clone()),
+            });
+        }
+    }
+    plots
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! The context against small worked cases.
+
+use super::*;
+
+fn step(variables: &str, p95: f64, failed: bool) -> Point {
+    Point {
+        variables: variables.to_owned(),
+        runs: 1,
+        rss_bytes: None,
+        scenarios: vec![ScenarioCell {
+            name: "api".into(),
+            kind: "http".into(),
+            requests: None,
+            p95_ms: Stat::of(&[p95]),
+            p50_ms: None,
+            p99_ms: None,
+            errors: 0,
+            delivered: None,
+            expected: None,
+        }],
+        slo_failed: if failed {
+            vec!["p95".into()]
+        } else {
+            Vec::new()
+        },
+        slo_unmeasured: Vec::new(),
+        failures: Vec::new(),
+    }
+}
+
+#[test]
+fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
+    let phases = vec![Phase {
+        name: "load".into(),
+        description: None,
+        scenarios: vec!["api".into()],
+        latency_slos: Vec::new(),
+        points: vec![
+            step("rate = 100/s", 10.0, false),
+            step("rate = 200/s", 12.0, false),
+            step("rate = 400/s", 600.0, true),
+        ],
+    }];
+    let verdict = |expression: &str, value: f64, pass: bool| headroom_results::SloVerdict {
+        name: expression.split('.').nth(1).unwrap_or("slo").to_owned(),
+        expression: expression.to_owned(),
+        value: Some(value),
+        threshold: 0.0,
+        pass: Some(pass),
+        note: None,
+    };
+    // The relay fixture's runs, re-judged: two steps pass, the third fails its p95.
+    let mut results = Results::from_json(include_str!(
+        "../../../tests/fixtures/render/relay-results.json"
+    ))
+    .expect("the relay fixture reads");
+    let mut phase = results.phases[0].clone();
+    phase.name = "load".into();
+    phase.points.truncate(3);
+    for (index, point) in phase.points.iter_mut().enumerate() {
+        point.runs.truncate(1);
+        point.runs[0].slo = vec![
+            verdict("api.latency.p95 < 200ms", 0.6, index < 2),
+            verdict("api.failed < 1%", 0.0, true),
+        ];
+    }
+    results.phases = vec![phase];
+    let ceiling = ceiling(&results, &phases, "load", "named").expect("a ceiling");
+    assert_eq!(ceiling.last_good.as_deref(), Some("rate = 200/s"));
+    assert_eq!(ceiling.first_bad.as_deref(), Some("rate = 400/s"));
+    assert_eq!(
+        ceiling.broke,
+        ["`api.latency.p95 < 200ms`: measured 600.0 ms"]
+    );
+    assert_eq!(
+        ceiling.cliff.as_deref(),
+        Some("the p95 jumps 50.0× from 12.0 ms (rate = 200/s) to 600.0 ms (rate = 400/s)")
+    );
+}
+
+#[test]
+fn stats_over_repeats() {
+    let stat = Stat::of(&[3.0, 1.0, 2.0, f64::NAN]).expect("values");
+    assert_eq!(
+        stat,
+        Stat {
+            min: 1.0,
+            median: 2.0,
+            max: 3.0,
+            n: 3
+        }
+    );
+    assert_eq!(Stat::of(&[4.0, 2.0]).map(|s| s.median), Some(3.0));
+    assert!(Stat::of(&[]).is_none());
+}

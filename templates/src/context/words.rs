@@ -1,0 +1,156 @@
+//! The spec in words: each scenario, the steady-state rules, the latency SLOs to draw.
+
+use super::*;
+
+/// Each scenario in words, from the resolved plan in the results (its first appearance).
+pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
+    let mut out: Vec<ScenarioText> = Vec::new();
+    let scenarios = results
+        .plan
+        .phases
+        .iter()
+        .filter_map(|phase| phase.points.first())
+        .flat_map(|point| point.scenarios.iter());
+    for scenario in scenarios {
+        if out.iter().any(|s| s.name == scenario.name()) {
+            continue;
+        }
+        let (kind, text) = match scenario {
+            Scenario::Http(http) => ("http", http_text(http)),
+            Scenario::Rooms(rooms) => ("rooms", rooms_text(rooms)),
+        };
+        out.push(ScenarioText {
+            name: scenario.name().to_owned(),
+            kind: kind.to_owned(),
+            text,
+        });
+    }
+    out
+}
+
+/// `5s up, 20s hold, 0s down`.
+pub(super) fn stages_text(stages: &Stages) -> String {
+    let mut parts = vec![format!("{} up", param(&stages.ramp_up))];
+    if let Some(hold) = &stages.hold {
+        parts.push(format!("{} hold", param(hold)));
+    }
+    parts.push(format!("{} down", param(&stages.ramp_down)));
+    parts.join(", ")
+}
+
+pub(super) fn http_text(scenario: &HttpScenario) -> String {
+    let executor = scenario.executor.as_str();
+    let load = match &scenario.vus {
+        None => format!(
+            "{} arrivals",
+            scenario.rate.as_ref().map(param).unwrap_or_default()
+        ),
+        Some(vus) => format!(
+            "{} virtual users{}",
+            param(vus),
+            scenario
+                .think
+                .as_ref()
+                .map(|think| format!(" thinking {} between requests", param(think)))
+                .unwrap_or_default()
+        ),
+    };
+    let requests = &scenario.requests;
+    let names: Vec<String> = requests
+        .iter()
+        .map(|r| format!("{} {}", r.method.as_str(), r.name.as_deref().unwrap_or("")))
+        .collect();
+    let weights: Vec<String> = requests.iter().map(|r| r.weight.to_string()).collect();
+    let mix = if requests.len() > 1 {
+        format!(" (weighted {})", weights.join(":"))
+    } else {
+        String::new()
+    };
+    format!(
+        "HTTP, {load} ({executor}): {}{mix}; {}",
+        names.join(", "),
+        stages_text(&scenario.stages)
+    )
+}
+
+pub(super) fn rooms_text(scenario: &RoomsScenario) -> String {
+    let peers = match (&scenario.peers_per_room, &scenario.peers) {
+        (Some(per_room), _) => format!("{} peers each", param(per_room)),
+        (None, peers) => format!(
+            "{} peers in all",
+            peers.as_ref().map(param).unwrap_or_default()
+        ),
+    };
+    let traffic = match &scenario.send {
+        Some(send) if !scenario.idle => format!(
+            "{} per {} (senders: {}), {} messages",
+            param(&send.rate),
+            send.per.as_str(),
+            send.senders.as_str().replace('-', " "),
+            param(&send.size)
+        ),
+        _ => "idle: no messages".to_owned(),
+    };
+    // `connect_over` is absent when it is the ramp-up (its default).
+    let opened = match &scenario.connect_over {
+        None => "the sockets opened over the ramp-up".to_owned(),
+        Some(over) => format!("the sockets opened over {}", param(over)),
+    };
+    let rooms = param(&scenario.rooms);
+    format!(
+        "WebSocket rooms, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
+        if rooms == "1" { "" } else { "s" },
+        stages_text(&scenario.stages)
+    )
+}
+
+/// The phases' steady-state rules in words; phases that share a rule share a sentence.
+pub(super) fn steady_state(results: &Results) -> Vec<String> {
+    let mut rules: Vec<(String, Vec<String>)> = Vec::new();
+    for phase in &results.plan.phases {
+        let rule = &phase.measure.steady_state;
+        let sentence = format!(
+            "after the load ends (rooms: once delivery has drained, sockets still open), wait {}, then read the server's memory and metrics {} times {} apart and keep the {}",
+            rule.settle,
+            rule.scrapes,
+            rule.every,
+            rule.reduce.as_str()
+        );
+        let name = phase.name.clone();
+        match rules.iter_mut().find(|(s, _)| *s == sentence) {
+            Some((_, phases)) => phases.push(name),
+            None => rules.push((sentence, vec![name])),
+        }
+    }
+    let all = rules.len() == 1;
+    rules
+        .into_iter()
+        .map(|(sentence, phases)| {
+            if all {
+                format!("Every phase: {sentence}.")
+            } else {
+                let names: Vec<String> = phases.iter().map(|p| format!("`{p}`")).collect();
+                format!("{}: {sentence}.", names.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// The spec's latency SLOs as lines to draw: the figure the page plots per scenario (HTTP
+/// `latency`, rooms `seen_by_all`), thresholds in ms.
+pub(super) fn latency_slos(results: &Results) -> Vec<LatencySlo> {
+    results
+        .plan
+        .slo
+        .iter()
+        .filter(|slo| slo.unit == FigureUnit::Latency)
+        .filter(|slo| slo.figure == "latency" || slo.figure == "seen_by_all")
+        .filter_map(|slo| {
+            Some(LatencySlo {
+                scenario: slo.scenario.clone()?,
+                expression: slo.expression.clone(),
+                threshold_ms: slo.threshold_value * 1000.0,
+            })
+        })
+        .collect()
+}
