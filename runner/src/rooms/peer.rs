@@ -1,0 +1,352 @@
+//! One socket's task: open, send what is due, read and stamp-match frames, ping, close.
+
+use super::*;
+
+impl<'a> Inbox<'a> {
+    pub fn new(tracker: &'a Tracker, socket: u32, binary_stamps: bool) -> Inbox<'a> {
+        Inbox {
+            tracker,
+            socket,
+            binary_stamps,
+            finder: StampFinder::default(),
+            batch: Batch::default(),
+            own_echoes: 0,
+            unstamped: 0,
+            pings: 0,
+            received: 0,
+            now_us: None,
+            in_burst: 0,
+        }
+    }
+
+    /// Messages taken off the socket so far, of every kind.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// One message off the socket; `Some` when it ended the socket.
+    pub fn on_message(&mut self, message: Result<Message, WsError>) -> Option<Ended> {
+        let Ok(message) = message else {
+            return Some(Ended::ByServer);
+        };
+        self.received += 1;
+        let stamp = match &message {
+            Message::Text(text) => self.finder.find(text.as_bytes()),
+            Message::Binary(bytes) if self.binary_stamps => Stamp::from_binary(bytes),
+            Message::Binary(bytes) => self.finder.find(bytes),
+            Message::Ping(_) => {
+                // tungstenite queues the pong and sends it with the next read or write.
+                self.pings += 1;
+                return None;
+            }
+            Message::Pong(_) | Message::Frame(_) => return None,
+            Message::Close(_) => return Some(Ended::ByServer),
+        };
+        let Some(stamp) = stamp else {
+            self.unstamped += 1;
+            return None;
+        };
+        self.in_burst += 1;
+        if self.in_burst > BURST {
+            self.in_burst = 1;
+            self.now_us = None;
+        }
+        let tracker = self.tracker;
+        let now = *self
+            .now_us
+            .get_or_insert_with(|| tracker.micros_since_epoch(Instant::now()));
+        match self.tracker.receipt(self.socket, stamp, now) {
+            Receipt::Unknown => self.unstamped += 1,
+            Receipt::OwnEcho => self.own_echoes += 1,
+            delivered => self.batch.push(self.tracker, self.socket, delivered),
+        }
+        None
+    }
+
+    /// A message, then every message already buffered, then the batch flushed: what the socket
+    /// does each time it wakes up to read.
+    pub fn on_ready<S>(
+        &mut self,
+        first: Option<Result<Message, WsError>>,
+        stream: &mut S,
+    ) -> Option<Ended>
+    where
+        S: Stream<Item = Result<Message, WsError>> + Unpin,
+    {
+        self.now_us = None;
+        self.in_burst = 0;
+        let mut next = first;
+        let ended = loop {
+            match next {
+                None => break Some(Ended::ByServer),
+                Some(message) => {
+                    if let Some(ended) = self.on_message(message) {
+                        break Some(ended);
+                    }
+                }
+            }
+            match stream.next().now_or_never() {
+                Some(message) => next = message,
+                None => break None,
+            }
+        };
+        self.batch.flush(self.tracker, self.socket);
+        ended
+    }
+}
+
+pub(super) async fn peer(
+    shared: Arc<Shared>,
+    socket: Socket,
+    address: SocketAddr,
+    mut stages: watch::Receiver<Stage>,
+) {
+    let counts = &shared.counts;
+    // The scheduled connect time: sockets spread evenly over `connect_over`.
+    let share = f64::from(socket.index) / f64::from(shared.sockets.max(1));
+    let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
+    tokio::select! {
+        _ = tokio::time::sleep_until(scheduled) => {}
+        _ = wait_for_abort(&mut stages) => {
+            counts.settled.fetch_add(1, Ordering::Release);
+            shared.settled.notify_one();
+            return;
+        }
+    }
+    // Boxed: the handshake's state is large and only needed while connecting.
+    let opened = tokio::time::timeout(
+        shared.connect_timeout,
+        Box::pin(open(&shared, socket, address)),
+    )
+    .await;
+    let mut ws = match opened {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(failure)) => {
+            let counter = match failure {
+                Failure::Refused => &counts.refused,
+                Failure::Status => &counts.status,
+                Failure::Other => &counts.other,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            counts.settled.fetch_add(1, Ordering::Release);
+            shared.settled.notify_one();
+            return;
+        }
+        Err(_) => {
+            counts.timeout.fetch_add(1, Ordering::Relaxed);
+            shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            counts.settled.fetch_add(1, Ordering::Release);
+            shared.settled.notify_one();
+            return;
+        }
+    };
+    if let Ok(mut connect) = shared.connect.lock() {
+        let _ = connect.record(micros(scheduled.elapsed()));
+    }
+    shared.rooms_open[socket.room as usize].fetch_add(1, Ordering::AcqRel);
+    counts.opened.fetch_add(1, Ordering::Relaxed);
+    counts.settled.fetch_add(1, Ordering::Release);
+    shared.settled.notify_one();
+
+    let mut inbox = Inbox::new(
+        &shared.tracker,
+        socket.index,
+        shared.stamp_form == StampForm::BinaryPrefix,
+    );
+    let far = Instant::now() + Duration::from_secs(86_400 * 365);
+    let mut hold_end = far;
+    let mut next_send = far;
+    let mut next_ping = shared
+        .ping_every
+        .map_or(far, |every| Instant::now() + every);
+    let mut next_reload = far;
+    let mut close_at = far;
+    let mut seq = 0u64;
+    let timer = tokio::time::sleep_until(far);
+    tokio::pin!(timer);
+    // The stage may have moved on while this socket was connecting.
+    let mut stage = Some(*stages.borrow_and_update());
+    let ended = loop {
+        if let Some(current) = stage.take() {
+            match current {
+                Stage::Connecting => {}
+                Stage::Hold { start, end } => {
+                    hold_end = end;
+                    if let Some(plan) = socket.sends {
+                        next_send = plan.first(start);
+                    }
+                    if let Some(reload) = &shared.reload {
+                        let first = if reload.poisson {
+                            exponential(1.0 / reload.mean)
+                        } else {
+                            reload.mean * share
+                        };
+                        next_reload = start + Duration::from_secs_f64(first);
+                    }
+                }
+                Stage::Drain => {
+                    next_send = far;
+                    next_reload = far;
+                }
+                Stage::Close { start, over } => {
+                    next_send = far;
+                    next_reload = far;
+                    close_at = start + over.mul_f64(share);
+                }
+                Stage::Abort => break Ended::ByUs,
+            }
+        }
+        let due = next_send.min(next_ping).min(next_reload).min(close_at);
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
+        }
+        tokio::select! {
+            biased;
+            changed = stages.changed() => {
+                if changed.is_err() {
+                    break Ended::ByUs;
+                }
+                stage = Some(*stages.borrow_and_update());
+            }
+            message = ws.next() => {
+                if let Some(ended) = inbox.on_ready(message, &mut ws) {
+                    break ended;
+                }
+            }
+            () = &mut timer => {
+                let now = Instant::now();
+                if now >= close_at {
+                    let _ = tokio::time::timeout(CLOSE_TIMEOUT, Box::pin(ws.close(None))).await;
+                    break Ended::ByUs;
+                }
+                if now >= next_send
+                    && let Some(plan) = socket.sends
+                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut next_send, hold_end, &mut seq)).await.is_err()
+                {
+                    break Ended::ByServer;
+                }
+                if now >= next_ping {
+                    if Box::pin(ws.send(Message::Ping(Vec::new().into()))).await.is_err() {
+                        break Ended::ByServer;
+                    }
+                    counts.pings_sent.fetch_add(1, Ordering::Relaxed);
+                    next_ping = shared.ping_every.map_or(far, |every| now + every);
+                }
+                if now >= next_reload
+                    && let Some(reload) = &shared.reload
+                {
+                    spawn_reload(&shared, socket, next_reload);
+                    let gap = if reload.poisson { exponential(1.0 / reload.mean) } else { reload.mean };
+                    next_reload += Duration::from_secs_f64(gap);
+                    if next_reload >= hold_end {
+                        next_reload = far;
+                    }
+                }
+            }
+        }
+    };
+    inbox.batch.flush(&shared.tracker, socket.index);
+    shared.rooms_open[socket.room as usize].fetch_sub(1, Ordering::AcqRel);
+    match ended {
+        Ended::ByServer => counts.closed_by_server.fetch_add(1, Ordering::Relaxed),
+        Ended::ByUs => counts.closed_by_us.fetch_add(1, Ordering::Relaxed),
+    };
+    counts
+        .own_echoes
+        .fetch_add(inbox.own_echoes, Ordering::Relaxed);
+    counts
+        .unstamped
+        .fetch_add(inbox.unstamped, Ordering::Relaxed);
+    counts
+        .pings_received
+        .fetch_add(inbox.pings, Ordering::Relaxed);
+}
+
+pub(super) async fn wait_for_abort(stages: &mut watch::Receiver<Stage>) {
+    loop {
+        if *stages.borrow_and_update() == Stage::Abort || stages.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+pub(super) async fn open(
+    shared: &Shared,
+    socket: Socket,
+    address: SocketAddr,
+) -> Result<WebSocketStream<TcpStream>, Failure> {
+    let stream = TcpStream::connect(address).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::ConnectionRefused {
+            Failure::Refused
+        } else {
+            Failure::Other
+        }
+    })?;
+    let _ = stream.set_nodelay(true);
+    let url = per_socket(&shared.url, socket.room, socket.peer);
+    let (mut ws, _) =
+        tokio_tungstenite::client_async_with_config(url, stream, Some(shared.socket_config))
+            .await
+            .map_err(|e| match e {
+                tungstenite::Error::Http(_) => Failure::Status,
+                _ => Failure::Other,
+            })?;
+    if let Some(join) = &shared.join {
+        let join = per_socket(join, socket.room, socket.peer);
+        ws.send(Message::Text(join.into()))
+            .await
+            .map_err(|_| Failure::Other)?;
+    }
+    Ok(ws)
+}
+
+/// Sends every message due by now (a blocked socket catches up: the stamps keep the intended
+/// times, so the delay is in the latencies), then schedules the next.
+pub(super) async fn send_due(
+    shared: &Shared,
+    socket: Socket,
+    plan: SendPlan,
+    ws: &mut WebSocketStream<TcpStream>,
+    next_send: &mut Instant,
+    hold_end: Instant,
+    seq: &mut u64,
+) -> Result<(), ()> {
+    let far = Instant::now() + Duration::from_secs(86_400 * 365);
+    let Some(template) = &shared.template else {
+        *next_send = far;
+        return Ok(());
+    };
+    while *next_send <= Instant::now() && *next_send < hold_end {
+        let intended = *next_send;
+        // Expected at the room's open peers other than the sender.
+        let expected = shared.rooms_open[socket.room as usize]
+            .load(Ordering::Acquire)
+            .saturating_sub(1);
+        match shared.tracker.open(socket.index, expected) {
+            Some(id) => {
+                let stamp = Stamp {
+                    id,
+                    sent_us: shared.tracker.micros_since_epoch(intended),
+                };
+                let message = template.render(socket.room, socket.peer, *seq, stamp);
+                let sent = Instant::now();
+                ws.feed(message).await.map_err(|_| ())?;
+                if let Ok(mut lag) = shared.lag.lock() {
+                    let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+                }
+                shared.live.requests.fetch_add(1, Ordering::Relaxed);
+                *seq += 1;
+            }
+            None => {
+                shared.counts.skipped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        *next_send = plan.next(intended);
+    }
+    ws.flush().await.map_err(|_| ())?;
+    if *next_send >= hold_end {
+        *next_send = far;
+    }
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! Page reloads of a socket's room, over HTTP beside the socket.
+
+use super::*;
+
+/// A page reload on its own task, so the socket keeps reading.
+pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Instant) {
+    let Some(reload) = &shared.reload else { return };
+    let path = match crate::http::parse_url(&per_socket(&reload.url, socket.room, socket.peer)) {
+        Some((_, path)) => path,
+        None => return,
+    };
+    let shared = Arc::clone(shared);
+    shared.reloads_in_flight.fetch_add(1, Ordering::Relaxed);
+    tokio::spawn(async move {
+        let Some(reload) = &shared.reload else { return };
+        let outcome =
+            crate::http::get(reload.address, &reload.authority, &path, reload.timeout).await;
+        let done = Instant::now();
+        if let Ok(mut reloads) = shared.reloads.lock() {
+            let _ = reloads.latency.record(micros(done - intended));
+            match outcome {
+                Ok((status, _)) if (200..300).contains(&status) => reloads.ok += 1,
+                Ok(_) => reloads.errors.status += 1,
+                Err(crate::http::ErrorKind::Connect) => reloads.errors.connect += 1,
+                Err(crate::http::ErrorKind::Timeout) => reloads.errors.timeout += 1,
+                Err(crate::http::ErrorKind::Protocol) => reloads.errors.protocol += 1,
+            }
+        }
+        shared.reloads_in_flight.fetch_sub(1, Ordering::Relaxed);
+    });
+}

@@ -1,0 +1,98 @@
+//! What a rooms run measured, from its counters and histograms.
+
+use super::*;
+
+pub(super) fn result(
+    shared: &Shared,
+    sizes: &[u32],
+    hold_started_s: f64,
+    hold_s: f64,
+    windows: Vec<Window>,
+) -> ScenarioResult {
+    let c = &shared.counts;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let counts = shared.tracker.counts();
+    let (seen, all) = shared.tracker.histograms();
+    let connect = shared
+        .connect
+        .lock()
+        .map(|h| h.clone())
+        .unwrap_or_else(|_| histogram());
+    let lag = shared
+        .lag
+        .lock()
+        .map(|h| h.clone())
+        .unwrap_or_else(|_| histogram());
+    let failed = ConnectFailures {
+        refused: load(&c.refused),
+        status: load(&c.status),
+        timeout: load(&c.timeout),
+        other: load(&c.other),
+    };
+    let mut histograms = std::collections::BTreeMap::new();
+    histograms.insert("seen".to_owned(), serialize_histogram(&seen));
+    histograms.insert("seen_by_all".to_owned(), serialize_histogram(&all));
+    histograms.insert("connect".to_owned(), serialize_histogram(&connect));
+    histograms.insert("schedule_lag".to_owned(), serialize_histogram(&lag));
+    let reload = shared.reload.as_ref().and_then(|_| {
+        let reloads = shared.reloads.lock().ok()?;
+        histograms.insert("reload".to_owned(), serialize_histogram(&reloads.latency));
+        Some(ReloadResult {
+            requests: reloads.latency.len(),
+            ok: reloads.ok,
+            errors: reloads.errors.clone(),
+            latency: histogram_summary(&reloads.latency),
+        })
+    });
+    let duration_s = shared.epoch.elapsed().as_secs_f64();
+    ScenarioResult {
+        kind: "rooms".to_owned(),
+        skipped: None,
+        requests: counts.sent,
+        ok: counts.sent,
+        dropped: load(&c.skipped),
+        errors: ErrorCounts {
+            connect: failed.refused + failed.other,
+            timeout: failed.timeout,
+            status: failed.status,
+            protocol: 0,
+        },
+        duration_s,
+        rate: if hold_s > 0.0 {
+            counts.sent as f64 / hold_s
+        } else {
+            0.0
+        },
+        latency: histogram_summary(&seen),
+        schedule_lag: histogram_summary(&lag),
+        histograms,
+        windows,
+        // Rooms send only in the hold: nothing of a ramp is in the figures.
+        ramps: None,
+        rooms: Some(RoomsResult {
+            rooms: sizes.len() as u64,
+            peers: u64::from(shared.sockets),
+            sockets: SocketCounts {
+                planned: u64::from(shared.sockets),
+                opened: load(&c.opened),
+                failed,
+                closed_by_server: load(&c.closed_by_server),
+                closed_by_us: load(&c.closed_by_us),
+                pings_sent: load(&c.pings_sent),
+                pings_received: load(&c.pings_received),
+            },
+            connect: histogram_summary(&connect),
+            hold_started_s,
+            hold_s,
+            messages: MessageCounts {
+                skipped: load(&c.skipped),
+                own_echoes: load(&c.own_echoes),
+                unstamped: load(&c.unstamped),
+                ..counts
+            },
+            seen: histogram_summary(&seen),
+            seen_by_all: histogram_summary(&all),
+            reload,
+        }),
+    }
+}

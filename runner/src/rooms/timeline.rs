@@ -1,0 +1,111 @@
+//! The run's timeline: ramp-up, hold, drain, steady state, ramp-down, as one socket sees it.
+
+use super::*;
+
+impl Timeline<'_> {
+    /// Ramp-up, hold, drain and ramp-down; returns when the hold started (seconds from the
+    /// epoch) and how long it lasted.
+    pub(super) async fn drive(
+        mut self,
+        ramp_up: Duration,
+        hold: Duration,
+        ramp_down: Duration,
+        scenario: &RoomsScenario,
+    ) -> (f64, f64) {
+        let shared = self.shared;
+        let epoch = shared.epoch;
+        // The ramp-up, then every socket settled (bounded by the last connect's timeout).
+        let settle_by =
+            epoch + shared.connect_over + shared.connect_timeout + Duration::from_secs(1);
+        if !self.wait_until(epoch + ramp_up).await {
+            return self.abort(0.0);
+        }
+        while shared.counts.settled.load(Ordering::Acquire) < u64::from(shared.sockets)
+            && Instant::now() < settle_by
+        {
+            let notified = shared.settled.notified();
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = self.cancel.changed() => if *self.cancel.borrow() { return self.abort(0.0) },
+            }
+        }
+        let start = Instant::now() + REGISTRATION_GRACE;
+        let end = start + hold;
+        let hold_started = (start - epoch).as_secs_f64();
+        let _ = self.stage.send(Stage::Hold { start, end });
+        if !self.wait_until(end).await {
+            return self.abort(hold_started);
+        }
+        let _ = self.stage.send(Stage::Drain);
+        let hold_s = (Instant::now() - start).as_secs_f64();
+        let drain_until = Instant::now() + scenario.deadline.as_std();
+        while shared.tracker.outstanding() > 0 && Instant::now() < drain_until {
+            if !self
+                .wait_until(Instant::now() + Duration::from_millis(20))
+                .await
+            {
+                return self.abort(hold_started);
+            }
+        }
+        // Held: the runner measures the steady state with every socket open, then releases.
+        self.gate.arrive();
+        let mut release = self.gate.release_watch();
+        let mut cancel = self.cancel.clone();
+        tokio::select! {
+            _ = release.wait_for(|released| *released) => {}
+            _ = cancel.wait_for(|cancelled| *cancelled) => return self.abort(hold_started),
+        }
+        let _ = self.stage.send(Stage::Close {
+            start: Instant::now(),
+            over: ramp_down,
+        });
+        self.wait_until(Instant::now() + ramp_down).await;
+        self.take_window();
+        (hold_started, hold_s)
+    }
+
+    pub(super) fn abort(&mut self, hold_started: f64) -> (f64, f64) {
+        let _ = self.stage.send(Stage::Abort);
+        self.take_window();
+        (hold_started, 0.0)
+    }
+
+    /// Sleeps until `at`, taking a window every second; false when cancelled.
+    pub(super) async fn wait_until(&mut self, at: Instant) -> bool {
+        loop {
+            let now = Instant::now();
+            if now >= at {
+                return true;
+            }
+            let elapsed = (now - self.shared.epoch).as_secs();
+            let next_window = self.shared.epoch + Duration::from_secs(elapsed + 1);
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.min(next_window)) => {
+                    if Instant::now() >= next_window {
+                        self.take_window();
+                    }
+                }
+                _ = self.cancel.changed() => {
+                    if *self.cancel.borrow() {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn take_window(&mut self) {
+        let window = self.shared.tracker.take_window();
+        let t_s = (Instant::now() - self.shared.epoch)
+            .as_secs()
+            .saturating_sub(1);
+        if !window.is_empty() {
+            self.shared
+                .live
+                .window_p95_us
+                .store(window.value_at_quantile(0.95), Ordering::Relaxed);
+        }
+        self.windows.push(Window::of(t_s, &window, 0));
+    }
+}

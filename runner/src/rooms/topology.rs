@@ -1,0 +1,152 @@
+//! Who is where: sockets per room, who sends, and at what rate.
+
+use super::*;
+
+impl SendPlan {
+    pub(super) fn first(&self, hold: Instant) -> Instant {
+        let gap = if self.poisson {
+            exponential(self.rate)
+        } else {
+            self.offset / self.rate
+        };
+        hold + Duration::from_secs_f64(gap)
+    }
+
+    pub(super) fn next(&self, previous: Instant) -> Instant {
+        let gap = if self.poisson {
+            exponential(self.rate)
+        } else {
+            1.0 / self.rate
+        };
+        previous + Duration::from_secs_f64(gap)
+    }
+}
+
+/// An exponential gap with mean `1/rate`: -ln(U)/rate, U in (0, 1].
+pub(super) fn exponential(rate: f64) -> f64 {
+    -(1.0 - rand::rng().random::<f64>()).ln() / rate
+}
+
+/// The sockets of a run, rooms filling side by side; and how many there are per room.
+pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String> {
+    // The compiler resolved every variable; a `{var}` left here is a bug, said as one.
+    let unresolved = |what: &str| format!("`{what}` was not resolved to a number (a headroom bug)");
+    let rooms = *scenario.rooms.value().ok_or_else(|| unresolved("rooms"))?;
+    let sizes: Vec<u32> = match (&scenario.peers_per_room, &scenario.peers) {
+        (Some(per_room), _) => {
+            let per_room = *per_room
+                .value()
+                .ok_or_else(|| unresolved("peers_per_room"))?;
+            (0..rooms).map(|_| per_room as u32).collect()
+        }
+        (None, Some(peers)) => {
+            let peers = *peers.value().ok_or_else(|| unresolved("peers"))?;
+            let (base, extra) = (peers / rooms.max(1), peers % rooms.max(1));
+            (0..rooms)
+                .map(|r| (base + u64::from(r < extra)) as u32)
+                .collect()
+        }
+        (None, None) => {
+            return Err("the scenario gives neither `peers_per_room` nor `peers`".into());
+        }
+    };
+    if let Some(&largest) = sizes.iter().max()
+        && largest > crate::fanout::MAX_RECIPIENTS
+    {
+        return Err(format!(
+            "{largest} peers in one room are more than the {} recipients a message can be tracked at: spread them over more rooms",
+            crate::fanout::MAX_RECIPIENTS
+        ));
+    }
+    let total: u64 = sizes.iter().map(|&s| u64::from(s)).sum();
+    if total > u64::from(u32::MAX) {
+        return Err(format!("{total} sockets are more than one generator holds"));
+    }
+    // Peer by peer across the rooms (no rooms: no peers).
+    let peers = sizes
+        .iter()
+        .copied()
+        .max()
+        .map_or(0..0, |largest| 0..largest);
+    let mut sockets = Vec::with_capacity(total as usize);
+    for peer in peers {
+        for (room, &size) in sizes.iter().enumerate() {
+            if peer < size {
+                sockets.push(Socket {
+                    index: sockets.len() as u32,
+                    room: room as u32,
+                    peer,
+                    sends: None,
+                });
+            }
+        }
+    }
+    if let Some(send) = scenario.send.as_ref().filter(|_| !scenario.idle) {
+        let rate = send.rate.value().map_or(0.0, |r| r.as_per_second());
+        let is_sender = |s: &Socket| match send.senders {
+            Senders::All => true,
+            Senders::OnePerRoom => s.peer == 0,
+        };
+        let senders_in = |room: u32| match send.senders {
+            Senders::All => sizes[room as usize],
+            Senders::OnePerRoom => u32::from(sizes[room as usize] > 0),
+        };
+        let total_senders = sockets.iter().filter(|s| is_sender(s)).count().max(1) as f64;
+        let poisson = send.arrivals == Arrivals::Poisson;
+        let mut rank = 0f64;
+        for socket in sockets.iter_mut().filter(|s| is_sender(s)) {
+            let in_room = f64::from(senders_in(socket.room).max(1));
+            let (sender_rate, offset) = match send.per {
+                RatePer::Sender => (rate, rank / total_senders),
+                RatePer::Room => (
+                    rate / in_room,
+                    (f64::from(socket.room) / rooms.max(1) as f64 + f64::from(socket.peer))
+                        / in_room,
+                ),
+                RatePer::Scenario => (rate / total_senders, rank / total_senders),
+            };
+            rank += 1.0;
+            if sender_rate > 0.0 {
+                socket.sends = Some(SendPlan {
+                    rate: sender_rate,
+                    offset: offset.fract(),
+                    poisson,
+                });
+            }
+        }
+    }
+    Ok((sizes, sockets))
+}
+
+/// The address to connect to for `ws://host:port/path` (`written` as the spec wrote it), if
+/// load may go there; other schemes are refused with why.
+pub(super) async fn resolve(
+    url: &str,
+    written: &str,
+    allowed: &crate::http::Allowed,
+) -> Result<SocketAddr, String> {
+    let rest = match url.strip_prefix("ws://") {
+        Some(rest) => rest,
+        None if url.starts_with("wss://") => {
+            return Err(format!(
+                "`{url}`: wss:// needs TLS, which the runner does not speak; load goes to a loopback ws:// URL"
+            ));
+        }
+        None => {
+            return Err(format!(
+                "`{url}` is not a ws:// URL the runner can open: write it as ws://127.0.0.1:{{port}}/…"
+            ));
+        }
+    };
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    crate::http::resolve(authority, url, written, allowed).await
+}
+
+/// Fills `{room}` and `{peer}` (the rest was filled before).
+pub(super) fn per_socket(text: &str, room: u32, peer: u32) -> String {
+    placeholder::fill(text, |name| match name {
+        PlaceholderName::Name(builtin::ROOM) => Some(room.to_string()),
+        PlaceholderName::Name(builtin::PEER) => Some(peer.to_string()),
+        _ => None,
+    })
+}
