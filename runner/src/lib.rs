@@ -10,6 +10,7 @@
 pub mod environment;
 pub mod fanout;
 mod gates;
+mod generator;
 mod http;
 pub mod load;
 pub mod machine;
@@ -18,7 +19,9 @@ pub use headroom_results as results;
 pub mod rooms;
 mod run;
 mod sample;
+mod scenarios;
 mod scrape;
+mod steady;
 pub mod target;
 mod verdict;
 

@@ -4,26 +4,26 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use headroom_compiler::ResolvedPlan;
-use headroom_compiler::matrix::{PhasePlan, Point, ResolvedMeasure};
-use headroom_spec::{OnFailure, Param, Reducer, Scenario};
+use headroom_compiler::matrix::{PhasePlan, Point};
+use headroom_spec::OnFailure;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::environment::{Environment, LoadAverage, load_average};
+use crate::environment::{Environment, LoadAverage};
 use crate::gates::Gates;
+use crate::generator::generator;
 use crate::results::{
     Failure, GeneratorResult, MetricsResult, PhaseResults, PointResults, ProcessResult,
-    ProcessSample, RESULTS_FORMAT, Results, ResultsError, RunResult, ScenarioResult, SpecRef,
+    RESULTS_FORMAT, Results, ResultsError, RunResult, SpecRef,
 };
-use crate::target::{Launch, Running};
-use crate::{http, load, sample, scrape, verdict};
-
-/// A schedule lag p99 above this marks a run generator-bound.
-const LAG_LIMIT_MS: f64 = 5.0;
+use crate::sample::sampler;
+use crate::scenarios::{Watch, nothing_measured, run_scenarios};
+use crate::steady::{steady_process, steady_state};
+use crate::target::{Launch, Running, endpoints, external_pid, external_url_allowed};
+use crate::{http, load, sample, verdict};
 
 /// How a run is asked for, beyond the plan.
 pub struct RunOptions {
@@ -254,66 +254,12 @@ pub async fn run(
     })
 }
 
-/// The readiness and metrics endpoints of a target on `port`, filled in, resolved and checked:
-/// `Err` names a host load may not go to.
-async fn endpoints(
-    target: &headroom_spec::Target,
-    port: u16,
-    headroom: &Path,
-    allowed: &http::Allowed,
-) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
-    let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let mut found = [None, None];
-    for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
-        if let Some(written) = written {
-            let filled = crate::target::fill(written, port, headroom)?;
-            *slot = Some(http::endpoint(&filled, written, own, allowed).await?);
-        }
-    }
-    let [ready, metrics] = found;
-    Ok((ready, metrics))
-}
-
-/// An external target's URL, filled in, may take load only where any load may go.
-async fn external_url_allowed(
-    url: &str,
-    target: &headroom_spec::Target,
-    allowed: &http::Allowed,
-) -> Result<(), String> {
-    let written = target.url.as_deref().unwrap_or(url);
-    let Some((authority, _)) = http::parse_url(url) else {
-        return Err(format!(
-            "the external target `{url}` is not an http:// URL the runner can load"
-        ));
-    };
-    http::resolve(&authority, url, written, allowed)
-        .await
-        .map(drop)
-}
-
 /// A point where the units variable is 0: the server with no load, measured for its memory.
 fn is_baseline(plan: &ResolvedPlan, point: &Point) -> bool {
     plan.capacity
         .units
         .as_ref()
         .is_some_and(|units| point.at.get(units) == Some(&headroom_spec::VarValue::Integer(0)))
-}
-
-/// The process group of an external target, from its pid file.
-fn external_pid(file: &str, spec_dir: &Path, headroom: &Path) -> Result<i32, String> {
-    let file = crate::target::fill(file, 0, headroom)?;
-    let path = spec_dir.join(&file);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let pid: i32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{} holds no pid", path.display()))?;
-    let pid = rustix::process::Pid::from_raw(pid)
-        .ok_or_else(|| format!("{} holds no pid", path.display()))?;
-    rustix::process::getpgid(Some(pid))
-        .map(|group| group.as_raw_nonzero().get())
-        .map_err(|e| format!("process {} is not running: {e}", pid.as_raw_nonzero()))
 }
 
 /// Thousands of sockets need thousands of descriptors: the soft limit (often 1,024) goes up to
@@ -625,56 +571,6 @@ async fn run_once(
     finish(result, started, plan)
 }
 
-/// The first scenario of the point that had load to send (sockets to open, users or a rate
-/// above 0) and measured nothing: no request completed, or no socket opened.
-fn nothing_measured(point: &Point, results: &BTreeMap<String, ScenarioResult>) -> Option<Failure> {
-    for scenario in &point.scenarios {
-        let Some(result) = results.get(scenario.name()) else {
-            continue;
-        };
-        if result.skipped.is_some() {
-            continue;
-        }
-        let why = match (scenario, &result.rooms) {
-            (_, Some(rooms)) if rooms.sockets.planned > 0 && rooms.sockets.opened == 0 => {
-                let failed = &rooms.sockets.failed;
-                format!(
-                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other)",
-                    rooms.sockets.planned,
-                    failed.refused,
-                    failed.status,
-                    failed.timeout,
-                    failed.other
-                )
-            }
-            (Scenario::Http(http), None) => {
-                let load = if http.executor.is_open() {
-                    http.rate
-                        .as_ref()
-                        .and_then(Param::value)
-                        .is_some_and(|r| r.as_per_second() > 0.0)
-                } else {
-                    http.vus
-                        .as_ref()
-                        .and_then(Param::value)
-                        .is_some_and(|v| *v > 0)
-                };
-                let nothing = result.requests == 0 && result.dropped == 0;
-                if !(load && nothing) {
-                    continue;
-                }
-                "no request completed during the hold".to_owned()
-            }
-            _ => continue,
-        };
-        return Some(Failure::NothingMeasured {
-            scenario: scenario.name().to_owned(),
-            why,
-        });
-    }
-    None
-}
-
 fn finish(mut result: RunResult, started: Instant, plan: &ResolvedPlan) -> RunResult {
     result.duration_s = started.elapsed().as_secs_f64();
     // A run that measured nothing still has figures to judge (every socket failed: 100 %).
@@ -696,337 +592,5 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
-type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>;
-
-/// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
-struct Watch<'a> {
-    running: &'a mut Option<Running>,
-    live: &'a load::Live,
-    abort: &'a watch::Sender<bool>,
-    load_started: Instant,
-}
-
-impl Watch<'_> {
-    /// Every second: progress, and the target's death ends the load.
-    fn tick(&mut self, result: &mut RunResult, on_event: &mut (dyn FnMut(Event<'_>) + Send)) {
-        on_event(Event::Progress {
-            elapsed_s: self.load_started.elapsed().as_secs_f64(),
-            requests: self.live.requests.load(Ordering::Relaxed),
-            errors: self.live.errors.load(Ordering::Relaxed),
-            p95_ms: match self.live.window_p95_us.load(Ordering::Relaxed) {
-                0 => None,
-                micros => Some(micros as f64 / 1000.0),
-            },
-        });
-        if let Some(running) = self.running.as_mut()
-            && result.failure.is_none()
-            && let Some(exit) = running.exited()
-        {
-            result.failure = Some(Failure::Died {
-                exit,
-                stderr_tail: running.stderr_tail(),
-            });
-            let _ = self.abort.send(true);
-        }
-    }
-
-    fn cancelled(&mut self, result: &mut RunResult, cancel: &watch::Receiver<bool>) {
-        if *cancel.borrow() {
-            result.failure = Some(Failure::Interrupted);
-            let _ = self.abort.send(true);
-        }
-    }
-}
-
-async fn run_scenarios(
-    scenarios: Vec<Scenario>,
-    port: u16,
-    headroom: PathBuf,
-    allowed: http::Allowed,
-    abort: watch::Receiver<bool>,
-    live: Arc<load::Live>,
-    gates: Gates,
-) -> ScenarioOutcomes {
-    let mut running = Vec::new();
-    for scenario in scenarios {
-        let name = scenario.name().to_owned();
-        let (headroom, allowed, abort, live, gate) = (
-            headroom.clone(),
-            allowed.clone(),
-            abort.clone(),
-            Arc::clone(&live),
-            gates.gate(),
-        );
-        let task = match scenario {
-            Scenario::Http(http) => tokio::spawn(async move {
-                let _gate = gate;
-                load::run(&http, port, &headroom, &allowed, abort, live).await
-            }),
-            Scenario::Rooms(rooms) => tokio::spawn(async move {
-                crate::rooms::run(&rooms, port, &headroom, &allowed, abort, live, gate).await
-            }),
-        };
-        running.push((name, task));
-    }
-    drop(gates);
-    let mut outcomes = Vec::new();
-    for (name, task) in running {
-        let outcome = task
-            .await
-            .unwrap_or_else(|e| Err(format!("the scenario's task failed: {e}")));
-        outcomes.push((name, outcome));
-    }
-    outcomes
-}
-
-/// Readings of the process group during the load (the failed ones counted, not recorded),
-/// and the load average.
-async fn sampler(
-    group: Option<i32>,
-    every: Duration,
-    start: Instant,
-    mut stop: watch::Receiver<bool>,
-) -> (Readings, LoadAverage) {
-    let mut readings = Readings::default();
-    let mut load = LoadAverage::default();
-    let mut previous: Option<(Instant, f64)> = None;
-    let mut first = true;
-    loop {
-        if let Some(value) = load_average() {
-            load.observe(value, first);
-            first = false;
-        }
-        if let Some(group) = group {
-            readings.take(sample_group(group, start, &mut previous));
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
-            _ = stop.changed() => break,
-        }
-    }
-    (readings, load)
-}
-
-/// Readings of the process group: those that worked, and how many failed and why.
-#[derive(Default)]
-struct Readings {
-    samples: Vec<ProcessSample>,
-    failed: u32,
-    error: Option<String>,
-}
-
-impl Readings {
-    fn take(&mut self, reading: Result<ProcessSample, String>) {
-        match reading {
-            Ok(sample) => self.samples.push(sample),
-            Err(why) => {
-                self.failed += 1;
-                self.error = Some(why);
-            }
-        }
-    }
-}
-
 /// The note on a run whose spec sets `[target] limits`: they are not applied yet (W005).
 pub const LIMITS_NOT_APPLIED: &str = "[target] limits were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe";
-
-/// One reading of the process group; CPU is the share of one core since `previous`, the last
-/// reading that worked. CPU time that went down (a process of the group exited, taking its
-/// time with it) measures nothing: `None`, not a negative share.
-fn sample_group(
-    group: i32,
-    start: Instant,
-    previous: &mut Option<(Instant, f64)>,
-) -> Result<ProcessSample, String> {
-    let now = Instant::now();
-    let reading = sample::read_group(group)?;
-    let cpu_pct = previous
-        .map(|(at, cpu)| 100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6))
-        .filter(|pct| *pct >= 0.0);
-    *previous = Some((now, reading.cpu_s));
-    Ok(ProcessSample {
-        t_s: (now - start).as_secs_f64(),
-        rss_bytes: reading.rss_bytes,
-        cpu_pct,
-        processes: reading.processes,
-    })
-}
-
-/// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
-/// process group, reduced as the spec says.
-async fn steady_state(
-    measure: &ResolvedMeasure,
-    endpoint: Option<&http::Endpoint>,
-    group: Option<i32>,
-    start: Instant,
-) -> (MetricsResult, Readings) {
-    let steady = &measure.steady_state;
-    tokio::time::sleep(steady.settle.as_std()).await;
-    let mut metrics = MetricsResult::default();
-    let mut readings = Readings::default();
-    let mut previous: Option<(Instant, f64)> = None;
-    for k in 0..steady.scrapes {
-        if k > 0 {
-            tokio::time::sleep(steady.every.as_std()).await;
-        }
-        if let Some(endpoint) = endpoint {
-            let got = http::get(
-                endpoint.address,
-                &endpoint.host,
-                &endpoint.path,
-                Duration::from_secs(5),
-            )
-            .await;
-            let failed = match &got {
-                Ok((200, _)) => None,
-                Ok((status, _)) => Some(format!("answered {status}")),
-                Err(http::ErrorKind::Connect) => Some("no connection".to_owned()),
-                Err(http::ErrorKind::Timeout) => Some("no answer within 5s".to_owned()),
-                Err(http::ErrorKind::Protocol) => Some("an answer that was not HTTP".to_owned()),
-            };
-            if let Some(why) = failed {
-                metrics.failed_scrapes += 1;
-                metrics.scrape_error = Some(format!("GET {} {why}", endpoint.path));
-            }
-            if let Ok((200, body)) = got {
-                let samples = scrape::parse(&String::from_utf8_lossy(&body));
-                let mut picked = BTreeMap::new();
-                for series in &measure.series {
-                    if let Some(value) = scrape::select(&samples, series) {
-                        picked.insert(series.name.clone(), value);
-                    }
-                }
-                metrics.scrapes.push(picked);
-            }
-        }
-        if let Some(group) = group {
-            readings.take(sample_group(group, start, &mut previous));
-        }
-    }
-    for series in &measure.series {
-        let values: Vec<f64> = metrics
-            .scrapes
-            .iter()
-            .filter_map(|s| s.get(&series.name).copied())
-            .collect();
-        match steady.reduce.of(&values) {
-            Some(value) => {
-                metrics.steady.insert(series.name.clone(), value);
-            }
-            None => metrics.missing.push(series.name.clone()),
-        }
-    }
-    (metrics, readings)
-}
-
-/// The steady-state readings of the process group reduced to one: `None` without a reading,
-/// and CPU `None` unless two readings measured it (one scrape reads no CPU).
-fn steady_process(readings: &[ProcessSample], reduce: Reducer) -> Option<ProcessSample> {
-    let last = readings.last()?;
-    let rss: Vec<f64> = readings.iter().map(|r| r.rss_bytes as f64).collect();
-    let cpu: Vec<f64> = readings.iter().filter_map(|r| r.cpu_pct).collect();
-    Some(ProcessSample {
-        t_s: last.t_s,
-        rss_bytes: reduce.of(&rss)? as u64,
-        cpu_pct: reduce.of(&cpu),
-        processes: last.processes,
-    })
-}
-
-fn generator(
-    scenarios: &BTreeMap<String, ScenarioResult>,
-    cpu_s: f64,
-    seconds: f64,
-) -> GeneratorResult {
-    let lag = scenarios
-        .values()
-        .map(|s| s.schedule_lag.p99_ms)
-        .fold(0.0, f64::max);
-    let cores_available = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cpu_cores = if seconds > 0.0 { cpu_s / seconds } else { 0.0 };
-    let reason = if lag > LAG_LIMIT_MS {
-        Some(format!(
-            "the generator's schedule lag p99 was {lag:.1} ms (over {LAG_LIMIT_MS} ms): its latencies are not the server's"
-        ))
-    } else if cpu_cores > 0.9 * cores_available as f64 {
-        Some(format!(
-            "the generator used {cpu_cores:.2} of {cores_available} cores: its latencies are not the server's"
-        ))
-    } else {
-        None
-    };
-    GeneratorResult {
-        schedule_lag_p99_ms: lag,
-        cpu_cores,
-        cores_available,
-        bound: reason.is_some(),
-        reason,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_generator_is_bound_when_it_lags() {
-        let mut scenarios = BTreeMap::new();
-        let mut lagging = ScenarioResult::default();
-        lagging.schedule_lag.p99_ms = 12.0;
-        scenarios.insert("a".to_owned(), lagging);
-        let verdict = generator(&scenarios, 0.1, 10.0);
-        assert!(verdict.bound);
-        assert!(!generator(&BTreeMap::new(), 0.1, 10.0).bound);
-    }
-
-    fn reading(rss_bytes: u64, cpu_pct: Option<f64>) -> ProcessSample {
-        ProcessSample {
-            t_s: 1.0,
-            rss_bytes,
-            cpu_pct,
-            processes: 1,
-        }
-    }
-
-    /// A process group that cannot be read (here: none has this number) gives no sample, not
-    /// a sample of 0 bytes and 0 processes; the failure is counted with its reason.
-    #[test]
-    fn an_unread_group_is_no_sample() {
-        let mut previous = None;
-        let mut readings = Readings::default();
-        readings.take(sample_group(i32::MAX, Instant::now(), &mut previous));
-        assert!(readings.samples.is_empty());
-        assert_eq!(readings.failed, 1);
-        assert_eq!(
-            readings.error.as_deref(),
-            Some(format!("no process of group {} in /proc", i32::MAX).as_str())
-        );
-        assert_eq!(previous, None);
-        assert_eq!(steady_process(&readings.samples, Reducer::Median), None);
-        // This test's own group reads: at least one process, and some memory.
-        let own = rustix::process::getpgrp().as_raw_nonzero().get();
-        let sample = sample_group(own, Instant::now(), &mut previous).expect("own group");
-        assert!(sample.processes >= 1 && sample.rss_bytes > 0, "{sample:?}");
-        assert_eq!(sample.cpu_pct, None);
-    }
-
-    /// Issue 11, item 4: one steady-state reading measures memory but not CPU (CPU is the
-    /// difference of two readings): the steady CPU is `None`, never 0 %.
-    #[test]
-    fn one_reading_measures_no_cpu() {
-        let one = steady_process(&[reading(100, None)], Reducer::Median).expect("a reading");
-        assert_eq!(one.rss_bytes, 100);
-        assert_eq!(one.cpu_pct, None);
-        let three = steady_process(
-            &[
-                reading(100, None),
-                reading(110, Some(20.0)),
-                reading(120, Some(40.0)),
-            ],
-            Reducer::Median,
-        )
-        .expect("readings");
-        assert_eq!((three.rss_bytes, three.cpu_pct), (110, Some(30.0)));
-        assert_eq!(steady_process(&[], Reducer::Median), None);
-    }
-}

@@ -1,7 +1,14 @@
 //! The server's process tree from /proc: every process of its process group, so workers it
 //! forks count too.
 
+use std::time::Duration;
+
 use procfs::process::all_processes;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::environment::{LoadAverage, load_average};
+use crate::results::ProcessSample;
 
 /// RSS and CPU time of a process group at one instant.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,4 +49,100 @@ pub fn own_cpu_s() -> f64 {
         .map_or(0.0, |s| {
             (s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64
         })
+}
+
+/// Readings of the process group during the load (the failed ones counted, not recorded),
+/// and the load average.
+pub(crate) async fn sampler(
+    group: Option<i32>,
+    every: Duration,
+    start: Instant,
+    mut stop: watch::Receiver<bool>,
+) -> (Readings, LoadAverage) {
+    let mut readings = Readings::default();
+    let mut load = LoadAverage::default();
+    let mut previous: Option<(Instant, f64)> = None;
+    let mut first = true;
+    loop {
+        if let Some(value) = load_average() {
+            load.observe(value, first);
+            first = false;
+        }
+        if let Some(group) = group {
+            readings.take(sample_group(group, start, &mut previous));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
+            _ = stop.changed() => break,
+        }
+    }
+    (readings, load)
+}
+
+/// Readings of the process group: those that worked, and how many failed and why.
+#[derive(Default)]
+pub(crate) struct Readings {
+    pub(crate) samples: Vec<ProcessSample>,
+    pub(crate) failed: u32,
+    pub(crate) error: Option<String>,
+}
+
+impl Readings {
+    pub(crate) fn take(&mut self, reading: Result<ProcessSample, String>) {
+        match reading {
+            Ok(sample) => self.samples.push(sample),
+            Err(why) => {
+                self.failed += 1;
+                self.error = Some(why);
+            }
+        }
+    }
+}
+
+/// One reading of the process group; CPU is the share of one core since `previous`, the last
+/// reading that worked. CPU time that went down (a process of the group exited, taking its
+/// time with it) measures nothing: `None`, not a negative share.
+pub(crate) fn sample_group(
+    group: i32,
+    start: Instant,
+    previous: &mut Option<(Instant, f64)>,
+) -> Result<ProcessSample, String> {
+    let now = Instant::now();
+    let reading = read_group(group)?;
+    let cpu_pct = previous
+        .map(|(at, cpu)| 100.0 * (reading.cpu_s - cpu) / (now - at).as_secs_f64().max(1e-6))
+        .filter(|pct| *pct >= 0.0);
+    *previous = Some((now, reading.cpu_s));
+    Ok(ProcessSample {
+        t_s: (now - start).as_secs_f64(),
+        rss_bytes: reading.rss_bytes,
+        cpu_pct,
+        processes: reading.processes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process group that cannot be read (here: none has this number) gives no sample, not
+    /// a sample of 0 bytes and 0 processes; the failure is counted with its reason.
+    #[test]
+    fn an_unread_group_is_no_sample() {
+        let mut previous = None;
+        let mut readings = Readings::default();
+        readings.take(sample_group(i32::MAX, Instant::now(), &mut previous));
+        assert!(readings.samples.is_empty());
+        assert_eq!(readings.failed, 1);
+        assert_eq!(
+            readings.error.as_deref(),
+            Some(format!("no process of group {} in /proc", i32::MAX).as_str())
+        );
+        assert_eq!(previous, None);
+        // This test's own group reads: at least one process, and some memory.
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        let sample = sample_group(own, Instant::now(), &mut previous).expect("own group");
+        assert!(sample.processes >= 1 && sample.rss_bytes > 0, "{sample:?}");
+        assert_eq!(sample.cpu_pct, None);
+    }
 }

@@ -431,3 +431,56 @@ async fn copy(
 }
 
 use tokio::io::AsyncReadExt;
+/// The readiness and metrics endpoints of a target on `port`, filled in, resolved and checked:
+/// `Err` names a host load may not go to.
+pub(crate) async fn endpoints(
+    target: &headroom_spec::Target,
+    port: u16,
+    headroom: &Path,
+    allowed: &http::Allowed,
+) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
+    let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut found = [None, None];
+    for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
+        if let Some(written) = written {
+            let filled = crate::target::fill(written, port, headroom)?;
+            *slot = Some(http::endpoint(&filled, written, own, allowed).await?);
+        }
+    }
+    let [ready, metrics] = found;
+    Ok((ready, metrics))
+}
+
+/// An external target's URL, filled in, may take load only where any load may go.
+pub(crate) async fn external_url_allowed(
+    url: &str,
+    target: &headroom_spec::Target,
+    allowed: &http::Allowed,
+) -> Result<(), String> {
+    let written = target.url.as_deref().unwrap_or(url);
+    let Some((authority, _)) = http::parse_url(url) else {
+        return Err(format!(
+            "the external target `{url}` is not an http:// URL the runner can load"
+        ));
+    };
+    http::resolve(&authority, url, written, allowed)
+        .await
+        .map(drop)
+}
+
+/// The process group of an external target, from its pid file.
+pub(crate) fn external_pid(file: &str, spec_dir: &Path, headroom: &Path) -> Result<i32, String> {
+    let file = crate::target::fill(file, 0, headroom)?;
+    let path = spec_dir.join(&file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{} holds no pid", path.display()))?;
+    let pid = rustix::process::Pid::from_raw(pid)
+        .ok_or_else(|| format!("{} holds no pid", path.display()))?;
+    rustix::process::getpgid(Some(pid))
+        .map(|group| group.as_raw_nonzero().get())
+        .map_err(|e| format!("process {} is not running: {e}", pid.as_raw_nonzero()))
+}

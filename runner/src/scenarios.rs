@@ -1,0 +1,158 @@
+//! A point's scenarios in flight: started together, watched every second (progress, the
+//! target's death, Ctrl-C), and judged for having measured anything at all.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use headroom_compiler::matrix::Point;
+use headroom_spec::{Param, Scenario};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::gates::Gates;
+use crate::results::{Failure, RunResult, ScenarioResult};
+use crate::run::Event;
+use crate::target::Running;
+use crate::{http, load};
+
+/// The first scenario of the point that had load to send (sockets to open, users or a rate
+/// above 0) and measured nothing: no request completed, or no socket opened.
+pub(crate) fn nothing_measured(
+    point: &Point,
+    results: &BTreeMap<String, ScenarioResult>,
+) -> Option<Failure> {
+    for scenario in &point.scenarios {
+        let Some(result) = results.get(scenario.name()) else {
+            continue;
+        };
+        if result.skipped.is_some() {
+            continue;
+        }
+        let why = match (scenario, &result.rooms) {
+            (_, Some(rooms)) if rooms.sockets.planned > 0 && rooms.sockets.opened == 0 => {
+                let failed = &rooms.sockets.failed;
+                format!(
+                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other)",
+                    rooms.sockets.planned,
+                    failed.refused,
+                    failed.status,
+                    failed.timeout,
+                    failed.other
+                )
+            }
+            (Scenario::Http(http), None) => {
+                let load = if http.executor.is_open() {
+                    http.rate
+                        .as_ref()
+                        .and_then(Param::value)
+                        .is_some_and(|r| r.as_per_second() > 0.0)
+                } else {
+                    http.vus
+                        .as_ref()
+                        .and_then(Param::value)
+                        .is_some_and(|v| *v > 0)
+                };
+                let nothing = result.requests == 0 && result.dropped == 0;
+                if !(load && nothing) {
+                    continue;
+                }
+                "no request completed during the hold".to_owned()
+            }
+            _ => continue,
+        };
+        return Some(Failure::NothingMeasured {
+            scenario: scenario.name().to_owned(),
+            why,
+        });
+    }
+    None
+}
+
+pub(crate) type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>;
+
+/// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
+pub(crate) struct Watch<'a> {
+    pub(crate) running: &'a mut Option<Running>,
+    pub(crate) live: &'a load::Live,
+    pub(crate) abort: &'a watch::Sender<bool>,
+    pub(crate) load_started: Instant,
+}
+
+impl Watch<'_> {
+    /// Every second: progress, and the target's death ends the load.
+    pub(crate) fn tick(
+        &mut self,
+        result: &mut RunResult,
+        on_event: &mut (dyn FnMut(Event<'_>) + Send),
+    ) {
+        on_event(Event::Progress {
+            elapsed_s: self.load_started.elapsed().as_secs_f64(),
+            requests: self.live.requests.load(Ordering::Relaxed),
+            errors: self.live.errors.load(Ordering::Relaxed),
+            p95_ms: match self.live.window_p95_us.load(Ordering::Relaxed) {
+                0 => None,
+                micros => Some(micros as f64 / 1000.0),
+            },
+        });
+        if let Some(running) = self.running.as_mut()
+            && result.failure.is_none()
+            && let Some(exit) = running.exited()
+        {
+            result.failure = Some(Failure::Died {
+                exit,
+                stderr_tail: running.stderr_tail(),
+            });
+            let _ = self.abort.send(true);
+        }
+    }
+
+    pub(crate) fn cancelled(&mut self, result: &mut RunResult, cancel: &watch::Receiver<bool>) {
+        if *cancel.borrow() {
+            result.failure = Some(Failure::Interrupted);
+            let _ = self.abort.send(true);
+        }
+    }
+}
+
+pub(crate) async fn run_scenarios(
+    scenarios: Vec<Scenario>,
+    port: u16,
+    headroom: PathBuf,
+    allowed: http::Allowed,
+    abort: watch::Receiver<bool>,
+    live: Arc<load::Live>,
+    gates: Gates,
+) -> ScenarioOutcomes {
+    let mut running = Vec::new();
+    for scenario in scenarios {
+        let name = scenario.name().to_owned();
+        let (headroom, allowed, abort, live, gate) = (
+            headroom.clone(),
+            allowed.clone(),
+            abort.clone(),
+            Arc::clone(&live),
+            gates.gate(),
+        );
+        let task = match scenario {
+            Scenario::Http(http) => tokio::spawn(async move {
+                let _gate = gate;
+                load::run(&http, port, &headroom, &allowed, abort, live).await
+            }),
+            Scenario::Rooms(rooms) => tokio::spawn(async move {
+                crate::rooms::run(&rooms, port, &headroom, &allowed, abort, live, gate).await
+            }),
+        };
+        running.push((name, task));
+    }
+    drop(gates);
+    let mut outcomes = Vec::new();
+    for (name, task) in running {
+        let outcome = task
+            .await
+            .unwrap_or_else(|e| Err(format!("the scenario's task failed: {e}")));
+        outcomes.push((name, outcome));
+    }
+    outcomes
+}

@@ -1,0 +1,128 @@
+//! The steady state: after the load, the server's metrics scraped and its process group read,
+//! each reduced as the spec says.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use headroom_compiler::matrix::ResolvedMeasure;
+use headroom_spec::Reducer;
+use tokio::time::Instant;
+
+use crate::results::{MetricsResult, ProcessSample};
+use crate::sample::{Readings, sample_group};
+use crate::{http, scrape};
+
+/// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
+/// process group, reduced as the spec says.
+pub(crate) async fn steady_state(
+    measure: &ResolvedMeasure,
+    endpoint: Option<&http::Endpoint>,
+    group: Option<i32>,
+    start: Instant,
+) -> (MetricsResult, Readings) {
+    let steady = &measure.steady_state;
+    tokio::time::sleep(steady.settle.as_std()).await;
+    let mut metrics = MetricsResult::default();
+    let mut readings = Readings::default();
+    let mut previous: Option<(Instant, f64)> = None;
+    for k in 0..steady.scrapes {
+        if k > 0 {
+            tokio::time::sleep(steady.every.as_std()).await;
+        }
+        if let Some(endpoint) = endpoint {
+            let got = http::get(
+                endpoint.address,
+                &endpoint.host,
+                &endpoint.path,
+                Duration::from_secs(5),
+            )
+            .await;
+            let failed = match &got {
+                Ok((200, _)) => None,
+                Ok((status, _)) => Some(format!("answered {status}")),
+                Err(http::ErrorKind::Connect) => Some("no connection".to_owned()),
+                Err(http::ErrorKind::Timeout) => Some("no answer within 5s".to_owned()),
+                Err(http::ErrorKind::Protocol) => Some("an answer that was not HTTP".to_owned()),
+            };
+            if let Some(why) = failed {
+                metrics.failed_scrapes += 1;
+                metrics.scrape_error = Some(format!("GET {} {why}", endpoint.path));
+            }
+            if let Ok((200, body)) = got {
+                let samples = scrape::parse(&String::from_utf8_lossy(&body));
+                let mut picked = BTreeMap::new();
+                for series in &measure.series {
+                    if let Some(value) = scrape::select(&samples, series) {
+                        picked.insert(series.name.clone(), value);
+                    }
+                }
+                metrics.scrapes.push(picked);
+            }
+        }
+        if let Some(group) = group {
+            readings.take(sample_group(group, start, &mut previous));
+        }
+    }
+    for series in &measure.series {
+        let values: Vec<f64> = metrics
+            .scrapes
+            .iter()
+            .filter_map(|s| s.get(&series.name).copied())
+            .collect();
+        match steady.reduce.of(&values) {
+            Some(value) => {
+                metrics.steady.insert(series.name.clone(), value);
+            }
+            None => metrics.missing.push(series.name.clone()),
+        }
+    }
+    (metrics, readings)
+}
+
+/// The steady-state readings of the process group reduced to one: `None` without a reading,
+/// and CPU `None` unless two readings measured it (one scrape reads no CPU).
+pub(crate) fn steady_process(readings: &[ProcessSample], reduce: Reducer) -> Option<ProcessSample> {
+    let last = readings.last()?;
+    let rss: Vec<f64> = readings.iter().map(|r| r.rss_bytes as f64).collect();
+    let cpu: Vec<f64> = readings.iter().filter_map(|r| r.cpu_pct).collect();
+    Some(ProcessSample {
+        t_s: last.t_s,
+        rss_bytes: reduce.of(&rss)? as u64,
+        cpu_pct: reduce.of(&cpu),
+        processes: last.processes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(rss_bytes: u64, cpu_pct: Option<f64>) -> ProcessSample {
+        ProcessSample {
+            t_s: 1.0,
+            rss_bytes,
+            cpu_pct,
+            processes: 1,
+        }
+    }
+
+    /// Issue 11, item 4: one steady-state reading measures memory but not CPU (CPU is the
+    /// difference of two readings): the steady CPU is `None`, never 0 %.
+    #[test]
+    fn one_reading_measures_no_cpu() {
+        let one = steady_process(&[reading(100, None)], Reducer::Median).expect("a reading");
+        assert_eq!(one.rss_bytes, 100);
+        assert_eq!(one.cpu_pct, None);
+        let three = steady_process(
+            &[
+                reading(100, None),
+                reading(110, Some(20.0)),
+                reading(120, Some(40.0)),
+            ],
+            Reducer::Median,
+        )
+        .expect("readings");
+        assert_eq!((three.rss_bytes, three.cpu_pct), (110, Some(30.0)));
+        assert_eq!(steady_process(&[], Reducer::Median), None);
+    }
+}
