@@ -1,0 +1,120 @@
+//! Reading and writing the file: atomically, format first, every misfit named by its place.
+
+use super::*;
+
+/// Why a results file could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// The file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file could not be read as results of this format.
+    #[error("{path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why, with the place in the file when there is one.
+        reason: ReadError,
+    },
+}
+
+/// Why a text is not results this headroom reads.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON, or no `format` field: not a results file at all.
+    #[error("not a headroom results file ({0})")]
+    NotResults(String),
+    /// A results file of another version of the format.
+    #[error(
+        "a results file of format {found}, and this headroom reads format {RESULTS_FORMAT}: re-run `headroom run` with this headroom, or read it with the headroom that wrote it"
+    )]
+    OtherFormat {
+        /// The format the file says it has.
+        found: u64,
+    },
+    /// The right format, but a field that does not fit it.
+    #[error(
+        "results of format {RESULTS_FORMAT} with a field that does not fit at `{place}`: {message}"
+    )]
+    Field {
+        /// Where, as a path of fields (`phases[0].points[2].runs[0].process`).
+        place: String,
+        /// What serde said.
+        message: String,
+    },
+}
+
+/// A temporary file beside `path` (`path` + `.tmp`), then a rename: a reader never sees half a
+/// file, and an interrupted write leaves the old one whole. Creates the folder if needed.
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = std::path::PathBuf::from(temporary);
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, path)
+}
+
+impl Results {
+    /// Writes the file atomically ([`write_atomically`]).
+    pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
+        let error = |source| ResultsError::Write {
+            path: path.display().to_string(),
+            source,
+        };
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| error(std::io::Error::other(e)))?;
+        write_atomically(path, &(text + "\n")).map_err(error)
+    }
+
+    /// Reads a results file ([`Results::from_json`]).
+    pub fn read(path: &Path) -> Result<Results, ResultsError> {
+        let error = |reason: ReadError| ResultsError::Read {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| error(ReadError::NotResults(e.to_string())))?;
+        Results::from_json(&text).map_err(error)
+    }
+
+    /// Results from their JSON text. The format is checked first, so a file of another
+    /// version is named as one, not as a field that does not fit.
+    pub fn from_json(text: &str) -> Result<Results, ReadError> {
+        #[derive(Deserialize)]
+        struct Format {
+            format: Option<u64>,
+        }
+        let version: Format =
+            serde_json::from_str(text).map_err(|e| ReadError::NotResults(e.to_string()))?;
+        match version.format {
+            None => return Err(ReadError::NotResults("it has no `format`".to_owned())),
+            Some(found) if found != u64::from(RESULTS_FORMAT) => {
+                return Err(ReadError::OtherFormat { found });
+            }
+            Some(_) => {}
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ReadError::Field {
+            place: e.path().to_string(),
+            message: e.inner().to_string(),
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash of the spec's text that needs no dependency.
+pub fn spec_hash(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}

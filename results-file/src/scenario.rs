@@ -1,0 +1,251 @@
+//! What one scenario measured in one run: HTTP figures, and a rooms run's sockets and messages.
+
+use super::*;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorCounts {
+    /// The connection could not be made (refused, reset before an answer).
+    pub connect: u64,
+    /// No answer within the request's `timeout`.
+    pub timeout: u64,
+    /// Answers with a status the request did not expect.
+    pub status: u64,
+    /// An answer that was not valid HTTP, or a connection cut mid-answer.
+    pub protocol: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.status + self.protocol
+    }
+}
+
+/// A latency distribution in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    /// Observations; 0 when nothing was measured (every other field is then 0 and means nothing).
+    pub count: u64,
+    /// The mean, in milliseconds.
+    pub mean_ms: f64,
+    /// The smallest, in milliseconds.
+    pub min_ms: f64,
+    /// The median, in milliseconds.
+    pub p50_ms: f64,
+    /// The 90th percentile, in milliseconds.
+    pub p90_ms: f64,
+    /// The 95th percentile, in milliseconds.
+    pub p95_ms: f64,
+    /// The 99th percentile, in milliseconds.
+    pub p99_ms: f64,
+    /// The 99.9th percentile, in milliseconds.
+    pub p999_ms: f64,
+    /// The largest, in milliseconds.
+    pub max_ms: f64,
+}
+
+/// One window of the per-second series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Window {
+    /// Seconds from the scenario's start.
+    pub t_s: u64,
+    /// Requests completed in the second.
+    pub requests: u64,
+    /// Of those, the ones that failed.
+    pub errors: u64,
+    /// The second's median latency, in milliseconds (0 with no request).
+    pub p50_ms: f64,
+    /// The second's 95th percentile, in milliseconds (0 with no request).
+    pub p95_ms: f64,
+    /// The second's 99th percentile, in milliseconds (0 with no request).
+    pub p99_ms: f64,
+}
+
+impl Window {
+    pub fn of(index: u64, h: &Histogram<u64>, errors: u64) -> Window {
+        let summary = histogram_summary(h);
+        Window {
+            t_s: index,
+            requests: summary.count,
+            errors,
+            p50_ms: summary.p50_ms,
+            p95_ms: summary.p95_ms,
+            p99_ms: summary.p99_ms,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioResult {
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// Why the scenario did not run, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Requests that completed (answered or failed) in the measurement window: the hold (the
+    /// whole run when there is no hold). HTTP only; ramp traffic is in `ramps`.
+    pub requests: u64,
+    /// Of `requests`, the ones answered as expected (rooms: messages sent).
+    pub ok: u64,
+    /// Starts skipped because `max_in_flight` requests were outstanding.
+    pub dropped: u64,
+    /// Failed requests by why (rooms: sockets that failed to open).
+    pub errors: ErrorCounts,
+    /// Seconds from the scenario's start to its end, ramps included.
+    pub duration_s: f64,
+    /// Completed requests per second over the measurement window.
+    pub rate: f64,
+    /// From the intended start (open model) or the send (closed model) to the last byte.
+    pub latency: Summary,
+    /// Actual minus intended send time: the generator's own delay.
+    pub schedule_lag: Summary,
+    /// The full distributions (`latency`, `schedule_lag`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
+    pub histograms: BTreeMap<String, String>,
+    /// Every second of the run, ramps included: the timeline, not the measurement.
+    pub windows: Vec<Window>,
+    /// HTTP: the requests intended during the ramp-up and ramp-down, counted apart from the
+    /// hold's figures (a ramp is not the load being measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramps: Option<RampCounts>,
+    /// What a rooms scenario measured beyond the common figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rooms: Option<RoomsResult>,
+}
+
+/// Traffic of the ramps, kept out of the measured figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RampCounts {
+    /// Requests that completed (answered or failed).
+    pub requests: u64,
+    /// Of `requests`, the ones answered as expected.
+    pub ok: u64,
+    /// Starts skipped because `max_in_flight` requests were outstanding.
+    pub dropped: u64,
+    /// Failed requests by why.
+    pub errors: ErrorCounts,
+}
+
+/// A rooms scenario's run. In the common fields of [`ScenarioResult`], `requests` counts the
+/// messages sent, `latency` is the per-recipient latency ("seen"), `schedule_lag` the sends'
+/// delay behind their intended time, and `errors` the sockets that failed to open.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoomsResult {
+    /// Rooms opened.
+    pub rooms: u64,
+    /// Sockets planned in all.
+    pub peers: u64,
+    /// Sockets: planned, opened, failed and closed.
+    pub sockets: SocketCounts,
+    /// From a socket's scheduled connect time to its open WebSocket (join sent).
+    pub connect: Summary,
+    /// When the hold began, in seconds from the scenario's start: after the ramp-up and once
+    /// every socket had opened or failed.
+    pub hold_started_s: f64,
+    /// How long the peers sent.
+    pub hold_s: f64,
+    /// Messages sent and frames delivered.
+    pub messages: MessageCounts,
+    /// Per recipient: from the intended send time to the receipt.
+    pub seen: Summary,
+    /// Per message that reached every expected recipient: the time until the last one had it.
+    /// Messages that never reached everyone are not in it; see `messages.incomplete`.
+    pub seen_by_all: Summary,
+    /// Page reloads (`reload`), when the scenario has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<ReloadResult>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SocketCounts {
+    /// Sockets the scenario opens (rooms × peers).
+    pub planned: u64,
+    /// Sockets that opened (upgrade answered with 101).
+    pub opened: u64,
+    /// Sockets that did not open, by why.
+    pub failed: ConnectFailures,
+    /// Open sockets the server closed (a close frame, a reset or the end of the stream).
+    pub closed_by_server: u64,
+    /// Open sockets we closed at the end of the run.
+    pub closed_by_us: u64,
+    /// Pings we sent (`ping.every`).
+    pub pings_sent: u64,
+    /// Pings the server sent us; tungstenite answers each with a pong.
+    pub pings_received: u64,
+}
+
+/// Sockets that did not open, by why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConnectFailures {
+    /// Nothing listened (connection refused).
+    pub refused: u64,
+    /// The server answered the upgrade with another status than 101.
+    pub status: u64,
+    /// No open socket within `connect_timeout`.
+    pub timeout: u64,
+    /// A reset, a protocol error, or anything else.
+    pub other: u64,
+}
+
+impl ConnectFailures {
+    pub fn total(&self) -> u64 {
+        self.refused + self.status + self.timeout + self.other
+    }
+}
+
+/// Messages and frames of a rooms scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageCounts {
+    /// Messages sent.
+    pub sent: u64,
+    /// Sends the run could not track (its message budget was used up); not sent.
+    pub skipped: u64,
+    /// Frames expected: for every message, the peers of its room that were open when it was
+    /// sent, the sender excluded.
+    pub expected: u64,
+    /// Frames that arrived, on time or late.
+    pub delivered: u64,
+    /// Frames that arrived within the deadline.
+    pub on_time: u64,
+    /// Frames that arrived after the deadline (late, not lost).
+    pub late: u64,
+    /// Messages every expected recipient got.
+    pub reached_all: u64,
+    /// Messages every expected recipient got within the deadline.
+    pub reached_all_on_time: u64,
+    /// Messages some expected recipient never got.
+    pub incomplete: u64,
+    /// A sender's own message coming back to it (not counted as delivered).
+    pub own_echoes: u64,
+    /// Frames without a stamp of this run (the server's own messages).
+    pub unstamped: u64,
+}
+
+/// The page reloads of a rooms scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReloadResult {
+    /// Reloads completed (answered or failed).
+    pub requests: u64,
+    /// Of those, the ones answered as expected.
+    pub ok: u64,
+    /// Failed reloads by why.
+    pub errors: ErrorCounts,
+    /// From the reload's intended time to the last byte of the page.
+    pub latency: Summary,
+}
+
+impl RoomsResult {
+    /// The time until everyone had a message, at quantile `q` of *all* messages that expected
+    /// someone: a message that never reached everyone counts as never. `None` when the quantile
+    /// falls among those (the figure is "never"), or no message was expected anywhere.
+    pub fn seen_by_all_quantile(&self, histogram: &Histogram<u64>, q: f64) -> Option<f64> {
+        let complete = self.messages.reached_all;
+        let total = complete + self.messages.incomplete;
+        if total == 0 || complete == 0 {
+            return None;
+        }
+        let share = q * total as f64 / complete as f64;
+        if share > 1.0 {
+            return None;
+        }
+        Some(histogram.value_at_quantile(share) as f64 / 1e6)
+    }
+}
