@@ -34,7 +34,7 @@ pub struct RunArgs {
     /// Scale durations, steps and repeats down, for CI and a first look (the results say so).
     #[arg(long)]
     quick: bool,
-    /// Exit with 2 when an SLO failed at some point.
+    /// Exit with 2 when an SLO failed, or could not be measured, at some point.
     #[arg(long)]
     check: bool,
     /// Do not render the capacity page (capacity.md beside the results) at the end.
@@ -163,7 +163,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             return Ok(exit::WRITE_FAILED);
         }
         Err(error) => {
-            eprintln!("error: {error}");
+            // The spec is the file the point, phase or host named here comes from.
+            eprintln!("error: {}: {error}", args.spec.display());
             return Ok(exit::USAGE);
         }
     };

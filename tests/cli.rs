@@ -316,6 +316,14 @@ fn plan_prices_the_relay_page_from_its_points() {
         assert!(output.contains(figure), "{figure} not in\n{output}");
     }
     assert!(output.contains("burstable"), "the burstable warning");
+    // docs/planning.md shows this table's rows: they are what `plan` prints today.
+    let docs = std::fs::read_to_string(common::root().join("docs/planning.md")).expect("docs");
+    for row in output.lines().filter(|l| l.starts_with("│ ")) {
+        assert!(
+            docs.contains(row),
+            "docs/planning.md lacks the row\n{row}\nof\n{output}"
+        );
+    }
     let (exit, _, stderr) = headroom(&["plan", "--cpu-ceiling", "10", "--instance", "t4g.huge"]);
     assert_eq!(exit, 1);
     assert!(
@@ -727,7 +735,7 @@ fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert_eq!(
         stderr,
-        "error: phase `one` holds 2,000 sockets open at once (2,064 files with the run's own), and a process here may open 1,024 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket\n"
+        "error: tests/fixtures/run/many-sockets.toml: phase `one` holds 2,000 sockets open at once (2,064 files with the run's own), and a process here may open 1,024 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket\n"
     );
     assert!(!out.exists(), "a refused run wrote {}", out.display());
     // `validate` on the same machine says it, as a warning: the spec itself is valid.
@@ -755,7 +763,7 @@ fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
         warning,
         format!(
             "warning: `headroom run tests/fixtures/run/many-sockets.toml` would be refused on this machine: {}",
-            stderr.trim_start_matches("error: ")
+            stderr.trim_start_matches("error: tests/fixtures/run/many-sockets.toml: ")
         )
     );
     let left: Vec<_> = std::fs::read_dir(&dir)

@@ -323,8 +323,11 @@ fn edited_results(dir: &std::path::Path, edit: impl FnOnce(&mut serde_json::Valu
     path
 }
 
-/// The page `render` makes of the relay fixture edited by `edit`.
-fn page_of_edited_results(test: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+/// `render` of the relay fixture edited by `edit`: the page, stderr and the results path.
+fn render_edited(
+    test: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (String, String, String) {
     let dir = scratch(test);
     let path = edited_results(&dir, edit);
     let out = dir.join("capacity.md");
@@ -340,7 +343,12 @@ fn page_of_edited_results(test: &str, edit: impl FnOnce(&mut serde_json::Value))
     assert_eq!(code, 0, "{stderr}");
     let page = std::fs::read_to_string(&out).expect("page");
     let _ = std::fs::remove_dir_all(dir);
-    page
+    (page, stderr, path_arg)
+}
+
+/// The page `render` makes of the relay fixture edited by `edit`.
+fn page_of_edited_results(test: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    render_edited(test, edit).0
 }
 
 /// The relay fixture with every SLO verdict of its `rooms` phase turned to a pass: a sweep
@@ -579,30 +587,44 @@ fn a_results_sweep_that_passed_everything_is_a_lower_bound() {
 /// plan read the results too and once said it a second time).
 #[test]
 fn results_of_an_edited_spec_are_noted_once() {
-    let dir = scratch("edited-spec");
-    let path = edited_results(&dir, |results| {
+    let (_, stderr, path) = render_edited("edited-spec", |results| {
         results["spec"]["hash"] = serde_json::Value::from("an earlier version");
     });
-    let out = dir.join("capacity.md");
-    let (path_arg, out_arg) = (path.display().to_string(), out.display().to_string());
-    let (code, _, stderr) = headroom(&[
-        "render",
-        "examples/relay.toml",
-        "--results",
-        &path_arg,
-        "--out",
-        &out_arg,
-    ]);
-    assert_eq!(code, 0, "{stderr}");
     let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
     assert_eq!(
         notes,
         [format!(
-            "note: examples/relay.toml changed since {path_arg} was written: the measurements are of the spec as it was then"
+            "note: examples/relay.toml changed since {path} was written: the measurements are of the spec as it was then"
         )],
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A run that ended before its load (never ready) measured neither the generator nor the load
+/// average: its zeros do not become the page's lowest figures.
+#[test]
+fn a_run_that_never_loaded_adds_no_zeros() {
+    let page = page_of_edited_results("never-loaded", |results| {
+        let run = &mut results["phases"][0]["points"][0]["runs"][0];
+        run["failure"] = serde_json::json!({
+            "kind": "never_ready", "waited_s": 30.0, "check": "GET /healthz", "stderr_tail": []
+        });
+        run["scenarios"] = serde_json::json!({});
+        run["load_average"] = serde_json::json!({"min": 0.0, "max": 0.0});
+        run["generator"] = serde_json::json!({
+            "schedule_lag_p99_ms": 0.0, "cpu_cores": 0.0, "cores_available": 0, "bound": false
+        });
+    });
+    // The fixture's other runs: load average 0.96 to 1.33, generator 0.0034 to 0.013 cores.
+    assert!(
+        page.contains("The 1-minute load average was between 1.0 and 1.3 during the runs."),
+        "{page}"
+    );
+    assert!(
+        page.contains("The load generator used 0.00 to 0.01 of the 2 cores it could use"),
+        "{page}"
+    );
+    assert!(page.contains("1 of 12 runs failed"), "{page}");
 }
 
 /// Issue 13: results are read through their types. A file of another format is named as one

@@ -25,13 +25,7 @@ pub fn read(headroom_version: &str, target_dir: &Path) -> Environment {
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_owned())
         .unwrap_or_else(|| "unknown".to_owned());
-    let memory_bytes = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?.to_owned();
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map(|kib| kib * 1024);
+    let memory_bytes = meminfo().map(|m| m.mem_total);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|k| k.trim().to_owned())
         .unwrap_or_else(|_| "unknown".to_owned());
@@ -56,4 +50,10 @@ fn revision(dir: &Path) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// /proc/meminfo (its figures in bytes), when it can be read.
+pub(crate) fn meminfo() -> Option<procfs::Meminfo> {
+    use procfs::Current;
+    procfs::Meminfo::current().ok()
 }

@@ -32,13 +32,7 @@ impl Machine {
     /// This machine now. Call after [`crate::raise_open_files`].
     pub fn read() -> Machine {
         let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-        let available_memory = std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| {
-                let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
-                line.split_whitespace().nth(1)?.parse::<u64>().ok()
-            })
-            .map(|kib| kib * 1024);
+        let available_memory = crate::environment::meminfo().and_then(|m| m.mem_available);
         Machine {
             open_files: limit.current.unwrap_or(u64::MAX),
             available_memory,

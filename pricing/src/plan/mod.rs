@@ -108,7 +108,7 @@ impl Ceiling {
     }
 
     /// The ceiling as a table cell reads: `< 16, not measured`, `≥ 100`, `325–334, weak fit`,
-    /// `378,881, extrapolated ×3,800 past the data: not a ceiling to plan with`.
+    /// `378,881, extrapolated to 3,800× the largest measured: not a ceiling to plan with`.
     pub fn reads(&self) -> String {
         let Some(units) = self.units else {
             return match self.below {
@@ -125,7 +125,7 @@ impl Ceiling {
         }
         if let Some(factor) = self.extrapolated {
             text.push_str(&format!(
-                ", extrapolated {} past the data: not a ceiling to plan with",
+                ", extrapolated to {} the largest measured: not a ceiling to plan with",
                 self::factor(factor)
             ));
         } else if self.weak {
@@ -135,12 +135,12 @@ impl Ceiling {
     }
 }
 
-/// A factor as people say it: `×2.6`, `×58`, `×3,800` (two significant digits).
+/// A factor as people say it: `2.6×`, `58×`, `3,800×` (two significant digits), read "2.6 times".
 pub fn factor(x: f64) -> String {
     if x < 10.0 {
-        format!("×{x:.1}")
+        format!("{x:.1}×")
     } else {
-        format!("×{}", count(two_significant(x)))
+        format!("{}×", count(two_significant(x)))
     }
 }
 
@@ -270,7 +270,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
         if let Some(factor) = extrapolated {
             warnings.push(format!(
-                "{}: the memory ceiling, {} {}, lies {} past the largest measured ({}): an extrapolation, not a ceiling to plan with",
+                "{}: the memory ceiling, {} {}, is {} the largest measured ({}): an extrapolation, not a ceiling to plan with",
                 instance.id,
                 count(units),
                 crate::numbers::plural(&model.unit),
@@ -405,7 +405,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             count(c.below.unwrap_or_default()),
         )),
         Some(c) if c.extrapolated.is_some() => Some(format!(
-            "the {} ceiling, {}, is an extrapolation {} past the data; sweep up to it to measure it",
+            "the {} ceiling, {}, is an extrapolation to {} the largest measured; sweep up to it to measure it",
             resource_name(&binding.resource),
             count(c.units.unwrap_or_default()),
             factor(c.extrapolated.unwrap_or_default()),

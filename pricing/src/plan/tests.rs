@@ -260,8 +260,8 @@ fn a_lower_bound_ceiling_prices_an_upper_bound() {
     assert_eq!(plan.not_priced, None);
 }
 
-/// Item 15: a memory ceiling far past the data (×3,800) reads as an extrapolation, never as
-/// a plain number, and when it binds nothing is priced.
+/// Item 15: a memory ceiling far past the data (3,800× the largest measured) reads as an
+/// extrapolation, never as a plain number, and when it binds nothing is priced.
 #[test]
 fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
     let table = PriceTable::embedded().expect("table");
@@ -283,7 +283,7 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
     assert!(
         memory
             .reads()
-            .contains("past the data: not a ceiling to plan with"),
+            .contains("the largest measured: not a ceiling to plan with"),
         "{}",
         memory.reads()
     );
@@ -299,7 +299,7 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
         plan.not_priced
     );
     // Inside the limit it is a plain ceiling.
-    assert_eq!(factor(3789.0), "×3,800");
-    assert_eq!(factor(57.5), "×58");
-    assert_eq!(factor(2.6), "×2.6");
+    assert_eq!(factor(3789.0), "3,800×");
+    assert_eq!(factor(57.5), "58×");
+    assert_eq!(factor(2.6), "2.6×");
 }

@@ -368,14 +368,20 @@ impl PageContext {
                     if run.generator.bound {
                         runs.generator_bound += 1;
                     }
-                    let generator = &run.generator;
-                    generator_cores.push(generator.cpu_cores);
-                    // The largest seen.
-                    let lag = generator.schedule_lag_p99_ms;
-                    generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
-                    let cores = generator.cores_available as u64;
-                    generator_available = Some(generator_available.map_or(cores, |c| c.max(cores)));
-                    loads.extend([run.load_average.min, run.load_average.max]);
+                    // A run that ended before its load (never ready, exited early) measured
+                    // neither the generator nor the load average: its zeros are not figures.
+                    let loaded = !run.scenarios.is_empty();
+                    if loaded {
+                        let generator = &run.generator;
+                        generator_cores.push(generator.cpu_cores);
+                        // The largest seen.
+                        let lag = generator.schedule_lag_p99_ms;
+                        generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
+                        let cores = generator.cores_available as u64;
+                        generator_available =
+                            Some(generator_available.map_or(cores, |c| c.max(cores)));
+                        loads.extend([run.load_average.min, run.load_average.max]);
+                    }
                     for name in run.scenarios.keys() {
                         if !scenario_names.contains(name) {
                             scenario_names.push(name.clone());
