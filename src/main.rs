@@ -202,6 +202,8 @@ pub(crate) struct Compiled {
     pub path: String,
     pub source: String,
     pub compilation: Compilation,
+    /// The shipped price table, with the spec's own `[plan] prices` over it.
+    pub prices: PriceTable,
 }
 
 pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
@@ -234,10 +236,10 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
         path: path.display().to_string(),
         source,
         compilation,
+        prices,
     })
 }
 
-/// Compiles a spec for a command that uses its plan: diagnostics shown, `None` when invalid.
 /// Compiles a spec for a command that uses it; its diagnostics are shown unless `renderer` is
 /// `None` (a second look at a spec whose diagnostics were already shown).
 pub(crate) fn compile_for_use(

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
+use headroom_pricing::planner::{self, Measured, Request};
 use headroom_runner::results::write_atomically;
 use headroom_templates::{Bench, Inputs, PageContext, Templates, plots};
 
@@ -36,26 +37,43 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
     let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
-    let Some(plan) = &compiled.compilation.plan else {
+    let Some(matrix) = &compiled.compilation.plan else {
         return Ok(exit::USAGE);
     };
-    let results = args
+    let results_path = args
         .results
         .clone()
-        .unwrap_or_else(|| crate::default_results(&plan.bench.name));
+        .unwrap_or_else(|| crate::default_results(&matrix.bench.name));
+    let text = std::fs::read_to_string(&results_path).with_context(|| {
+        format!(
+            "cannot read results `{}`; `headroom run {}` writes them",
+            results_path.display(),
+            args.spec.display()
+        )
+    })?;
+    let results = headroom_results::Results::from_json(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", results_path.display()))?;
+    crate::check_results_of(
+        &args.spec,
+        &matrix.bench.name,
+        &compiled.source,
+        &results,
+        &results_path,
+    )?;
+    let source = Source {
+        spec: &args.spec,
+        compiled: &compiled,
+        results: &results,
+        results_path: &results_path,
+    };
     if args.dump_context {
-        let context = match context(&args.spec, plan, &results)? {
-            Ok(context) => context,
-            Err(code) => return Ok(code),
-        };
         let mut stdout = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut stdout, &context)?;
+        serde_json::to_writer_pretty(&mut stdout, &context(&source)?)?;
         writeln!(stdout)?;
         return Ok(exit::OK);
     }
     match render(
-        &args.spec,
-        &results,
+        &source,
         args.template.as_deref(),
         args.out.as_deref(),
         args.format,
@@ -66,6 +84,15 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         }
         Err(code) => Ok(code),
     }
+}
+
+/// What a page is rendered from: a compiled spec and its results, each read once.
+pub(crate) struct Source<'a> {
+    pub spec: &'a Path,
+    pub compiled: &'a crate::Compiled,
+    pub results: &'a headroom_results::Results,
+    /// Where the results are (the page goes beside them by default).
+    pub results_path: &'a Path,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -100,25 +127,16 @@ impl Rendered {
     }
 }
 
-/// Renders the page of `spec` from `results` (the spec's diagnostics already shown): what was
-/// written, or the exit code of what went wrong (said on stderr).
+/// Renders the page of a spec from its results: what was written, or the exit code of what
+/// went wrong (said on stderr).
 pub(crate) fn render(
-    spec: &Path,
-    results: &Path,
+    source: &Source<'_>,
     template: Option<&Path>,
     out: Option<&Path>,
     format: PageFormat,
 ) -> Result<std::result::Result<Rendered, u8>> {
-    let Some(compiled) = crate::compile_for_use(spec, None)? else {
-        return Ok(Err(exit::USAGE));
-    };
-    let Some(plan) = &compiled.compilation.plan else {
-        return Ok(Err(exit::USAGE));
-    };
-    let context = match context(spec, plan, results)? {
-        Ok(context) => context,
-        Err(code) => return Ok(Err(code)),
-    };
+    let results = source.results_path;
+    let context = context(source)?;
     let templates = Templates::new(template)?;
     let markdown = templates.render("page.md", &context)?;
     let drawn = plots::draw(&context)?;
@@ -180,43 +198,33 @@ pub(crate) fn render(
     }))
 }
 
-/// The template context of a compiled spec's page.
-fn context(
-    spec: &Path,
-    plan: &headroom_compiler::ResolvedPlan,
-    results: &Path,
-) -> Result<std::result::Result<PageContext, u8>> {
-    let text = std::fs::read_to_string(results).with_context(|| {
-        format!(
-            "cannot read results `{}`; `headroom run {}` writes them",
-            results.display(),
-            spec.display()
-        )
-    })?;
-    let source = std::fs::read_to_string(spec)
-        .with_context(|| format!("cannot read spec `{}`", spec.display()))?;
-    let typed = headroom_results::Results::from_json(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", results.display()))?;
-    crate::check_results_of(spec, &plan.bench.name, &source, &typed, results)?;
-    // The run command as it was: `--quick` results come from a `--quick` run.
-    let quick = typed.quick;
-    let capacity = &plan.capacity;
-    let priced = plan.plan.as_ref().is_some_and(|p| !p.instances.is_empty());
+/// The template context of a compiled spec's page, its cost table from the same planner
+/// `headroom plan` calls.
+fn context(source: &Source<'_>) -> Result<PageContext> {
+    let Some(matrix) = &source.compiled.compilation.plan else {
+        anyhow::bail!("`{}` did not compile", source.spec.display());
+    };
+    let (spec, results) = (source.spec.display(), source.results_path.display());
+    let capacity = &matrix.capacity;
+    let priced = matrix
+        .plan
+        .as_ref()
+        .is_some_and(|p| !p.instances.is_empty());
     let report = if priced {
-        let plan_args = crate::plan::PlanArgs::for_page(spec, results);
-        match crate::plan::plan(&plan_args, None)? {
-            Ok(planned) => Some(planned.report),
-            Err(code) => return Ok(Err(code)),
-        }
+        let request = Request::of_spec(matrix, Some(crate::prices::today()?.0));
+        let measured = Measured::from_results(source.results);
+        Some(planner::plan(&request, &measured, &source.compiled.prices)?.report)
     } else {
         None
     };
+    // The run command as it was: `--quick` results come from a `--quick` run.
+    let quick = if source.results.quick { "--quick " } else { "" };
     let inputs = Inputs {
         bench: Bench {
-            name: plan.bench.name.clone(),
-            description: plan.bench.description.clone(),
-            unit: plan.bench.unit.clone(),
-            people_per_unit: plan
+            name: matrix.bench.name.clone(),
+            description: matrix.bench.description.clone(),
+            unit: matrix.bench.unit.clone(),
+            people_per_unit: matrix
                 .bench
                 .people_per_unit
                 .value()
@@ -228,18 +236,9 @@ fn context(
         },
         plan: report,
         reproduce: vec![
-            format!(
-                "headroom run {}{} --out {}",
-                if quick { "--quick " } else { "" },
-                spec.display(),
-                results.display()
-            ),
-            format!(
-                "headroom render {} --results {}",
-                spec.display(),
-                results.display()
-            ),
+            format!("headroom run {quick}{spec} --out {results}"),
+            format!("headroom render {spec} --results {results}"),
         ],
     };
-    Ok(Ok(PageContext::build(&typed, inputs)))
+    Ok(PageContext::build(source.results, inputs))
 }

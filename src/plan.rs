@@ -4,15 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use annotate_snippets::Renderer;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::PriceTable;
-use headroom_pricing::fit::fit;
-use headroom_pricing::plan::{
-    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, Selection,
-    SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep, plan_instance, slo_ceiling,
-};
-use headroom_pricing::points::{self, Sweep, Unit};
+use headroom_pricing::plan::{InstancePlan, Model, for_budget, for_units};
+use headroom_pricing::planner::{self, Measured, Planned, Request};
+use headroom_pricing::points;
 use headroom_spec::{Percent, Size};
 
 use crate::exit;
@@ -77,174 +74,81 @@ pub struct PlanArgs {
     /// failed already at the first step) or lies far past the data.
     #[arg(long)]
     check: bool,
-    /// The caller checked the results belong to the spec and said so (the page does).
-    #[arg(skip)]
-    results_checked: bool,
 }
 
-impl PlanArgs {
-    /// The spec's own plan over a results file, no flag overriding it: what a page shows.
-    pub(crate) fn for_page(spec: &std::path::Path, results: &std::path::Path) -> PlanArgs {
-        PlanArgs {
-            spec: Some(spec.to_path_buf()),
-            results: Some(results.to_path_buf()),
-            points: None,
-            x: None,
-            instances: Vec::new(),
-            memory: None,
-            reserve: None,
-            cap: None,
-            cpu_ceiling: None,
-            headroom: None,
-            ebs_gb: None,
-            rds: None,
-            ipv4: None,
-            slos: Vec::new(),
-            units: None,
-            budget: None,
-            unit: None,
-            json: true,
-            check: false,
-            results_checked: true,
-        }
-    }
-}
-
-/// What `plan` works out: the model, a plan per instance, notes, and the JSON report.
-pub(crate) struct Planned {
-    pub model: Model,
-    pub plans: Vec<InstancePlan>,
-    pub notes: Vec<String>,
-    pub report: Report,
-    /// `--budget`, or the spec's `budget_usd_per_month`.
-    pub budget: Option<f64>,
-}
-
-/// Works out the plan; `Err(code)` when the spec did not compile (its diagnostics are shown).
-pub(crate) fn plan(
+/// The request the flags make: the spec's own (when given) with each flag over it, the
+/// prices it may use, and the points to plan over. `Err(code)` when the spec did not compile
+/// (its diagnostics are shown).
+fn request(
     args: &PlanArgs,
-    renderer: Option<&Renderer>,
-) -> Result<std::result::Result<Planned, u8>> {
-    let mut table = PriceTable::embedded().context("the shipped price table is broken")?;
-    let mut model = Model {
-        unit: "unit".to_owned(),
-        people_per_unit: 1.0,
-        ..Model::default()
-    };
-    let mut instances = Vec::new();
-    let mut compiled_spec = None;
-    let mut default_results = None;
-    let mut budget = args.budget;
-    let mut memory_series = "rss".to_owned();
-    let mut provider = "aws".to_owned();
-    let (mut memory_phase, mut ceiling_phase, mut units_var) = (None, None, None);
-    model.reserve_bytes = 512.0 * 1_048_576.0;
-    model.lines.public_ipv4 = 1;
-    model.today = Some(crate::prices::today()?.0);
-    model.max_price_age_days = 180;
-    if let Some(spec) = &args.spec {
-        let Some(compiled) = crate::compile_for_use(spec, renderer)? else {
-            return Ok(Err(exit::USAGE));
-        };
-        let Some(plan) = &compiled.compilation.plan else {
-            return Ok(Err(exit::USAGE));
-        };
-        let capacity = &plan.capacity;
-        default_results = Some(crate::default_results(&plan.bench.name));
-        compiled_spec = Some((
-            spec.clone(),
-            plan.bench.name.clone(),
-            compiled.source.clone(),
-        ));
-        model.unit = plan.bench.unit.clone();
-        model.people_per_unit = plan
-            .bench
-            .people_per_unit
-            .value()
-            .map_or(1.0, |p| *p as f64);
-        model.reserve_bytes = capacity.reserve.bytes() as f64;
-        model.cap = capacity.cap.map(|c| c as f64);
-        model.headroom = capacity.headroom.fraction();
-        model.cpu_scales_with_vcpus = capacity.cpu_scales_with_vcpus;
-        memory_series = capacity.memory.clone();
-        memory_phase = capacity.memory_phase.clone();
-        ceiling_phase = capacity.ceiling_phase.clone();
-        units_var = capacity.units.clone();
-        if let Some(spec_plan) = &plan.plan {
-            instances = spec_plan.instances.clone();
-            budget = budget.or(spec_plan.budget_usd_per_month);
-            provider = spec_plan.provider.as_str().to_owned();
-            model.max_price_age_days =
-                (spec_plan.max_price_age.as_secs_f64() / 86_400.0).round() as i64;
-            model.lines = Lines {
-                ebs_gb: spec_plan.ebs_gb,
-                rds: spec_plan.rds.clone(),
-                public_ipv4: spec_plan.public_ipv4,
-                egress_gb: spec_plan.egress_gb,
+    renderer: &Renderer,
+) -> Result<std::result::Result<(Request, Measured, PriceTable), u8>> {
+    let today = Some(crate::prices::today()?.0);
+    let (mut request, table, spec_results) = match &args.spec {
+        Some(spec) => {
+            let Some(compiled) = crate::compile_for_use(spec, Some(renderer))? else {
+                return Ok(Err(exit::USAGE));
             };
-            if let Some(file) = &spec_plan.prices {
-                let path = spec
-                    .parent()
-                    .unwrap_or(std::path::Path::new("."))
-                    .join(file);
-                let text = crate::read_bounded(
-                    &path,
-                    crate::MAX_PRICE_TABLE_BYTES,
-                    "the price table",
-                    "",
-                )?;
-                table.extend(
-                    PriceTable::from_toml(&text)
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-                );
-            }
+            let Some(matrix) = &compiled.compilation.plan else {
+                return Ok(Err(exit::USAGE));
+            };
+            let request = Request::of_spec(matrix, today);
+            let default = crate::default_results(&matrix.bench.name);
+            let bench = matrix.bench.name.clone();
+            (
+                request,
+                compiled.prices,
+                Some((spec, bench, compiled.source, default)),
+            )
         }
-    }
-    // With a spec and neither --results nor --points, the spec's own results: the same file
-    // `headroom run` wrote and the page is rendered from.
-    let results_path = match (&args.results, &args.points) {
-        (Some(path), _) => Some(path.clone()),
-        (None, None) => match default_results {
-            Some(path) if path.exists() => Some(path),
-            Some(path) => {
-                notes_missing(&path);
-                None
-            }
-            None => None,
-        },
-        (None, Some(_)) => None,
+        None => (
+            Request::new(today),
+            PriceTable::embedded().context("the shipped price table is broken")?,
+            None,
+        ),
     };
-    let sweeps: Vec<Sweep> = match (&results_path, &args.points, &args.x) {
-        (Some(path), _, _) => {
+    let mut measured = match (&args.results, &args.points, &args.x, &spec_results) {
+        (Some(path), _, _, _) => {
             let results = crate::read_results(path)?;
-            if let Some((spec, bench, source)) = &compiled_spec
-                && !args.results_checked
-            {
+            if let Some((spec, bench, source, _)) = &spec_results {
                 crate::check_results_of(spec, bench, source, &results, path)?;
             }
-            // Unrecorded cores leave the SLO ceiling unscaled (the note says so), never 1.
-            if let Some(cores) = results.environment.logical_cores {
-                model.measured_cores = cores as f64;
-            }
-            points::from_results(&results)
+            Measured::from_results(&results)
         }
-        (None, Some(path), Some(x)) => {
+        (None, Some(path), Some(x), _) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read points `{}`", path.display()))?;
-            units_var = Some(x.clone());
-            vec![
+            request.units_variable = Some(x.clone());
+            Measured::given(
                 points::from_csv(&text, x)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-            ]
+            )
         }
-        _ => Vec::new(),
+        // With a spec and neither --results nor --points, the spec's own results: the same
+        // file `headroom run` wrote and the page is rendered from.
+        (None, None, _, Some((spec, bench, source, default))) if default.exists() => {
+            let results = crate::read_results(default)?;
+            crate::check_results_of(spec, bench, source, &results, default)?;
+            Measured::from_results(&results)
+        }
+        (None, None, _, Some((_, _, _, default))) => {
+            notes_missing(default);
+            Measured::default()
+        }
+        _ => Measured::default(),
     };
-    // Flags override the spec.
+    for slo in &args.slos {
+        points::apply_slo(&mut measured.sweeps, slo)?;
+    }
+    overrides(args, &mut request);
+    Ok(Ok((request, measured, table)))
+}
+
+/// Each flag given replaces what the spec says.
+fn overrides(args: &PlanArgs, request: &mut Request) {
+    let model = &mut request.model;
     if let Some(unit) = &args.unit {
         model.unit = unit.clone();
-    }
-    if let Some(memory) = &args.memory {
-        memory_series = memory.clone();
     }
     if let Some(reserve) = args.reserve {
         model.reserve_bytes = reserve.bytes() as f64;
@@ -267,123 +171,16 @@ pub(crate) fn plan(
     if let Some(ipv4) = args.ipv4 {
         model.lines.public_ipv4 = ipv4;
     }
+    if let Some(memory) = &args.memory {
+        request.memory_series = memory.clone();
+    }
     if !args.instances.is_empty() {
-        instances = args.instances.clone();
+        request.instances = args.instances.clone();
     }
-    if instances.is_empty() && (args.units.is_some() || budget.is_some()) {
-        // Every priced instance of the provider is a candidate.
-        instances = table.instance_ids(&provider).map(str::to_owned).collect();
+    if args.budget.is_some() {
+        request.budget = args.budget;
     }
-
-    let mut sweeps = sweeps;
-    for slo in &args.slos {
-        apply_slo(&mut sweeps, slo)?;
-    }
-    let selection = Selection {
-        units: units_var.as_deref(),
-        memory_series: &memory_series,
-        memory_phase: memory_phase.as_deref(),
-        ceiling_phase: ceiling_phase.as_deref(),
-    };
-    let mut notes = Vec::new();
-    let mut fits = Vec::new();
-    if !sweeps.is_empty() {
-        match memory_sweep(&sweeps, selection) {
-            Ok(mut chosen) => {
-                if args.points.is_some() {
-                    chosen.because = "the points given with --points";
-                }
-                let sweep = chosen.sweep;
-                if let Some(series) = sweep.series.iter().find(|p| p.name == memory_series) {
-                    match fit(&series.points) {
-                        Ok(f) => {
-                            fits.push(fit_json(
-                                sweep,
-                                &memory_series,
-                                series.unit,
-                                chosen.because,
-                                &f,
-                            ));
-                            model.memory = Some(f);
-                        }
-                        Err(why) => notes.push(format!(
-                            "no memory fit of `{memory_series}` in `{}`: {why}",
-                            sweep.name
-                        )),
-                    }
-                }
-                if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu")
-                    && let Ok(f) = fit(&cpu.points)
-                {
-                    fits.push(fit_json(sweep, "cpu", cpu.unit, chosen.because, &f));
-                    model.cpu = Some(f);
-                }
-            }
-            Err(why) => notes.push(why),
-        }
-        if model.cpu_ceiling.is_none() {
-            match ceiling_sweep(&sweeps, selection) {
-                Ok(chosen) => {
-                    let because = if args.points.is_some() {
-                        "the points given with --points"
-                    } else {
-                        chosen.because
-                    };
-                    model.slo = slo_ceiling(chosen.sweep, because);
-                }
-                Err(why) => notes.push(why),
-            }
-        }
-    }
-    // Measurements alone (no instance named) still say where the SLOs broke and what a unit
-    // weighs; with nothing measured either, there is nothing to say.
-    if instances.is_empty() && sweeps.is_empty() {
-        bail!(
-            "name the instances to price: `--instance t4g.medium` (or [plan] instances in the spec)"
-        );
-    }
-    if instances.is_empty() {
-        notes.push(
-            "no instance was named, so nothing is priced: add `--instance t4g.medium` (or [plan] instances in the spec)".to_owned(),
-        );
-    }
-    let mut plans = Vec::new();
-    for name in &instances {
-        let instance = table.instance(name).with_context(|| {
-            format!("`{name}` is not in the price table; `headroom prices` lists the instances")
-        })?;
-        plans.push(plan_instance(instance, &model, &table));
-    }
-    let mut warnings: Vec<String> = notes.clone();
-    for plan in &plans {
-        for warning in &plan.warnings {
-            if !warnings.contains(warning) {
-                warnings.push(warning.clone());
-            }
-        }
-    }
-    let report = Report {
-        unit: model.unit.clone(),
-        fits,
-        slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),
-        instances: plans.iter().map(InstanceJson::from).collect(),
-        for_units: args.units.map(|n| {
-            for_units(&plans, n as f64)
-                .iter()
-                .map(FleetJson::from)
-                .collect()
-        }),
-        for_budget: budget.map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
-        hours_per_month: headroom_pricing::entries::HOURS_PER_MONTH,
-        warnings,
-    };
-    Ok(Ok(Planned {
-        model,
-        plans,
-        notes,
-        report,
-        budget,
-    }))
+    request.units = args.units;
 }
 
 /// A number of 0 or more (`--ebs-gb`): NaN, infinities and negatives are refused.
@@ -431,49 +228,18 @@ fn notes_missing(path: &std::path::Path) {
     );
 }
 
-/// A fit as the plan JSON gives it.
-fn fit_json(
-    sweep: &Sweep,
-    series: &str,
-    unit: Unit,
-    because: &str,
-    f: &headroom_pricing::fit::Fit,
-) -> FitJson {
-    FitJson {
-        series: series.to_owned(),
-        unit: match (series, unit) {
-            ("cpu", _) => "cores",
-            (_, Unit::Bytes) => "bytes",
-            (_, Unit::Seconds) => "seconds",
-            (_, Unit::Fraction) => "fraction",
-            (_, Unit::Plain) => "count",
-        }
-        .to_owned(),
-        phase: sweep.name.clone(),
-        chosen_because: because.to_owned(),
-        x: sweep.x.clone(),
-        intercept: f.intercept,
-        slope: f.slope,
-        r2: f.r2,
-        n: f.n,
-        slope_ci95: f.slope_ci95,
-        max_x: f.max_x,
-        weak: f.is_weak(),
-        weaknesses: f.weaknesses(),
-    }
-}
-
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
+    let (request, measured, table) = match request(&args, renderer)? {
+        Ok(asked) => asked,
+        Err(code) => return Ok(code),
+    };
     let Planned {
         model,
         plans,
         notes,
         report,
-        budget,
-    } = match plan(&args, Some(renderer))? {
-        Ok(planned) => planned,
-        Err(code) => return Ok(code),
-    };
+    } = planner::plan(&request, &measured, &table)?;
+    let budget = request.budget;
     let unpriced = plans.iter().filter(|p| p.not_priced.is_some()).count();
     let code = if args.check && unpriced > 0 {
         exit::SLO_FAILED
@@ -750,54 +516,4 @@ fn fleet_table(fleets: &[headroom_pricing::plan::Fleet]) -> String {
         ]);
     }
     table.to_string()
-}
-
-/// Applies `--slo 'SERIES < VALUE'` to the points: a point where the series breaks the
-/// threshold fails. The value is in the series' column unit (`p95_ms < 200` is 200 ms).
-fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<()> {
-    const OPERATORS: [&str; 5] = ["<=", ">=", "==", "<", ">"];
-    let (at, op) = OPERATORS
-        .iter()
-        .filter_map(|op| slo.find(op).map(|at| (at, *op)))
-        .min_by_key(|(at, op)| (*at, std::cmp::Reverse(op.len())))
-        .with_context(|| format!("`--slo {slo}` has no comparison; write it as `p95_ms < 200`"))?;
-    let series = slo[..at].trim();
-    let threshold: f64 = slo[at + op.len()..]
-        .trim()
-        .parse()
-        .ok()
-        .filter(|x: &f64| x.is_finite())
-        .with_context(|| format!("`--slo {slo}`: the value after `{op}` is not a finite number"))?;
-    let scale = headroom_pricing::points::unit_scale(series);
-    let threshold = threshold * scale;
-    let mut found = false;
-    for sweep in sweeps.iter_mut() {
-        let Some(points) = sweep
-            .series
-            .iter()
-            .find(|s| s.name == series)
-            .map(|s| s.points.clone())
-        else {
-            continue;
-        };
-        found = true;
-        for (x, value) in points {
-            let holds = match op {
-                "<" => value < threshold,
-                "<=" => value <= threshold,
-                ">" => value > threshold,
-                ">=" => value >= threshold,
-                _ => (value - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
-            };
-            let verdict = sweep
-                .verdicts
-                .entry(headroom_pricing::points::OrderedX(x))
-                .or_insert_with(headroom_pricing::points::Verdict::passing);
-            verdict.judge((!holds).then(|| format!("`{slo}` failed")));
-        }
-    }
-    if !found {
-        bail!("`--slo {slo}`: no sweep has a series `{series}`");
-    }
-    Ok(())
 }

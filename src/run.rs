@@ -190,7 +190,13 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     // The page, from the results just written: the one command from spec to page.
     let mut page_failed = false;
     if !args.no_page && !outcome.interrupted {
-        match crate::page::render(&args.spec, &out, None, None, crate::page::PageFormat::Md) {
+        let source = crate::page::Source {
+            spec: &args.spec,
+            compiled: &compiled,
+            results: &outcome.results,
+            results_path: &out,
+        };
+        match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
             Ok(Ok(rendered)) => rendered.report(&mut stdout)?,
             Ok(Err(_)) => page_failed = true,
             Err(error) => {

@@ -401,6 +401,94 @@ fn plan_and_the_page_give_the_same_answer_from_the_same_results() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue 13: the page's cost table is `plan --json`, figure for figure. The page and `plan`
+/// call one planner over the same results; each cell of each instance's row is the JSON's
+/// figure as the page writes it (dollars to the cent, units as counts).
+#[test]
+fn the_pages_cost_table_is_plan_json_figure_for_figure() {
+    let dir = scratch("cost-table");
+    let results = results_where_rooms_pass(&dir);
+    let out = dir.join("capacity.md");
+    let (results_arg, out_arg) = (results.display().to_string(), out.display().to_string());
+    let (code, json, stderr) = headroom(&[
+        "plan",
+        "examples/relay.toml",
+        "--results",
+        &results_arg,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let plan: serde_json::Value = serde_json::from_str(&json).expect("plan json");
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &results_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    let table = page.split("## Cost per room").nth(1).expect("a cost table");
+    let header: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("| instance"))
+        .expect("header")
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+    };
+    let dollars = |x: &serde_json::Value| format!("${:.2}", x.as_f64().expect("a figure"));
+    let count = |x: &serde_json::Value| format!("{}", x.as_f64().expect("a figure"));
+    let instances = plan["instances"].as_array().expect("instances");
+    assert_eq!(instances.len(), 2, "{plan}");
+    for instance in instances {
+        let name = instance["name"].as_str().expect("name");
+        let row: Vec<&str> = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no row for {name} in {table}"))
+            .split('|')
+            .map(str::trim)
+            .collect();
+        // Something is priced here, so the figures compared are numbers, not blanks.
+        assert!(instance["planned_units"].is_number(), "{instance}");
+        assert_eq!(row[column("per month")], dollars(&instance["usd_month"]));
+        assert_eq!(
+            row[column("binding ceiling")],
+            format!(
+                "{} ({})",
+                instance["binding"]["reads"].as_str().expect("reads"),
+                instance["binding"]["resource"].as_str().expect("resource")
+            )
+        );
+        assert_eq!(
+            row[column("planned rooms")],
+            count(&instance["planned_units"])
+        );
+        assert_eq!(
+            row[column("per room-month")],
+            dollars(&instance["usd_per_unit_month"])
+        );
+        assert_eq!(
+            row[column("all in / month")],
+            dollars(&instance["all_in"]["usd_month"])
+        );
+        assert_eq!(
+            row[column("all in per room")],
+            dollars(&instance["all_in"]["usd_per_unit_month"])
+        );
+    }
+    // The figures themselves: the cap of 128 rooms binds; $24.53 / 128 = $0.19.
+    assert_eq!(instances[0]["planned_units"].as_f64(), Some(128.0));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Issue 11, item 1: every SLO already fails at the first step of the ceiling phase. The SLO
 /// ceiling is "< 16, not measured": no planned rooms, no cost per room, the table says why, and
 /// `plan --check` exits 2.

@@ -6,6 +6,7 @@
 
 pub mod fit;
 pub mod plan;
+pub mod planner;
 pub mod points;
 
 pub use headroom_prices::*;

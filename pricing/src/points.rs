@@ -109,6 +109,72 @@ pub enum PointsError {
     Results(String),
 }
 
+/// Why `--slo 'SERIES < VALUE'` could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SloFilterError {
+    #[error("`--slo {0}` has no comparison; write it as `p95_ms < 200`")]
+    NoComparison(String),
+    #[error("`--slo {slo}`: the value after `{operator}` is not a finite number")]
+    NotANumber { slo: String, operator: String },
+    #[error("`--slo {slo}`: no sweep has a series `{series}`")]
+    NoSeries { slo: String, series: String },
+}
+
+/// Applies `--slo 'SERIES < VALUE'` to the points: a point where the series breaks the
+/// threshold fails. The value is in the series' column unit (`p95_ms < 200` is 200 ms).
+pub fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<(), SloFilterError> {
+    const OPERATORS: [&str; 5] = ["<=", ">=", "==", "<", ">"];
+    let (at, op) = OPERATORS
+        .iter()
+        .filter_map(|op| slo.find(op).map(|at| (at, *op)))
+        .min_by_key(|(at, op)| (*at, std::cmp::Reverse(op.len())))
+        .ok_or_else(|| SloFilterError::NoComparison(slo.to_owned()))?;
+    let series = slo[..at].trim();
+    let threshold: f64 = slo[at + op.len()..]
+        .trim()
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite())
+        .ok_or_else(|| SloFilterError::NotANumber {
+            slo: slo.to_owned(),
+            operator: op.to_owned(),
+        })?;
+    let threshold = threshold * unit_scale(series);
+    let mut found = false;
+    for sweep in sweeps.iter_mut() {
+        let Some(points) = sweep
+            .series
+            .iter()
+            .find(|s| s.name == series)
+            .map(|s| s.points.clone())
+        else {
+            continue;
+        };
+        found = true;
+        for (x, value) in points {
+            let holds = match op {
+                "<" => value < threshold,
+                "<=" => value <= threshold,
+                ">" => value > threshold,
+                ">=" => value >= threshold,
+                _ => (value - threshold).abs() <= f64::EPSILON * threshold.abs().max(1.0),
+            };
+            let verdict = sweep
+                .verdicts
+                .entry(OrderedX(x))
+                .or_insert_with(Verdict::passing);
+            verdict.judge((!holds).then(|| format!("`{slo}` failed")));
+        }
+    }
+    if !found {
+        return Err(SloFilterError::NoSeries {
+            slo: slo.to_owned(),
+            series: series.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// The factor from a column's written unit to the unit it is kept in (`_ms` → 0.001).
 pub fn unit_scale(name: &str) -> f64 {
     series_unit(name).1

@@ -1,6 +1,7 @@
 //! `headroom plan --json`: the report's types and how a plan becomes one.
 
 use super::*;
+use crate::points::{Sweep, Unit};
 
 /// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
 /// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for
@@ -59,6 +60,35 @@ pub struct FitJson {
     pub weak: bool,
     /// Fewer than four points, R² under 0.9 or undefined, a slope interval wider than ±50 %.
     pub weaknesses: Vec<String>,
+}
+
+impl FitJson {
+    /// The fit of `series` over `sweep`, as the report gives it; `because` says why that
+    /// sweep.
+    pub fn of(sweep: &Sweep, series: &str, unit: Unit, because: &str, fit: &Fit) -> FitJson {
+        FitJson {
+            series: series.to_owned(),
+            unit: match (series, unit) {
+                ("cpu", _) => "cores",
+                (_, Unit::Bytes) => "bytes",
+                (_, Unit::Seconds) => "seconds",
+                (_, Unit::Fraction) => "fraction",
+                (_, Unit::Plain) => "count",
+            }
+            .to_owned(),
+            phase: sweep.name.clone(),
+            chosen_because: because.to_owned(),
+            x: sweep.x.clone(),
+            intercept: fit.intercept,
+            slope: fit.slope,
+            r2: fit.r2,
+            n: fit.n,
+            slope_ci95: fit.slope_ci95,
+            max_x: fit.max_x,
+            weak: fit.is_weak(),
+            weaknesses: fit.weaknesses(),
+        }
+    }
 }
 
 /// The SLO ceiling of the ceiling sweep.

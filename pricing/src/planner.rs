@@ -1,0 +1,302 @@
+//! The planner's one model: from a [`Request`] (the spec's `[capacity]` and `[plan]`, flags
+//! over them) and what was [`Measured`], the fits, the SLO ceiling and a plan per instance.
+//!
+//! `headroom plan` and the capacity page both call [`plan`], so a page and its own cost table
+//! cannot disagree: the memory sweep and the ceiling phase are chosen by one rule
+//! ([`memory_sweep`], [`ceiling_sweep`]).
+
+use headroom_compiler::ResolvedPlan;
+use headroom_results::Results;
+
+use crate::PriceTable;
+use crate::entries::{Day, HOURS_PER_MONTH};
+use crate::fit::fit;
+use crate::plan::{
+    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, Selection,
+    SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep, plan_instance, slo_ceiling,
+};
+use crate::points::{self, Sweep};
+
+/// What a plan is asked for: the unit and its model, what to price, and what to rank.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// What one unit is (`room`), and how the planner prices it (everything measured is
+    /// filled in by [`plan`]).
+    pub model: Model,
+    /// The series memory is provisioned against (`rss`, a `[measure]` series, a CSV column).
+    pub memory_series: String,
+    /// The phase whose points fit memory, when the spec names one.
+    pub memory_phase: Option<String>,
+    /// The phase whose SLO verdicts give the ceiling, when the spec names one.
+    pub ceiling_phase: Option<String>,
+    /// The variable that counts units at a point (`rooms`), or the CSV's x column.
+    pub units_variable: Option<String>,
+    /// The instance types to price, in order; none with `units` or `budget` prices every
+    /// instance of `provider`.
+    pub instances: Vec<String>,
+    /// The provider whose instances are candidates when none is named (`aws`).
+    pub provider: String,
+    /// The cheapest fleet that holds this many units, per instance type.
+    pub units: Option<u64>,
+    /// The most units this much a month holds, per instance type.
+    pub budget: Option<f64>,
+}
+
+impl Request {
+    /// A plan from flags alone: a `unit`, 512 MiB kept for the OS, one public IPv4 address,
+    /// prices older than 180 days warned of.
+    pub fn new(today: Option<Day>) -> Request {
+        Request {
+            model: Model {
+                unit: "unit".to_owned(),
+                people_per_unit: 1.0,
+                reserve_bytes: 512.0 * 1_048_576.0,
+                lines: Lines {
+                    public_ipv4: 1,
+                    ..Lines::default()
+                },
+                today,
+                max_price_age_days: 180,
+                ..Model::default()
+            },
+            memory_series: "rss".to_owned(),
+            memory_phase: None,
+            ceiling_phase: None,
+            units_variable: None,
+            instances: Vec::new(),
+            provider: "aws".to_owned(),
+            units: None,
+            budget: None,
+        }
+    }
+
+    /// The spec's own plan: its `[bench]` unit, `[capacity]` and `[plan]`, no flag over them
+    /// (what a capacity page shows).
+    pub fn of_spec(matrix: &ResolvedPlan, today: Option<Day>) -> Request {
+        let mut request = Request::new(today);
+        let capacity = &matrix.capacity;
+        let model = &mut request.model;
+        model.unit = matrix.bench.unit.clone();
+        model.people_per_unit = matrix
+            .bench
+            .people_per_unit
+            .value()
+            .map_or(1.0, |p| *p as f64);
+        model.reserve_bytes = capacity.reserve.bytes() as f64;
+        model.cap = capacity.cap.map(|c| c as f64);
+        model.headroom = capacity.headroom.fraction();
+        model.cpu_scales_with_vcpus = capacity.cpu_scales_with_vcpus;
+        request.memory_series = capacity.memory.clone();
+        request.memory_phase = capacity.memory_phase.clone();
+        request.ceiling_phase = capacity.ceiling_phase.clone();
+        request.units_variable = capacity.units.clone();
+        if let Some(priced) = &matrix.plan {
+            request.instances = priced.instances.clone();
+            request.budget = priced.budget_usd_per_month;
+            request.provider = priced.provider.as_str().to_owned();
+            let model = &mut request.model;
+            model.max_price_age_days =
+                (priced.max_price_age.as_secs_f64() / 86_400.0).round() as i64;
+            model.lines = Lines {
+                ebs_gb: priced.ebs_gb,
+                rds: priced.rds.clone(),
+                public_ipv4: priced.public_ipv4,
+                egress_gb: priced.egress_gb,
+            };
+        }
+        request
+    }
+}
+
+/// The points a plan stands on.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// One sweep per phase (or the CSV's one).
+    pub sweeps: Vec<Sweep>,
+    /// The logical cores the points were measured on; `None` leaves the SLO ceiling unscaled
+    /// (a warning says so), never 1.
+    pub cores: Option<f64>,
+    /// The points came with `--points`, not from a results file: the fits say so.
+    pub given_points: bool,
+}
+
+impl Measured {
+    /// The points of a results file, one sweep per phase.
+    pub fn from_results(results: &Results) -> Measured {
+        Measured {
+            sweeps: points::from_results(results),
+            cores: results.environment.logical_cores.map(|c| c as f64),
+            given_points: false,
+        }
+    }
+
+    /// Points measured elsewhere (a CSV).
+    pub fn given(sweep: Sweep) -> Measured {
+        Measured {
+            sweeps: vec![sweep],
+            cores: None,
+            given_points: true,
+        }
+    }
+}
+
+/// What the planner worked out: the model with its fits, a plan per instance, notes, and the
+/// JSON report of it all.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The request's model with the measured fits and SLO ceiling filled in.
+    pub model: Model,
+    /// One plan per instance type, in the order asked.
+    pub plans: Vec<InstancePlan>,
+    /// What the measurements could not give (no fit, no sweep), in words.
+    pub notes: Vec<String>,
+    /// `headroom plan --json`.
+    pub report: Report,
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// Neither an instance to price nor a point to say anything about.
+    #[error(
+        "name the instances to price: `--instance t4g.medium` (or [plan] instances in the spec)"
+    )]
+    NothingToPlan,
+    /// An instance type the price table does not have.
+    #[error("`{0}` is not in the price table; `headroom prices` lists the instances")]
+    UnknownInstance(String),
+}
+
+/// Why a sweep was chosen, when the points were given rather than run.
+const GIVEN_POINTS: &str = "the points given with --points";
+
+/// Plans `request` over `measured` with the prices of `table`.
+pub fn plan(
+    request: &Request,
+    measured: &Measured,
+    table: &PriceTable,
+) -> Result<Planned, PlanError> {
+    let mut model = request.model.clone();
+    if let Some(cores) = measured.cores {
+        model.measured_cores = cores;
+    }
+    let mut notes = Vec::new();
+    let fits = fit_measured(request, measured, &mut model, &mut notes);
+    let sweeps = &measured.sweeps;
+    let mut instances = request.instances.clone();
+    if instances.is_empty() && (request.units.is_some() || request.budget.is_some()) {
+        // Every priced instance of the provider is a candidate.
+        instances = table
+            .instance_ids(&request.provider)
+            .map(str::to_owned)
+            .collect();
+    }
+    // Measurements alone (no instance named) still say where the SLOs broke and what a unit
+    // weighs; with nothing measured either, there is nothing to say.
+    if instances.is_empty() && sweeps.is_empty() {
+        return Err(PlanError::NothingToPlan);
+    }
+    if instances.is_empty() {
+        notes.push(
+            "no instance was named, so nothing is priced: add `--instance t4g.medium` (or [plan] instances in the spec)".to_owned(),
+        );
+    }
+    let plans = instances
+        .iter()
+        .map(|name| {
+            table
+                .instance(name)
+                .map(|instance| plan_instance(instance, &model, table))
+                .ok_or_else(|| PlanError::UnknownInstance(name.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut warnings: Vec<String> = notes.clone();
+    for warning in plans.iter().flat_map(|p| &p.warnings) {
+        if !warnings.contains(warning) {
+            warnings.push(warning.clone());
+        }
+    }
+    let report = Report {
+        unit: model.unit.clone(),
+        fits,
+        slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),
+        instances: plans.iter().map(InstanceJson::from).collect(),
+        for_units: request.units.map(|n| {
+            for_units(&plans, n as f64)
+                .iter()
+                .map(FleetJson::from)
+                .collect()
+        }),
+        for_budget: request
+            .budget
+            .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
+        hours_per_month: HOURS_PER_MONTH,
+        warnings,
+    };
+    Ok(Planned {
+        model,
+        plans,
+        notes,
+        report,
+    })
+}
+
+/// Fits memory (and the server's CPU) over the memory sweep and finds the SLO ceiling of the
+/// ceiling sweep, into `model`; what could not be found goes to `notes`.
+fn fit_measured(
+    request: &Request,
+    measured: &Measured,
+    model: &mut Model,
+    notes: &mut Vec<String>,
+) -> Vec<FitJson> {
+    let sweeps = &measured.sweeps;
+    let mut fits = Vec::new();
+    if sweeps.is_empty() {
+        return fits;
+    }
+    let selection = Selection {
+        units: request.units_variable.as_deref(),
+        memory_series: &request.memory_series,
+        memory_phase: request.memory_phase.as_deref(),
+        ceiling_phase: request.ceiling_phase.as_deref(),
+    };
+    let because = |chosen: &'static str| {
+        if measured.given_points {
+            GIVEN_POINTS
+        } else {
+            chosen
+        }
+    };
+    match memory_sweep(sweeps, selection) {
+        Ok(chosen) => {
+            let (sweep, because) = (chosen.sweep, because(chosen.because));
+            let series = &request.memory_series;
+            if let Some(points) = sweep.series.iter().find(|p| &p.name == series) {
+                match fit(&points.points) {
+                    Ok(f) => {
+                        fits.push(FitJson::of(sweep, series, points.unit, because, &f));
+                        model.memory = Some(f);
+                    }
+                    Err(why) => notes.push(format!(
+                        "no memory fit of `{series}` in `{}`: {why}",
+                        sweep.name
+                    )),
+                }
+            }
+            if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu")
+                && let Ok(f) = fit(&cpu.points)
+            {
+                fits.push(FitJson::of(sweep, "cpu", cpu.unit, because, &f));
+                model.cpu = Some(f);
+            }
+        }
+        Err(why) => notes.push(why),
+    }
+    if model.cpu_ceiling.is_none() {
+        match ceiling_sweep(sweeps, selection) {
+            Ok(chosen) => model.slo = slo_ceiling(chosen.sweep, because(chosen.because)),
+            Err(why) => notes.push(why),
+        }
+    }
+    fits
+}
