@@ -1,0 +1,276 @@
+//! The ceilings on one instance (memory, SLO or given CPU, cap) and the one that binds.
+
+use super::*;
+
+/// An instance's memory, as the price table gives it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Memory {
+    pub bytes: f64,
+    pub gib: f64,
+}
+
+/// The instance's memory; a table that gives GB is taken as GiB, and said.
+pub(super) fn usable_memory(
+    instance: &Instance,
+    model: &Model,
+    warnings: &mut Vec<String>,
+) -> Memory {
+    let (bytes, gib) = match (instance.memory_gib, instance.memory_gb) {
+        (Some(gib), _) => (gib * 1_073_741_824.0, gib),
+        (None, Some(gb)) => {
+            warnings.push(format!(
+                "{} lists {gb} GB of memory; taken as GiB",
+                instance.id
+            ));
+            (gb * 1_073_741_824.0, gb)
+        }
+        (None, None) => (0.0, 0.0),
+    };
+    if model.reserve_bytes >= bytes && bytes > 0.0 {
+        warnings.push(format!(
+            "{}: the reserve ({:.0} MiB) is all of its {gib} GiB: nothing is left for the server, so its memory ceiling is 0",
+            instance.id,
+            model.reserve_bytes / 1_048_576.0
+        ));
+    }
+    Memory { bytes, gib }
+}
+
+/// Every ceiling the model gives this instance, by resource (`memory`, `slo` or `cpu`, `cap`).
+pub(super) fn of_instance(
+    instance: &Instance,
+    model: &Model,
+    memory: Memory,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, Ceiling> {
+    let mut ceilings = BTreeMap::new();
+    if let Some(ceiling) = memory_ceiling(instance, model, memory, warnings) {
+        ceilings.insert("memory".to_owned(), ceiling);
+    }
+    if let Some(given) = model.cpu_ceiling {
+        ceilings.insert(
+            "cpu".to_owned(),
+            Ceiling::at(
+                given,
+                "given (--cpu-ceiling), not measured by headroom".to_owned(),
+            ),
+        );
+    } else if let Some(slo) = &model.slo {
+        ceilings.insert(
+            "slo".to_owned(),
+            slo_ceiling_on(instance, model, slo, warnings),
+        );
+    }
+    if let Some(cap) = model.cap {
+        ceilings.insert(
+            "cap".to_owned(),
+            Ceiling::at(cap, "the server's own limit".to_owned()),
+        );
+    }
+    ceilings
+}
+
+/// The memory ceiling: the memory left after the reserve and the fit's intercept, over the
+/// fit's slope. `None` without a fit that grows with units.
+fn memory_ceiling(
+    instance: &Instance,
+    model: &Model,
+    memory: Memory,
+    warnings: &mut Vec<String>,
+) -> Option<Ceiling> {
+    // The fit's weaknesses are the fit's (the same for every instance), said whatever its
+    // slope; how far this instance's ceiling lies past the data is the instance's.
+    let fit = model.memory.as_ref()?;
+    for weakness in fit.weaknesses() {
+        warnings.push(format!("the memory fit: {weakness}"));
+    }
+    if fit.slope <= 0.0 {
+        warnings.push(format!(
+            "the memory fit's slope is {:.0} B per {}: memory does not grow with {} in these points, so no memory ceiling follows from them",
+            fit.slope,
+            model.unit,
+            crate::numbers::plural(&model.unit)
+        ));
+        return None;
+    }
+    let room = memory.bytes - model.reserve_bytes - fit.intercept;
+    let units = (room / fit.slope).floor().max(0.0);
+    let weak = fit.is_weak();
+    let low = (room / fit.slope_ci95[1]).floor().max(0.0);
+    let factor = units / fit.max_x;
+    let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
+    if let Some(factor) = extrapolated {
+        warnings.push(format!(
+            "{}: the memory ceiling, {} {}, is {} the largest measured ({}): an extrapolation, not a ceiling to plan with",
+            instance.id,
+            count(units),
+            crate::numbers::plural(&model.unit),
+            self::factor(factor),
+            count(fit.max_x)
+        ));
+    }
+    Some(Ceiling {
+        low: (weak && fit.slope_ci95[1] > 0.0).then_some(low),
+        extrapolated,
+        weak,
+        ..Ceiling::at(
+            units,
+            format!(
+                "({} GiB − {:.1} MiB reserve − {:.1} MiB) / {:.2} MiB per {}",
+                memory.gib,
+                model.reserve_bytes / 1_048_576.0,
+                fit.intercept / 1_048_576.0,
+                fit.slope / 1_048_576.0,
+                model.unit
+            ),
+        )
+    })
+}
+
+/// The SLO ceiling on this instance: the sweep's, scaled to its vCPUs when the spec says the
+/// server scales with cores.
+fn slo_ceiling_on(
+    instance: &Instance,
+    model: &Model,
+    slo: &SloCeiling,
+    warnings: &mut Vec<String>,
+) -> Ceiling {
+    let scale = (model.cpu_scales_with_vcpus && model.measured_cores > 0.0)
+        .then(|| f64::from(instance.vcpu) / model.measured_cores);
+    let scaled = |units: f64| scale.map_or(units, |s| (units * s).floor());
+    let scaling = match scale {
+        Some(_) => format!(
+            "; scaled from {} measured cores to {} vCPUs",
+            model.measured_cores, instance.vcpu
+        ),
+        None => "; as measured, not scaled to vCPUs".to_owned(),
+    };
+    let broke = if slo.broke.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", slo.broke.join("; "))
+    };
+    match (slo.units, slo.first_failing) {
+        (None, first) => {
+            let first = first.unwrap_or_default();
+            warnings.push(format!(
+                "the SLOs failed already at the first step of `{}`, {}{broke}: the SLO ceiling is below it and was not measured; sweep lower to find it",
+                slo.phase,
+                count(first)
+            ));
+            Ceiling {
+                units: None,
+                below: Some(scaled(first)),
+                ..Ceiling::at(
+                    0.0,
+                    format!(
+                        "below the first step of `{}`, {}{broke}{scaling}",
+                        slo.phase,
+                        count(first)
+                    ),
+                )
+            }
+        }
+        (Some(units), None) => Ceiling {
+            lower_bound: true,
+            ..Ceiling::at(
+                scaled(units),
+                format!(
+                    "≥ {}, the most tested in `{}`: no step failed its SLOs{scaling}",
+                    count(units),
+                    slo.phase
+                ),
+            )
+        },
+        (Some(units), Some(first)) => Ceiling::at(
+            scaled(units),
+            format!(
+                "the last step of `{}` that passed every SLO; {} did not{broke}{scaling}",
+                slo.phase,
+                count(first),
+            ),
+        ),
+    }
+}
+
+/// The binding ceiling, the runner-up, and the units to plan with (or why there are none).
+pub(super) struct Bound {
+    pub binding: Binding,
+    pub runner_up: Option<Binding>,
+    pub planned_units: Option<f64>,
+    pub not_priced: Option<String>,
+    pub cost_is_upper_bound: bool,
+}
+
+/// Ranks the ceilings: the smallest binds, and the planned units are it less the headroom,
+/// when it can be planned with.
+pub(super) fn bind(
+    ceilings: &BTreeMap<String, Ceiling>,
+    model: &Model,
+    warnings: &mut Vec<String>,
+) -> Bound {
+    let mut ranked: Vec<(&String, &Ceiling)> = ceilings.iter().collect();
+    // Ties go to the non-memory resource: what the server refuses binds before what it holds.
+    ranked.sort_by(|a, b| {
+        a.1.rank()
+            .total_cmp(&b.1.rank())
+            .then((a.0 == "memory").cmp(&(b.0 == "memory")))
+    });
+    let binding_of = |(name, c): &(&String, &Ceiling)| Binding {
+        resource: (*name).clone(),
+        units: c.units,
+        reads: c.reads(),
+    };
+    let binding = ranked.first().map_or(
+        Binding {
+            resource: "none".to_owned(),
+            units: None,
+            reads: "none".to_owned(),
+        },
+        binding_of,
+    );
+    let runner_up = ranked.get(1).map(binding_of);
+    let binding_ceiling = ranked.first().map(|(_, c)| *c);
+    let not_priced = match binding_ceiling {
+        None => {
+            warnings.push(
+                "no ceiling: give a memory sweep, an SLO sweep, --cpu-ceiling or --cap".to_owned(),
+            );
+            Some("no ceiling was measured or given".to_owned())
+        }
+        Some(c) if c.units.is_none() => Some(format!(
+            "the {} ceiling lies below {}, the first step, and was not measured: there is no ceiling to plan with",
+            resource_name(&binding.resource),
+            count(c.below.unwrap_or_default()),
+        )),
+        Some(c) if c.extrapolated.is_some() => Some(format!(
+            "the {} ceiling, {}, is an extrapolation to {} the largest measured; sweep up to it to measure it",
+            resource_name(&binding.resource),
+            count(c.units.unwrap_or_default()),
+            factor(c.extrapolated.unwrap_or_default()),
+        )),
+        Some(_) => None,
+    };
+    let planned = binding
+        .units
+        .map(|units| (units * (1.0 - model.headroom)).floor());
+    // A binding ceiling that leaves no whole unit (a reserve of all the memory) prices nothing.
+    let not_priced = match (not_priced, planned) {
+        (None, Some(planned)) if planned < 1.0 => Some(format!(
+            "the {} ceiling, less {:.0} % headroom, leaves no whole {} to plan with",
+            resource_name(&binding.resource),
+            model.headroom * 100.0,
+            model.unit
+        )),
+        (why, _) => why,
+    };
+    let cost_is_upper_bound =
+        not_priced.is_none() && binding_ceiling.is_some_and(|c| c.lower_bound);
+    Bound {
+        planned_units: planned.filter(|_| not_priced.is_none()),
+        binding,
+        runner_up,
+        not_priced,
+        cost_is_upper_bound,
+    }
+}

@@ -1,0 +1,100 @@
+//! What an instance costs a month, the lines beside it (EBS, IPv4, RDS, egress), and the age
+//! of each price.
+
+use super::*;
+
+/// The instance's currency and its price a month (730 hours of its hourly price).
+pub(super) fn instance_month(
+    instance: &Instance,
+    warnings: &mut Vec<String>,
+) -> (&'static str, f64) {
+    match (instance.usd_per_hour, instance.eur_per_month) {
+        (Some(hour), _) => ("USD", hour * HOURS_PER_MONTH),
+        (None, Some(eur)) => ("EUR", eur),
+        (None, None) => {
+            warnings.push(format!("{} has no sourced price", instance.id));
+            ("USD", 0.0)
+        }
+    }
+}
+
+/// The monthly lines of the model priced in USD: EBS gp3, public IPv4, RDS, egress.
+pub(super) fn usd_lines(
+    model: &Model,
+    table: &PriceTable,
+    lines: &mut Vec<CostLine>,
+    warnings: &mut Vec<String>,
+) {
+    let priced = |id: &str| {
+        table
+            .line(id)
+            .and_then(|l| l.usd_per_unit.map(|p| (p, dated(&l.as_of))))
+    };
+    if let Some(gb) = model.lines.ebs_gb
+        && let Some((price, as_of)) = priced("ebs-gp3-storage")
+    {
+        lines.push(CostLine {
+            name: format!("EBS gp3, {gb} GB"),
+            per_month: gb * price,
+            shared: false,
+            as_of,
+        });
+    }
+    if model.lines.public_ipv4 > 0
+        && let Some((price, as_of)) = priced("public-ipv4")
+    {
+        let n = f64::from(model.lines.public_ipv4);
+        lines.push(CostLine {
+            name: format!("public IPv4 × {n}"),
+            per_month: n * price * HOURS_PER_MONTH,
+            shared: false,
+            as_of,
+        });
+    }
+    if let Some(rds) = &model.lines.rds {
+        match table
+            .database(rds)
+            .and_then(|d| d.usd_per_hour.map(|h| (h, dated(&d.as_of))))
+        {
+            Some((hour, as_of)) => lines.push(CostLine {
+                name: format!("RDS {rds}"),
+                per_month: hour * HOURS_PER_MONTH,
+                shared: true,
+                as_of,
+            }),
+            None => warnings.push(format!(
+                "RDS {rds} has no sourced price: it is not in the all-in cost"
+            )),
+        }
+    }
+    if let Some(gb) = model.lines.egress_gb
+        && let Some(line) = table.line("data-transfer-out-internet-first-10tb")
+        && let Some(price) = line.usd_per_unit
+    {
+        // No free allowance in the table: every GB is billed.
+        let billed = line.free_gb_per_month.map_or(gb, |free| gb - free).max(0.0);
+        lines.push(CostLine {
+            name: format!("egress, {gb} GB ({billed} GB billed)"),
+            per_month: billed * price,
+            shared: true,
+            as_of: dated(&line.as_of),
+        });
+    }
+}
+
+/// Warns of a price older than the model allows (an undated one counts as stale); nothing
+/// without today's date.
+pub(super) fn stale_price(
+    as_of: &str,
+    stale_after: Option<&str>,
+    name: &str,
+    model: &Model,
+    warnings: &mut Vec<String>,
+) {
+    let Some(today) = model.today else {
+        return;
+    };
+    for warning in crate::entries::staleness(as_of, stale_after, today, model.max_price_age_days) {
+        warnings.push(format!("the price of {name}: {warning}"));
+    }
+}
