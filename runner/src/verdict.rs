@@ -1,6 +1,6 @@
 //! SLO verdicts, per run: the figure, the threshold, pass or fail.
 
-use headroom_compiler::slo::SloRule;
+use headroom_compiler::slo::{SloRule, Statistic};
 
 use crate::results::{RoomsResult, RunResult, ScenarioResult, SloVerdict, Summary};
 
@@ -58,7 +58,7 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
     if let Some(skipped) = &result.skipped {
         return Err(format!("scenario `{scenario}` was not measured: {skipped}"));
     }
-    let statistic = rule.statistic.as_deref().unwrap_or_default();
+    let statistic = rule.statistic;
     if let Some(rooms) = &result.rooms {
         return rooms_figure(rule.figure.as_str(), statistic, result, rooms);
     }
@@ -83,7 +83,7 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
 /// A figure of a rooms scenario.
 fn rooms_figure(
     figure: &str,
-    statistic: &str,
+    statistic: Option<Statistic>,
     result: &ScenarioResult,
     rooms: &RoomsResult,
 ) -> Result<f64, String> {
@@ -131,23 +131,14 @@ fn rooms_figure(
 fn seen_by_all(
     result: &ScenarioResult,
     rooms: &RoomsResult,
-    statistic: &str,
+    statistic: Option<Statistic>,
 ) -> Result<f64, String> {
     let messages = &rooms.messages;
     if messages.reached_all + messages.incomplete == 0 {
         return Err("no message was expected at any peer".to_owned());
     }
-    let quantile = match statistic {
-        "p50" => 0.50,
-        "p90" => 0.90,
-        "p95" => 0.95,
-        "p99" => 0.99,
-        "p99.9" => 0.999,
-        "max" => 1.0,
-        "min" | "mean" => {
-            return summary_statistic(&rooms.seen_by_all, statistic, "no message reached everyone");
-        }
-        other => return Err(format!("`{other}` is not a statistic")),
+    let Some(quantile) = statistic.and_then(Statistic::quantile) else {
+        return summary_statistic(&rooms.seen_by_all, statistic, "no message reached everyone");
     };
     let histogram = result
         .histograms
@@ -159,20 +150,28 @@ fn seen_by_all(
         .unwrap_or(f64::INFINITY))
 }
 
-fn summary_statistic(s: &Summary, statistic: &str, empty: &str) -> Result<f64, String> {
+/// A statistic of a distribution, in seconds. The compiler gives every distribution's SLO a
+/// statistic; one without is said, not read as 0.
+fn summary_statistic(
+    s: &Summary,
+    statistic: Option<Statistic>,
+    empty: &str,
+) -> Result<f64, String> {
+    let Some(statistic) = statistic else {
+        return Err("the SLO names no statistic of the distribution".to_owned());
+    };
     if s.count == 0 {
         return Err(empty.to_owned());
     }
     let ms = match statistic {
-        "p50" => s.p50_ms,
-        "p90" => s.p90_ms,
-        "p95" => s.p95_ms,
-        "p99" => s.p99_ms,
-        "p99.9" => s.p999_ms,
-        "max" => s.max_ms,
-        "mean" => s.mean_ms,
-        "min" => s.min_ms,
-        other => return Err(format!("`{other}` is not a statistic")),
+        Statistic::P50 => s.p50_ms,
+        Statistic::P90 => s.p90_ms,
+        Statistic::P95 => s.p95_ms,
+        Statistic::P99 => s.p99_ms,
+        Statistic::P999 => s.p999_ms,
+        Statistic::Max => s.max_ms,
+        Statistic::Mean => s.mean_ms,
+        Statistic::Min => s.min_ms,
     };
     Ok(ms / 1000.0)
 }
@@ -194,7 +193,7 @@ fn ratio(part: u64, whole: u64, empty: &str) -> Result<f64, String> {
     }
 }
 
-fn latency(result: &ScenarioResult, statistic: &str) -> Result<f64, String> {
+fn latency(result: &ScenarioResult, statistic: Option<Statistic>) -> Result<f64, String> {
     summary_statistic(&result.latency, statistic, "no request completed")
 }
 
