@@ -105,170 +105,208 @@ pub(super) fn point_checks(
     at: &BTreeMap<String, VarValue>,
     checker: &Checker<'_>,
 ) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
     // The baseline point (0 units) measures the server with no load by design.
     let units = checker.spec().capacity.units.as_deref();
     if units.is_some_and(|u| at.get(u) == Some(&VarValue::Integer(0))) {
-        return out;
+        return Vec::new();
     }
     let stages = scenario.stages();
     let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
-        return out;
+        return Vec::new();
+    };
+    let point = PointCheck {
+        written,
+        base,
+        origins,
+        at,
+        checker,
+        hold,
     };
     // A 0 s hold measures nothing at any rate: blame the hold, not the rate.
     if hold.as_micros() == 0 {
+        return vec![point.zero_hold(scenario.name(), phase_hold)];
+    }
+    match scenario {
+        Scenario::Http(http) if http.executor.is_open() => {
+            point.http_rate(http).into_iter().collect()
+        }
+        Scenario::Http(_) => Vec::new(),
+        Scenario::Rooms(rooms) => point.rooms(rooms, stages),
+    }
+}
+
+/// One scenario at one point, as its checks see it.
+struct PointCheck<'a> {
+    /// The scenario as the spec wrote it, to blame a variable rather than a value.
+    written: &'a Scenario,
+    /// The scenario's pointer (`/scenario/0`).
+    base: &'a str,
+    origins: &'a Origins,
+    at: &'a BTreeMap<String, VarValue>,
+    checker: &'a Checker<'a>,
+    hold: Duration,
+}
+
+impl PointCheck<'_> {
+    fn zero_hold(&self, name: &str, phase_hold: Option<&str>) -> Diagnostic {
         // The phase's `hold` overrides the scenario's: blame the one that set it.
         let pointer = match phase_hold {
             Some(pointer) => pointer.to_owned(),
-            None => origins.blame(
-                &format!("{base}/stages/hold"),
-                written.stages().hold.as_ref().and_then(Param::var),
+            None => self.origins.blame(
+                &format!("{}/stages/hold", self.base),
+                self.written.stages().hold.as_ref().and_then(Param::var),
             ),
         };
-        let span = checker.document().value_span(&pointer);
-        out.push(
-            Diagnostic::new(
-                Code::OutOfRange,
-                format!(
-                    "scenario `{}` holds its load for 0s{}: nothing would be measured",
-                    scenario.name(),
-                    describe_point(at)
-                ),
-            )
-            .at(&pointer, span)
-            .label("the hold is where every figure is measured")
-            .hint("hold the load long enough to measure it: `hold = \"30s\"`"),
-        );
-        return out;
+        let span = self.checker.document().value_span(&pointer);
+        Diagnostic::new(
+            Code::OutOfRange,
+            format!(
+                "scenario `{name}` holds its load for 0s{}: nothing would be measured",
+                describe_point(self.at)
+            ),
+        )
+        .at(&pointer, span)
+        .label("the hold is where every figure is measured")
+        .hint("hold the load long enough to measure it: `hold = \"30s\"`")
     }
-    let mut zero_rate = |pointer: String, what: String, expected: f64, noun: &str| {
-        let span = checker.document().value_span(&pointer);
-        out.push(
-            Diagnostic::new(
-                Code::RateRoundsToZero,
-                format!(
-                    "{what} gives {} {noun} in a {hold} hold{}: nothing would be measured",
-                    if expected < 0.01 {
-                        "fewer than 0.01".to_owned()
-                    } else {
-                        format!("{expected:.2}")
-                    },
-                    describe_point(at)
-                ),
-            )
-            .at(&pointer, span)
-            .label("rounds to zero over the hold")
-            .hint(format!(
-                "raise the rate or hold longer: at least one event must fall into the {hold} hold"
-            )),
-        );
-    };
-    match scenario {
-        Scenario::Http(http) if http.executor.is_open() => {
-            if let Some(Param::Value(rate)) = &http.rate {
-                let expected = rate.expected_in(hold);
-                if expected < 1.0 {
-                    let var = match written {
-                        Scenario::Http(w) => w.rate.as_ref().and_then(Param::var),
-                        Scenario::Rooms(_) => None,
-                    };
-                    let blame = origins.blame(&format!("{base}/rate"), var);
-                    zero_rate(
-                        blame,
-                        format!("scenario `{}` at {rate}", http.name),
-                        expected,
-                        "requests",
-                    );
-                }
-            }
-        }
-        Scenario::Http(_) => {}
-        Scenario::Rooms(rooms) => {
-            let count = |p: &Param<u64>| p.value().copied().unwrap_or(0) as f64;
-            let room_count = count(&rooms.rooms);
-            // Peers per room on average, whichever way the spec gave them.
-            let peers = match (&rooms.peers_per_room, &rooms.peers) {
-                (Some(per_room), _) => count(per_room),
-                (None, Some(total)) => count(total) / room_count.max(1.0),
-                (None, None) => 0.0,
-            };
-            if let (Some(send), false) = (&rooms.send, rooms.idle)
-                && let Param::Value(rate) = &send.rate
-            {
-                let senders_per_room = if send.senders == Senders::All {
-                    peers
+
+    /// `what` gives `expected` events in the hold, fewer than one: nothing would be measured.
+    fn zero_rate(&self, pointer: String, what: String, expected: f64, noun: &str) -> Diagnostic {
+        let hold = self.hold;
+        let span = self.checker.document().value_span(&pointer);
+        Diagnostic::new(
+            Code::RateRoundsToZero,
+            format!(
+                "{what} gives {} {noun} in a {hold} hold{}: nothing would be measured",
+                if expected < 0.01 {
+                    "fewer than 0.01".to_owned()
                 } else {
-                    1.0
-                };
-                let streams = match send.per {
-                    RatePer::Sender => room_count * senders_per_room,
-                    RatePer::Room => room_count,
-                    RatePer::Scenario => 1.0,
-                };
-                let expected = rate.expected_in(hold) * streams;
-                if expected < 1.0 {
-                    let blame = origins.blame(
-                        &format!("{base}/send/rate"),
-                        written_rooms(written)
-                            .and_then(|w| w.send.as_ref())
-                            .and_then(|s| s.rate.var()),
-                    );
-                    zero_rate(
-                        blame,
-                        format!("scenario `{}` at {rate}", rooms.name),
-                        expected,
-                        "messages",
-                    );
-                }
-            }
-            if let Some(reload) = &rooms.reload
-                && let Param::Value(every) = &reload.every
-            {
-                let expected =
-                    room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
-                if expected < 1.0 {
-                    let blame = origins.blame(
-                        &format!("{base}/reload/every"),
-                        written_rooms(written)
-                            .and_then(|w| w.reload.as_ref())
-                            .and_then(|r| r.every.var()),
-                    );
-                    zero_rate(
-                        blame,
-                        format!("scenario `{}` reloading every {every}", rooms.name),
-                        expected,
-                        "reloads",
-                    );
-                }
-            }
-            if let (Some(Param::Value(over)), Param::Value(ramp_up)) =
-                (&rooms.connect_over, &stages.ramp_up)
-                && over > ramp_up
-            {
-                let pointer = format!("{base}/connect_over");
-                let blame = origins.blame(
-                    &pointer,
-                    written_rooms(written)
-                        .and_then(|w| w.connect_over.as_ref())
-                        .and_then(Param::var),
+                    format!("{expected:.2}")
+                },
+                describe_point(self.at)
+            ),
+        )
+        .at(&pointer, span)
+        .label("rounds to zero over the hold")
+        .hint(format!(
+            "raise the rate or hold longer: at least one event must fall into the {hold} hold"
+        ))
+    }
+
+    /// An open-model HTTP rate that sends no request in the hold.
+    fn http_rate(&self, http: &headroom_spec::HttpScenario) -> Option<Diagnostic> {
+        let Some(Param::Value(rate)) = &http.rate else {
+            return None;
+        };
+        let expected = rate.expected_in(self.hold);
+        if expected >= 1.0 {
+            return None;
+        }
+        let var = match self.written {
+            Scenario::Http(w) => w.rate.as_ref().and_then(Param::var),
+            Scenario::Rooms(_) => None,
+        };
+        let blame = self.origins.blame(&format!("{}/rate", self.base), var);
+        Some(self.zero_rate(
+            blame,
+            format!("scenario `{}` at {rate}", http.name),
+            expected,
+            "requests",
+        ))
+    }
+
+    /// A rooms scenario's sends and reloads that fall outside the hold, and sockets still
+    /// opening after the ramp-up.
+    fn rooms(
+        &self,
+        rooms: &headroom_spec::RoomsScenario,
+        stages: &headroom_spec::scenario::Stages,
+    ) -> Vec<Diagnostic> {
+        let (base, hold) = (self.base, self.hold);
+        let written = written_rooms(self.written);
+        let mut out = Vec::new();
+        let count = |p: &Param<u64>| p.value().copied().unwrap_or(0) as f64;
+        let room_count = count(&rooms.rooms);
+        // Peers per room on average, whichever way the spec gave them.
+        let peers = match (&rooms.peers_per_room, &rooms.peers) {
+            (Some(per_room), _) => count(per_room),
+            (None, Some(total)) => count(total) / room_count.max(1.0),
+            (None, None) => 0.0,
+        };
+        if let (Some(send), false) = (&rooms.send, rooms.idle)
+            && let Param::Value(rate) = &send.rate
+        {
+            let senders_per_room = if send.senders == Senders::All {
+                peers
+            } else {
+                1.0
+            };
+            let streams = match send.per {
+                RatePer::Sender => room_count * senders_per_room,
+                RatePer::Room => room_count,
+                RatePer::Scenario => 1.0,
+            };
+            let expected = rate.expected_in(hold) * streams;
+            if expected < 1.0 {
+                let blame = self.origins.blame(
+                    &format!("{base}/send/rate"),
+                    written
+                        .and_then(|w| w.send.as_ref())
+                        .and_then(|s| s.rate.var()),
                 );
-                out.push(
-                        Diagnostic::new(
-                            Code::RampTooLong,
-                            format!(
-                                "scenario `{}` opens its sockets over {over}, longer than its {ramp_up} ramp-up{}",
-                                rooms.name,
-                                describe_point(at)
-                            ),
-                        )
-                        .at(&blame, checker.document().value_span(&blame))
-                        .label("longer than `stages.ramp_up`")
-                        .hint(format!("shorten `connect_over` to at most {ramp_up}, or lengthen `stages.ramp_up`; sockets still opening would be measured in the hold")),
-                    );
+                out.push(self.zero_rate(
+                    blame,
+                    format!("scenario `{}` at {rate}", rooms.name),
+                    expected,
+                    "messages",
+                ));
             }
         }
+        if let Some(reload) = &rooms.reload
+            && let Param::Value(every) = &reload.every
+        {
+            let expected = room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
+            if expected < 1.0 {
+                let blame = self.origins.blame(
+                    &format!("{base}/reload/every"),
+                    written
+                        .and_then(|w| w.reload.as_ref())
+                        .and_then(|r| r.every.var()),
+                );
+                out.push(self.zero_rate(
+                    blame,
+                    format!("scenario `{}` reloading every {every}", rooms.name),
+                    expected,
+                    "reloads",
+                ));
+            }
+        }
+        if let (Some(Param::Value(over)), Param::Value(ramp_up)) =
+            (&rooms.connect_over, &stages.ramp_up)
+            && over > ramp_up
+        {
+            let blame = self.origins.blame(
+                &format!("{base}/connect_over"),
+                written
+                    .and_then(|w| w.connect_over.as_ref())
+                    .and_then(Param::var),
+            );
+            out.push(
+                Diagnostic::new(
+                    Code::RampTooLong,
+                    format!(
+                        "scenario `{}` opens its sockets over {over}, longer than its {ramp_up} ramp-up{}",
+                        rooms.name,
+                        describe_point(self.at)
+                    ),
+                )
+                .at(&blame, self.checker.document().value_span(&blame))
+                .label("longer than `stages.ramp_up`")
+                .hint(format!("shorten `connect_over` to at most {ramp_up}, or lengthen `stages.ramp_up`; sockets still opening would be measured in the hold")),
+            );
+        }
+        out
     }
-    out
 }
 
 pub(super) fn written_rooms(written: &Scenario) -> Option<&headroom_spec::RoomsScenario> {
