@@ -34,67 +34,7 @@ impl<'a> Checker<'a> {
                 );
             }
             for (name, sweep) in &phase.vary {
-                let pointer = format!("{base}/vary/{}", escape(name));
-                if !spec.vars.contains_key(name) {
-                    self.unknown_variable(&pointer, name, "varies");
-                    continue;
-                }
-                match sweep.values() {
-                    Ok(values) if values.is_empty() => self.push(
-                        Diagnostic::new(Code::EmptySweep, format!("phase `{}` varies `{name}` over no values", phase.name))
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("no values")
-                            .hint(format!("list the values, e.g. `{name} = [1, 4, 16]`")),
-                    ),
-                    Ok(_) => {}
-                    Err(RangeError::TooLong(n)) => self.push(
-                        Diagnostic::new(
-                            Code::BadRange,
-                            format!(
-                                "the range of `{name}` has {} values: a sweep may have at most {}",
-                                headroom_spec::numbers::count(n as f64),
-                                headroom_spec::numbers::count(MAX_SWEEP_VALUES as f64)
-                            ),
-                        )
-                        .at(&pointer, self.value_span(&pointer))
-                        .label("too many values")
-                        .hint(match sweep {
-                            Sweep::Range(range) => format!(
-                                "a geometric range covers the same span in few values: `{{ from = {}, to = {}, factor = 2 }}`",
-                                toml_value(&range.from),
-                                toml_value(&range.to)
-                            ),
-                            Sweep::List(_) => "sweep fewer values".to_owned(),
-                        }),
-                    ),
-                    Err(error) => self.push(
-                        Diagnostic::new(Code::BadRange, format!("the range of `{name}` gives no values: {error}"))
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("bad range")
-                            .hint("write `{ from = 16, to = 128, factor = 2 }` or `{ from = 50, to = 500, step = 50 }`, or list the values"),
-                    ),
-                }
-                if phase.set.contains_key(name) {
-                    let set_pointer = format!("{base}/set/{}", escape(name));
-                    self.push(
-                        Diagnostic::new(
-                            Code::ConflictingSettings,
-                            format!("phase `{}` both varies and sets `{name}`", phase.name),
-                        )
-                        .at(&set_pointer, self.key_span(&set_pointer))
-                        .label("also in `vary`")
-                        .hint(format!("remove `{name}` from `set` or from `vary`")),
-                    );
-                }
-                let used = self.usages.get(name).is_some_and(|u| !u.is_empty());
-                if !used {
-                    self.push(
-                        Diagnostic::new(Code::UnusedSweep, format!("phase `{}` varies `{name}`, but nothing uses `{{{name}}}`", phase.name))
-                            .at(&pointer, self.key_span(&pointer))
-                            .label("every point of this sweep would run the same load")
-                            .hint(format!("use it where it should change the load, e.g. `rooms = \"{{{name}}}\"` in a scenario")),
-                    );
-                }
+                self.axis(phase, &base, name, sweep);
             }
             for name in phase.set.keys() {
                 if !spec.vars.contains_key(name) {
@@ -102,51 +42,123 @@ impl<'a> Checker<'a> {
                     self.unknown_variable(&pointer, name, "sets");
                 }
             }
-            if let Some(names) = &phase.scenarios {
-                for (k, name) in names.iter().enumerate() {
-                    if !scenario_names.contains(&name.as_str()) {
-                        let pointer = format!("{base}/scenarios/{k}");
-                        self.push(
-                            Diagnostic::new(
-                                Code::UnknownReference,
-                                format!(
-                                    "phase `{}` runs scenario `{name}`, which does not exist",
-                                    phase.name
-                                ),
-                            )
-                            .at(&pointer, self.value_span(&pointer))
-                            .label("no scenario has this name")
-                            .hint(
-                                did_you_mean(name, scenario_names.iter().copied()).unwrap_or_else(
-                                    || format!("the scenarios are: {}", scenario_names.join(", ")),
-                                ),
+            self.phase_runs(phase, &base, &scenario_names);
+        }
+    }
+
+    /// One axis of `vary`: a declared variable, values to sweep, not also set, used.
+    fn axis(&mut self, phase: &headroom_spec::Phase, base: &str, name: &str, sweep: &Sweep) {
+        let spec = self.spec;
+        let pointer = format!("{base}/vary/{}", escape(name));
+        if !spec.vars.contains_key(name) {
+            self.unknown_variable(&pointer, name, "varies");
+            return;
+        }
+        match sweep.values() {
+            Ok(values) if values.is_empty() => self.push(
+                Diagnostic::new(Code::EmptySweep, format!("phase `{}` varies `{name}` over no values", phase.name))
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("no values")
+                    .hint(format!("list the values, e.g. `{name} = [1, 4, 16]`")),
+            ),
+            Ok(_) => {}
+            Err(RangeError::TooLong(n)) => self.push(
+                Diagnostic::new(
+                    Code::BadRange,
+                    format!(
+                        "the range of `{name}` has {} values: a sweep may have at most {}",
+                        headroom_spec::numbers::count(n as f64),
+                        headroom_spec::numbers::count(MAX_SWEEP_VALUES as f64)
+                    ),
+                )
+                .at(&pointer, self.value_span(&pointer))
+                .label("too many values")
+                .hint(match sweep {
+                    Sweep::Range(range) => format!(
+                        "a geometric range covers the same span in few values: `{{ from = {}, to = {}, factor = 2 }}`",
+                        toml_value(&range.from),
+                        toml_value(&range.to)
+                    ),
+                    Sweep::List(_) => "sweep fewer values".to_owned(),
+                }),
+            ),
+            Err(error) => self.push(
+                Diagnostic::new(Code::BadRange, format!("the range of `{name}` gives no values: {error}"))
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("bad range")
+                    .hint("write `{ from = 16, to = 128, factor = 2 }` or `{ from = 50, to = 500, step = 50 }`, or list the values"),
+            ),
+        }
+        if phase.set.contains_key(name) {
+            let set_pointer = format!("{base}/set/{}", escape(name));
+            self.push(
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    format!("phase `{}` both varies and sets `{name}`", phase.name),
+                )
+                .at(&set_pointer, self.key_span(&set_pointer))
+                .label("also in `vary`")
+                .hint(format!("remove `{name}` from `set` or from `vary`")),
+            );
+        }
+        let used = self.usages.get(name).is_some_and(|u| !u.is_empty());
+        if !used {
+            self.push(
+                Diagnostic::new(Code::UnusedSweep, format!("phase `{}` varies `{name}`, but nothing uses `{{{name}}}`", phase.name))
+                    .at(&pointer, self.key_span(&pointer))
+                    .label("every point of this sweep would run the same load")
+                    .hint(format!("use it where it should change the load, e.g. `rooms = \"{{{name}}}\"` in a scenario")),
+            );
+        }
+    }
+
+    /// The scenarios a phase runs exist, each point runs more than once, and every scenario
+    /// has a hold.
+    fn phase_runs(&mut self, phase: &headroom_spec::Phase, base: &str, scenario_names: &[&str]) {
+        if let Some(names) = &phase.scenarios {
+            for (k, name) in names.iter().enumerate() {
+                if !scenario_names.contains(&name.as_str()) {
+                    let pointer = format!("{base}/scenarios/{k}");
+                    self.push(
+                        Diagnostic::new(
+                            Code::UnknownReference,
+                            format!(
+                                "phase `{}` runs scenario `{name}`, which does not exist",
+                                phase.name
                             ),
-                        );
-                    }
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("no scenario has this name")
+                        .hint(
+                            did_you_mean(name, scenario_names.iter().copied()).unwrap_or_else(
+                                || format!("the scenarios are: {}", scenario_names.join(", ")),
+                            ),
+                        ),
+                    );
                 }
             }
-            if phase.repeats == 1 {
-                let pointer = format!("{base}/repeats");
-                self.push(
-                    Diagnostic::new(
-                        Code::SingleRepeat,
-                        format!("phase `{}` runs every point once", phase.name),
-                    )
-                    .at(&pointer, self.value_span(&pointer))
-                    .label("no spread to tell noise from effect")
-                    .hint("use `repeats = 3` (the default) so tables show min / median / max"),
-                );
-            }
-            if phase.hold.is_none() {
-                for scenario in self.phase_scenarios(phase) {
-                    if scenario.stages().hold.is_none() {
-                        self.push(
-                            Diagnostic::new(Code::MissingSetting, format!("phase `{}` gives scenario `{}` no hold time", phase.name, scenario.name()))
-                                .at(&base, self.key_span(&base))
-                                .label("how long is the load held at each point?")
-                                .hint(format!("add `hold = \"30s\"` to the phase, or `stages = {{ hold = \"30s\" }}` to scenario `{}`", scenario.name())),
-                        );
-                    }
+        }
+        if phase.repeats == 1 {
+            let pointer = format!("{base}/repeats");
+            self.push(
+                Diagnostic::new(
+                    Code::SingleRepeat,
+                    format!("phase `{}` runs every point once", phase.name),
+                )
+                .at(&pointer, self.value_span(&pointer))
+                .label("no spread to tell noise from effect")
+                .hint("use `repeats = 3` (the default) so tables show min / median / max"),
+            );
+        }
+        if phase.hold.is_none() {
+            for scenario in self.phase_scenarios(phase) {
+                if scenario.stages().hold.is_none() {
+                    self.push(
+                        Diagnostic::new(Code::MissingSetting, format!("phase `{}` gives scenario `{}` no hold time", phase.name, scenario.name()))
+                            .at(base, self.key_span(base))
+                            .label("how long is the load held at each point?")
+                            .hint(format!("add `hold = \"30s\"` to the phase, or `stages = {{ hold = \"30s\" }}` to scenario `{}`", scenario.name())),
+                    );
                 }
             }
         }

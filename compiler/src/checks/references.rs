@@ -33,6 +33,15 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn capacity(&mut self) {
+        self.capacity_units();
+        self.capacity_memory();
+        self.capacity_phases_vary_units();
+        self.capacity_shares();
+        self.capacity_phases_exist();
+    }
+
+    /// `units` names a declared variable.
+    fn capacity_units(&mut self) {
         let spec = self.spec;
         let capacity = &spec.capacity;
         if let Some(units) = &capacity.units
@@ -55,6 +64,12 @@ impl<'a> Checker<'a> {
                 .hint(hint),
             );
         }
+    }
+
+    /// `memory` names a series something measures.
+    fn capacity_memory(&mut self) {
+        let spec = self.spec;
+        let capacity = &spec.capacity;
         let mut series: Vec<&str> = vec!["rss"];
         series.extend(spec.measure.series.iter().map(|s| s.name.as_str()));
         for phase in &spec.phases {
@@ -83,6 +98,12 @@ impl<'a> Checker<'a> {
                 ),
             );
         }
+    }
+
+    /// The memory and ceiling phases vary the units variable.
+    fn capacity_phases_vary_units(&mut self) {
+        let spec = self.spec;
+        let capacity = &spec.capacity;
         if let Some(units) = capacity
             .units
             .as_deref()
@@ -128,6 +149,12 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    /// A headroom under 100 %, and units to price per when [plan] prices.
+    fn capacity_shares(&mut self) {
+        let spec = self.spec;
+        let capacity = &spec.capacity;
         if capacity.headroom.fraction() >= 1.0 {
             self.push(
                 Diagnostic::new(
@@ -153,6 +180,12 @@ impl<'a> Checker<'a> {
                     )),
             );
         }
+    }
+
+    /// `memory_phase` and `ceiling_phase` name phases that exist.
+    fn capacity_phases_exist(&mut self) {
+        let spec = self.spec;
+        let capacity = &spec.capacity;
         let phases: Vec<&str> = spec.phases.iter().map(|p| p.name.as_str()).collect();
         for (key, value) in [
             ("memory_phase", &capacity.memory_phase),
@@ -180,6 +213,14 @@ impl<'a> Checker<'a> {
 
     pub(super) fn plan(&mut self) {
         let Some(plan) = &self.spec.plan else { return };
+        self.plan_instances(plan);
+        self.plan_lines(plan);
+        self.people_per_unit();
+        self.plan_database(plan);
+    }
+
+    /// Each instance listed once, priced for the plan's provider and region.
+    fn plan_instances(&mut self, plan: &headroom_spec::Plan) {
         let provider = plan.provider.as_str();
         let ids: Vec<&str> = self.prices.instance_ids(provider).collect();
         let mut seen = BTreeSet::new();
@@ -232,6 +273,11 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+    }
+
+    /// Lines of another provider than the plan's (EBS, egress, a budget in dollars).
+    fn plan_lines(&mut self, plan: &headroom_spec::Plan) {
+        let provider = plan.provider.as_str();
         if plan.provider != headroom_spec::Provider::Aws {
             for (key, what) in [("ebs_gb", "EBS storage"), ("egress_gb", "egress")] {
                 let pointer = format!("/plan/{key}");
@@ -253,6 +299,10 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+    }
+
+    /// People per unit is one number for the bench: not a variable a phase varies.
+    fn people_per_unit(&mut self) {
         if let headroom_spec::Param::Var(name) = &self.spec.bench.people_per_unit
             && let Some(phase) = self
                 .spec
@@ -267,6 +317,11 @@ impl<'a> Checker<'a> {
                     .hint(format!("write the number, or a variable no phase varies (the value of `{name}` in [vars] is used)")),
             );
         }
+    }
+
+    /// `rds`: an AWS database class with a sourced price.
+    fn plan_database(&mut self, plan: &headroom_spec::Plan) {
+        let provider = plan.provider.as_str();
         if let Some(rds) = &plan.rds {
             if plan.provider != headroom_spec::Provider::Aws {
                 self.push(

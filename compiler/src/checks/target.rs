@@ -4,6 +4,13 @@ use super::*;
 
 impl<'a> Checker<'a> {
     pub(super) fn target(&mut self) {
+        self.target_strings();
+        self.target_lifecycle();
+        self.readiness();
+    }
+
+    /// The target's strings (placeholders, hosts) and parameters.
+    fn target_strings(&mut self) {
         let target = &self.spec.target;
         let everywhere = builtin::EVERYWHERE;
         for (i, arg) in target.command.iter().flatten().enumerate() {
@@ -49,7 +56,12 @@ impl<'a> Checker<'a> {
             "/bench/people_per_unit",
             &self.spec.bench.people_per_unit.clone(),
         );
+    }
 
+    /// A target headroom starts (`command`) or one running elsewhere (`url`), and the
+    /// settings that mean something only for one of them.
+    fn target_lifecycle(&mut self) {
+        let target = &self.spec.target;
         match (&target.command, &target.url) {
             (Some(_), Some(_)) => self.push(
                 Diagnostic::new(Code::ConflictingSettings, "[target] has both `command` and `url`")
@@ -107,6 +119,11 @@ impl<'a> Checker<'a> {
                     .hint("read the figures as the machine's, not the instance size's; the run table and the page say so too"),
             );
         }
+    }
+
+    /// One readiness check (`http`, `tcp` or `log`), that can pass.
+    fn readiness(&mut self) {
+        let target = &self.spec.target;
         if target.ready.timeout.as_micros() == 0 && target.command.is_some() {
             self.push(
                 Diagnostic::new(
