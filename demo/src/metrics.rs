@@ -70,72 +70,73 @@ pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
         "HTTP requests by route.",
         &requests,
     );
-    metric(
-        "demo_notes",
-        "gauge",
-        "Notes stored.",
-        &[("", app.notes.len() as f64)],
-    );
-    metric(
-        "demo_rooms_open",
-        "gauge",
-        "Rooms with at least one peer.",
-        &[("", rooms as f64)],
-    );
-    metric(
-        "demo_peers",
-        "gauge",
-        "Open sockets.",
-        &[("", peers as f64)],
-    );
-    metric(
-        "demo_sockets_opened_total",
-        "counter",
-        "Sockets accepted.",
-        &[("", load(&c.sockets_opened))],
-    );
-    metric(
-        "demo_sockets_closed_idle_total",
-        "counter",
-        "Sockets closed for silence.",
-        &[("", load(&c.closed_idle))],
-    );
-    metric(
-        "demo_messages_received_total",
-        "counter",
-        "Messages received from peers.",
-        &[("", load(&c.messages_received))],
-    );
-    metric(
-        "demo_broadcasts_sent_total",
-        "counter",
-        "Messages sent to peers.",
-        &[("", load(&c.sent))],
-    );
-    metric(
-        "demo_broadcasts_dropped_total",
-        "counter",
-        "Broadcasts dropped on purpose (--drop-broadcasts).",
-        &[("", load(&c.dropped))],
-    );
-    metric(
-        "demo_rebuild_passes_total",
-        "counter",
-        "Rebuild passes run.",
-        &[("", load(&c.passes))],
-    );
-    metric(
-        "demo_rebuild_seconds_total",
-        "counter",
-        "Time spent in rebuild passes.",
-        &[("", load(&c.pass_micros) / 1e6)],
-    );
-    metric(
-        "demo_stalls_total",
-        "counter",
-        "Stalls served (--stall-every).",
-        &[("", load(&c.stalls))],
-    );
+    // One value each, unlabelled.
+    let single: [(&str, &str, &str, f64); 11] = [
+        (
+            "demo_notes",
+            "gauge",
+            "Notes stored.",
+            app.notes.len() as f64,
+        ),
+        (
+            "demo_rooms_open",
+            "gauge",
+            "Rooms with at least one peer.",
+            rooms as f64,
+        ),
+        ("demo_peers", "gauge", "Open sockets.", peers as f64),
+        (
+            "demo_sockets_opened_total",
+            "counter",
+            "Sockets accepted.",
+            load(&c.sockets_opened),
+        ),
+        (
+            "demo_sockets_closed_idle_total",
+            "counter",
+            "Sockets closed for silence.",
+            load(&c.closed_idle),
+        ),
+        (
+            "demo_messages_received_total",
+            "counter",
+            "Messages received from peers.",
+            load(&c.messages_received),
+        ),
+        (
+            "demo_broadcasts_sent_total",
+            "counter",
+            "Messages sent to peers.",
+            load(&c.sent),
+        ),
+        (
+            "demo_broadcasts_dropped_total",
+            "counter",
+            "Broadcasts dropped on purpose (--drop-broadcasts).",
+            load(&c.dropped),
+        ),
+        (
+            "demo_rebuild_passes_total",
+            "counter",
+            "Rebuild passes run.",
+            load(&c.passes),
+        ),
+        (
+            "demo_rebuild_seconds_total",
+            "counter",
+            "Time spent in rebuild passes.",
+            load(&c.pass_micros) / 1e6,
+        ),
+        (
+            "demo_stalls_total",
+            "counter",
+            "Stalls served (--stall-every).",
+            load(&c.stalls),
+        ),
+    ];
+    for (name, kind, help, value) in single {
+        metric(name, kind, help, &[("", value)]);
+    }
     metric(
         "demo_memory_bytes",
         "gauge",

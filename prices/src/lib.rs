@@ -141,99 +141,8 @@ impl PriceTable {
                 span: None,
             });
         }
-        // Prices and sizes are facts about money and machines: finite, and not negative.
-        let numbers = raw
-            .aws_ec2
-            .iter()
-            .chain(&raw.hetzner_cloud)
-            .flat_map(|i| {
-                [
-                    ("usd_per_hour", i.usd_per_hour),
-                    ("eur_per_month", i.eur_per_month),
-                    ("memory_gib", i.memory_gib),
-                    ("memory_gb", i.memory_gb),
-                    ("baseline_cpu_pct_per_vcpu", i.baseline_cpu_pct_per_vcpu),
-                ]
-                .map(|(key, value)| (i.id.as_str(), key, value))
-            })
-            .chain(
-                raw.aws_rds
-                    .iter()
-                    .map(|d| (d.id.as_str(), "usd_per_hour", d.usd_per_hour)),
-            )
-            .chain(
-                raw.aws_storage
-                    .iter()
-                    .chain(&raw.aws_network)
-                    .chain(&raw.aws_ec2_cpu_credit)
-                    .flat_map(|l| {
-                        [
-                            ("usd_per_unit", l.usd_per_unit),
-                            ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
-                            ("usd_per_hour", l.usd_per_hour),
-                            ("free_gb_per_month", l.free_gb_per_month),
-                        ]
-                        .map(|(key, value)| (l.id.as_str(), key, value))
-                    }),
-            );
-        for (id, key, value) in numbers {
-            if let Some(value) = value
-                && !(value.is_finite() && value >= 0.0)
-            {
-                return Err(PriceTableError::Parse {
-                    message: format!(
-                        "`{key}` of `{id}` is {value}: a price or a size is a finite number of 0 or more"
-                    ),
-                    span: None,
-                });
-            }
-        }
-        if let Some(instance) = raw
-            .aws_ec2
-            .iter()
-            .chain(&raw.hetzner_cloud)
-            .find(|i| i.vcpu == 0)
-        {
-            return Err(PriceTableError::Parse {
-                message: format!(
-                    "`vcpu` of `{}` is 0: an instance has at least one",
-                    instance.id
-                ),
-                span: None,
-            });
-        }
-        // An as-of date is a fact: a date, or absent (shown as undated and counted stale).
-        let dates = raw
-            .aws_ec2
-            .iter()
-            .chain(&raw.hetzner_cloud)
-            .map(|i| (i.id.as_str(), Some(i.as_of.as_str())))
-            .chain(
-                raw.aws_rds
-                    .iter()
-                    .map(|d| (d.id.as_str(), d.as_of.as_deref())),
-            )
-            .chain(
-                raw.aws_storage
-                    .iter()
-                    .chain(&raw.aws_network)
-                    .chain(&raw.aws_ec2_cpu_credit)
-                    .map(|l| (l.id.as_str(), l.as_of.as_deref())),
-            );
-        for (id, as_of) in dates {
-            if let Some(as_of) = as_of
-                && (as_of.len() != 10 || entries::Day::parse(as_of).is_none())
-            {
-                return Err(PriceTableError::Parse {
-                    message: format!(
-                        "the as-of date of `{id}` is \"{as_of}\", not a date: write it as YYYY-MM-DD, or leave `as_of` out when no date is known (it is then shown as undated and counted stale)"
-                    ),
-                    span: text
-                        .find(&format!("\"{as_of}\""))
-                        .map(|at| at..at + as_of.len() + 2),
-                });
-            }
-        }
+        raw.check_numbers()?;
+        raw.check_dates(text)?;
         let mut table = PriceTable::default();
         for instance in raw.aws_ec2.into_iter().chain(raw.hetzner_cloud) {
             table.instances.insert(instance.id.clone(), instance);
@@ -290,6 +199,110 @@ impl PriceTable {
 
     pub fn database_ids(&self) -> impl Iterator<Item = &str> {
         self.databases.keys().map(String::as_str)
+    }
+}
+
+impl RawTable {
+    /// Prices and sizes are facts about money and machines: finite, and not negative; an
+    /// instance has a vCPU.
+    fn check_numbers(&self) -> Result<(), PriceTableError> {
+        let numbers = self
+            .aws_ec2
+            .iter()
+            .chain(&self.hetzner_cloud)
+            .flat_map(|i| {
+                [
+                    ("usd_per_hour", i.usd_per_hour),
+                    ("eur_per_month", i.eur_per_month),
+                    ("memory_gib", i.memory_gib),
+                    ("memory_gb", i.memory_gb),
+                    ("baseline_cpu_pct_per_vcpu", i.baseline_cpu_pct_per_vcpu),
+                ]
+                .map(|(key, value)| (i.id.as_str(), key, value))
+            })
+            .chain(
+                self.aws_rds
+                    .iter()
+                    .map(|d| (d.id.as_str(), "usd_per_hour", d.usd_per_hour)),
+            )
+            .chain(
+                self.aws_storage
+                    .iter()
+                    .chain(&self.aws_network)
+                    .chain(&self.aws_ec2_cpu_credit)
+                    .flat_map(|l| {
+                        [
+                            ("usd_per_unit", l.usd_per_unit),
+                            ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
+                            ("usd_per_hour", l.usd_per_hour),
+                            ("free_gb_per_month", l.free_gb_per_month),
+                        ]
+                        .map(|(key, value)| (l.id.as_str(), key, value))
+                    }),
+            );
+        for (id, key, value) in numbers {
+            if let Some(value) = value
+                && !(value.is_finite() && value >= 0.0)
+            {
+                return Err(PriceTableError::Parse {
+                    message: format!(
+                        "`{key}` of `{id}` is {value}: a price or a size is a finite number of 0 or more"
+                    ),
+                    span: None,
+                });
+            }
+        }
+        if let Some(instance) = self
+            .aws_ec2
+            .iter()
+            .chain(&self.hetzner_cloud)
+            .find(|i| i.vcpu == 0)
+        {
+            return Err(PriceTableError::Parse {
+                message: format!(
+                    "`vcpu` of `{}` is 0: an instance has at least one",
+                    instance.id
+                ),
+                span: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// An as-of date is a fact: a date, or absent (shown as undated and counted stale).
+    fn check_dates(&self, text: &str) -> Result<(), PriceTableError> {
+        let dates = self
+            .aws_ec2
+            .iter()
+            .chain(&self.hetzner_cloud)
+            .map(|i| (i.id.as_str(), Some(i.as_of.as_str())))
+            .chain(
+                self.aws_rds
+                    .iter()
+                    .map(|d| (d.id.as_str(), d.as_of.as_deref())),
+            )
+            .chain(
+                self.aws_storage
+                    .iter()
+                    .chain(&self.aws_network)
+                    .chain(&self.aws_ec2_cpu_credit)
+                    .map(|l| (l.id.as_str(), l.as_of.as_deref())),
+            );
+        for (id, as_of) in dates {
+            if let Some(as_of) = as_of
+                && (as_of.len() != 10 || entries::Day::parse(as_of).is_none())
+            {
+                return Err(PriceTableError::Parse {
+                    message: format!(
+                        "the as-of date of `{id}` is \"{as_of}\", not a date: write it as YYYY-MM-DD, or leave `as_of` out when no date is known (it is then shown as undated and counted stale)"
+                    ),
+                    span: text
+                        .find(&format!("\"{as_of}\""))
+                        .map(|at| at..at + as_of.len() + 2),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

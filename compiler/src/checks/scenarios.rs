@@ -69,6 +69,11 @@ impl<'a> Checker<'a> {
         if let Some(think) = &http.think {
             self.param(&format!("{base}/think"), think);
         }
+        self.executor_settings(base, http);
+    }
+
+    /// The settings an HTTP scenario's executor uses are there, and those it ignores are not.
+    fn executor_settings(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
         let executor = http.executor;
         let (wanted, unused): (&str, &[&str]) = if executor.is_open() {
             ("rate", &["vus", "start_vus", "think"])
