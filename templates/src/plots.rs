@@ -7,6 +7,7 @@
 //! - latency: p50, p95 and p99 per step of the ceiling phase (medians over repeats, min–max
 //!   bands when repeated), each latency SLO as a horizontal line and the first failing step.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::PageError;
@@ -202,6 +203,32 @@ fn memory_panel(
         .x_label_formatter(&|x| axis_number(*x, x_max))
         .y_label_formatter(&|y| axis_number(*y, y_max))
         .draw()?;
+    draw_measured(&mut chart, line, bands, x_max, y_max)?;
+    draw_usable(&mut chart, line, usable, x_max)?;
+    // Memory grows to the right: the lower right is the empty corner.
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FONT, 12).into_font().color(&INK))
+        .background_style(WHITE.mix(0.85))
+        .border_style(GRID)
+        .draw()?;
+    Ok(())
+}
+
+/// A memory chart: MiB over units.
+type MemoryChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The measured range (shaded when the line goes past it), the min–max band, the medians and
+/// the fit, dashed where it extrapolates.
+fn draw_measured(
+    chart: &mut MemoryChart<'_, '_>,
+    line: &Line<'_>,
+    bands: &[Band],
+    x_max: f64,
+    y_max: f64,
+) -> DrawResult {
     let extrapolates = x_max > line.measured_x * 1.06;
     // The measured range, shaded, so what the line extrapolates is plain to see.
     if extrapolates {
@@ -259,6 +286,16 @@ fn memory_panel(
             .label("fit, extrapolated")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 8, y)], FITTED.stroke_width(2)));
     }
+    Ok(())
+}
+
+/// Each instance's usable memory, a line across, crossed where the fit reaches it.
+fn draw_usable(
+    chart: &mut MemoryChart<'_, '_>,
+    line: &Line<'_>,
+    usable: &[Usable],
+    x_max: f64,
+) -> DrawResult {
     for (index, u) in usable.iter().enumerate() {
         let color = INSTANCES[index % INSTANCES.len()];
         chart
@@ -276,14 +313,6 @@ fn memory_panel(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series([Cross::new((u.units, u.mib), 6, color.stroke_width(2))])?;
     }
-    // Memory grows to the right: the lower right is the empty corner.
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FONT, 12).into_font().color(&INK))
-        .background_style(WHITE.mix(0.85))
-        .border_style(GRID)
-        .draw()?;
     Ok(())
 }
 
@@ -302,19 +331,7 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
         .find(|p| p.name == phase_name)
         .ok_or_else(|| format!("no phase `{phase_name}` in the context"))?;
     let (x_desc, labels) = step_labels(phase.points.iter().map(|p| p.variables.as_str()));
-    // [p50, p95, p99] per step, where measured.
-    let steps: Vec<[Option<Stat>; 3]> = phase
-        .points
-        .iter()
-        .map(|point| {
-            let cell = point.scenarios.iter().find(|c| c.name == scenario);
-            [
-                cell.and_then(|c| c.p50_ms),
-                cell.and_then(|c| c.p95_ms),
-                cell.and_then(|c| c.p99_ms),
-            ]
-        })
-        .collect();
+    let steps = latency_steps(phase, scenario);
     let slos: Vec<_> = phase
         .latency_slos
         .iter()
@@ -338,7 +355,6 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
     };
     let y_max = values().fold(1.0, f64::max) * 1.5;
     let y_min = values().fold(y_max, f64::min).max(0.001) / 1.5;
-    let floor = |v: f64| v.max(y_min);
     let rooms = phase
         .points
         .iter()
@@ -348,7 +364,6 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
     // One segment per step, the point at its centre: steps are often geometric (1, 4, 16…),
     // and a ceiling falls between two of them.
     let x_range = (0..n as i32 - 1).into_segmented();
-    let at = |i: usize| SegmentValue::CenterOf(i as i32);
 
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
@@ -389,6 +404,54 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
             .label(format!("SLOs fail from {}", phase.points[bad].variables))
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], SLO.mix(0.15).filled()));
     }
+    draw_percentiles(&mut chart, &steps, y_min)?;
+    draw_slo_lines(&mut chart, &slos)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FONT, 13).into_font().color(&INK))
+        .background_style(WHITE.mix(0.85))
+        .border_style(GRID)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// [p50, p95, p99] of `scenario` per step of `phase`, where measured.
+fn latency_steps(phase: &crate::context::Phase, scenario: &str) -> Vec<[Option<Stat>; 3]> {
+    phase
+        .points
+        .iter()
+        .map(|point| {
+            let cell = point.scenarios.iter().find(|c| c.name == scenario);
+            [
+                cell.and_then(|c| c.p50_ms),
+                cell.and_then(|c| c.p95_ms),
+                cell.and_then(|c| c.p99_ms),
+            ]
+        })
+        .collect()
+}
+
+/// A latency chart: steps, one segment each, over a log scale of milliseconds.
+type LatencyChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+        LogCoord<f64>,
+    >,
+>;
+
+/// p50, p95 and p99 per step: the medians joined, the min–max band when repeated. A value
+/// under the axis is drawn at its floor, `y_min`.
+fn draw_percentiles(
+    chart: &mut LatencyChart<'_, '_>,
+    steps: &[[Option<Stat>; 3]],
+    y_min: f64,
+) -> DrawResult {
+    let floor = |v: f64| v.max(y_min);
+    let at = |i: usize| SegmentValue::CenterOf(i as i32);
     for (which, (name, color)) in ["p50", "p95", "p99"].iter().zip(PERCENTILES).enumerate() {
         let measured: Vec<(usize, Stat)> = steps
             .iter()
@@ -419,6 +482,14 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
                 .map(|(x, s)| Circle::new((at(*x), floor(s.median)), DOT, color.filled())),
         )?;
     }
+    Ok(())
+}
+
+/// Each latency SLO, a dashed line across at its threshold.
+fn draw_slo_lines(
+    chart: &mut LatencyChart<'_, '_>,
+    slos: &[&crate::context::LatencySlo],
+) -> DrawResult {
     for slo in slos {
         chart
             .draw_series(DashedLineSeries::new(
@@ -433,14 +504,6 @@ fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
             .label(format!("SLO {}", slo.expression))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], SLO.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 13).into_font().color(&INK))
-        .background_style(WHITE.mix(0.85))
-        .border_style(GRID)
-        .draw()?;
-    root.present()?;
     Ok(())
 }
 

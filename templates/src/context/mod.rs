@@ -340,6 +340,108 @@ fn param<T: headroom_spec::ParamValue + std::fmt::Display>(param: &Param<T>) -> 
     }
 }
 
+/// What the runs add up to over the whole file: how many ran and failed, the load average,
+/// the generator's cores and lag.
+#[derive(Default)]
+struct RunTally {
+    runs: RunCounts,
+    loads: Vec<f64>,
+    generator_cores: Vec<f64>,
+    /// The largest seen.
+    generator_lag: Option<f64>,
+    generator_available: Option<u64>,
+}
+
+impl RunTally {
+    fn count(&mut self, run: &headroom_results::RunResult) {
+        self.runs.total += 1;
+        if run.failure.is_some() {
+            self.runs.failed += 1;
+        }
+        if run.generator.bound {
+            self.runs.generator_bound += 1;
+        }
+        // A run that ended before its load (never ready, exited early) measured neither the
+        // generator nor the load average: its zeros are not figures.
+        if run.scenarios.is_empty() {
+            return;
+        }
+        let generator = &run.generator;
+        self.generator_cores.push(generator.cpu_cores);
+        let lag = generator.schedule_lag_p99_ms;
+        self.generator_lag = Some(self.generator_lag.map_or(lag, |l| l.max(lag)));
+        let cores = generator.cores_available as u64;
+        self.generator_available = Some(self.generator_available.map_or(cores, |c| c.max(cores)));
+        self.loads
+            .extend([run.load_average.min, run.load_average.max]);
+    }
+
+    fn finish(self) -> (RunCounts, Option<Spread>, Option<Generator>) {
+        let load_average = Stat::of(&self.loads).map(|s| Spread {
+            min: s.min,
+            max: s.max,
+        });
+        let generator = Stat::of(&self.generator_cores).map(|cores| Generator {
+            cpu_cores: Spread {
+                min: cores.min,
+                max: cores.max,
+            },
+            cores_available: self.generator_available,
+            schedule_lag_p99_ms: self.generator_lag,
+        });
+        (self.runs, load_average, generator)
+    }
+}
+
+/// A phase each, with a row per point and a cell per scenario, every run counted in `tally`.
+fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
+    let latency_slos = latency_slos(results);
+    let mut phases = Vec::new();
+    for phase in &results.phases {
+        let mut scenario_names: Vec<String> = Vec::new();
+        let mut points = Vec::new();
+        for point in &phase.points {
+            for run in &point.runs {
+                tally.count(run);
+                for name in run.scenarios.keys() {
+                    if !scenario_names.contains(name) {
+                        scenario_names.push(name.clone());
+                    }
+                }
+            }
+            points.push(point_row(point, &scenario_names));
+        }
+        // Every point gets a cell per scenario, in the same order.
+        for point in &mut points {
+            point.scenarios.sort_by_key(|cell| {
+                scenario_names
+                    .iter()
+                    .position(|n| *n == cell.name)
+                    .unwrap_or(usize::MAX)
+            });
+        }
+        let description = results
+            .plan
+            .phases
+            .iter()
+            .find(|p| p.name == phase.name)
+            .and_then(|p| p.description.clone());
+        let latency_slos = latency_slos
+            .iter()
+            .filter(|slo| scenario_names.contains(&slo.scenario))
+            .cloned()
+            .collect();
+        phases.push(Phase {
+            name: phase.name.clone(),
+            description,
+            points,
+            scenarios: scenario_names,
+            latency_slos,
+        });
+    }
+    phases
+}
+
 impl PageContext {
     /// The context of a page from typed results and the rest of the inputs.
     pub fn build(results: &Results, inputs: Inputs) -> PageContext {
@@ -350,74 +452,8 @@ impl PageContext {
             memory_bytes: environment.memory_bytes,
             kernel: environment.kernel.clone(),
         };
-        let latency_slos = latency_slos(results);
-        let mut runs = RunCounts::default();
-        let mut loads = Vec::new();
-        let mut generator_cores = Vec::new();
-        let (mut generator_lag, mut generator_available) = (None::<f64>, None::<u64>);
-        let mut phases = Vec::new();
-        for phase in &results.phases {
-            let mut scenario_names: Vec<String> = Vec::new();
-            let mut points = Vec::new();
-            for point in &phase.points {
-                for run in &point.runs {
-                    runs.total += 1;
-                    if run.failure.is_some() {
-                        runs.failed += 1;
-                    }
-                    if run.generator.bound {
-                        runs.generator_bound += 1;
-                    }
-                    // A run that ended before its load (never ready, exited early) measured
-                    // neither the generator nor the load average: its zeros are not figures.
-                    let loaded = !run.scenarios.is_empty();
-                    if loaded {
-                        let generator = &run.generator;
-                        generator_cores.push(generator.cpu_cores);
-                        // The largest seen.
-                        let lag = generator.schedule_lag_p99_ms;
-                        generator_lag = Some(generator_lag.map_or(lag, |l| l.max(lag)));
-                        let cores = generator.cores_available as u64;
-                        generator_available =
-                            Some(generator_available.map_or(cores, |c| c.max(cores)));
-                        loads.extend([run.load_average.min, run.load_average.max]);
-                    }
-                    for name in run.scenarios.keys() {
-                        if !scenario_names.contains(name) {
-                            scenario_names.push(name.clone());
-                        }
-                    }
-                }
-                points.push(point_row(point, &scenario_names));
-            }
-            // Every point gets a cell per scenario, in the same order.
-            for point in &mut points {
-                point.scenarios.sort_by_key(|cell| {
-                    scenario_names
-                        .iter()
-                        .position(|n| *n == cell.name)
-                        .unwrap_or(usize::MAX)
-                });
-            }
-            let description = results
-                .plan
-                .phases
-                .iter()
-                .find(|p| p.name == phase.name)
-                .and_then(|p| p.description.clone());
-            let latency_slos = latency_slos
-                .iter()
-                .filter(|slo| scenario_names.contains(&slo.scenario))
-                .cloned()
-                .collect();
-            phases.push(Phase {
-                name: phase.name.clone(),
-                description,
-                points,
-                scenarios: scenario_names,
-                latency_slos,
-            });
-        }
+        let mut tally = RunTally::default();
+        let phases = phases(results, &mut tally);
         let sweeps = headroom_pricing::points::from_results(results);
         let selection = Selection {
             units: inputs.bench.units_variable.as_deref(),
@@ -434,18 +470,7 @@ impl PageContext {
             .flat_map(|p| p.points.iter())
             .flat_map(|p| p.scenarios.iter())
             .any(|c| c.kind == "rooms");
-        let load_average = Stat::of(&loads).map(|s| Spread {
-            min: s.min,
-            max: s.max,
-        });
-        let generator = Stat::of(&generator_cores).map(|cores| Generator {
-            cpu_cores: Spread {
-                min: cores.min,
-                max: cores.max,
-            },
-            cores_available: generator_available,
-            schedule_lag_p99_ms: generator_lag,
-        });
+        let (runs, load_average, generator) = tally.finish();
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);
