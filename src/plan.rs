@@ -233,13 +233,8 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         Ok(asked) => asked,
         Err(code) => return Ok(code),
     };
-    let Planned {
-        model,
-        plans,
-        notes,
-        report,
-    } = planner::plan(&request, &measured, &table)?;
-    let budget = request.budget;
+    let planned = planner::plan(&request, &measured, &table)?;
+    let plans = &planned.plans;
     let unpriced = plans.iter().filter(|p| p.not_priced.is_some()).count();
     let code = if args.check && unpriced > 0 {
         exit::SLO_FAILED
@@ -248,39 +243,35 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     };
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut stdout, &report)?;
+        serde_json::to_writer_pretty(&mut stdout, &planned.report)?;
         writeln!(stdout)?;
         return Ok(code);
     }
+    write_text(&mut stdout, &planned, &request)?;
+    if args.check && unpriced > 0 {
+        eprintln!(
+            "error: {unpriced} of {} instances cannot be priced (--check)",
+            plans.len()
+        );
+    }
+    Ok(code)
+}
+
+/// The plan as people read it: the SLO ceiling, the fits, the table, a line per instance on
+/// what binds, the cost lines, notes and warnings, the fleets asked for, and the footing.
+fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Result<()> {
+    let Planned {
+        model,
+        plans,
+        notes,
+        report,
+    } = planned;
     if let Some(slo) = &report.slo_ceiling {
-        let at = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), units);
-        let said = match (slo.units, slo.first_failing) {
-            (None, first) => format!(
-                "the SLOs failed already at the first step, {}: the ceiling is below it, not measured",
-                at(first)
-            ),
-            (Some(last), None) => {
-                format!(
-                    "every step passed, up to {}: the ceiling is at least that",
-                    units(last)
-                )
-            }
-            (Some(last), Some(first)) => format!(
-                "the last step that passed every SLO is {}; at {}:",
-                units(last),
-                units(first)
-            ),
-        };
-        let broke = if slo.broke.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", slo.broke.join("; "))
-        };
-        writeln!(stdout, "SLO ceiling, from `{}`: {said}{broke}", slo.phase)?;
+        writeln!(out, "{}", slo_sentence(slo))?;
     }
     for fit in report.fits.iter().filter(|f| f.series != "cpu") {
         writeln!(
-            stdout,
+            out,
             "memory fit, from `{}` ({}): {} points{}",
             fit.phase,
             fit.chosen_because,
@@ -289,63 +280,12 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         )?;
     }
     if !plans.is_empty() {
-        writeln!(stdout, "{}", plan_table(&plans, &model))?;
+        writeln!(out, "{}", plan_table(plans, model))?;
     }
-    for plan in &plans {
-        if let Some(why) = &plan.not_priced {
-            writeln!(stdout, "{}: not priced: {why}", plan.name)?;
-        } else if let (Some(runner_up), Some(binding)) = (&plan.runner_up, plan.binding.units)
-            && binding > 0.0
-        {
-            // How far it trails, only when both are numbers to plan with.
-            let plannable = plan
-                .ceilings
-                .get(&runner_up.resource)
-                .is_some_and(|c| c.plannable());
-            let trails = runner_up
-                .units
-                .filter(|_| plannable)
-                .map(|u| format!(" (+{:.0} %)", (u / binding - 1.0) * 100.0))
-                .unwrap_or_default();
-            writeln!(
-                stdout,
-                "{}: {} binds at {}; {} trails at {}{trails}",
-                plan.name,
-                plan.binding.resource,
-                plan.binding.reads,
-                runner_up.resource,
-                runner_up.reads,
-            )?;
-        }
-        if plan.cost_is_upper_bound {
-            writeln!(
-                stdout,
-                "{}: the {} ceiling is a lower bound, so each cost per {} is at most what is shown; sweep past {} to find the real ceiling",
-                plan.name,
-                headroom_pricing::plan::resource_name(&plan.binding.resource),
-                model.unit,
-                plan.binding.units.map_or_else(|| "-".to_owned(), units)
-            )?;
-        }
-        if model.people_per_unit > 1.0
-            && let Some(per_person) = plan.per_person_month
-        {
-            writeln!(
-                stdout,
-                "{}: {}{} per person-month ({} people per {})",
-                plan.name,
-                if plan.cost_is_upper_bound {
-                    "at most "
-                } else {
-                    ""
-                },
-                money(plan.currency, per_person),
-                model.people_per_unit,
-                model.unit
-            )?;
-        }
+    for plan in plans {
+        write_binding(out, plan, model)?;
     }
-    for plan in &plans {
+    for plan in plans {
         for line in &plan.all_in.lines {
             let scope = if line.shared {
                 "shared by the fleet"
@@ -353,56 +293,136 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
                 "per instance"
             };
             writeln!(
-                stdout,
+                out,
                 "{}: {} {:.2}/month ({scope}; as of {})",
                 plan.name, line.name, line.per_month, line.as_of
             )?;
         }
     }
-    for note in &notes {
-        writeln!(stdout, "note: {note}")?;
+    for note in notes {
+        writeln!(out, "note: {note}")?;
     }
     let mut warned = std::collections::BTreeSet::new();
-    for plan in &plans {
+    for plan in plans {
         for warning in &plan.warnings {
             if warned.insert(warning.clone()) {
-                writeln!(stdout, "warning: {warning}")?;
+                writeln!(out, "warning: {warning}")?;
             }
         }
     }
-    if let Some(units) = args.units {
+    if let Some(units) = request.units {
         writeln!(
-            stdout,
+            out,
             "\nTo hold {units} {}, the cheapest first:",
             headroom_pricing::numbers::plural(&model.unit)
         )?;
-        writeln!(stdout, "{}", fleet_table(&for_units(&plans, units as f64)))?;
+        writeln!(out, "{}", fleet_table(&for_units(plans, units as f64)))?;
     }
-    if let Some(budget) = budget {
+    if let Some(budget) = request.budget {
         writeln!(
-            stdout,
+            out,
             "\nWith {budget:.2} a month, the most {} first:",
             headroom_pricing::numbers::plural(&model.unit)
         )?;
-        writeln!(stdout, "{}", fleet_table(&for_budget(&plans, budget)))?;
+        writeln!(out, "{}", fleet_table(&for_budget(plans, budget)))?;
     }
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
     if !plans.is_empty() {
         writeln!(
-            stdout,
+            out,
             "A month is 730 hours; instance prices as of {}. Costs are per planned {}: the binding ceiling less {:.0} % headroom.",
             as_of.into_iter().collect::<Vec<_>>().join(", "),
             model.unit,
             model.headroom * 100.0
         )?;
     }
-    if args.check && unpriced > 0 {
-        eprintln!(
-            "error: {unpriced} of {} instances cannot be priced (--check)",
-            plans.len()
-        );
+    Ok(())
+}
+
+/// Where the SLOs broke, in one line: `SLO ceiling, from `rooms`: the last step that passed…`.
+fn slo_sentence(slo: &headroom_pricing::plan::SloCeilingJson) -> String {
+    let at = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), units);
+    let said = match (slo.units, slo.first_failing) {
+        (None, first) => format!(
+            "the SLOs failed already at the first step, {}: the ceiling is below it, not measured",
+            at(first)
+        ),
+        (Some(last), None) => {
+            format!(
+                "every step passed, up to {}: the ceiling is at least that",
+                units(last)
+            )
+        }
+        (Some(last), Some(first)) => format!(
+            "the last step that passed every SLO is {}; at {}:",
+            units(last),
+            units(first)
+        ),
+    };
+    let broke = if slo.broke.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", slo.broke.join("; "))
+    };
+    format!("SLO ceiling, from `{}`: {said}{broke}", slo.phase)
+}
+
+/// What binds on one instance and what trails it, or why it is not priced; an upper-bound
+/// cost said as one; the cost per person.
+fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Result<()> {
+    if let Some(why) = &plan.not_priced {
+        writeln!(out, "{}: not priced: {why}", plan.name)?;
+    } else if let (Some(runner_up), Some(binding)) = (&plan.runner_up, plan.binding.units)
+        && binding > 0.0
+    {
+        // How far it trails, only when both are numbers to plan with.
+        let plannable = plan
+            .ceilings
+            .get(&runner_up.resource)
+            .is_some_and(|c| c.plannable());
+        let trails = runner_up
+            .units
+            .filter(|_| plannable)
+            .map(|u| format!(" (+{:.0} %)", (u / binding - 1.0) * 100.0))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{}: {} binds at {}; {} trails at {}{trails}",
+            plan.name,
+            plan.binding.resource,
+            plan.binding.reads,
+            runner_up.resource,
+            runner_up.reads,
+        )?;
     }
-    Ok(code)
+    if plan.cost_is_upper_bound {
+        writeln!(
+            out,
+            "{}: the {} ceiling is a lower bound, so each cost per {} is at most what is shown; sweep past {} to find the real ceiling",
+            plan.name,
+            headroom_pricing::plan::resource_name(&plan.binding.resource),
+            model.unit,
+            plan.binding.units.map_or_else(|| "-".to_owned(), units)
+        )?;
+    }
+    if model.people_per_unit > 1.0
+        && let Some(per_person) = plan.per_person_month
+    {
+        writeln!(
+            out,
+            "{}: {}{} per person-month ({} people per {})",
+            plan.name,
+            if plan.cost_is_upper_bound {
+                "at most "
+            } else {
+                ""
+            },
+            money(plan.currency, per_person),
+            model.people_per_unit,
+            model.unit
+        )?;
+    }
+    Ok(())
 }
 
 /// An amount as pages write it: to the cent, two significant digits under one ($0.038), €

@@ -55,25 +55,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(plan) = &compiled.compilation.plan else {
         return Ok(exit::USAGE);
     };
-    // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
-    let estimated: f64 = plan
-        .phases
-        .iter()
-        .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))
-        .map(|p| {
-            p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
-                * f64::from(args.repeat.unwrap_or(p.repeats))
-        })
-        .sum();
-    if !args.quick && !args.yes && estimated > LONGEST_WITHOUT_YES.as_secs_f64() {
-        anyhow::bail!(
-            "{} is estimated to run for {}, over a day: add --yes to run it, or --quick for a first look",
-            args.spec.display(),
-            crate::human_duration(headroom_spec::Duration::from_micros(
-                (estimated * 1e6) as u64
-            ))
-        );
-    }
+    refuse_over_a_day(&args, plan)?;
     let out = args
         .out
         .clone()
@@ -121,38 +103,11 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         .context("cannot start the async runtime")?;
     let outcome = runtime.block_on(async {
         let (cancel, cancelled) = tokio::sync::watch::channel(false);
-        // Ctrl-C, and what `timeout`, CI runners and systemd send (TERM, HUP), end the run
-        // the same way: the run in flight stops, the results so far are written.
-        let (lock, out_shown) = (held.lock().to_path_buf(), out.display().to_string());
-        tokio::spawn(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut terminate), Ok(mut hangup)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::hangup()),
-            ) else {
-                return;
-            };
-            let name = tokio::select! {
-                Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
-                Some(()) = terminate.recv() => "SIGTERM",
-                Some(()) = hangup.recv() => "SIGHUP",
-            };
-            eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
-            let _ = cancel.send(true);
-            // A second signal stops waiting (for readiness, for a stop's grace): headroom
-            // exits now; the kernel and the guard kill the target's group, and the runs that
-            // finished are already in the results file.
-            let again = tokio::select! {
-                Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
-                Some(()) = terminate.recv() => "SIGTERM",
-                Some(()) = hangup.recv() => "SIGHUP",
-            };
-            eprintln!(
-                "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
-            );
-            let _ = std::fs::remove_file(&lock);
-            std::process::exit(i32::from(exit::INTERRUPTED));
-        });
+        tokio::spawn(stop_on_signals(
+            cancel,
+            held.lock().to_path_buf(),
+            out.display().to_string(),
+        ));
         let mut progress = Progress::new();
         headroom_runner::run(plan, &options, cancelled, &mut |event| progress.show(event)).await
     });
@@ -169,24 +124,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    for phase in &outcome.results.phases {
-        writeln!(stdout, "\n{}", phase_table(phase))?;
-        let unlimited = phase.points.iter().flat_map(|p| p.runs.iter()).any(|r| {
-            r.notes
-                .iter()
-                .any(|n| n == headroom_runner::LIMITS_NOT_APPLIED)
-        });
-        if unlimited {
-            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_NOT_APPLIED)?;
-        }
-    }
-    writeln!(stdout, "\nresults: {}", out.display())?;
-    if outcome.results.quick {
-        writeln!(
-            stdout,
-            "(--quick: durations, steps and repeats scaled down; not figures to plan with)"
-        )?;
-    }
+    write_tables(&mut stdout, &outcome.results, &out)?;
     // The page, from the results just written: the one command from spec to page.
     let mut page_failed = false;
     if !args.no_page && !outcome.interrupted {
@@ -205,7 +143,13 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             }
         }
     }
-    Ok(if outcome.interrupted {
+    Ok(exit_code(&outcome, args.check, page_failed))
+}
+
+/// The exit code of a run: interrupted, a run failed, an SLO failed or went unmeasured under
+/// `--check`, the page not written, or 0; said on stderr.
+fn exit_code(outcome: &headroom_runner::Outcome, check: bool, page_failed: bool) -> u8 {
+    if outcome.interrupted {
         exit::INTERRUPTED
     } else if outcome.failed_runs > 0 {
         eprintln!(
@@ -213,7 +157,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             outcome.failed_runs
         );
         exit::RUN_FAILED
-    } else if args.check && (outcome.slo_failures > 0 || outcome.slo_unmeasured > 0) {
+    } else if check && (outcome.slo_failures > 0 || outcome.slo_unmeasured > 0) {
         // An SLO that measured nothing did not pass: --check does not call it green.
         eprintln!(
             "error: {} SLO verdicts failed and {} were not measured",
@@ -224,7 +168,94 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         exit::WRITE_FAILED
     } else {
         exit::OK
-    })
+    }
+}
+
+/// A table per phase, where the results went, and whether they are `--quick` figures.
+fn write_tables(
+    stdout: &mut impl Write,
+    results: &headroom_runner::results::Results,
+    out: &Path,
+) -> Result<()> {
+    for phase in &results.phases {
+        writeln!(stdout, "\n{}", phase_table(phase))?;
+        let unlimited = phase.points.iter().flat_map(|p| p.runs.iter()).any(|r| {
+            r.notes
+                .iter()
+                .any(|n| n == headroom_runner::LIMITS_NOT_APPLIED)
+        });
+        if unlimited {
+            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_NOT_APPLIED)?;
+        }
+    }
+    writeln!(stdout, "\nresults: {}", out.display())?;
+    if results.quick {
+        writeln!(
+            stdout,
+            "(--quick: durations, steps and repeats scaled down; not figures to plan with)"
+        )?;
+    }
+    Ok(())
+}
+
+/// A run estimated over a day needs `--yes`: it is more likely a typo than a plan.
+fn refuse_over_a_day(args: &RunArgs, plan: &headroom_compiler::ResolvedPlan) -> Result<()> {
+    // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
+    let estimated: f64 = plan
+        .phases
+        .iter()
+        .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))
+        .map(|p| {
+            p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
+                * f64::from(args.repeat.unwrap_or(p.repeats))
+        })
+        .sum();
+    if !args.quick && !args.yes && estimated > LONGEST_WITHOUT_YES.as_secs_f64() {
+        anyhow::bail!(
+            "{} is estimated to run for {}, over a day: add --yes to run it, or --quick for a first look",
+            args.spec.display(),
+            crate::human_duration(headroom_spec::Duration::from_micros(
+                (estimated * 1e6) as u64
+            ))
+        );
+    }
+    Ok(())
+}
+
+/// Ctrl-C, and what `timeout`, CI runners and systemd send (TERM, HUP), end the run the same
+/// way: the run in flight stops, the results so far are written. A second signal exits now.
+async fn stop_on_signals(
+    cancel: tokio::sync::watch::Sender<bool>,
+    lock: std::path::PathBuf,
+    out_shown: String,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut hangup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+        Some(()) = terminate.recv() => "SIGTERM",
+        Some(()) = hangup.recv() => "SIGHUP",
+    };
+    eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
+    let _ = cancel.send(true);
+    // A second signal stops waiting (for readiness, for a stop's grace): headroom
+    // exits now; the kernel and the guard kill the target's group, and the runs that
+    // finished are already in the results file.
+    let again = tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+        Some(()) = terminate.recv() => "SIGTERM",
+        Some(()) = hangup.recv() => "SIGHUP",
+    };
+    eprintln!(
+        "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
+    );
+    let _ = std::fs::remove_file(&lock);
+    std::process::exit(i32::from(exit::INTERRUPTED));
 }
 
 /// A bar over the matrix on a terminal (current run, elapsed, ETA, live p95 and errors); plain
@@ -419,85 +450,10 @@ fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
                 right(run.repeat.to_string()),
             ];
             if has_http || !has_rooms {
-                let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
-                let requests: u64 = http.iter().map(|s| s.requests).sum();
-                let rate: f64 = http.iter().map(|s| s.rate).sum();
-                // Only scenarios that completed a request have a latency: none is "-", not 0 ms.
-                let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
-                    http.iter()
-                        .filter(|s| s.latency.count > 0)
-                        .map(|s| f(&s.latency))
-                        .reduce(f64::max)
-                        .map_or_else(|| "-".to_owned(), ms)
-                };
-                let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
-                row.extend([
-                    right(thousands(requests)),
-                    // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
-                    right(if requests == 0 {
-                        "-".to_owned()
-                    } else {
-                        format!("{rate:.1}")
-                    }),
-                    right(worst(|s| s.p50_ms)),
-                    right(worst(|s| s.p95_ms)),
-                    right(worst(|s| s.p99_ms)),
-                    right(thousands(errors)),
-                ]);
+                row.extend(http_cells(run).map(right));
             }
             if has_rooms {
-                let rooms: Vec<_> = measured(run).filter(|s| s.rooms.is_some()).collect();
-                let sum = |f: fn(&RoomsResult) -> u64| -> u64 {
-                    rooms.iter().filter_map(|s| s.rooms.as_ref()).map(f).sum()
-                };
-                let seen = rooms
-                    .iter()
-                    .filter_map(|s| s.rooms.as_ref())
-                    .filter(|r| r.seen.count > 0)
-                    .map(|r| r.seen.p95_ms)
-                    .reduce(f64::max);
-                let all = rooms
-                    .iter()
-                    .filter_map(|s| Some((s, s.rooms.as_ref()?)))
-                    .filter(|(_, r)| r.messages.reached_all + r.messages.incomplete > 0)
-                    .map(|(s, r)| {
-                        let histogram = s
-                            .histograms
-                            .get("seen_by_all")
-                            .and_then(|h| headroom_runner::results::deserialize_histogram(h));
-                        histogram
-                            .and_then(|h| r.seen_by_all_quantile(&h, 0.95))
-                            .map_or(f64::INFINITY, |s| s * 1000.0)
-                    })
-                    .reduce(f64::max);
-                let expected = sum(|r| r.messages.expected);
-                row.extend([
-                    right(format!(
-                        "{} of {}",
-                        thousands(sum(|r| r.sockets.opened)),
-                        thousands(sum(|r| r.sockets.planned))
-                    )),
-                    right(if expected == 0 {
-                        "-".to_owned()
-                    } else {
-                        format!(
-                            "{} of {}",
-                            thousands(sum(|r| r.messages.delivered)),
-                            thousands(expected)
-                        )
-                    }),
-                    right(seen.map_or_else(|| "-".to_owned(), ms)),
-                    right(all.map_or_else(
-                        || "-".to_owned(),
-                        |v| {
-                            if v.is_infinite() {
-                                "never".to_owned()
-                            } else {
-                                ms(v)
-                            }
-                        },
-                    )),
-                ]);
+                row.extend(rooms_cells(run).map(right));
             }
             row.push(right(
                 run.process
@@ -509,6 +465,91 @@ fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
         }
     }
     format!("{}\n{table}", phase.name)
+}
+
+/// The HTTP columns of a run: requests, req/s, p50, p95, p99 (the worst scenario's), errors.
+fn http_cells(run: &RunResult) -> [String; 6] {
+    let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
+    let requests: u64 = http.iter().map(|s| s.requests).sum();
+    let rate: f64 = http.iter().map(|s| s.rate).sum();
+    // Only scenarios that completed a request have a latency: none is "-", not 0 ms.
+    let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
+        http.iter()
+            .filter(|s| s.latency.count > 0)
+            .map(|s| f(&s.latency))
+            .reduce(f64::max)
+            .map_or_else(|| "-".to_owned(), ms)
+    };
+    let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
+    [
+        thousands(requests),
+        // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
+        if requests == 0 {
+            "-".to_owned()
+        } else {
+            format!("{rate:.1}")
+        },
+        worst(|s| s.p50_ms),
+        worst(|s| s.p95_ms),
+        worst(|s| s.p99_ms),
+        thousands(errors),
+    ]
+}
+
+/// The rooms columns of a run: sockets opened, messages delivered, seen p95, seen by all p95.
+fn rooms_cells(run: &RunResult) -> [String; 4] {
+    let rooms: Vec<_> = measured(run).filter(|s| s.rooms.is_some()).collect();
+    let sum = |f: fn(&RoomsResult) -> u64| -> u64 {
+        rooms.iter().filter_map(|s| s.rooms.as_ref()).map(f).sum()
+    };
+    let seen = rooms
+        .iter()
+        .filter_map(|s| s.rooms.as_ref())
+        .filter(|r| r.seen.count > 0)
+        .map(|r| r.seen.p95_ms)
+        .reduce(f64::max);
+    let all = rooms
+        .iter()
+        .filter_map(|s| Some((s, s.rooms.as_ref()?)))
+        .filter(|(_, r)| r.messages.reached_all + r.messages.incomplete > 0)
+        .map(|(s, r)| {
+            let histogram = s
+                .histograms
+                .get("seen_by_all")
+                .and_then(|h| headroom_runner::results::deserialize_histogram(h));
+            histogram
+                .and_then(|h| r.seen_by_all_quantile(&h, 0.95))
+                .map_or(f64::INFINITY, |s| s * 1000.0)
+        })
+        .reduce(f64::max);
+    let expected = sum(|r| r.messages.expected);
+    [
+        format!(
+            "{} of {}",
+            thousands(sum(|r| r.sockets.opened)),
+            thousands(sum(|r| r.sockets.planned))
+        ),
+        if expected == 0 {
+            "-".to_owned()
+        } else {
+            format!(
+                "{} of {}",
+                thousands(sum(|r| r.messages.delivered)),
+                thousands(expected)
+            )
+        },
+        seen.map_or_else(|| "-".to_owned(), ms),
+        all.map_or_else(
+            || "-".to_owned(),
+            |v| {
+                if v.is_infinite() {
+                    "never".to_owned()
+                } else {
+                    ms(v)
+                }
+            },
+        ),
+    ]
 }
 
 fn slo_cell(run: &RunResult) -> String {

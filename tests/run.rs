@@ -434,6 +434,13 @@ fn notes_api_runs_quick_end_to_end() {
             .as_str()
             .is_some_and(|m| !m.is_empty())
     );
+    notes_api_page_and_plots(&out);
+    assert!(leftovers("2KiB").is_empty());
+    notes_api_fit_and_plan(&out_arg);
+}
+
+/// The page `run` wrote beside the notes-api results, and its plots.
+fn notes_api_page_and_plots(out: &std::path::Path) {
     // The run ends with the capacity page beside the results.
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
     assert!(page.starts_with("# Capacity: notes-api"), "{page}");
@@ -467,9 +474,13 @@ fn notes_api_runs_quick_end_to_end() {
         let svg = std::fs::read_to_string(out.with_file_name(plot)).expect(plot);
         assert!(svg.starts_with("<svg") && svg.contains(title), "{plot}");
     }
-    assert!(leftovers("2KiB").is_empty());
+}
+
+/// `fit` and `plan` over the notes-api results: memory per note, and the spec's instances
+/// priced.
+fn notes_api_fit_and_plan(out_arg: &str) {
     // The planner's fit reads the same file: memory per note is a note's 2 KiB and change.
-    let output = headroom(&["fit", "--json", &out_arg], &[]);
+    let output = headroom(&["fit", "--json", out_arg], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report: Value = serde_json::from_slice(&output.stdout).expect("fit json");
     let rss = report["fits"]
@@ -486,7 +497,7 @@ fn notes_api_runs_quick_end_to_end() {
     assert!(common::number(&rss["r2"]) > 0.99, "{rss}");
     // And the planner plans from it, with the spec's instances (Hetzner, in euros).
     let output = headroom(
-        &["plan", "examples/notes-api.toml", "--results", &out_arg],
+        &["plan", "examples/notes-api.toml", "--results", out_arg],
         &[],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

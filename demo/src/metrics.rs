@@ -46,32 +46,15 @@ fn rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
+/// The metrics of one unlabelled value each: name, type, help, value.
+fn unlabelled(
+    app: &App,
+    rooms: usize,
+    peers: usize,
+) -> [(&'static str, &'static str, &'static str, f64); 11] {
     let c = &app.metrics;
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-    let (rooms, peers, room_bytes) = app.rooms.counts();
-    let mut out = String::new();
-    // Values as f64: Prometheus numbers are floats, and Rust prints whole ones without a dot.
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, f64)]| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (labels, value) in samples {
-            let _ = writeln!(out, "{name}{labels} {value}");
-        }
-    };
-    let requests: Vec<(String, f64)> = ROUTES
-        .iter()
-        .zip(&c.requests)
-        .map(|(route, n)| (format!("{{route=\"{route}\"}}"), load(n)))
-        .collect();
-    let requests: Vec<(&str, f64)> = requests.iter().map(|(l, n)| (l.as_str(), *n)).collect();
-    metric(
-        "demo_http_requests_total",
-        "counter",
-        "HTTP requests by route.",
-        &requests,
-    );
-    // One value each, unlabelled.
-    let single: [(&str, &str, &str, f64); 11] = [
+    [
         (
             "demo_notes",
             "gauge",
@@ -133,8 +116,34 @@ pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
             "Stalls served (--stall-every).",
             load(&c.stalls),
         ),
-    ];
-    for (name, kind, help, value) in single {
+    ]
+}
+
+pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
+    let c = &app.metrics;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
+    let (rooms, peers, room_bytes) = app.rooms.counts();
+    let mut out = String::new();
+    // Values as f64: Prometheus numbers are floats, and Rust prints whole ones without a dot.
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(&str, f64)]| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, value) in samples {
+            let _ = writeln!(out, "{name}{labels} {value}");
+        }
+    };
+    let requests: Vec<(String, f64)> = ROUTES
+        .iter()
+        .zip(&c.requests)
+        .map(|(route, n)| (format!("{{route=\"{route}\"}}"), load(n)))
+        .collect();
+    let requests: Vec<(&str, f64)> = requests.iter().map(|(l, n)| (l.as_str(), *n)).collect();
+    metric(
+        "demo_http_requests_total",
+        "counter",
+        "HTTP requests by route.",
+        &requests,
+    );
+    for (name, kind, help, value) in unlabelled(&app, rooms, peers) {
         metric(name, kind, help, &[("", value)]);
     }
     metric(

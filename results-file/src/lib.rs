@@ -116,6 +116,29 @@ pub struct RunResult {
     pub notes: Vec<String>,
 }
 
+impl RunResult {
+    /// A run just started (at `started_ms`, Unix milliseconds): nothing measured yet.
+    pub fn started(repeat: u32, started_ms: u64) -> RunResult {
+        RunResult {
+            repeat,
+            started_ms,
+            duration_s: 0.0,
+            port: 0,
+            log: None,
+            ready_after_s: None,
+            load_average: LoadAverage::default(),
+            failure: None,
+            stopped: None,
+            scenarios: BTreeMap::new(),
+            process: ProcessResult::default(),
+            metrics: MetricsResult::default(),
+            generator: GeneratorResult::default(),
+            slo: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// The server's process tree (its process group), from /proc.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProcessResult {

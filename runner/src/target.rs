@@ -82,53 +82,61 @@ pub fn fill(text: &str, port: u16, headroom: &Path) -> Result<String, String> {
     }
 }
 
+/// The target's command, filled and ready to spawn in its own process group, killed with
+/// headroom; with the program's name and the folder it runs in, for errors.
+fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
+    let spawn_failed = |message: String| Failure::SpawnFailed { message };
+    let argv = launch.target.command.as_deref().unwrap_or_default();
+    let argv: Vec<String> = argv
+        .iter()
+        .map(|arg| fill(arg, launch.port, launch.headroom))
+        .collect::<Result<_, _>>()
+        .map_err(spawn_failed)?;
+    let Some((program, args)) = argv.split_first() else {
+        return Err(spawn_failed("the target has no command".to_owned()));
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let cwd = match &launch.target.cwd {
+        Some(cwd) => launch
+            .spec_dir
+            .join(fill(cwd, launch.port, launch.headroom).map_err(spawn_failed)?),
+        None => launch.spec_dir.to_path_buf(),
+    };
+    // A missing folder would read as the program failing to start: say which it is.
+    if !cwd.is_dir() {
+        return Err(spawn_failed(format!(
+            "the target's working directory {} does not exist (`cwd` in [target], relative to the spec)",
+            cwd.display()
+        )));
+    }
+    command.current_dir(&cwd);
+    for (key, value) in &launch.target.env {
+        command.env(
+            key,
+            fill(value, launch.port, launch.headroom).map_err(spawn_failed)?,
+        );
+    }
+    command.process_group(0).kill_on_drop(true);
+    // SAFETY: between fork and exec only async-signal-safe calls are allowed; prctl is one.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+    Ok((command, program.clone(), cwd))
+}
+
 impl Running {
     /// Spawns the target in its own process group, output to its log file.
     pub async fn start(launch: &Launch<'_>) -> Result<Running, Failure> {
         let spawn_failed = |message: String| Failure::SpawnFailed { message };
-        let argv = launch.target.command.as_deref().unwrap_or_default();
-        let argv: Vec<String> = argv
-            .iter()
-            .map(|arg| fill(arg, launch.port, launch.headroom))
-            .collect::<Result<_, _>>()
-            .map_err(spawn_failed)?;
-        let Some((program, args)) = argv.split_first() else {
-            return Err(spawn_failed("the target has no command".to_owned()));
-        };
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let cwd = match &launch.target.cwd {
-            Some(cwd) => launch
-                .spec_dir
-                .join(fill(cwd, launch.port, launch.headroom).map_err(spawn_failed)?),
-            None => launch.spec_dir.to_path_buf(),
-        };
-        // A missing folder would read as the program failing to start: say which it is.
-        if !cwd.is_dir() {
-            return Err(spawn_failed(format!(
-                "the target's working directory {} does not exist (`cwd` in [target], relative to the spec)",
-                cwd.display()
-            )));
-        }
-        command.current_dir(&cwd);
-        for (key, value) in &launch.target.env {
-            command.env(
-                key,
-                fill(value, launch.port, launch.headroom).map_err(spawn_failed)?,
-            );
-        }
-        command.process_group(0).kill_on_drop(true);
-        // SAFETY: between fork and exec only async-signal-safe calls are allowed; prctl is one.
-        unsafe {
-            command.pre_exec(|| {
-                rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
-                    .map_err(std::io::Error::from)
-            });
-        }
+        let (mut command, program, cwd) = command(launch)?;
         if let Some(parent) = launch.log.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 spawn_failed(format!(

@@ -95,6 +95,137 @@ impl<'a> Inbox<'a> {
     }
 }
 
+/// When this socket next has something to do; `far` is never.
+struct Deadlines {
+    far: Instant,
+    hold_end: Instant,
+    next_send: Instant,
+    next_ping: Instant,
+    next_reload: Instant,
+    close_at: Instant,
+}
+
+impl Deadlines {
+    fn new(shared: &Shared) -> Deadlines {
+        let far = Instant::now() + Duration::from_secs(86_400 * 365);
+        Deadlines {
+            far,
+            hold_end: far,
+            next_send: far,
+            next_ping: shared
+                .ping_every
+                .map_or(far, |every| Instant::now() + every),
+            next_reload: far,
+            close_at: far,
+        }
+    }
+
+    /// The next of them.
+    fn due(&self) -> Instant {
+        self.next_send
+            .min(self.next_ping)
+            .min(self.next_reload)
+            .min(self.close_at)
+    }
+
+    /// The run moved to `stage`: the hold schedules sends and reloads, the drain stops them,
+    /// the close sets this socket's turn (its `share` of the ramp-down). `Some` on abort.
+    fn enter(
+        &mut self,
+        stage: Stage,
+        shared: &Shared,
+        socket: Socket,
+        share: f64,
+    ) -> Option<Ended> {
+        match stage {
+            Stage::Connecting => {}
+            Stage::Hold { start, end } => {
+                self.hold_end = end;
+                if let Some(plan) = socket.sends {
+                    self.next_send = plan.first(start);
+                }
+                if let Some(reload) = &shared.reload {
+                    let first = if reload.poisson {
+                        exponential(1.0 / reload.mean)
+                    } else {
+                        reload.mean * share
+                    };
+                    self.next_reload = start + Duration::from_secs_f64(first);
+                }
+            }
+            Stage::Drain => {
+                self.next_send = self.far;
+                self.next_reload = self.far;
+            }
+            Stage::Close { start, over } => {
+                self.next_send = self.far;
+                self.next_reload = self.far;
+                self.close_at = start + over.mul_f64(share);
+            }
+            Stage::Abort => return Some(Ended::ByUs),
+        }
+        None
+    }
+}
+
+/// A socket that did not open, counted and settled.
+fn failed_to_open(shared: &Shared, counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+    shared.live.errors.fetch_add(1, Ordering::Relaxed);
+    shared.counts.settled.fetch_add(1, Ordering::Release);
+    shared.settled.notify_one();
+}
+
+/// Opens the socket at its scheduled time; `None` when the run aborted first or it failed to
+/// open (counted either way).
+async fn connect(
+    shared: &Shared,
+    socket: Socket,
+    address: SocketAddr,
+    scheduled: Instant,
+    stages: &mut watch::Receiver<Stage>,
+) -> Option<WebSocketStream<TcpStream>> {
+    let counts = &shared.counts;
+    tokio::select! {
+        _ = tokio::time::sleep_until(scheduled) => {}
+        _ = wait_for_abort(stages) => {
+            counts.settled.fetch_add(1, Ordering::Release);
+            shared.settled.notify_one();
+            return None;
+        }
+    }
+    // Boxed: the handshake's state is large and only needed while connecting.
+    let opened = tokio::time::timeout(
+        shared.connect_timeout,
+        Box::pin(open(shared, socket, address)),
+    )
+    .await;
+    let ws = match opened {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(failure)) => {
+            let counter = match failure {
+                Failure::Refused => &counts.refused,
+                Failure::Status => &counts.status,
+                Failure::Other => &counts.other,
+            };
+            failed_to_open(shared, counter);
+            return None;
+        }
+        Err(_) => {
+            failed_to_open(shared, &counts.timeout);
+            return None;
+        }
+    };
+    if let Ok(mut connect) = shared.connect.lock() {
+        let _ = connect.record(micros(scheduled.elapsed()));
+    }
+    shared.rooms_open[socket.room as usize].fetch_add(1, Ordering::AcqRel);
+    counts.opened.fetch_add(1, Ordering::Relaxed);
+    counts.settled.fetch_add(1, Ordering::Release);
+    shared.settled.notify_one();
+    Some(ws)
+}
+
 pub(super) async fn peer(
     shared: Arc<Shared>,
     socket: Socket,
@@ -105,99 +236,28 @@ pub(super) async fn peer(
     // The scheduled connect time: sockets spread evenly over `connect_over`.
     let share = f64::from(socket.index) / f64::from(shared.sockets.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
-    tokio::select! {
-        _ = tokio::time::sleep_until(scheduled) => {}
-        _ = wait_for_abort(&mut stages) => {
-            counts.settled.fetch_add(1, Ordering::Release);
-            shared.settled.notify_one();
-            return;
-        }
-    }
-    // Boxed: the handshake's state is large and only needed while connecting.
-    let opened = tokio::time::timeout(
-        shared.connect_timeout,
-        Box::pin(open(&shared, socket, address)),
-    )
-    .await;
-    let mut ws = match opened {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(failure)) => {
-            let counter = match failure {
-                Failure::Refused => &counts.refused,
-                Failure::Status => &counts.status,
-                Failure::Other => &counts.other,
-            };
-            counter.fetch_add(1, Ordering::Relaxed);
-            shared.live.errors.fetch_add(1, Ordering::Relaxed);
-            counts.settled.fetch_add(1, Ordering::Release);
-            shared.settled.notify_one();
-            return;
-        }
-        Err(_) => {
-            counts.timeout.fetch_add(1, Ordering::Relaxed);
-            shared.live.errors.fetch_add(1, Ordering::Relaxed);
-            counts.settled.fetch_add(1, Ordering::Release);
-            shared.settled.notify_one();
-            return;
-        }
+    let Some(mut ws) = connect(&shared, socket, address, scheduled, &mut stages).await else {
+        return;
     };
-    if let Ok(mut connect) = shared.connect.lock() {
-        let _ = connect.record(micros(scheduled.elapsed()));
-    }
-    shared.rooms_open[socket.room as usize].fetch_add(1, Ordering::AcqRel);
-    counts.opened.fetch_add(1, Ordering::Relaxed);
-    counts.settled.fetch_add(1, Ordering::Release);
-    shared.settled.notify_one();
-
     let mut inbox = Inbox::new(
         &shared.tracker,
         socket.index,
         shared.stamp_form == StampForm::BinaryPrefix,
     );
-    let far = Instant::now() + Duration::from_secs(86_400 * 365);
-    let mut hold_end = far;
-    let mut next_send = far;
-    let mut next_ping = shared
-        .ping_every
-        .map_or(far, |every| Instant::now() + every);
-    let mut next_reload = far;
-    let mut close_at = far;
+    let mut at = Deadlines::new(&shared);
+    let far = at.far;
     let mut seq = 0u64;
     let timer = tokio::time::sleep_until(far);
     tokio::pin!(timer);
     // The stage may have moved on while this socket was connecting.
     let mut stage = Some(*stages.borrow_and_update());
     let ended = loop {
-        if let Some(current) = stage.take() {
-            match current {
-                Stage::Connecting => {}
-                Stage::Hold { start, end } => {
-                    hold_end = end;
-                    if let Some(plan) = socket.sends {
-                        next_send = plan.first(start);
-                    }
-                    if let Some(reload) = &shared.reload {
-                        let first = if reload.poisson {
-                            exponential(1.0 / reload.mean)
-                        } else {
-                            reload.mean * share
-                        };
-                        next_reload = start + Duration::from_secs_f64(first);
-                    }
-                }
-                Stage::Drain => {
-                    next_send = far;
-                    next_reload = far;
-                }
-                Stage::Close { start, over } => {
-                    next_send = far;
-                    next_reload = far;
-                    close_at = start + over.mul_f64(share);
-                }
-                Stage::Abort => break Ended::ByUs,
-            }
+        if let Some(current) = stage.take()
+            && let Some(ended) = at.enter(current, &shared, socket, share)
+        {
+            break ended;
         }
-        let due = next_send.min(next_ping).min(next_reload).min(close_at);
+        let due = at.due();
         if timer.deadline() != due {
             timer.as_mut().reset(due);
         }
@@ -216,31 +276,31 @@ pub(super) async fn peer(
             }
             () = &mut timer => {
                 let now = Instant::now();
-                if now >= close_at {
+                if now >= at.close_at {
                     let _ = tokio::time::timeout(CLOSE_TIMEOUT, Box::pin(ws.close(None))).await;
                     break Ended::ByUs;
                 }
-                if now >= next_send
+                if now >= at.next_send
                     && let Some(plan) = socket.sends
-                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut next_send, hold_end, &mut seq)).await.is_err()
+                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut at.next_send, at.hold_end, &mut seq)).await.is_err()
                 {
                     break Ended::ByServer;
                 }
-                if now >= next_ping {
+                if now >= at.next_ping {
                     if Box::pin(ws.send(Message::Ping(Vec::new().into()))).await.is_err() {
                         break Ended::ByServer;
                     }
                     counts.pings_sent.fetch_add(1, Ordering::Relaxed);
-                    next_ping = shared.ping_every.map_or(far, |every| now + every);
+                    at.next_ping = shared.ping_every.map_or(far, |every| now + every);
                 }
-                if now >= next_reload
+                if now >= at.next_reload
                     && let Some(reload) = &shared.reload
                 {
-                    spawn_reload(&shared, socket, next_reload);
+                    spawn_reload(&shared, socket, at.next_reload);
                     let gap = if reload.poisson { exponential(1.0 / reload.mean) } else { reload.mean };
-                    next_reload += Duration::from_secs_f64(gap);
-                    if next_reload >= hold_end {
-                        next_reload = far;
+                    at.next_reload += Duration::from_secs_f64(gap);
+                    if at.next_reload >= at.hold_end {
+                        at.next_reload = far;
                     }
                 }
             }

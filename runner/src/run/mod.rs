@@ -1,0 +1,311 @@
+//! The matrix, run by run: a fresh target, the load, the steady state, the verdicts, and the
+//! results file rewritten after every run.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use headroom_compiler::ResolvedPlan;
+use headroom_compiler::matrix::{PhasePlan, Point};
+use headroom_spec::OnFailure;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::environment::Environment;
+use crate::gates::Gates;
+use crate::generator::generator;
+use crate::results::{
+    Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult, SpecRef,
+};
+use crate::sample::sampler;
+use crate::scenarios::{Watch, nothing_measured, run_scenarios};
+use crate::steady::{steady_process, steady_state};
+use crate::target::{Launch, Running, endpoints, external_pid, external_url_allowed};
+use crate::{http, load, sample, verdict};
+
+mod once;
+
+use once::run_once;
+
+/// How a run is asked for, beyond the plan.
+pub struct RunOptions {
+    /// The spec's path as the user gave it, and its text's hash.
+    pub spec_path: String,
+    pub spec_hash: String,
+    /// Relative `cwd`s and the target's git revision are taken from here.
+    pub spec_dir: PathBuf,
+    /// The results file.
+    pub out: PathBuf,
+    /// Only these phases (all when empty); the file keeps the others.
+    pub phases: Vec<String>,
+    /// Repeats of every point, instead of the spec's.
+    pub repeats: Option<u32>,
+    pub quick: bool,
+    /// The running `headroom` binary, for `{headroom}`.
+    pub headroom: PathBuf,
+    pub version: String,
+}
+
+/// What the runner reports as it goes; the CLI shows it.
+pub enum Event<'a> {
+    Started {
+        runs: usize,
+        /// Load, settle, scrapes and cool-down of every run; start-up not included.
+        estimated_s: f64,
+    },
+    RunStarted {
+        phase: &'a str,
+        point: &'a Point,
+        repeat: u32,
+        number: usize,
+        runs: usize,
+    },
+    Progress {
+        elapsed_s: f64,
+        requests: u64,
+        errors: u64,
+        /// The p95 of the last whole second, in milliseconds.
+        p95_ms: Option<f64>,
+    },
+    RunFinished {
+        phase: &'a str,
+        point: &'a Point,
+        result: &'a RunResult,
+    },
+}
+
+/// How the whole run went.
+pub struct Outcome {
+    pub results: Results,
+    pub failed_runs: usize,
+    pub slo_failures: usize,
+    /// SLO verdicts whose figure was not measured, baseline points left out.
+    pub slo_unmeasured: usize,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    #[error("no phase is named {0}; the phases are: {1}")]
+    UnknownPhase(String, String),
+    /// A point this machine cannot hold (open files, memory), found before anything ran.
+    #[error("{0}")]
+    Machine(String),
+}
+
+/// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
+pub async fn run(
+    plan: &ResolvedPlan,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<Outcome, RunError> {
+    raise_open_files();
+    let plan = if options.quick {
+        crate::quick::scale(plan)
+    } else {
+        plan.clone()
+    };
+    let selected = select_phases(&plan, options)?;
+    let results = results_to_write(&plan, options)?;
+    let repeats = |phase: &PhasePlan| options.repeats.unwrap_or(phase.repeats);
+    let runs: usize = selected
+        .iter()
+        .map(|p| p.points.len() * repeats(p) as usize)
+        .sum();
+    let estimated_s: f64 = selected
+        .iter()
+        .flat_map(|p| {
+            p.points
+                .iter()
+                .map(move |point| point.run_time.as_secs_f64() * repeats(p) as f64)
+        })
+        .sum();
+    on_event(Event::Started { runs, estimated_s });
+    let mut outcome = Outcome {
+        results,
+        failed_runs: 0,
+        slo_failures: 0,
+        slo_unmeasured: 0,
+        interrupted: false,
+    };
+    let mut number = 0;
+    'phases: for phase in selected {
+        let slot = phase_slot(&mut outcome.results, &phase.name);
+        for point in &phase.points {
+            outcome.results.phases[slot].points.push(PointResults {
+                index: point.index,
+                at: point.at.clone(),
+                runs: Vec::new(),
+            });
+            let mut failed_here = false;
+            for repeat in 1..=repeats(phase) {
+                if *cancel.borrow() {
+                    outcome.interrupted = true;
+                    break 'phases;
+                }
+                number += 1;
+                on_event(Event::RunStarted {
+                    phase: &phase.name,
+                    point,
+                    repeat,
+                    number,
+                    runs,
+                });
+                let result = run_once(
+                    &plan,
+                    phase,
+                    point,
+                    repeat,
+                    options,
+                    cancel.clone(),
+                    on_event,
+                )
+                .await;
+                failed_here |= outcome.count(&result, is_baseline(&plan, point));
+                on_event(Event::RunFinished {
+                    phase: &phase.name,
+                    point,
+                    result: &result,
+                });
+                let results = &mut outcome.results;
+                if let Some(points) = results.phases[slot].points.last_mut() {
+                    points.runs.push(result);
+                }
+                results.write(&options.out)?;
+                if outcome.interrupted {
+                    break 'phases;
+                }
+                if !phase.cooldown.as_std().is_zero() {
+                    tokio::time::sleep(phase.cooldown.as_std()).await;
+                }
+            }
+            if failed_here && phase.on_failure == OnFailure::Stop {
+                break;
+            }
+        }
+    }
+    outcome.results.write(&options.out)?;
+    Ok(outcome)
+}
+
+impl Outcome {
+    /// Counts one run's failure and verdicts; whether it failed. At the baseline (0 units)
+    /// nothing is sent by design: its SLOs are not owed.
+    fn count(&mut self, result: &RunResult, baseline: bool) -> bool {
+        if matches!(result.failure, Some(Failure::Interrupted)) {
+            self.interrupted = true;
+        }
+        self.slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
+        if !baseline {
+            self.slo_unmeasured += result.slo.iter().filter(|v| v.pass.is_none()).count();
+        }
+        let failed = result.failure.is_some();
+        self.failed_runs += usize::from(failed);
+        failed
+    }
+}
+
+/// Where a phase's results go in the file: its earlier place, emptied, or a new one.
+fn phase_slot(results: &mut Results, name: &str) -> usize {
+    let slot = match results.phases.iter().position(|p| p.name == name) {
+        Some(i) => i,
+        None => {
+            results.phases.push(PhaseResults {
+                name: name.to_owned(),
+                points: Vec::new(),
+            });
+            results.phases.len() - 1
+        }
+    };
+    results.phases[slot].points.clear();
+    slot
+}
+
+/// The phases asked for (all when none is named), each named one checked to exist, and their
+/// points checked against this machine before any target starts: a point past its file limit
+/// would fail half-way, its sockets unopened and its /proc unreadable.
+fn select_phases<'p>(
+    plan: &'p ResolvedPlan,
+    options: &RunOptions,
+) -> Result<Vec<&'p PhasePlan>, RunError> {
+    let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    for wanted in &options.phases {
+        if !names.contains(&wanted.as_str()) {
+            return Err(RunError::UnknownPhase(wanted.clone(), names.join(", ")));
+        }
+    }
+    let selected: Vec<&PhasePlan> = plan
+        .phases
+        .iter()
+        .filter(|p| options.phases.is_empty() || options.phases.contains(&p.name))
+        .collect();
+    let selected_names: Vec<&str> = selected.iter().map(|p| p.name.as_str()).collect();
+    if let Some(why) =
+        crate::machine::refusal(plan, &selected_names, &crate::machine::Machine::read())
+    {
+        return Err(RunError::Machine(why));
+    }
+    Ok(selected)
+}
+
+/// The results this run writes: the file's other phases kept when re-running some, a new file
+/// otherwise; the environment, plan and spec always this run's.
+fn results_to_write(plan: &ResolvedPlan, options: &RunOptions) -> Result<Results, RunError> {
+    // Re-running some phases keeps the others' results.
+    let mut results = match (options.phases.is_empty(), options.out.exists()) {
+        (false, true) => Results::read(&options.out)?,
+        _ => Results {
+            format: RESULTS_FORMAT,
+            headroom_version: options.version.clone(),
+            spec: SpecRef {
+                path: options.spec_path.clone(),
+                hash: options.spec_hash.clone(),
+            },
+            quick: options.quick,
+            environment: Environment::default(),
+            plan: plan.clone(),
+            phases: Vec::new(),
+        },
+    };
+    // The target's working directory tells which revision of it ran, when it is a checkout.
+    let target_dir = match plan.target.cwd.as_deref().filter(|cwd| !cwd.contains('{')) {
+        Some(cwd) => options.spec_dir.join(cwd),
+        None => options.spec_dir.clone(),
+    };
+    results.environment = crate::environment::read(&options.version, &target_dir);
+    results.plan = plan.clone();
+    results.quick = options.quick;
+    results.spec = SpecRef {
+        path: options.spec_path.clone(),
+        hash: options.spec_hash.clone(),
+    };
+    Ok(results)
+}
+
+/// A point where the units variable is 0: the server with no load, measured for its memory.
+fn is_baseline(plan: &ResolvedPlan, point: &Point) -> bool {
+    plan.capacity
+        .units
+        .as_ref()
+        .is_some_and(|units| point.at.get(units) == Some(&headroom_spec::VarValue::Integer(0)))
+}
+
+/// Thousands of sockets need thousands of descriptors: the soft limit (often 1,024) goes up to
+/// the hard one, for the generator and the targets it starts.
+pub fn raise_open_files() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        let _ = setrlimit(Resource::Nofile, raised);
+    }
+}
+
+/// The note on a run whose spec sets `[target] limits`: they are not applied yet (W005).
+pub const LIMITS_NOT_APPLIED: &str = "[target] limits were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe";
