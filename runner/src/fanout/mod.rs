@@ -10,99 +10,17 @@
 //! one of a few sharded histograms.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use hdrhistogram::Histogram;
-use memchr::memmem;
 use tokio::time::Instant;
 
 use crate::load::histogram;
 use crate::results::MessageCounts;
 
-/// What a text stamp starts with: `hr1.<id hex>.<µs hex>`. Letters, digits and dots only, so
-/// it survives JSON, URLs and any server that passes text through.
-pub const TEXT_MARK: &[u8] = b"hr1.";
-/// The length of a binary stamp: the message id and the intended send time, little-endian u64s.
-pub const BINARY_STAMP_LEN: usize = 16;
+mod stamp;
 
-/// A message's identity and intended send time, as it travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub id: u64,
-    /// Microseconds from the tracker's epoch.
-    pub sent_us: u64,
-}
-
-impl Stamp {
-    /// Appends the text form to `out`.
-    pub fn write_text(self, out: &mut String) {
-        use std::fmt::Write;
-        let _ = write!(out, "hr1.{:x}.{:x}", self.id, self.sent_us);
-    }
-
-    pub fn binary(self) -> [u8; BINARY_STAMP_LEN] {
-        let mut out = [0u8; BINARY_STAMP_LEN];
-        out[..8].copy_from_slice(&self.id.to_le_bytes());
-        out[8..].copy_from_slice(&self.sent_us.to_le_bytes());
-        out
-    }
-
-    pub fn from_binary(bytes: &[u8]) -> Option<Stamp> {
-        let id = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
-        let sent_us = u64::from_le_bytes(bytes.get(8..16)?.try_into().ok()?);
-        Some(Stamp { id, sent_us })
-    }
-}
-
-/// The search for [`TEXT_MARK`], built once for every socket.
-static MARK_FINDER: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(TEXT_MARK));
-
-/// Finds the text stamp anywhere in a received message. Messages of one room share a
-/// template, so the stamp is looked for first where the last one was.
-#[derive(Default)]
-pub struct StampFinder {
-    last: usize,
-}
-
-impl StampFinder {
-    pub fn find(&mut self, text: &[u8]) -> Option<Stamp> {
-        let at = if text
-            .get(self.last..)
-            .is_some_and(|rest| rest.starts_with(TEXT_MARK))
-        {
-            self.last
-        } else {
-            let at = MARK_FINDER.find(text)?;
-            self.last = at;
-            at
-        };
-        let start = at + TEXT_MARK.len();
-        let (id, used) = hex(&text[start..])?;
-        let rest = &text[start + used..];
-        if rest.first() != Some(&b'.') {
-            return None;
-        }
-        let (sent_us, _) = hex(&rest[1..])?;
-        Some(Stamp { id, sent_us })
-    }
-}
-
-/// A lower-case hex number at the start of `bytes`, and how many bytes it took.
-fn hex(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut value: u64 = 0;
-    let mut used = 0;
-    for &b in bytes.iter().take(16) {
-        let digit = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            _ => break,
-        };
-        value = (value << 4) | u64::from(digit);
-        used += 1;
-    }
-    (used > 0).then_some((value, used))
-}
+pub use stamp::{BINARY_STAMP_LEN, Stamp, StampFinder, TEXT_MARK};
 
 /// Per-message state: who sent it, how many should get it, how many did.
 #[derive(Default)]

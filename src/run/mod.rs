@@ -1,0 +1,266 @@
+//! `headroom run`: compile, run the matrix, show progress and a table per phase, and say in the
+//! exit code how it went.
+
+use std::io::{IsTerminal, Write};
+
+use std::path::{Path, PathBuf};
+
+use annotate_snippets::Renderer;
+use anyhow::{Context, Result};
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use headroom_runner::results::{RoomsResult, RunResult, ScenarioResult};
+use headroom_runner::{Event, RunError, RunOptions};
+
+use crate::exit;
+
+mod progress;
+mod tables;
+
+use progress::Progress;
+use tables::phase_table;
+pub(crate) use tables::variables;
+
+/// The flags of `headroom run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The spec to run.
+    spec: PathBuf,
+    /// Run only this phase (repeatable); the results file keeps the other phases.
+    #[arg(long = "phase", value_name = "NAME")]
+    phases: Vec<String>,
+    /// The results file [default: results/<bench>/results.json]. An earlier file there is
+    /// kept as OUT.prev; a file that is not a results file is refused (see --force).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace a file at --out that is not a headroom results file (it is kept as OUT.prev).
+    #[arg(long)]
+    force: bool,
+    /// Runs of every point, instead of the spec's `repeats`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: Option<u32>,
+    /// Scale durations, steps and repeats down, for CI and a first look (the results say so).
+    #[arg(long)]
+    quick: bool,
+    /// Exit with 2 when an SLO failed, or could not be measured, at some point.
+    #[arg(long)]
+    check: bool,
+    /// Do not render the capacity page (capacity.md beside the results) at the end.
+    #[arg(long)]
+    no_page: bool,
+    /// Run even when the matrix is estimated to take over a day.
+    #[arg(long)]
+    yes: bool,
+}
+
+/// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
+const LONGEST_WITHOUT_YES: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
+    let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
+        return Ok(exit::USAGE);
+    };
+    let Some(plan) = &compiled.compilation.plan else {
+        return Ok(exit::USAGE);
+    };
+    refuse_over_a_day(&args, plan)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::default_results(&plan.bench.name));
+    let spec_hash = headroom_runner::results::spec_hash(&compiled.source);
+    // Checked before anything runs: what --out is, the earlier file kept, the lock taken.
+    let held = crate::out::hold(
+        &out,
+        &crate::out::Run {
+            spec: &args.spec,
+            bench: &plan.bench.name,
+            spec_hash: &spec_hash,
+            merging: !args.phases.is_empty(),
+            force: args.force,
+        },
+    )?;
+    if let Some(previous) = &held.previous {
+        eprintln!(
+            "note: the earlier {} is kept as {}",
+            out.display(),
+            previous.display()
+        );
+    }
+    let spec_dir = args
+        .spec
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let options = RunOptions {
+        spec_path: compiled.path.clone(),
+        spec_hash,
+        spec_dir: spec_dir
+            .canonicalize()
+            .unwrap_or_else(|_| spec_dir.to_path_buf()),
+        out: out.clone(),
+        phases: args.phases.clone(),
+        repeats: args.repeat,
+        quick: args.quick,
+        headroom: std::env::current_exe().context("cannot find the headroom binary itself")?,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime.block_on(async {
+        let (cancel, cancelled) = tokio::sync::watch::channel(false);
+        tokio::spawn(stop_on_signals(
+            cancel,
+            held.lock().to_path_buf(),
+            out.display().to_string(),
+        ));
+        let mut progress = Progress::new();
+        headroom_runner::run(plan, &options, cancelled, &mut |event| progress.show(event)).await
+    });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(RunError::Results(error)) => {
+            eprintln!("error: {error}");
+            return Ok(exit::WRITE_FAILED);
+        }
+        Err(error) => {
+            // The spec is the file the point, phase or host named here comes from.
+            eprintln!("error: {}: {error}", args.spec.display());
+            return Ok(exit::USAGE);
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    write_tables(&mut stdout, &outcome.results, &out)?;
+    // The page, from the results just written: the one command from spec to page.
+    let mut page_failed = false;
+    if !args.no_page && !outcome.interrupted {
+        let source = crate::page::Source {
+            spec: &args.spec,
+            compiled: &compiled,
+            results: &outcome.results,
+            results_path: &out,
+        };
+        match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
+            Ok(Ok(rendered)) => rendered.report(&mut stdout)?,
+            Ok(Err(_)) => page_failed = true,
+            Err(error) => {
+                eprintln!("error: the capacity page was not written: {error:#}");
+                page_failed = true;
+            }
+        }
+    }
+    Ok(exit_code(&outcome, args.check, page_failed))
+}
+
+/// The exit code of a run: interrupted, a run failed, an SLO failed or went unmeasured under
+/// `--check`, the page not written, or 0; said on stderr.
+fn exit_code(outcome: &headroom_runner::Outcome, check: bool, page_failed: bool) -> u8 {
+    if outcome.interrupted {
+        exit::INTERRUPTED
+    } else if outcome.failed_runs > 0 {
+        eprintln!(
+            "error: {} of the runs failed; the results file names each failure",
+            outcome.failed_runs
+        );
+        exit::RUN_FAILED
+    } else if check && (outcome.slo_failures > 0 || outcome.slo_unmeasured > 0) {
+        // An SLO that measured nothing did not pass: --check does not call it green.
+        eprintln!(
+            "error: {} SLO verdicts failed and {} were not measured",
+            outcome.slo_failures, outcome.slo_unmeasured
+        );
+        exit::SLO_FAILED
+    } else if page_failed {
+        exit::WRITE_FAILED
+    } else {
+        exit::OK
+    }
+}
+
+/// A table per phase, where the results went, and whether they are `--quick` figures.
+fn write_tables(
+    stdout: &mut impl Write,
+    results: &headroom_runner::results::Results,
+    out: &Path,
+) -> Result<()> {
+    for phase in &results.phases {
+        writeln!(stdout, "\n{}", phase_table(phase))?;
+        let unlimited = phase.points.iter().flat_map(|p| p.runs.iter()).any(|r| {
+            r.notes
+                .iter()
+                .any(|n| n == headroom_runner::LIMITS_NOT_APPLIED)
+        });
+        if unlimited {
+            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_NOT_APPLIED)?;
+        }
+    }
+    writeln!(stdout, "\nresults: {}", out.display())?;
+    if results.quick {
+        writeln!(
+            stdout,
+            "(--quick: durations, steps and repeats scaled down; not figures to plan with)"
+        )?;
+    }
+    Ok(())
+}
+
+/// A run estimated over a day needs `--yes`: it is more likely a typo than a plan.
+fn refuse_over_a_day(args: &RunArgs, plan: &headroom_compiler::ResolvedPlan) -> Result<()> {
+    // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
+    let estimated: f64 = plan
+        .phases
+        .iter()
+        .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))
+        .map(|p| {
+            p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
+                * f64::from(args.repeat.unwrap_or(p.repeats))
+        })
+        .sum();
+    if !args.quick && !args.yes && estimated > LONGEST_WITHOUT_YES.as_secs_f64() {
+        anyhow::bail!(
+            "{} is estimated to run for {}, over a day: add --yes to run it, or --quick for a first look",
+            args.spec.display(),
+            crate::human_duration(headroom_spec::Duration::from_micros(
+                (estimated * 1e6) as u64
+            ))
+        );
+    }
+    Ok(())
+}
+
+/// Ctrl-C, and what `timeout`, CI runners and systemd send (TERM, HUP), end the run the same
+/// way: the run in flight stops, the results so far are written. A second signal exits now.
+async fn stop_on_signals(
+    cancel: tokio::sync::watch::Sender<bool>,
+    lock: std::path::PathBuf,
+    out_shown: String,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut hangup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    let name = tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+        Some(()) = terminate.recv() => "SIGTERM",
+        Some(()) = hangup.recv() => "SIGHUP",
+    };
+    eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
+    let _ = cancel.send(true);
+    // A second signal stops waiting (for readiness, for a stop's grace): headroom
+    // exits now; the kernel and the guard kill the target's group, and the runs that
+    // finished are already in the results file.
+    let again = tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C",
+        Some(()) = terminate.recv() => "SIGTERM",
+        Some(()) = hangup.recv() => "SIGHUP",
+    };
+    eprintln!(
+        "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
+    );
+    let _ = std::fs::remove_file(&lock);
+    std::process::exit(i32::from(exit::INTERRUPTED));
+}

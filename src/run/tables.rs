@@ -1,0 +1,278 @@
+//! The run table: a row per run of each phase, as `headroom run` prints it at the end, and the
+//! one-line summary of a run the progress shows.
+
+use super::*;
+
+/// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
+pub(crate) fn variables(
+    at: &std::collections::BTreeMap<String, headroom_spec::VarValue>,
+) -> String {
+    if at.is_empty() {
+        return "(one point)".to_owned();
+    }
+    at.iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn one_line(result: &RunResult) -> String {
+    if let Some(failure) = &result.failure {
+        return format!("failed: {}", failure.describe());
+    }
+    let mut parts = Vec::new();
+    let http: Vec<_> = measured(result).filter(|s| s.rooms.is_none()).collect();
+    if !http.is_empty() {
+        let requests: u64 = http.iter().map(|s| s.requests).sum();
+        let errors: u64 = http.iter().map(|s| s.errors.total()).sum();
+        // Starts skipped at `max_in_flight` are said too: the table counts them with errors.
+        let dropped: u64 = http.iter().map(|s| s.dropped).sum();
+        let mut text = format!(
+            "{} requests, {} errors",
+            thousands(requests),
+            thousands(errors)
+        );
+        if dropped > 0 {
+            text.push_str(&format!(", {} starts dropped", thousands(dropped)));
+        }
+        parts.push(text);
+    }
+    for rooms in measured(result).filter_map(|s| s.rooms.as_ref()) {
+        let (sockets, messages) = (&rooms.sockets, &rooms.messages);
+        let mut text = format!(
+            "{} of {} sockets open",
+            thousands(sockets.opened),
+            thousands(sockets.planned)
+        );
+        if messages.sent > 0 {
+            text.push_str(&format!(
+                ", {} messages, {} of {} frames delivered",
+                thousands(messages.sent),
+                thousands(messages.delivered),
+                thousands(messages.expected)
+            ));
+        }
+        parts.push(text);
+    }
+    let rss = result
+        .process
+        .steady
+        .map_or_else(|| "-".to_owned(), |s| mib(s.rss_bytes));
+    let failed = result.slo.iter().filter(|v| v.pass == Some(false)).count();
+    parts.push(format!("RSS {rss}, {failed} SLO failed"));
+    let mut line = format!("ok: {}", parts.join("; "));
+    if result.generator.bound {
+        line.push_str(" (generator-bound)");
+    }
+    line
+}
+
+/// The scenarios that ran (not skipped).
+fn measured(result: &RunResult) -> impl Iterator<Item = &ScenarioResult> {
+    result.scenarios.values().filter(|s| s.skipped.is_none())
+}
+
+/// `4393` → `4,393`, as the pages write counts.
+fn thousands(n: u64) -> String {
+    headroom_templates::format::count(n as f64)
+}
+
+fn mib(bytes: u64) -> String {
+    headroom_templates::format::mib(bytes as f64, None)
+}
+
+pub(super) fn ms(value: f64) -> String {
+    headroom_templates::format::duration_ms(value)
+}
+
+/// A row per run: what people look at first. HTTP columns when the phase has HTTP scenarios,
+/// socket and delivery columns when it has rooms.
+pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
+    let runs = || phase.points.iter().flat_map(|p| p.runs.iter());
+    let has_http = runs().any(|r| measured(r).any(|s| s.rooms.is_none()));
+    let has_rooms = runs().any(|r| measured(r).any(|s| s.rooms.is_some()));
+    let mut header = vec!["point", "variables", "run"];
+    if has_http || !has_rooms {
+        header.extend(["requests", "req/s", "p50", "p95", "p99", "errors"]);
+    }
+    if has_rooms {
+        header.extend(["sockets", "delivered", "seen p95", "seen by all p95"]);
+    }
+    header.extend(["RSS", "SLO"]);
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header(header);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    for point in &phase.points {
+        for run in &point.runs {
+            let mut row = vec![
+                right((point.index + 1).to_string()),
+                Cell::new(variables(&point.at)),
+                right(run.repeat.to_string()),
+            ];
+            if has_http || !has_rooms {
+                row.extend(http_cells(run).map(right));
+            }
+            if has_rooms {
+                row.extend(rooms_cells(run).map(right));
+            }
+            row.push(right(
+                run.process
+                    .steady
+                    .map_or_else(|| "-".to_owned(), |s| mib(s.rss_bytes)),
+            ));
+            row.push(Cell::new(slo_cell(run)));
+            table.add_row(row);
+        }
+    }
+    format!("{}\n{table}", phase.name)
+}
+
+/// The HTTP columns of a run: requests, req/s, p50, p95, p99 (the worst scenario's), errors.
+fn http_cells(run: &RunResult) -> [String; 6] {
+    let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
+    let requests: u64 = http.iter().map(|s| s.requests).sum();
+    let rate: f64 = http.iter().map(|s| s.rate).sum();
+    // Only scenarios that completed a request have a latency: none is "-", not 0 ms.
+    let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
+        http.iter()
+            .filter(|s| s.latency.count > 0)
+            .map(|s| f(&s.latency))
+            .reduce(f64::max)
+            .map_or_else(|| "-".to_owned(), ms)
+    };
+    let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
+    [
+        thousands(requests),
+        // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
+        if requests == 0 {
+            "-".to_owned()
+        } else {
+            format!("{rate:.1}")
+        },
+        worst(|s| s.p50_ms),
+        worst(|s| s.p95_ms),
+        worst(|s| s.p99_ms),
+        thousands(errors),
+    ]
+}
+
+/// The rooms columns of a run: sockets opened, messages delivered, seen p95, seen by all p95.
+fn rooms_cells(run: &RunResult) -> [String; 4] {
+    let rooms: Vec<_> = measured(run).filter(|s| s.rooms.is_some()).collect();
+    let sum = |f: fn(&RoomsResult) -> u64| -> u64 {
+        rooms.iter().filter_map(|s| s.rooms.as_ref()).map(f).sum()
+    };
+    let seen = rooms
+        .iter()
+        .filter_map(|s| s.rooms.as_ref())
+        .filter(|r| r.seen.count > 0)
+        .map(|r| r.seen.p95_ms)
+        .reduce(f64::max);
+    let all = rooms
+        .iter()
+        .filter_map(|s| Some((s, s.rooms.as_ref()?)))
+        .filter(|(_, r)| r.messages.reached_all + r.messages.incomplete > 0)
+        .map(|(s, r)| {
+            let histogram = s
+                .histograms
+                .get("seen_by_all")
+                .and_then(|h| headroom_runner::results::deserialize_histogram(h));
+            histogram
+                .and_then(|h| r.seen_by_all_quantile(&h, 0.95))
+                .map_or(f64::INFINITY, |s| s * 1000.0)
+        })
+        .reduce(f64::max);
+    let expected = sum(|r| r.messages.expected);
+    [
+        format!(
+            "{} of {}",
+            thousands(sum(|r| r.sockets.opened)),
+            thousands(sum(|r| r.sockets.planned))
+        ),
+        if expected == 0 {
+            "-".to_owned()
+        } else {
+            format!(
+                "{} of {}",
+                thousands(sum(|r| r.messages.delivered)),
+                thousands(expected)
+            )
+        },
+        seen.map_or_else(|| "-".to_owned(), ms),
+        all.map_or_else(
+            || "-".to_owned(),
+            |v| {
+                if v.is_infinite() {
+                    "never".to_owned()
+                } else {
+                    ms(v)
+                }
+            },
+        ),
+    ]
+}
+
+fn slo_cell(run: &RunResult) -> String {
+    if let Some(failure) = &run.failure {
+        return format!("run failed: {}", failure.describe());
+    }
+    let failed: Vec<&str> = run
+        .slo
+        .iter()
+        .filter(|v| v.pass == Some(false))
+        .map(|v| v.name.as_str())
+        .collect();
+    // An SLO whose figure was not measured is never a pass.
+    let unmeasured: Vec<&str> = run
+        .slo
+        .iter()
+        .filter(|v| v.pass.is_none())
+        .map(|v| v.name.as_str())
+        .collect();
+    let mut text = match (failed.is_empty(), unmeasured.is_empty()) {
+        (true, true) => "pass".to_owned(),
+        (true, false) => format!("not measured: {}", unmeasured.join(", ")),
+        (false, true) => format!("fail: {}", failed.join(", ")),
+        (false, false) => format!(
+            "fail: {}; not measured: {}",
+            failed.join(", "),
+            unmeasured.join(", ")
+        ),
+    };
+    if run.generator.bound {
+        text.push_str(" [generator-bound]");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12: the progress line says the starts dropped at `max_in_flight`, which the table
+    /// counts with the errors, instead of "0 errors" alone.
+    #[test]
+    fn the_progress_line_says_dropped_starts() {
+        let mut run: RunResult = serde_json::from_value(serde_json::json!({
+            "repeat": 1, "started_ms": 0, "duration_s": 1.0, "port": 1,
+            "load_average": {"min": 0.0, "max": 0.0},
+            "scenarios": {},
+            "process": {"samples": []},
+            "metrics": {"scrapes": [], "steady": {}},
+            "generator": {"schedule_lag_p99_ms": 0.0, "cpu_cores": 0.0, "cores_available": 2, "bound": false},
+            "slo": []
+        }))
+        .expect("a run");
+        let api = ScenarioResult {
+            kind: "http".to_owned(),
+            requests: 1200,
+            dropped: 37,
+            ..ScenarioResult::default()
+        };
+        run.scenarios.insert("api".to_owned(), api);
+        assert_eq!(
+            one_line(&run),
+            "ok: 1,200 requests, 0 errors, 37 starts dropped; RSS -, 0 SLO failed"
+        );
+    }
+}
