@@ -8,6 +8,7 @@
 //! progress as [`Event`]s and never prints: the CLI shows them.
 
 pub mod environment;
+mod event;
 pub mod fanout;
 mod gates;
 mod generator;
@@ -25,4 +26,5 @@ mod steady;
 pub mod target;
 mod verdict;
 
-pub use run::{Event, LIMITS_NOT_APPLIED, Outcome, RunError, RunOptions, raise_open_files, run};
+pub use event::Event;
+pub use run::{LIMITS_NOT_APPLIED, Outcome, RunError, RunOptions, raise_open_files, run};

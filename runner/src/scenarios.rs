@@ -11,9 +11,9 @@ use headroom_spec::{Param, Scenario};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::event::Event;
 use crate::gates::Gates;
 use crate::results::{Failure, RunResult, ScenarioResult};
-use crate::run::Event;
 use crate::target::Running;
 use crate::{http, load};
 

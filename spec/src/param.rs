@@ -131,6 +131,19 @@ pub trait ParamValue: Sized + Clone + Serialize {
     fn param_schema() -> Schema;
 }
 
+/// The kind whose grammar (with or without the placeholder alternative) is `pattern`: what a
+/// schema error's `pattern` asked for.
+pub fn quantity_of_pattern(pattern: &str) -> Option<QuantityKind> {
+    [
+        QuantityKind::Duration,
+        QuantityKind::Size,
+        QuantityKind::Rate,
+        QuantityKind::Percentage,
+    ]
+    .into_iter()
+    .find(|kind| pattern == kind.pattern() || pattern == param_pattern(*kind))
+}
+
 /// The pattern for "a quantity or a placeholder", as one anchored regular expression, built
 /// from the quantity's own grammar so the two cannot drift apart.
 pub fn param_pattern(kind: QuantityKind) -> &'static str {

@@ -64,18 +64,6 @@ impl QuantityKind {
         }
     }
 
-    /// The kind whose grammar (with or without the placeholder alternative) is `pattern`.
-    pub fn from_pattern(pattern: &str) -> Option<QuantityKind> {
-        [
-            QuantityKind::Duration,
-            QuantityKind::Size,
-            QuantityKind::Rate,
-            QuantityKind::Percentage,
-        ]
-        .into_iter()
-        .find(|kind| pattern == kind.pattern() || pattern == crate::param::param_pattern(*kind))
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             QuantityKind::Duration => "duration",
@@ -584,7 +572,10 @@ mod tests {
             QuantityKind::Rate,
             QuantityKind::Percentage,
         ] {
-            assert_eq!(QuantityKind::from_pattern(kind.pattern()), Some(kind));
+            assert_eq!(
+                crate::param::quantity_of_pattern(kind.pattern()),
+                Some(kind)
+            );
         }
     }
 }

@@ -2,7 +2,7 @@
 //! our words: the key's name, the accepted forms, a suggestion.
 
 use headroom_spec::QuantityKind;
-use headroom_spec::param::PLACEHOLDER_PATTERN;
+use headroom_spec::param::{PLACEHOLDER_PATTERN, quantity_of_pattern};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
@@ -276,10 +276,7 @@ impl SchemaCheck {
     ) -> Diagnostic {
         let span = document.value_span(pointer);
         let pattern = node.and_then(|n| n.get("pattern")).and_then(Value::as_str);
-        if let (Some(kind), true) = (
-            pattern.and_then(QuantityKind::from_pattern),
-            instance.is_number(),
-        ) {
+        if let (Some(kind), true) = (pattern.and_then(quantity_of_pattern), instance.is_number()) {
             return Diagnostic::new(
                 quantity_code(kind),
                 format!(
@@ -356,7 +353,7 @@ impl SchemaCheck {
     ) -> Diagnostic {
         let text = instance.as_str().unwrap_or_default();
         let span = document.value_span(pointer);
-        if let Some(kind) = QuantityKind::from_pattern(pattern) {
+        if let Some(kind) = quantity_of_pattern(pattern) {
             let variable = if pattern == headroom_spec::param::param_pattern(kind) {
                 format!(", or name a variable: \"{{{}}}\"", key_name_plain(pointer))
             } else {
@@ -424,7 +421,7 @@ impl SchemaCheck {
             branch
                 .get("pattern")
                 .and_then(Value::as_str)
-                .and_then(QuantityKind::from_pattern)
+                .and_then(quantity_of_pattern)
                 .is_some()
         });
         if let (Some(branch), true) = (quantity, instance.is_number()) {

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::environment::Environment;
+use crate::event::Event;
 use crate::gates::Gates;
 use crate::generator::generator;
 use crate::results::{
@@ -44,34 +45,6 @@ pub struct RunOptions {
     /// The running `headroom` binary, for `{headroom}`.
     pub headroom: PathBuf,
     pub version: String,
-}
-
-/// What the runner reports as it goes; the CLI shows it.
-pub enum Event<'a> {
-    Started {
-        runs: usize,
-        /// Load, settle, scrapes and cool-down of every run; start-up not included.
-        estimated_s: f64,
-    },
-    RunStarted {
-        phase: &'a str,
-        point: &'a Point,
-        repeat: u32,
-        number: usize,
-        runs: usize,
-    },
-    Progress {
-        elapsed_s: f64,
-        requests: u64,
-        errors: u64,
-        /// The p95 of the last whole second, in milliseconds.
-        p95_ms: Option<f64>,
-    },
-    RunFinished {
-        phase: &'a str,
-        point: &'a Point,
-        result: &'a RunResult,
-    },
 }
 
 /// How the whole run went.

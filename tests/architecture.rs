@@ -1,0 +1,169 @@
+//! The code map's invariants, checked on the source (ARCHITECTURE.md): no module cycles inside
+//! a crate, and no file in `*/src` a reader cannot hold (over 600 lines).
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every crate's `src`, the binary's included.
+const SOURCES: [&str; 9] = [
+    "spec/src",
+    "prices/src",
+    "compiler/src",
+    "results-file/src",
+    "runner/src",
+    "pricing/src",
+    "templates/src",
+    "demo/src",
+    "src",
+];
+
+/// The longest a source file may be.
+const MOST_LINES: usize = 600;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file belongs to (`run` for `src/run/once.rs`); `None` for the
+/// crate root.
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).expect("a file under src");
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    match first {
+        "lib.rs" | "main.rs" => None,
+        name => Some(name.trim_end_matches(".rs").to_owned()),
+    }
+}
+
+/// The top-level modules a source names as `crate::name`, its tests left out.
+fn uses(text: &str) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    code.match_indices("crate::")
+        .map(|(at, mark)| {
+            code[at + mark.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// A cycle through `start` in `graph`, as the modules on it, if there is one.
+fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(start.to_owned(), vec![start.to_owned()])];
+    let mut seen = BTreeSet::new();
+    while let Some((module, path)) = stack.pop() {
+        for next in graph.get(&module).into_iter().flatten() {
+            if next == start {
+                let mut cycle = path.clone();
+                cycle.push(start.to_owned());
+                return Some(cycle);
+            }
+            if seen.insert(next.clone()) {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                stack.push((next.clone(), longer));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let mut cycles = Vec::new();
+    for src in SOURCES {
+        let src = common::root().join(src);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for file in &files {
+            let Some(module) = top_module(&src, file) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(file).expect("a source file");
+            let edges = graph.entry(module.clone()).or_default();
+            edges.extend(uses(&text).into_iter().filter(|used| *used != module));
+        }
+        for module in graph.keys() {
+            if let Some(cycle) = cycle_through(&graph, module) {
+                cycles.push(format!("{}: {}", src.display(), cycle.join(" → ")));
+            }
+        }
+    }
+    assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut long = Vec::new();
+    let mut counted = 0;
+    for src in SOURCES {
+        let mut files = Vec::new();
+        rust_files(&common::root().join(src), &mut files);
+        for file in files {
+            let lines = std::fs::read_to_string(&file)
+                .expect("a source file")
+                .lines()
+                .count();
+            counted += 1;
+            if lines > MOST_LINES {
+                long.push(format!("{}: {lines} lines", file.display()));
+            }
+        }
+    }
+    // The walk found the sources: a wrong root would pass with nothing counted.
+    assert!(counted > 100, "only {counted} source files found");
+    assert!(
+        long.is_empty(),
+        "over {MOST_LINES} lines; split by concept:\n{}",
+        long.join("\n")
+    );
+}
+
+/// The check itself: a cycle is found, and a chain is not one.
+#[test]
+fn a_cycle_is_found_and_a_chain_is_not() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (from, to) in edges {
+            graph
+                .entry((*from).to_owned())
+                .or_default()
+                .insert((*to).to_owned());
+        }
+        graph
+    };
+    let cyclic = graph(&[("run", "rooms"), ("rooms", "gates"), ("gates", "run")]);
+    assert_eq!(
+        cycle_through(&cyclic, "run"),
+        Some(vec![
+            "run".to_owned(),
+            "rooms".to_owned(),
+            "gates".to_owned(),
+            "run".to_owned()
+        ])
+    );
+    let chain = graph(&[("run", "rooms"), ("rooms", "gates")]);
+    assert_eq!(cycle_through(&chain, "run"), None);
+    assert_eq!(
+        uses(
+            "use crate::gates::Gates;\nfn f() { crate::load::histogram(); }\n#[cfg(test)]\nuse crate::run;"
+        ),
+        BTreeSet::from(["gates".to_owned(), "load".to_owned()])
+    );
+}
