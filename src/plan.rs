@@ -7,7 +7,7 @@ use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::PriceTable;
-use headroom_pricing::plan::{InstancePlan, Model, for_budget, for_units};
+use headroom_pricing::plan::{InstancePlan, Model, Resource, for_budget, for_units};
 use headroom_pricing::planner::{self, Measured, Planned, Request};
 use headroom_pricing::points;
 use headroom_spec::{Percent, Size};
@@ -400,7 +400,7 @@ fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Re
             out,
             "{}: the {} ceiling is a lower bound, so each cost per {} is at most what is shown; sweep past {} to find the real ceiling",
             plan.name,
-            headroom_pricing::plan::resource_name(&plan.binding.resource),
+            plan.binding.resource.name(),
             model.unit,
             plan.binding.units.map_or_else(|| "-".to_owned(), units)
         )?;
@@ -440,19 +440,19 @@ fn units(value: f64) -> String {
 }
 
 /// The ceilings as columns, in the order they are reasoned about; only those some plan has.
-const CEILING_COLUMNS: [(&str, &str); 4] = [
-    ("memory", "by memory"),
-    ("slo", "SLO"),
-    ("cpu", "CPU (given)"),
-    ("cap", "cap"),
+const CEILING_COLUMNS: [(Resource, &str); 4] = [
+    (Resource::Memory, "by memory"),
+    (Resource::Slo, "SLO"),
+    (Resource::Cpu, "CPU (given)"),
+    (Resource::Cap, "cap"),
 ];
 
 fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
     let mut table = Table::new();
     let unit = &model.unit;
-    let columns: Vec<(&str, &str)> = CEILING_COLUMNS
+    let columns: Vec<(Resource, &str)> = CEILING_COLUMNS
         .into_iter()
-        .filter(|(key, _)| plans.iter().any(|p| p.ceilings.contains_key(*key)))
+        .filter(|(key, _)| plans.iter().any(|p| p.ceilings.contains_key(key)))
         .collect();
     let mut header = vec![
         "instance".to_owned(),
@@ -460,7 +460,7 @@ fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
         "per month".to_owned(),
     ];
     header.extend(columns.iter().map(|(key, title)| {
-        if *key == "memory" {
+        if *key == Resource::Memory {
             format!("{} {title}", headroom_pricing::numbers::plural(unit))
         } else {
             (*title).to_owned()
@@ -490,7 +490,7 @@ fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
         row.extend(columns.iter().map(|(key, _)| {
             Cell::new(
                 plan.ceilings
-                    .get(*key)
+                    .get(key)
                     .map_or_else(|| "-".to_owned(), |c| c.reads()),
             )
             .set_alignment(CellAlignment::Right)

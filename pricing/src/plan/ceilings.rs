@@ -42,14 +42,14 @@ pub(super) fn of_instance(
     model: &Model,
     memory: Memory,
     warnings: &mut Vec<String>,
-) -> BTreeMap<String, Ceiling> {
+) -> BTreeMap<Resource, Ceiling> {
     let mut ceilings = BTreeMap::new();
     if let Some(ceiling) = memory_ceiling(instance, model, memory, warnings) {
-        ceilings.insert("memory".to_owned(), ceiling);
+        ceilings.insert(Resource::Memory, ceiling);
     }
     if let Some(given) = model.cpu_ceiling {
         ceilings.insert(
-            "cpu".to_owned(),
+            Resource::Cpu,
             Ceiling::at(
                 given,
                 "given (--cpu-ceiling), not measured by headroom".to_owned(),
@@ -57,13 +57,13 @@ pub(super) fn of_instance(
         );
     } else if let Some(slo) = &model.slo {
         ceilings.insert(
-            "slo".to_owned(),
+            Resource::Slo,
             slo_ceiling_on(instance, model, slo, warnings),
         );
     }
     if let Some(cap) = model.cap {
         ceilings.insert(
-            "cap".to_owned(),
+            Resource::Cap,
             Ceiling::at(cap, "the server's own limit".to_owned()),
         );
     }
@@ -205,25 +205,25 @@ pub(super) struct Bound {
 /// Ranks the ceilings: the smallest binds, and the planned units are it less the headroom,
 /// when it can be planned with.
 pub(super) fn bind(
-    ceilings: &BTreeMap<String, Ceiling>,
+    ceilings: &BTreeMap<Resource, Ceiling>,
     model: &Model,
     warnings: &mut Vec<String>,
 ) -> Bound {
-    let mut ranked: Vec<(&String, &Ceiling)> = ceilings.iter().collect();
+    let mut ranked: Vec<(&Resource, &Ceiling)> = ceilings.iter().collect();
     // Ties go to the non-memory resource: what the server refuses binds before what it holds.
     ranked.sort_by(|a, b| {
         a.1.rank()
             .total_cmp(&b.1.rank())
-            .then((a.0 == "memory").cmp(&(b.0 == "memory")))
+            .then((*a.0 == Resource::Memory).cmp(&(*b.0 == Resource::Memory)))
     });
-    let binding_of = |(name, c): &(&String, &Ceiling)| Binding {
-        resource: (*name).clone(),
+    let binding_of = |(resource, c): &(&Resource, &Ceiling)| Binding {
+        resource: **resource,
         units: c.units,
         reads: c.reads(),
     };
     let binding = ranked.first().map_or(
         Binding {
-            resource: "none".to_owned(),
+            resource: Resource::None,
             units: None,
             reads: "none".to_owned(),
         },
@@ -240,12 +240,12 @@ pub(super) fn bind(
         }
         Some(c) if c.units.is_none() => Some(format!(
             "the {} ceiling lies below {}, the first step, and was not measured: there is no ceiling to plan with",
-            resource_name(&binding.resource),
+            binding.resource.name(),
             count(c.below.unwrap_or_default()),
         )),
         Some(c) if c.extrapolated.is_some() => Some(format!(
             "the {} ceiling, {}, is an extrapolation to {} the largest measured; sweep up to it to measure it",
-            resource_name(&binding.resource),
+            binding.resource.name(),
             count(c.units.unwrap_or_default()),
             factor(c.extrapolated.unwrap_or_default()),
         )),
@@ -258,7 +258,7 @@ pub(super) fn bind(
     let not_priced = match (not_priced, planned) {
         (None, Some(planned)) if planned < 1.0 => Some(format!(
             "the {} ceiling, less {:.0} % headroom, leaves no whole {} to plan with",
-            resource_name(&binding.resource),
+            binding.resource.name(),
             model.headroom * 100.0,
             model.unit
         )),

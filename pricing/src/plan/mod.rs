@@ -147,13 +147,54 @@ pub fn factor(x: f64) -> String {
     }
 }
 
-/// What a ceiling's key names, in a sentence: `the SLO ceiling`.
-pub fn resource_name(key: &str) -> &str {
-    match key {
-        "slo" => "SLO",
-        "cpu" => "given CPU",
-        "cpu_sustained" => "sustained CPU",
-        other => other,
+/// What a ceiling bounds: the key of a plan's `ceilings`. Declared in the order of their
+/// names, so a map of them lists them as `plan --json` always has.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// The server's own limit on units (`capacity.cap`).
+    Cap,
+    /// A CPU ceiling given with `--cpu-ceiling`, not measured.
+    Cpu,
+    /// What a burstable instance's CPU baseline sustains without spending credits.
+    CpuSustained,
+    /// The memory left after the reserve, over the fit's bytes per unit.
+    Memory,
+    /// The last step of the ceiling sweep that passed every SLO.
+    Slo,
+    /// No ceiling at all (a binding only).
+    None,
+}
+
+impl Resource {
+    /// As `plan --json` writes it: `cpu_sustained`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Cap => "cap",
+            Resource::Cpu => "cpu",
+            Resource::CpuSustained => "cpu_sustained",
+            Resource::Memory => "memory",
+            Resource::Slo => "slo",
+            Resource::None => "none",
+        }
+    }
+
+    /// As a sentence names it: `the SLO ceiling`, `the given CPU ceiling`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Slo => "SLO",
+            Resource::Cpu => "given CPU",
+            Resource::CpuSustained => "sustained CPU",
+            other => other.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -176,7 +217,7 @@ fn two_significant(x: f64) -> f64 {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Binding {
-    pub resource: String,
+    pub resource: Resource,
     /// `None` when nothing bounds the units, or the binding ceiling was not measured.
     pub units: Option<f64>,
     /// The ceiling as it reads (`Ceiling::reads`), or `none`.
@@ -201,7 +242,7 @@ pub struct InstancePlan {
     pub currency: &'static str,
     pub per_month: f64,
     pub as_of: String,
-    pub ceilings: BTreeMap<String, Ceiling>,
+    pub ceilings: BTreeMap<Resource, Ceiling>,
     pub binding: Binding,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner_up: Option<Binding>,
@@ -238,7 +279,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         let sustained = burstable::sustained(instance, model, table, bound.planned_units);
         match sustained {
             Ok((ceiling, credits)) => {
-                ceilings.insert("cpu_sustained".to_owned(), ceiling);
+                ceilings.insert(Resource::CpuSustained, ceiling);
                 lines.extend(credits);
             }
             Err(warning) => warnings.push(warning),

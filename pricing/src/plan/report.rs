@@ -135,7 +135,7 @@ pub struct CeilingJson {
 pub struct BindingJson {
     /// A key of `ceilings`: `memory`, `slo`, `cap`, `cpu` (given with `--cpu-ceiling`), or
     /// `none` when there is no ceiling at all.
-    pub resource: String,
+    pub resource: Resource,
     /// `null` when nothing bounds the units, or the ceiling was not measured.
     pub units: Option<f64>,
     /// The ceiling as a table reads it (`CeilingJson.reads`).
@@ -182,7 +182,7 @@ pub struct InstanceJson {
     /// The date of the instance's price (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
     /// Every ceiling by resource: `memory`, `slo`, `cap`, `cpu`, `cpu_sustained`.
-    pub ceilings: BTreeMap<String, CeilingJson>,
+    pub ceilings: BTreeMap<Resource, CeilingJson>,
     /// The smallest ceiling.
     pub binding: BindingJson,
     /// The next smallest.
@@ -256,7 +256,7 @@ impl From<&SloCeiling> for SloCeilingJson {
 impl From<&InstancePlan> for InstanceJson {
     fn from(plan: &InstancePlan) -> InstanceJson {
         let binding = |b: &Binding| BindingJson {
-            resource: b.resource.clone(),
+            resource: b.resource,
             units: b.units.and_then(finite),
             reads: b.reads.clone(),
         };
@@ -270,7 +270,7 @@ impl From<&InstancePlan> for InstanceJson {
             ceilings: plan
                 .ceilings
                 .iter()
-                .map(|(k, c)| (k.clone(), CeilingJson::from(c)))
+                .map(|(k, c)| (*k, CeilingJson::from(c)))
                 .collect(),
             binding: binding(&plan.binding),
             runner_up: plan.runner_up.as_ref().map(binding),

@@ -41,7 +41,7 @@ fn the_relay_page_by_hand() {
     ];
     for (name, by_memory, per_room, all_in, all_in_per_room) in expected {
         let plan = plan_instance(table.instance(name).expect("instance"), &model, &table);
-        assert_eq!(plan.ceilings["memory"].units, Some(by_memory), "{name}");
+        assert_eq!(plan.ceilings[&Resource::Memory].units, Some(by_memory), "{name}");
         assert_eq!(
             (plan.binding.resource.as_str(), plan.binding.units),
             ("cpu", Some(57.0))
@@ -88,7 +88,7 @@ fn a_burstable_instance_with_cpu_data_prices_its_credits() {
         &model,
         &table,
     );
-    assert_eq!(plan.ceilings["cpu_sustained"].units, Some(30.0));
+    assert_eq!(plan.ceilings[&Resource::CpuSustained].units, Some(30.0));
     let credits = plan
         .all_in
         .lines
@@ -167,7 +167,7 @@ fn a_ceiling_below_the_first_step_is_not_priced() {
     model.cpu_ceiling = None;
     model.slo = slo_ceiling(&sweep_of(&[(16.0, false), (64.0, false)]), "named");
     let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
-    let slo = &plan.ceilings["slo"];
+    let slo = &plan.ceilings[&Resource::Slo];
     assert_eq!((slo.units, slo.below), (None, Some(16.0)));
     assert_eq!(slo.reads(), "< 16, not measured");
     assert_eq!(
@@ -207,7 +207,7 @@ fn a_flat_or_falling_memory_fit_says_why_there_is_no_memory_ceiling() {
         ..Model::default()
     };
     let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
-    assert!(!plan.ceilings.contains_key("memory"));
+    assert!(!plan.ceilings.contains_key(&Resource::Memory));
     assert!(
         plan.warnings
             .iter()
@@ -230,7 +230,7 @@ fn a_reserve_of_all_the_memory_is_said() {
     let mut model = relay_model();
     model.reserve_bytes = 4.0 * 1_073_741_824.0;
     let plan = plan_instance(table.instance("t4g.medium").expect("t4g"), &model, &table);
-    assert_eq!(plan.ceilings["memory"].units, Some(0.0));
+    assert_eq!(plan.ceilings[&Resource::Memory].units, Some(0.0));
     assert_eq!(plan.planned_units, None);
     assert_eq!(
         plan.not_priced.as_deref(),
@@ -277,7 +277,7 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
         ..Model::default()
     };
     let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
-    let memory = &plan.ceilings["memory"];
+    let memory = &plan.ceilings[&Resource::Memory];
     let times = memory.extrapolated.expect("flagged");
     assert!(times > 1000.0, "{times}");
     assert!(
@@ -287,7 +287,7 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
         "{}",
         memory.reads()
     );
-    assert_eq!(plan.binding.resource, "memory");
+    assert_eq!(plan.binding.resource, Resource::Memory);
     assert_eq!(plan.planned_units, None);
     assert_eq!(plan.per_unit_month, None);
     assert!(
