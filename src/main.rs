@@ -250,7 +250,7 @@ pub(crate) fn compile_for_use(
     if let Some(renderer) = renderer {
         report_human(&compiled, renderer);
     }
-    if compiled.compilation.plan.is_none() {
+    if compiled.compilation.matrix.is_none() {
         eprintln!(
             "error: `{}` is not valid; `headroom validate` shows why",
             compiled.path
@@ -348,7 +348,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
     let compiler = Compiler::new();
     let compiled = compile_file(&compiler, path)?;
     report_human(&compiled, renderer);
-    let Some(plan) = &compiled.compilation.plan else {
+    let Some(plan) = &compiled.compilation.matrix else {
         let (errors, warnings) = counts(&compiled.compilation);
         eprintln!(
             "error: `{}` is not valid: {}, {}",
@@ -371,7 +371,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
 /// What `run` would refuse on this machine (open files, memory), said when a valid spec is
 /// validated or compiled here: a warning, since the spec may be meant for another machine.
 fn warn_past_this_machine(compiled: &Compiled) {
-    let Some(plan) = &compiled.compilation.plan else {
+    let Some(plan) = &compiled.compilation.matrix else {
         return;
     };
     headroom_runner::raise_open_files();
@@ -393,7 +393,7 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 }
 
 /// The run matrix as people read it: a row per point.
-fn matrix_table(plan: &headroom_compiler::ResolvedPlan) -> String {
+fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
     use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
@@ -463,7 +463,7 @@ pub(crate) fn check_results_of(
     results: &headroom_results::Results,
     results_path: &Path,
 ) -> Result<()> {
-    let name = &results.plan.bench.name;
+    let name = &results.matrix.bench.name;
     if name != bench {
         anyhow::bail!(
             "{} holds results of bench `{name}`, and {} is bench `{bench}`: give the results of this spec (`headroom run {}` writes {})",

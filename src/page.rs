@@ -37,7 +37,7 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
     let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
-    let Some(matrix) = &compiled.compilation.plan else {
+    let Some(matrix) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
     let results_path = args
@@ -201,7 +201,7 @@ pub(crate) fn render(
 /// The template context of a compiled spec's page, its cost table from the same planner
 /// `headroom plan` calls.
 fn context(source: &Source<'_>) -> Result<PageContext> {
-    let Some(matrix) = &source.compiled.compilation.plan else {
+    let Some(matrix) = &source.compiled.compilation.matrix else {
         anyhow::bail!("`{}` did not compile", source.spec.display());
     };
     let (spec, results) = (source.spec.display(), source.results_path.display());

@@ -89,7 +89,7 @@ fn request(
             let Some(compiled) = crate::compile_for_use(spec, Some(renderer))? else {
                 return Ok(Err(exit::USAGE));
             };
-            let Some(matrix) = &compiled.compilation.plan else {
+            let Some(matrix) = &compiled.compilation.matrix else {
                 return Ok(Err(exit::USAGE));
             };
             let request = Request::of_spec(matrix, today);

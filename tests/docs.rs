@@ -43,7 +43,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Scenario/0", "[[scenario]] kind = \"http\""),
     ("Request", "[[scenario]] requests = [{…}]"),
     ("Scenario/1", "[[scenario]] kind = \"rooms\""),
-    ("Send", "[[scenario]] send = {…}"),
+    ("Messages", "[[scenario]] send = {…}"),
     ("Ping", "[[scenario]] ping = {…}"),
     ("Reload", "[[scenario]] reload = {…}"),
     ("Stages", "[[scenario]] stages = {…}"),
@@ -62,10 +62,17 @@ fn definition<'a>(schema: &'a Value, name: &str) -> &'a Value {
     }
     let (base, branch) = name.split_once('/').unwrap_or((name, ""));
     let node = &schema["$defs"][base];
+    // A renamed type would otherwise leave its section an empty table.
+    assert!(
+        node.is_object(),
+        "the spec schema has no `{base}`: TABLES names a type that is not there (was it renamed?)"
+    );
     if branch.is_empty() {
         node
     } else {
-        &node["oneOf"][branch.parse::<usize>().expect("index")]
+        let branch = &node["oneOf"][branch.parse::<usize>().expect("index")];
+        assert!(branch.is_object(), "`{name}` is not a branch of `{base}`");
+        branch
     }
 }
 

@@ -120,7 +120,7 @@ fn every_field_of_the_output_contracts_is_described() {
         results
             .pointer("/properties/plan/$ref")
             .and_then(serde_json::Value::as_str),
-        Some("#/$defs/ResolvedPlan"),
+        Some("#/$defs/RunMatrix"),
         "results.plan has a real schema, not {{}}"
     );
 }

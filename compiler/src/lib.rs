@@ -2,7 +2,7 @@
 //!
 //! **No I/O.** The compiler gets the spec's text and the price table as values and returns
 //! data: every diagnostic it found (schema and semantic alike, never just the first) and, when
-//! there are no errors, the [`ResolvedPlan`]. Rendering is the CLI's job.
+//! there are no errors, the [`RunMatrix`]. Rendering is the CLI's job.
 //!
 //! The stages: [`document`] parses TOML with spans into JSON plus a pointer→span index;
 //! [`schema_check`] validates against the schema generated from `headroom-spec` and rewrites
@@ -19,7 +19,7 @@ pub mod slo;
 pub mod suggest;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
-pub use matrix::ResolvedPlan;
+pub use matrix::RunMatrix;
 
 use headroom_prices::PriceTable;
 use headroom_spec::Spec;
@@ -31,7 +31,8 @@ use crate::schema_check::SchemaCheck;
 #[derive(Debug)]
 pub struct Compilation {
     pub diagnostics: Vec<Diagnostic>,
-    pub plan: Option<ResolvedPlan>,
+    /// The run matrix, when the spec has no error.
+    pub matrix: Option<RunMatrix>,
 }
 
 impl Compilation {
@@ -60,7 +61,7 @@ impl Compiler {
         let Some(document) = document else {
             return Compilation {
                 diagnostics,
-                plan: None,
+                matrix: None,
             };
         };
         diagnostics.extend(self.schema.check(&document));
@@ -79,7 +80,7 @@ impl Compiler {
             sort(&mut diagnostics);
             return Compilation {
                 diagnostics,
-                plan: None,
+                matrix: None,
             };
         }
         let spec: Spec = match serde_json::from_value(document.json.clone()) {
@@ -89,7 +90,7 @@ impl Compiler {
                 diagnostics.push(Diagnostic::new(Code::WrongType, error.to_string()));
                 return Compilation {
                     diagnostics,
-                    plan: None,
+                    matrix: None,
                 };
             }
         };
@@ -105,7 +106,7 @@ impl Compiler {
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
         Compilation {
             diagnostics,
-            plan: if has_errors { None } else { plan },
+            matrix: if has_errors { None } else { plan },
         }
     }
 }

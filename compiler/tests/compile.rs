@@ -63,7 +63,7 @@ fn the_examples_compile_to_their_matrices() {
             "{name}: {:?}",
             compilation.diagnostics
         );
-        let plan = compilation.plan.expect("plan");
+        let plan = compilation.matrix.expect("plan");
         let total: usize = plan.phases.iter().map(|p| p.points.len()).sum();
         assert_eq!(total, points, "{name} points");
         assert_eq!(plan.runs.len(), runs, "{name} runs");
@@ -73,7 +73,7 @@ fn the_examples_compile_to_their_matrices() {
 
 #[test]
 fn relay_points_carry_their_values() {
-    let plan = compile(&example("relay")).plan.expect("plan");
+    let plan = compile(&example("relay")).matrix.expect("plan");
     let rooms_phase = &plan.phases[2];
     assert_eq!(rooms_phase.name, "rooms");
     let rooms: Vec<String> = rooms_phase
@@ -142,7 +142,7 @@ fn schema_errors_are_all_reported_at_once() {
         codes(&compilation),
         BTreeSet::from(["E002", "E006", "E010"])
     );
-    assert!(compilation.plan.is_none());
+    assert!(compilation.matrix.is_none());
 }
 
 #[test]
@@ -301,7 +301,7 @@ proptest! {
         repeats in 2u32..6,
     ) {
         let compilation = compile(&spec_with_axes(&axes, repeats));
-        let plan = compilation.plan.expect("plan");
+        let plan = compilation.matrix.expect("plan");
         let product: usize = axes.iter().map(Vec::len).product();
         prop_assert_eq!(plan.phases[0].points.len(), product);
         prop_assert_eq!(plan.runs.len(), product * repeats as usize);
@@ -321,7 +321,7 @@ proptest! {
         let to = from + steps * step;
         let source = spec_with_axes(&[vec![1]], 3)
             .replace("v0 = [1]", &format!("v0 = {{ from = {from}, to = {to}, step = {step} }}"));
-        let plan = compile(&source).plan.expect("plan");
+        let plan = compile(&source).matrix.expect("plan");
         prop_assert_eq!(plan.phases[0].points.len() as i64, steps + 1);
         prop_assert_eq!(
             plan.phases[0].points.last().map(|p| p.at["v0"].to_string()),
@@ -386,7 +386,7 @@ reserve = "{reserve_mib}MiB"
         // (E023), which is skipped here as it is not this property.
         prop_assert!(errors.iter().all(|d| d.code == Code::RateRoundsToZero), "{:?}", errors);
         prop_assume!(errors.is_empty());
-        let plan = compilation.plan.expect("plan");
+        let plan = compilation.matrix.expect("plan");
         let json = serde_json::to_value(&plan).expect("plan json");
         prop_assert_eq!(&json["bench"]["name"], name.as_str());
         prop_assert_eq!(&json["bench"]["description"], description.as_str());
@@ -458,7 +458,7 @@ reserve = "{reserve_mib}MiB"
                 prop_assert!(span.end <= text.len(), "span past the end: {:?}", diagnostic);
             }
         }
-        prop_assert_eq!(compilation.plan.is_some(), !compilation.has_errors());
+        prop_assert_eq!(compilation.matrix.is_some(), !compilation.has_errors());
     }
 
     /// Arbitrary TOML documents (any structure) never panic, and only a spec with a `[bench]`
@@ -467,7 +467,7 @@ reserve = "{reserve_mib}MiB"
     fn arbitrary_toml_never_panics(value in toml_table()) {
         let text = toml::to_string(&value).unwrap_or_default();
         let compilation = compile(&text);
-        if compilation.plan.is_some() {
+        if compilation.matrix.is_some() {
             prop_assert!(value.contains_key("bench"));
         }
     }
@@ -545,7 +545,7 @@ fn people_per_unit_takes_its_variables_value() {
         "{:?}",
         compilation.diagnostics
     );
-    let plan = compilation.plan.expect("a plan");
+    let plan = compilation.matrix.expect("a plan");
     assert_eq!(plan.bench.people_per_unit.value(), Some(&4));
     let swept = spec_with("", "\n[plan]\ninstances = [\"t4g.medium\"]").replace(
         "people_per_unit = \"{people}\"",
@@ -574,7 +574,7 @@ fn units_may_be_a_rate_and_start_at_zero() {
         "{:?}",
         compilation.diagnostics
     );
-    let plan = compilation.plan.expect("a plan");
+    let plan = compilation.matrix.expect("a plan");
     assert_eq!(plan.phases[0].points.len(), 3);
     let not_units = baseline.replace("units = \"users\"", "");
     assert!(codes(&compile(&not_units)).contains("E026"));
@@ -744,10 +744,10 @@ fn zero_holds_and_zero_timeouts_are_blamed_where_they_are() {
 fn the_resolved_plan_reads_back_as_written() {
     for name in ["relay", "chat", "notes-api", "pad"] {
         let plan = compile(&example(name))
-            .plan
+            .matrix
             .unwrap_or_else(|| panic!("{name} compiles"));
         let written = serde_json::to_value(&plan).expect("serialises");
-        let read: headroom_compiler::ResolvedPlan =
+        let read: headroom_compiler::RunMatrix =
             serde_json::from_value(written.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             serde_json::to_value(&read).expect("serialises"),

@@ -5,7 +5,7 @@
 //! cannot disagree: the memory sweep and the ceiling phase are chosen by one rule
 //! ([`memory_sweep`], [`ceiling_sweep`]).
 
-use headroom_compiler::ResolvedPlan;
+use headroom_compiler::RunMatrix;
 use headroom_results::Results;
 
 use crate::PriceTable;
@@ -72,7 +72,7 @@ impl Request {
 
     /// The spec's own plan: its `[bench]` unit, `[capacity]` and `[plan]`, no flag over them
     /// (what a capacity page shows).
-    pub fn of_spec(matrix: &ResolvedPlan, today: Option<Day>) -> Request {
+    pub fn of_spec(matrix: &RunMatrix, today: Option<Day>) -> Request {
         let mut request = Request::new(today);
         let capacity = &matrix.capacity;
         let model = &mut request.model;

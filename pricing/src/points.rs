@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::matrix::PhasePlan;
+use headroom_compiler::matrix::MatrixPhase;
 use headroom_results::{Results, SloVerdict};
 use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
@@ -312,10 +312,10 @@ pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
 /// among its axes), every run a point of every series it measured (`rss`, and each metrics
 /// series), repeats included. Failed runs add no point, and judge their x as failed.
 pub fn from_results(results: &Results) -> Vec<Sweep> {
-    let units = results.plan.capacity.units.as_deref();
+    let units = results.matrix.capacity.units.as_deref();
     let mut sweeps = Vec::new();
     for phase in &results.phases {
-        let Some(plan) = results.plan.phases.iter().find(|p| p.name == phase.name) else {
+        let Some(plan) = results.matrix.phases.iter().find(|p| p.name == phase.name) else {
             continue;
         };
         let axes: Vec<&str> = plan.axes.iter().map(|a| a.variable.as_str()).collect();
@@ -414,7 +414,7 @@ fn number(value: &VarValue) -> Option<f64> {
 
 /// The unit of a metrics series of the phase: as `[measure]` gives it, or as its metric's name
 /// says.
-fn metrics_series_unit(plan: &PhasePlan, name: &str) -> Unit {
+fn metrics_series_unit(plan: &MatrixPhase, name: &str) -> Unit {
     match plan
         .measure
         .series
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn the_baseline_is_fitted_not_judged() {
         let mut results = relay_results();
-        results.plan.capacity.units = Some("rooms".to_owned());
+        results.matrix.capacity.units = Some("rooms".to_owned());
         let memory = &mut results.phases[0];
         assert_eq!(memory.name, "memory");
         memory.points.truncate(3);

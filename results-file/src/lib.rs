@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use headroom_compiler::ResolvedPlan;
+use headroom_compiler::RunMatrix;
 use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -44,8 +44,10 @@ pub struct Results {
     pub quick: bool,
     /// The machine the runs ran on.
     pub environment: Environment,
-    /// The plan that ran (after `--quick` scaling): `headroom compile --json`'s shape.
-    pub plan: ResolvedPlan,
+    /// The run matrix that ran (after `--quick` scaling): `headroom compile --json`'s shape.
+    /// Written as `plan`, its name since format 1.
+    #[serde(rename = "plan")]
+    pub matrix: RunMatrix,
     /// Every phase that ran, each with its points and runs.
     pub phases: Vec<PhaseResults>,
 }

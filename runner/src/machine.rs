@@ -5,7 +5,7 @@
 //! `validate` checks fixed bounds that hold on any machine (E038); this checks the machine the
 //! run is on, which may not be the one the spec was written on.
 
-use headroom_compiler::ResolvedPlan;
+use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::Point;
 use headroom_spec::Scenario;
 use headroom_spec::scenario::Executor;
@@ -89,7 +89,7 @@ pub fn needs(point: &Point) -> Needs {
 
 /// The first point of the selected phases that this machine cannot run, in words with the
 /// fix; `None` when every point fits.
-pub fn refusal(plan: &ResolvedPlan, phases: &[&str], machine: &Machine) -> Option<String> {
+pub fn refusal(plan: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<String> {
     for phase in plan
         .phases
         .iter()
@@ -146,7 +146,7 @@ fn count(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn plan(people: &[u64], size: &str) -> ResolvedPlan {
+    fn plan(people: &[u64], size: &str) -> RunMatrix {
         let values: Vec<String> = people.iter().map(u64::to_string).collect();
         let spec = format!(
             r#"
@@ -187,7 +187,7 @@ vary = {{ people = [{}] }}
             &headroom_pricing::PriceTable::embedded().expect("prices"),
         );
         compilation
-            .plan
+            .matrix
             .unwrap_or_else(|| panic!("{:?}", compilation.diagnostics))
     }
 

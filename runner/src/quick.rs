@@ -1,13 +1,13 @@
 //! `--quick`: the same plan, smaller. For CI and a first look, never for figures to plan with
 //! (the results say `"quick": true`).
 
-use headroom_compiler::ResolvedPlan;
+use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::run_time;
 use headroom_spec::{Duration, Param, Scenario};
 
 /// Holds shrink to a tenth (between 2 s and 5 s), ramps to a tenth (at most 1 s), repeats to one, and
 /// every axis to its first, middle and last values.
-pub fn scale(plan: &ResolvedPlan) -> ResolvedPlan {
+pub fn scale(plan: &RunMatrix) -> RunMatrix {
     let mut plan = plan.clone();
     for phase in &mut plan.phases {
         phase.repeats = 1;
@@ -108,7 +108,7 @@ mod tests {
         let prices = headroom_pricing::PriceTable::embedded().expect("prices");
         let full = headroom_compiler::Compiler::new()
             .compile(text, &prices)
-            .plan
+            .matrix
             .expect("notes-api compiles");
         let quick = scale(&full);
         assert!(

@@ -119,7 +119,7 @@ impl Watch<'_> {
 pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
     port: u16,
-    headroom: PathBuf,
+    headroom_bin: PathBuf,
     allowed: http::Allowed,
     abort: watch::Receiver<bool>,
     live: Arc<load::Live>,
@@ -129,7 +129,7 @@ pub(crate) async fn run_scenarios(
     for scenario in scenarios {
         let name = scenario.name().to_owned();
         let (headroom, allowed, abort, live, gate) = (
-            headroom.clone(),
+            headroom_bin.clone(),
             allowed.clone(),
             abort.clone(),
             Arc::clone(&live),

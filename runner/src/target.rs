@@ -32,7 +32,7 @@ pub const LOG_LIMIT: u64 = 16 << 20;
 pub struct Launch<'a> {
     pub target: &'a Target,
     pub port: u16,
-    pub headroom: &'a Path,
+    pub headroom_bin: &'a Path,
     pub spec_dir: &'a Path,
     pub log: PathBuf,
 }
@@ -60,11 +60,11 @@ pub struct Running {
 }
 
 /// Fills `{port}`, `{headroom}` and `{env:NAME}`; variables were filled by the compiler.
-pub fn fill(text: &str, port: u16, headroom: &Path) -> Result<String, String> {
+pub fn fill(text: &str, port: u16, headroom_bin: &Path) -> Result<String, String> {
     let mut missing = None;
     let filled = placeholder::fill(text, |name| match name {
         PlaceholderName::Name(builtin::PORT) => Some(port.to_string()),
-        PlaceholderName::Name(builtin::HEADROOM) => Some(headroom.display().to_string()),
+        PlaceholderName::Name(builtin::HEADROOM) => Some(headroom_bin.display().to_string()),
         PlaceholderName::Env(variable) => match std::env::var(variable) {
             Ok(value) => Some(value),
             Err(_) => {
@@ -89,7 +89,7 @@ fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
     let argv = launch.target.command.as_deref().unwrap_or_default();
     let argv: Vec<String> = argv
         .iter()
-        .map(|arg| fill(arg, launch.port, launch.headroom))
+        .map(|arg| fill(arg, launch.port, launch.headroom_bin))
         .collect::<Result<_, _>>()
         .map_err(spawn_failed)?;
     let Some((program, args)) = argv.split_first() else {
@@ -104,7 +104,7 @@ fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
     let cwd = match &launch.target.cwd {
         Some(cwd) => launch
             .spec_dir
-            .join(fill(cwd, launch.port, launch.headroom).map_err(spawn_failed)?),
+            .join(fill(cwd, launch.port, launch.headroom_bin).map_err(spawn_failed)?),
         None => launch.spec_dir.to_path_buf(),
     };
     // A missing folder would read as the program failing to start: say which it is.
@@ -118,7 +118,7 @@ fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
     for (key, value) in &launch.target.env {
         command.env(
             key,
-            fill(value, launch.port, launch.headroom).map_err(spawn_failed)?,
+            fill(value, launch.port, launch.headroom_bin).map_err(spawn_failed)?,
         );
     }
     command.process_group(0).kill_on_drop(true);
@@ -191,7 +191,7 @@ impl Running {
                 matched,
             )));
         }
-        let guard = spawn_guard(launch.headroom, group);
+        let guard = spawn_guard(launch.headroom_bin, group);
         Ok(Running {
             child,
             group,
@@ -324,9 +324,9 @@ impl Running {
 /// (outside the target's, so it is never sampled as the server). The kernel kills the target's
 /// direct child when headroom dies (`PR_SET_PDEATHSIG`), but not what that child forked; the
 /// guard kills the whole group. `None` when it cannot start (the run goes on unguarded).
-fn spawn_guard(headroom: &Path, group: Pid) -> Option<std::process::Child> {
+fn spawn_guard(headroom_bin: &Path, group: Pid) -> Option<std::process::Child> {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new(headroom)
+    std::process::Command::new(headroom_bin)
         .args([
             "guard-group",
             &group.as_raw_nonzero().to_string(),
@@ -444,14 +444,14 @@ use tokio::io::AsyncReadExt;
 pub(crate) async fn endpoints(
     target: &headroom_spec::Target,
     port: u16,
-    headroom: &Path,
+    headroom_bin: &Path,
     allowed: &http::Allowed,
 ) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
     let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut found = [None, None];
     for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
         if let Some(written) = written {
-            let filled = crate::target::fill(written, port, headroom)?;
+            let filled = crate::target::fill(written, port, headroom_bin)?;
             *slot = Some(http::endpoint(&filled, written, own, allowed).await?);
         }
     }
@@ -477,8 +477,12 @@ pub(crate) async fn external_url_allowed(
 }
 
 /// The process group of an external target, from its pid file.
-pub(crate) fn external_pid(file: &str, spec_dir: &Path, headroom: &Path) -> Result<i32, String> {
-    let file = crate::target::fill(file, 0, headroom)?;
+pub(crate) fn external_pid(
+    file: &str,
+    spec_dir: &Path,
+    headroom_bin: &Path,
+) -> Result<i32, String> {
+    let file = crate::target::fill(file, 0, headroom_bin)?;
     let path = spec_dir.join(&file);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;

@@ -265,7 +265,7 @@ pub struct RoomsScenario {
     pub idle: bool,
     /// What the peers send; none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send: Option<Send>,
+    pub send: Option<Messages>,
     /// Our own pings (the server's are always answered).
     #[serde(default)]
     pub ping: Ping,
@@ -342,7 +342,7 @@ impl RatePer {
 /// How the correlation id and the send time travel inside a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Stamp {
+pub enum StampForm {
     /// A JSON string at `{stamp}` in the template (text frames).
     #[default]
     Json,
@@ -352,7 +352,7 @@ pub enum Stamp {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Send {
+pub struct Messages {
     /// Messages per unit of time, counted as `per` says.
     pub rate: Param<Rate>,
     /// What `rate` counts: each sender, each room, or the whole scenario.
@@ -372,7 +372,7 @@ pub struct Send {
     pub template: String,
     /// How the correlation id and send time travel in the message.
     #[serde(default)]
-    pub stamp: Stamp,
+    pub stamp: StampForm,
 }
 
 fn default_message_size() -> Param<Size> {

@@ -59,7 +59,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
-    let Some(plan) = &compiled.compilation.plan else {
+    let Some(plan) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
     refuse_over_a_day(&args, plan)?;
@@ -101,7 +101,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         phases: args.phases.clone(),
         repeats: args.repeat,
         quick: args.quick,
-        headroom: std::env::current_exe().context("cannot find the headroom binary itself")?,
+        headroom_bin: std::env::current_exe().context("cannot find the headroom binary itself")?,
         version: env!("CARGO_PKG_VERSION").to_owned(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -206,7 +206,7 @@ fn write_tables(
 }
 
 /// A run estimated over a day needs `--yes`: it is more likely a typo than a plan.
-fn refuse_over_a_day(args: &RunArgs, plan: &headroom_compiler::ResolvedPlan) -> Result<()> {
+fn refuse_over_a_day(args: &RunArgs, plan: &headroom_compiler::RunMatrix) -> Result<()> {
     // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
     let estimated: f64 = plan
         .phases

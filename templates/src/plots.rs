@@ -93,7 +93,11 @@ fn memory(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
     // Instances of the same memory share one line, named together.
     let mut usable: Vec<Usable> = Vec::new();
     for instance in context.plan.iter().flat_map(|plan| plan.instances.iter()) {
-        let Some(units) = instance.ceilings.get(&headroom_pricing::plan::Resource::Memory).and_then(|c| c.units) else {
+        let Some(units) = instance
+            .ceilings
+            .get(&headroom_pricing::plan::Resource::Memory)
+            .and_then(|c| c.units)
+        else {
             continue;
         };
         if !units.is_finite() || units < 0.0 {

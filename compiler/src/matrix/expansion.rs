@@ -69,7 +69,7 @@ pub(super) struct Expansion<'s, 'd> {
 
 impl Expansion<'_, '_> {
     /// The phase with every point of its axes' product resolved.
-    pub(super) fn phase(&mut self, axes: Vec<Axis>) -> PhasePlan {
+    pub(super) fn phase(&mut self, axes: Vec<Axis>) -> MatrixPhase {
         let (spec, phase) = (self.spec, self.phase);
         let scenarios: Vec<&Scenario> = self.checker.phase_scenarios(phase);
         let measure = resolve_measure(&spec.measure, phase.measure.as_ref());
@@ -83,7 +83,7 @@ impl Expansion<'_, '_> {
         let estimated = points.iter().fold(Duration::ZERO, |sum, point| {
             sum.saturating_add(point.run_time.saturating_mul(u64::from(phase.repeats)))
         });
-        PhasePlan {
+        MatrixPhase {
             name: phase.name.clone(),
             description: phase.description.clone(),
             axes,

@@ -37,12 +37,12 @@ pub const MAX_SOCKETS_PER_RUN: f64 = 200_000.0;
 pub const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The version of the resolved plan's JSON shape.
-pub const PLAN_FORMAT: u32 = 1;
+pub const MATRIX_FORMAT: u32 = 1;
 
 /// A spec resolved into the runs the runner executes (`headroom compile --json`, and `plan`
 /// in a results file).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ResolvedPlan {
+pub struct RunMatrix {
     /// The version of this shape (1).
     pub format: u32,
     /// `[bench]`, with `people_per_unit` resolved to a number.
@@ -59,7 +59,7 @@ pub struct ResolvedPlan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<headroom_spec::Plan>,
     /// The phases, in order, each with its points.
-    pub phases: Vec<PhasePlan>,
+    pub phases: Vec<MatrixPhase>,
     /// Every run, in the order the runner executes them: phase, point, repeat.
     pub runs: Vec<Run>,
     /// Load, settle, scrapes and cool-down of every run; server start-up is not included.
@@ -68,7 +68,7 @@ pub struct ResolvedPlan {
 
 /// One phase, resolved.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PhasePlan {
+pub struct MatrixPhase {
     /// The phase's name in the spec.
     pub name: String,
     /// What the phase is for, in words.
@@ -164,7 +164,7 @@ pub fn expand(
     spec: &Spec,
     checker: &Checker<'_>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<ResolvedPlan> {
+) -> Option<RunMatrix> {
     let mut phases = Vec::new();
     let mut reported: HashSet<(Code, String)> = HashSet::new();
     let mut failed = false;
@@ -213,8 +213,8 @@ pub fn expand(
     let estimated = phases
         .iter()
         .fold(Duration::ZERO, |sum, p| sum.saturating_add(p.estimated));
-    Some(ResolvedPlan {
-        format: PLAN_FORMAT,
+    Some(RunMatrix {
+        format: MATRIX_FORMAT,
         bench,
         vars: spec.vars.clone(),
         target: spec.target.clone(),

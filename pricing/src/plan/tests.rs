@@ -41,7 +41,11 @@ fn the_relay_page_by_hand() {
     ];
     for (name, by_memory, per_room, all_in, all_in_per_room) in expected {
         let plan = plan_instance(table.instance(name).expect("instance"), &model, &table);
-        assert_eq!(plan.ceilings[&Resource::Memory].units, Some(by_memory), "{name}");
+        assert_eq!(
+            plan.ceilings[&Resource::Memory].units,
+            Some(by_memory),
+            "{name}"
+        );
         assert_eq!(
             (plan.binding.resource.as_str(), plan.binding.units),
             ("cpu", Some(57.0))

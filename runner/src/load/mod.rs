@@ -82,12 +82,12 @@ pub struct Live {
 pub async fn run(
     scenario: &HttpScenario,
     port: u16,
-    headroom: &Path,
+    headroom_bin: &Path,
     allowed: &http::Allowed,
     cancel: tokio::sync::watch::Receiver<bool>,
     live: Arc<Live>,
 ) -> Result<ScenarioResult, String> {
-    let (requests, addresses) = prepare(scenario, port, headroom, allowed).await?;
+    let (requests, addresses) = prepare(scenario, port, headroom_bin, allowed).await?;
     let requests = Arc::new(requests);
     let addresses = Arc::new(addresses);
     let pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>> = Arc::new(
@@ -219,14 +219,14 @@ impl Client {
 async fn prepare(
     scenario: &HttpScenario,
     port: u16,
-    headroom: &Path,
+    headroom_bin: &Path,
     allowed: &http::Allowed,
 ) -> Result<(Vec<Prepared>, Vec<SocketAddr>), String> {
     let mut prepared = Vec::new();
     let mut authorities: Vec<String> = Vec::new();
     let mut addresses = Vec::new();
     for request in &scenario.requests {
-        let url = crate::target::fill(&request.url, port, headroom)?;
+        let url = crate::target::fill(&request.url, port, headroom_bin)?;
         let (authority, path) = http::parse_url(&url)
             .ok_or_else(|| format!("`{url}` is not an http:// URL the runner can load"))?;
         let address = match authorities.iter().position(|a| *a == authority) {
@@ -241,10 +241,10 @@ async fn prepare(
         let headers = request
             .headers
             .iter()
-            .map(|(k, v)| Ok((k.clone(), crate::target::fill(v, port, headroom)?)))
+            .map(|(k, v)| Ok((k.clone(), crate::target::fill(v, port, headroom_bin)?)))
             .collect::<Result<Vec<_>, String>>()?;
         let body = match &request.body {
-            Some(body) => Bytes::from(crate::target::fill(body, port, headroom)?),
+            Some(body) => Bytes::from(crate::target::fill(body, port, headroom_bin)?),
             None => Bytes::new(),
         };
         let method = hyper::Method::from_bytes(request.method.as_str().as_bytes())

@@ -28,7 +28,7 @@ use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
 use hdrhistogram::Histogram;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::scenario::{Arrivals, RatePer, RoomsScenario, Senders};
-use headroom_spec::{Param, scenario::Stamp as StampForm};
+use headroom_spec::{Param, scenario::StampForm};
 use rand::Rng;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
@@ -111,7 +111,7 @@ pub struct Template {
 /// When one sender sends: evenly spaced (with an offset that spreads the senders over one
 /// gap) or Poisson.
 #[derive(Debug, Clone, Copy)]
-struct SendPlan {
+struct SendSchedule {
     /// Messages per second from this sender.
     rate: f64,
     /// The first send, as a share of one gap after the hold starts (fixed arrivals).
@@ -125,7 +125,7 @@ struct Socket {
     index: u32,
     room: u32,
     peer: u32,
-    sends: Option<SendPlan>,
+    sends: Option<SendSchedule>,
 }
 
 /// Shared by every socket of a run.
@@ -189,13 +189,13 @@ struct Reloads {
 pub(crate) async fn run(
     scenario: &RoomsScenario,
     port: u16,
-    headroom: &Path,
+    headroom_bin: &Path,
     allowed: &crate::http::Allowed,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
     gate: Gate,
 ) -> Result<ScenarioResult, String> {
-    let fill = |text: &str| crate::target::fill(text, port, headroom);
+    let fill = |text: &str| crate::target::fill(text, port, headroom_bin);
     let (sizes, sockets) = topology(scenario)?;
     let url = fill(&scenario.url)?;
     let address = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
@@ -338,7 +338,7 @@ pub struct Inbox<'a> {
 const BURST: u32 = 32;
 
 /// Why a socket did not open.
-enum Failure {
+enum OpenFailure {
     Refused,
     Status,
     Other,

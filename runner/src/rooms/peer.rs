@@ -204,9 +204,9 @@ async fn connect(
         Ok(Ok(ws)) => ws,
         Ok(Err(failure)) => {
             let counter = match failure {
-                Failure::Refused => &counts.refused,
-                Failure::Status => &counts.status,
-                Failure::Other => &counts.other,
+                OpenFailure::Refused => &counts.refused,
+                OpenFailure::Status => &counts.status,
+                OpenFailure::Other => &counts.other,
             };
             failed_to_open(shared, counter);
             return None;
@@ -335,12 +335,12 @@ pub(super) async fn open(
     shared: &Shared,
     socket: Socket,
     address: SocketAddr,
-) -> Result<WebSocketStream<TcpStream>, Failure> {
+) -> Result<WebSocketStream<TcpStream>, OpenFailure> {
     let stream = TcpStream::connect(address).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::ConnectionRefused {
-            Failure::Refused
+            OpenFailure::Refused
         } else {
-            Failure::Other
+            OpenFailure::Other
         }
     })?;
     let _ = stream.set_nodelay(true);
@@ -349,14 +349,14 @@ pub(super) async fn open(
         tokio_tungstenite::client_async_with_config(url, stream, Some(shared.socket_config))
             .await
             .map_err(|e| match e {
-                tungstenite::Error::Http(_) => Failure::Status,
-                _ => Failure::Other,
+                tungstenite::Error::Http(_) => OpenFailure::Status,
+                _ => OpenFailure::Other,
             })?;
     if let Some(join) = &shared.join {
         let join = per_socket(join, socket.room, socket.peer);
         ws.send(Message::Text(join.into()))
             .await
-            .map_err(|_| Failure::Other)?;
+            .map_err(|_| OpenFailure::Other)?;
     }
     Ok(ws)
 }
@@ -366,7 +366,7 @@ pub(super) async fn open(
 pub(super) async fn send_due(
     shared: &Shared,
     socket: Socket,
-    plan: SendPlan,
+    plan: SendSchedule,
     ws: &mut WebSocketStream<TcpStream>,
     next_send: &mut Instant,
     hold_end: Instant,

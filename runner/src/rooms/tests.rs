@@ -2,7 +2,7 @@
 
 #[cfg(test)]
 use super::*;
-use headroom_spec::scenario::Send;
+use headroom_spec::scenario::Messages;
 use headroom_spec::{Rate, Size};
 
 fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScenario {
@@ -24,8 +24,8 @@ fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScena
     }
 }
 
-fn send(rate: f64, per: RatePer, senders: Senders) -> Send {
-    Send {
+fn send(rate: f64, per: RatePer, senders: Senders) -> Messages {
+    Messages {
         rate: Param::Value(Rate::per_second(rate)),
         per,
         senders,

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl SendPlan {
+impl SendSchedule {
     pub(super) fn first(&self, hold: Instant) -> Instant {
         let gap = if self.poisson {
             exponential(self.rate)
@@ -107,7 +107,7 @@ pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket
             };
             rank += 1.0;
             if sender_rate > 0.0 {
-                socket.sends = Some(SendPlan {
+                socket.sends = Some(SendSchedule {
                     rate: sender_rate,
                     offset: offset.fract(),
                     poisson,

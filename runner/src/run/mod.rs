@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use headroom_compiler::ResolvedPlan;
-use headroom_compiler::matrix::{PhasePlan, Point};
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_spec::OnFailure;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -43,7 +43,7 @@ pub struct RunOptions {
     pub repeats: Option<u32>,
     pub quick: bool,
     /// The running `headroom` binary, for `{headroom}`.
-    pub headroom: PathBuf,
+    pub headroom_bin: PathBuf,
     pub version: String,
 }
 
@@ -70,7 +70,7 @@ pub enum RunError {
 
 /// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
 pub async fn run(
-    plan: &ResolvedPlan,
+    plan: &RunMatrix,
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
@@ -83,7 +83,7 @@ pub async fn run(
     };
     let selected = select_phases(&plan, options)?;
     let results = results_to_write(&plan, options)?;
-    let repeats = |phase: &PhasePlan| options.repeats.unwrap_or(phase.repeats);
+    let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
     let runs: usize = selected
         .iter()
         .map(|p| p.points.len() * repeats(p) as usize)
@@ -201,16 +201,16 @@ fn phase_slot(results: &mut Results, name: &str) -> usize {
 /// points checked against this machine before any target starts: a point past its file limit
 /// would fail half-way, its sockets unopened and its /proc unreadable.
 fn select_phases<'p>(
-    plan: &'p ResolvedPlan,
+    plan: &'p RunMatrix,
     options: &RunOptions,
-) -> Result<Vec<&'p PhasePlan>, RunError> {
+) -> Result<Vec<&'p MatrixPhase>, RunError> {
     let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
     for wanted in &options.phases {
         if !names.contains(&wanted.as_str()) {
             return Err(RunError::UnknownPhase(wanted.clone(), names.join(", ")));
         }
     }
-    let selected: Vec<&PhasePlan> = plan
+    let selected: Vec<&MatrixPhase> = plan
         .phases
         .iter()
         .filter(|p| options.phases.is_empty() || options.phases.contains(&p.name))
@@ -226,7 +226,7 @@ fn select_phases<'p>(
 
 /// The results this run writes: the file's other phases kept when re-running some, a new file
 /// otherwise; the environment, plan and spec always this run's.
-fn results_to_write(plan: &ResolvedPlan, options: &RunOptions) -> Result<Results, RunError> {
+fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, RunError> {
     // Re-running some phases keeps the others' results.
     let mut results = match (options.phases.is_empty(), options.out.exists()) {
         (false, true) => Results::read(&options.out)?,
@@ -239,7 +239,7 @@ fn results_to_write(plan: &ResolvedPlan, options: &RunOptions) -> Result<Results
             },
             quick: options.quick,
             environment: Environment::default(),
-            plan: plan.clone(),
+            matrix: plan.clone(),
             phases: Vec::new(),
         },
     };
@@ -249,7 +249,7 @@ fn results_to_write(plan: &ResolvedPlan, options: &RunOptions) -> Result<Results
         None => options.spec_dir.clone(),
     };
     results.environment = crate::environment::read(&options.version, &target_dir);
-    results.plan = plan.clone();
+    results.matrix = plan.clone();
     results.quick = options.quick;
     results.spec = SpecRef {
         path: options.spec_path.clone(),
@@ -259,7 +259,7 @@ fn results_to_write(plan: &ResolvedPlan, options: &RunOptions) -> Result<Results
 }
 
 /// A point where the units variable is 0: the server with no load, measured for its memory.
-fn is_baseline(plan: &ResolvedPlan, point: &Point) -> bool {
+fn is_baseline(plan: &RunMatrix, point: &Point) -> bool {
     plan.capacity
         .units
         .as_ref()

@@ -27,8 +27,8 @@ struct Started {
 }
 
 pub(super) async fn run_once(
-    plan: &ResolvedPlan,
-    phase: &PhasePlan,
+    plan: &RunMatrix,
+    phase: &MatrixPhase,
     point: &Point,
     repeat: u32,
     options: &RunOptions,
@@ -74,7 +74,7 @@ pub(super) async fn run_once(
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         port,
-        options.headroom.clone(),
+        options.headroom_bin.clone(),
         allowed.clone(),
         aborted,
         Arc::clone(&live),
@@ -146,7 +146,7 @@ pub(super) async fn run_once(
 /// Starts the target (or checks the external one) and waits until it is ready; `None` with
 /// the failure in `result` when it could not.
 async fn start_target(
-    phase: &PhasePlan,
+    phase: &MatrixPhase,
     point: &Point,
     repeat: u32,
     options: &RunOptions,
@@ -168,13 +168,14 @@ async fn start_target(
                     return None;
                 }
             };
-            let (ready, metrics) = match endpoints(target, port, &options.headroom, allowed).await {
-                Ok(endpoints) => endpoints,
-                Err(message) => {
-                    result.failure = Some(Failure::Load { message });
-                    return None;
-                }
-            };
+            let (ready, metrics) =
+                match endpoints(target, port, &options.headroom_bin, allowed).await {
+                    Ok(endpoints) => endpoints,
+                    Err(message) => {
+                        result.failure = Some(Failure::Load { message });
+                        return None;
+                    }
+                };
             let log_name = format!(
                 "logs/{}-p{}-r{}.log",
                 sanitize(&phase.name),
@@ -190,7 +191,7 @@ async fn start_target(
             let launch = Launch {
                 target,
                 port,
-                headroom: &options.headroom,
+                headroom_bin: &options.headroom_bin,
                 spec_dir: &options.spec_dir,
                 log,
             };
@@ -239,12 +240,12 @@ async fn external(
     allowed: &http::Allowed,
     result: &mut RunResult,
 ) -> Option<Started> {
-    let url = crate::target::fill(url, 0, &options.headroom).unwrap_or_else(|_| url.to_owned());
+    let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
     let port = http::parse_url(&url)
         .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
         .unwrap_or(80);
     let checked = match external_url_allowed(&url, target, allowed).await {
-        Ok(()) => endpoints(target, port, &options.headroom, allowed).await,
+        Ok(()) => endpoints(target, port, &options.headroom_bin, allowed).await,
         Err(message) => Err(message),
     };
     let (ready, metrics) = match checked {
@@ -259,7 +260,7 @@ async fn external(
         .push("an external target: the runner neither started nor stopped it".to_owned());
     let mut group = None;
     match &target.pid_file {
-        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom) {
+        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin) {
             Ok(found) => group = Some(found),
             Err(why) => result
                 .notes
@@ -281,8 +282,8 @@ async fn external(
 
 /// The steady state of one run: what it reads, and where.
 struct Steady<'a> {
-    plan: &'a ResolvedPlan,
-    phase: &'a PhasePlan,
+    plan: &'a RunMatrix,
+    phase: &'a MatrixPhase,
     point: &'a Point,
     metrics: Option<&'a http::Endpoint>,
     group: Option<i32>,
@@ -370,7 +371,7 @@ fn take_outcomes(
     }
 }
 
-fn finish(mut result: RunResult, started: Instant, plan: &ResolvedPlan) -> RunResult {
+fn finish(mut result: RunResult, started: Instant, plan: &RunMatrix) -> RunResult {
     result.duration_s = started.elapsed().as_secs_f64();
     // A run that measured nothing still has figures to judge (every socket failed: 100 %).
     if matches!(result.failure, None | Some(Failure::NothingMeasured { .. })) {

@@ -421,7 +421,7 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             });
         }
         let description = results
-            .plan
+            .matrix
             .phases
             .iter()
             .find(|p| p.name == phase.name)
@@ -478,7 +478,7 @@ impl PageContext {
         let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
         // The spec's limits are recorded with the plan and not applied yet (W005): every figure
         // is the whole machine's. Read from the plan, not from the runs' notes' wording.
-        let target = &results.plan.target;
+        let target = &results.matrix.target;
         if target.limits.is_some() && target.command.is_some() {
             caveats.push("The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned());
         }

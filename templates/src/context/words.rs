@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
     let mut out: Vec<ScenarioText> = Vec::new();
     let scenarios = results
-        .plan
+        .matrix
         .phases
         .iter()
         .filter_map(|phase| phase.points.first())
@@ -107,7 +107,7 @@ pub(super) fn rooms_text(scenario: &RoomsScenario) -> String {
 /// The phases' steady-state rules in words; phases that share a rule share a sentence.
 pub(super) fn steady_state(results: &Results) -> Vec<String> {
     let mut rules: Vec<(String, Vec<String>)> = Vec::new();
-    for phase in &results.plan.phases {
+    for phase in &results.matrix.phases {
         let rule = &phase.measure.steady_state;
         let sentence = format!(
             "after the load ends (rooms: once delivery has drained, sockets still open), wait {}, then read the server's memory and metrics {} times {} apart and keep the {}",
@@ -140,7 +140,7 @@ pub(super) fn steady_state(results: &Results) -> Vec<String> {
 /// `latency`, rooms `seen_by_all`), thresholds in ms.
 pub(super) fn latency_slos(results: &Results) -> Vec<LatencySlo> {
     results
-        .plan
+        .matrix
         .slo
         .iter()
         .filter(|slo| slo.unit == FigureUnit::Latency)
