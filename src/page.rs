@@ -224,11 +224,7 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
             name: matrix.bench.name.clone(),
             description: matrix.bench.description.clone(),
             unit: matrix.bench.unit.clone(),
-            people_per_unit: matrix
-                .bench
-                .people_per_unit
-                .value()
-                .map_or(1.0, |p| *p as f64),
+            people_per_unit: matrix.bench.people_per_unit as f64,
             memory_series: capacity.memory.clone(),
             memory_phase: capacity.memory_phase.clone(),
             units_variable: capacity.units.clone(),

@@ -546,7 +546,7 @@ fn people_per_unit_takes_its_variables_value() {
         compilation.diagnostics
     );
     let plan = compilation.matrix.expect("a plan");
-    assert_eq!(plan.bench.people_per_unit.value(), Some(&4));
+    assert_eq!(plan.bench.people_per_unit, 4);
     let swept = spec_with("", "\n[plan]\ninstances = [\"t4g.medium\"]").replace(
         "people_per_unit = \"{people}\"",
         "people_per_unit = \"{users}\"",

@@ -77,11 +77,7 @@ impl Request {
         let capacity = &matrix.capacity;
         let model = &mut request.model;
         model.unit = matrix.bench.unit.clone();
-        model.people_per_unit = matrix
-            .bench
-            .people_per_unit
-            .value()
-            .map_or(1.0, |p| *p as f64);
+        model.people_per_unit = matrix.bench.people_per_unit as f64;
         model.reserve_bytes = capacity.reserve.bytes() as f64;
         model.cap = capacity.cap.map(|c| c as f64);
         model.headroom = capacity.headroom.fraction();

@@ -7,7 +7,7 @@
 
 use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::Point;
-use headroom_spec::Scenario;
+use headroom_compiler::matrix::resolved::Scenario;
 use headroom_spec::scenario::Executor;
 
 /// Descriptors a run takes besides its sockets: standard streams, logs, the event loop, the
@@ -54,24 +54,15 @@ pub struct Needs {
 pub fn needs(point: &Point) -> Needs {
     let mut needs = Needs::default();
     for scenario in &point.scenarios {
-        let value = |p: &headroom_spec::Param<u64>| p.value().copied().unwrap_or(0);
         let (sockets, message) = match scenario {
             Scenario::Rooms(rooms) => {
-                let sockets = match (&rooms.peers_per_room, &rooms.peers) {
-                    (Some(per_room), _) => value(&rooms.rooms).saturating_mul(value(per_room)),
-                    (None, Some(total)) => value(total),
-                    (None, None) => 0,
-                };
-                let message = rooms
-                    .send
-                    .as_ref()
-                    .and_then(|send| send.size.value())
-                    .map_or(0, |size| size.bytes());
+                let sockets = rooms.sockets();
+                let message = rooms.send.as_ref().map_or(0, |send| send.size.bytes());
                 (sockets, message)
             }
             Scenario::Http(http) => match http.executor {
                 Executor::ConstantVus | Executor::RampingVus => {
-                    let vus = http.vus.as_ref().map_or(0, value);
+                    let vus = http.vus.unwrap_or(0);
                     (vus.max(http.start_vus.unwrap_or(0)), 0)
                 }
                 // An open model's connections follow its answers' latency, up to

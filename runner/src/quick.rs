@@ -2,8 +2,9 @@
 //! (the results say `"quick": true`).
 
 use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::resolved::Scenario;
 use headroom_compiler::matrix::run_time;
-use headroom_spec::{Duration, Param, Scenario};
+use headroom_spec::Duration;
 
 /// Holds shrink to a tenth (between 2 s and 5 s), ramps to a tenth (at most 1 s), repeats to one, and
 /// every axis to its first, middle and last values.
@@ -63,11 +64,9 @@ pub fn scale(plan: &RunMatrix) -> RunMatrix {
     plan
 }
 
-fn tenth(param: &mut Param<Duration>, floor: Duration, ceiling: Duration) {
-    if let Param::Value(duration) = param {
-        let scaled = Duration::from_micros(duration.as_micros() / 10);
-        *duration = scaled.max(floor).min(ceiling).min(*duration);
-    }
+fn tenth(duration: &mut Duration, floor: Duration, ceiling: Duration) {
+    let scaled = Duration::from_micros(duration.as_micros() / 10);
+    *duration = scaled.max(floor).min(ceiling).min(*duration);
 }
 
 fn shrink(scenario: &mut Scenario) {

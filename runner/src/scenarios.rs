@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use headroom_compiler::matrix::Point;
-use headroom_spec::{Param, Scenario};
+use headroom_compiler::matrix::resolved::Scenario;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -44,15 +44,9 @@ pub(crate) fn nothing_measured(
             }
             (Scenario::Http(http), None) => {
                 let load = if http.executor.is_open() {
-                    http.rate
-                        .as_ref()
-                        .and_then(Param::value)
-                        .is_some_and(|r| r.as_per_second() > 0.0)
+                    http.rate.is_some_and(|r| r.as_per_second() > 0.0)
                 } else {
-                    http.vus
-                        .as_ref()
-                        .and_then(Param::value)
-                        .is_some_and(|v| *v > 0)
+                    http.vus.is_some_and(|v| v > 0)
                 };
                 let nothing = result.requests == 0 && result.dropped == 0;
                 if !(load && nothing) {

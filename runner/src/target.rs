@@ -11,8 +11,8 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use headroom_compiler::matrix::resolved::Target;
 pub use headroom_results::process::{Exit, Stopped};
-use headroom_spec::Target;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::target::Signal as SpecSignal;
 use rustix::process::{Pid, Signal};
@@ -442,7 +442,7 @@ use tokio::io::AsyncReadExt;
 /// The readiness and metrics endpoints of a target on `port`, filled in, resolved and checked:
 /// `Err` names a host load may not go to.
 pub(crate) async fn endpoints(
-    target: &headroom_spec::Target,
+    target: &Target,
     port: u16,
     headroom_bin: &Path,
     allowed: &http::Allowed,
@@ -462,7 +462,7 @@ pub(crate) async fn endpoints(
 /// An external target's URL, filled in, may take load only where any load may go.
 pub(crate) async fn external_url_allowed(
     url: &str,
-    target: &headroom_spec::Target,
+    target: &Target,
     allowed: &http::Allowed,
 ) -> Result<(), String> {
     let written = target.url.as_deref().unwrap_or(url);

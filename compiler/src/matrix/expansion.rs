@@ -76,7 +76,7 @@ impl Expansion<'_, '_> {
         let points: Vec<Point> = combinations(&axes)
             .into_iter()
             .enumerate()
-            .map(|(index, combination)| {
+            .filter_map(|(index, combination)| {
                 self.point(index, &axes, &combination, &scenarios, &measure)
             })
             .collect();
@@ -99,7 +99,7 @@ impl Expansion<'_, '_> {
     }
 
     /// The point at `combination` of the axes: its variables, each scenario and the target
-    /// resolved, its checks reported.
+    /// resolved, its checks reported; `None` when its target could not be resolved.
     fn point(
         &mut self,
         index: usize,
@@ -107,7 +107,7 @@ impl Expansion<'_, '_> {
         combination: &[usize],
         scenarios: &[&Scenario],
         measure: &ResolvedMeasure,
-    ) -> Point {
+    ) -> Option<Point> {
         let (spec, phase, p) = (self.spec, self.phase, self.p);
         let (vars, at, origins) = point_vars(spec, phase, p, axes, combination);
         let mut resolved = Vec::new();
@@ -118,15 +118,11 @@ impl Expansion<'_, '_> {
                 .position(|s| s.name() == scenario.name())
                 .unwrap_or(0);
             let base = format!("/scenario/{i}");
-            let mut scenario = (*scenario).clone();
-            if let Some(hold) = phase.hold {
-                scenario.stages_mut().hold = Some(Param::Value(hold));
-            }
-            if resolve_scenario(&mut scenario, &vars).is_err() {
+            let Ok(scenario) = scenario_at(scenario, phase.hold, &vars) else {
                 // The value's type was reported by the checker; this point cannot run.
                 self.failed = true;
                 continue;
-            }
+            };
             let written = &spec.scenarios[i];
             let phase_hold = phase.hold.map(|_| format!("/phase/{p}/hold"));
             for diagnostic in point_checks(
@@ -150,19 +146,19 @@ impl Expansion<'_, '_> {
             }
             resolved.push(scenario);
         }
-        let mut target = spec.target.clone();
-        if resolve_target(&mut target, &vars).is_err() {
+        let Ok(target) = target_at(&spec.target, &vars) else {
             self.failed = true;
-        }
+            return None;
+        };
         let run_time = run_time(&resolved, measure, phase.cooldown);
-        Point {
+        Some(Point {
             index,
             at,
             vars,
             target,
             scenarios: resolved,
             run_time,
-        }
+        })
     }
 }
 

@@ -6,11 +6,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use headroom_spec::phase::MeasureDefaults;
 use headroom_spec::placeholder::{self, PlaceholderName};
-use headroom_spec::scenario::{RatePer, Senders};
 use headroom_spec::target::ProcessMode;
 use headroom_spec::{
-    Bench, Duration, Measure, OnFailure, Param, ParamValue, Scenario, Series, Spec, SteadyState,
-    Target, VarValue,
+    Duration, Measure, OnFailure, Param, Scenario, Series, Spec, SteadyState, Target, VarValue,
 };
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +21,7 @@ use headroom_spec::numbers::count;
 
 mod expansion;
 mod point_checks;
+pub mod resolved;
 
 use expansion::{Expansion, phase_axes};
 use point_checks::{point_checks, size_checks};
@@ -46,7 +45,7 @@ pub struct RunMatrix {
     /// The version of this shape (1).
     pub format: u32,
     /// `[bench]`, with `people_per_unit` resolved to a number.
-    pub bench: Bench,
+    pub bench: resolved::Bench,
     /// `[vars]`: every variable's default.
     pub vars: BTreeMap<String, VarValue>,
     /// `[target]` as written (each point has it with the variables filled).
@@ -124,12 +123,12 @@ pub struct Point {
     /// Every variable's value at this point (defaults, `set`, then the axes).
     pub vars: BTreeMap<String, VarValue>,
     /// The target with variables filled; `{port}` and `{env:…}` are left for the runner.
-    pub target: Target,
+    pub target: resolved::Target,
     /// The scenarios with the point's values filled in: `[[scenario]]`'s shape
     /// (`schemas/spec.schema.json`), except that a count of the units variable is 0 at a
     /// baseline point, which a spec may not write literally.
     #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
-    pub scenarios: Vec<Scenario>,
+    pub scenarios: Vec<resolved::Scenario>,
     /// One run of this point: ramps, hold, settle, scrapes and cool-down.
     pub run_time: Duration,
 }
@@ -193,10 +192,7 @@ pub fn expand(
     }
     // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
     // value in [vars] (the checker refuses one that a phase varies).
-    let mut bench = spec.bench.clone();
-    if resolve(&mut bench.people_per_unit, &spec.vars).is_err() {
-        return None;
-    }
+    let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
     // Runs go phase, point, repeat.
     let runs = phases
         .iter()
@@ -248,20 +244,19 @@ fn resolve_measure(global: &Measure, phase: Option<&Measure>) -> ResolvedMeasure
 /// How long one run of a point takes: its longest scenario (ramp-up, hold, ramp-down), the
 /// steady state's settle and scrapes, and the cooldown. `--quick` calls it again on the
 /// scaled-down plan, so its estimate is the quick one.
-pub fn run_time(scenarios: &[Scenario], measure: &ResolvedMeasure, cooldown: Duration) -> Duration {
+pub fn run_time(
+    scenarios: &[resolved::Scenario],
+    measure: &ResolvedMeasure,
+    cooldown: Duration,
+) -> Duration {
     let load = scenarios
         .iter()
         .map(|s| {
             let stages = s.stages();
-            let hold = stages
-                .hold
-                .as_ref()
-                .and_then(Param::value)
-                .copied()
-                .unwrap_or_default();
-            value_or_zero(&stages.ramp_up)
-                .saturating_add(hold)
-                .saturating_add(value_or_zero(&stages.ramp_down))
+            stages
+                .ramp_up
+                .saturating_add(stages.hold.unwrap_or_default())
+                .saturating_add(stages.ramp_down)
         })
         .max()
         .unwrap_or_default();
@@ -275,23 +270,6 @@ pub fn run_time(scenarios: &[Scenario], measure: &ResolvedMeasure, cooldown: Dur
         .saturating_add(cooldown)
 }
 
-fn value_or_zero(param: &Param<Duration>) -> Duration {
-    param.value().copied().unwrap_or_default()
-}
-
-fn resolve<T: ParamValue>(
-    param: &mut Param<T>,
-    vars: &BTreeMap<String, VarValue>,
-) -> Result<(), String> {
-    if let Param::Var(name) = param {
-        let value = vars
-            .get(name.as_str())
-            .ok_or_else(|| format!("no variable `{name}`"))?;
-        *param = Param::Value(T::from_var(value)?);
-    }
-    Ok(())
-}
-
 fn fill(text: &mut String, vars: &BTreeMap<String, VarValue>) {
     *text = placeholder::fill(text, |name| match name {
         PlaceholderName::Name(name) => vars.get(name).map(ToString::to_string),
@@ -299,91 +277,119 @@ fn fill(text: &mut String, vars: &BTreeMap<String, VarValue>) {
     });
 }
 
-fn resolve_target(target: &mut Target, vars: &BTreeMap<String, VarValue>) -> Result<(), String> {
-    for arg in target.command.iter_mut().flatten() {
-        fill(arg, vars);
+/// The target at a point: its strings with the point's variables filled, its limits resolved.
+fn target_at(
+    written: &Target,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<resolved::Target, String> {
+    let filled = |text: &String| {
+        let mut text = text.clone();
+        fill(&mut text, vars);
+        text
+    };
+    let mut ready = written.ready.clone();
+    if let Some(http) = &mut ready.http {
+        fill(http, vars);
     }
-    for value in target.env.values_mut() {
-        fill(value, vars);
-    }
-    for text in [
-        &mut target.cwd,
-        &mut target.url,
-        &mut target.metrics,
-        &mut target.ready.http,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        fill(text, vars);
-    }
-    if let Some(limits) = &mut target.limits {
-        if let Some(cpus) = &mut limits.cpus {
-            resolve(cpus, vars)?;
-        }
-        if let Some(memory) = &mut limits.memory {
-            resolve(memory, vars)?;
-        }
-    }
-    Ok(())
+    Ok(resolved::Target {
+        command: written
+            .command
+            .as_ref()
+            .map(|argv| argv.iter().map(filled).collect()),
+        cwd: written.cwd.as_ref().map(filled),
+        env: written
+            .env
+            .iter()
+            .map(|(key, value)| (key.clone(), filled(value)))
+            .collect(),
+        url: written.url.as_ref().map(filled),
+        pid_file: written.pid_file.clone(),
+        ready,
+        metrics: written.metrics.as_ref().map(filled),
+        stop: written.stop.clone(),
+        process: written.process,
+        limits: written
+            .limits
+            .as_ref()
+            .map(|limits| resolved::Limits::at(limits, vars))
+            .transpose()?,
+        allow_hosts: written.allow_hosts.clone(),
+    })
 }
 
-fn resolve_scenario(
-    scenario: &mut Scenario,
+/// A scenario at a point: every parameter its value there, its strings filled; a phase's
+/// `hold` replaces the scenario's.
+fn scenario_at(
+    written: &Scenario,
+    phase_hold: Option<Duration>,
     vars: &BTreeMap<String, VarValue>,
-) -> Result<(), String> {
-    let stages = scenario.stages_mut();
-    resolve(&mut stages.ramp_up, vars)?;
-    resolve(&mut stages.ramp_down, vars)?;
-    if let Some(hold) = &mut stages.hold {
-        resolve(hold, vars)?;
-    }
-    match scenario {
-        Scenario::Http(http) => {
-            for rate in [&mut http.rate, &mut http.start_rate].into_iter().flatten() {
-                resolve(rate, vars)?;
-            }
-            if let Some(vus) = &mut http.vus {
-                resolve(vus, vars)?;
-            }
-            if let Some(think) = &mut http.think {
-                resolve(think, vars)?;
-            }
-            for request in &mut http.requests {
-                fill(&mut request.url, vars);
-                for value in request.headers.values_mut() {
-                    fill(value, vars);
-                }
-                if let Some(body) = &mut request.body {
-                    fill(body, vars);
-                }
-            }
-        }
-        Scenario::Rooms(rooms) => {
-            resolve(&mut rooms.rooms, vars)?;
-            for peers in [&mut rooms.peers_per_room, &mut rooms.peers]
-                .into_iter()
-                .flatten()
-            {
-                resolve(peers, vars)?;
-            }
-            if let Some(over) = &mut rooms.connect_over {
-                resolve(over, vars)?;
-            }
-            fill(&mut rooms.url, vars);
-            if let Some(join) = &mut rooms.join {
-                fill(join, vars);
-            }
-            if let Some(send) = &mut rooms.send {
-                resolve(&mut send.rate, vars)?;
-                resolve(&mut send.size, vars)?;
-                fill(&mut send.template, vars);
-            }
-            if let Some(reload) = &mut rooms.reload {
-                resolve(&mut reload.every, vars)?;
-                fill(&mut reload.url, vars);
-            }
-        }
-    }
-    Ok(())
+) -> Result<resolved::Scenario, String> {
+    let filled = |text: &String| {
+        let mut text = text.clone();
+        fill(&mut text, vars);
+        text
+    };
+    let stages = |stages: &headroom_spec::Stages| -> Result<resolved::Stages, String> {
+        Ok(resolved::Stages {
+            ramp_up: resolved::value(&stages.ramp_up, vars)?,
+            hold: match phase_hold {
+                Some(hold) => Some(hold),
+                None => resolved::optional(stages.hold.as_ref(), vars)?,
+            },
+            ramp_down: resolved::value(&stages.ramp_down, vars)?,
+        })
+    };
+    Ok(match written {
+        Scenario::Http(http) => resolved::Scenario::Http(resolved::HttpScenario {
+            name: http.name.clone(),
+            executor: http.executor,
+            rate: resolved::optional(http.rate.as_ref(), vars)?,
+            start_rate: resolved::optional(http.start_rate.as_ref(), vars)?,
+            vus: resolved::optional(http.vus.as_ref(), vars)?,
+            start_vus: http.start_vus,
+            think: resolved::optional(http.think.as_ref(), vars)?,
+            arrivals: http.arrivals,
+            max_in_flight: http.max_in_flight,
+            timeout: http.timeout,
+            stages: stages(&http.stages)?,
+            requests: http
+                .requests
+                .iter()
+                .map(|request| headroom_spec::scenario::Request {
+                    url: filled(&request.url),
+                    headers: request
+                        .headers
+                        .iter()
+                        .map(|(key, value)| (key.clone(), filled(value)))
+                        .collect(),
+                    body: request.body.as_ref().map(filled),
+                    ..request.clone()
+                })
+                .collect(),
+        }),
+        Scenario::Rooms(rooms) => resolved::Scenario::Rooms(resolved::RoomsScenario {
+            name: rooms.name.clone(),
+            url: filled(&rooms.url),
+            rooms: resolved::value(&rooms.rooms, vars)?,
+            peers_per_room: resolved::optional(rooms.peers_per_room.as_ref(), vars)?,
+            peers: resolved::optional(rooms.peers.as_ref(), vars)?,
+            join: rooms.join.as_ref().map(filled),
+            idle: rooms.idle,
+            send: rooms
+                .send
+                .as_ref()
+                .map(|send| resolved::Messages::at(send, filled(&send.template), vars))
+                .transpose()?,
+            ping: rooms.ping.clone(),
+            reload: rooms
+                .reload
+                .as_ref()
+                .map(|reload| resolved::Reload::at(reload, filled(&reload.url), vars))
+                .transpose()?,
+            deadline: rooms.deadline,
+            connect_timeout: rooms.connect_timeout,
+            connect_over: resolved::optional(rooms.connect_over.as_ref(), vars)?,
+            stages: stages(&rooms.stages)?,
+        }),
+    })
 }

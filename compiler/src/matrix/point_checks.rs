@@ -13,7 +13,7 @@ fn describe_point(at: &BTreeMap<String, VarValue>) -> String {
 
 /// Checks that a point's run stays within one machine: requests planned, sockets, message size.
 pub(super) fn size_checks(
-    scenario: &Scenario,
+    scenario: &resolved::Scenario,
     base: &str,
     at: &BTreeMap<String, VarValue>,
     checker: &Checker<'_>,
@@ -29,20 +29,14 @@ pub(super) fn size_checks(
         );
     };
     let stages = scenario.stages();
-    let seconds = value_or_zero(&stages.ramp_up)
-        .saturating_add(
-            stages
-                .hold
-                .as_ref()
-                .and_then(Param::value)
-                .copied()
-                .unwrap_or_default(),
-        )
-        .saturating_add(value_or_zero(&stages.ramp_down))
+    let seconds = stages
+        .ramp_up
+        .saturating_add(stages.hold.unwrap_or_default())
+        .saturating_add(stages.ramp_down)
         .as_secs_f64();
     match scenario {
-        Scenario::Http(http) => {
-            if let Some(Param::Value(rate)) = &http.rate {
+        resolved::Scenario::Http(http) => {
+            if let Some(rate) = &http.rate {
                 let planned = rate.as_per_second() * seconds;
                 if planned > MAX_REQUESTS_PER_RUN {
                     too_large(
@@ -58,13 +52,8 @@ pub(super) fn size_checks(
                 }
             }
         }
-        Scenario::Rooms(rooms) => {
-            let number = |p: &Param<u64>| p.value().map_or(0.0, |v| *v as f64);
-            let sockets = match (&rooms.peers_per_room, &rooms.peers) {
-                (Some(per_room), _) => number(&rooms.rooms) * number(per_room),
-                (None, Some(total)) => number(total),
-                (None, None) => 0.0,
-            };
+        resolved::Scenario::Rooms(rooms) => {
+            let sockets = rooms.sockets() as f64;
             if sockets > MAX_SOCKETS_PER_RUN {
                 too_large(
                     format!("{base}/rooms"),
@@ -78,9 +67,9 @@ pub(super) fn size_checks(
                 );
             }
             if let Some(send) = &rooms.send
-                && let Param::Value(size) = &send.size
-                && size.bytes() > MAX_MESSAGE_BYTES
+                && send.size.bytes() > MAX_MESSAGE_BYTES
             {
+                let size = send.size;
                 too_large(
                     format!("{base}/send/size"),
                     format!(
@@ -97,7 +86,7 @@ pub(super) fn size_checks(
 
 /// Checks that need a point's values: a rate too low to send anything, a ramp too long.
 pub(super) fn point_checks(
-    scenario: &Scenario,
+    scenario: &resolved::Scenario,
     written: &Scenario,
     base: &str,
     phase_hold: Option<&str>,
@@ -111,7 +100,7 @@ pub(super) fn point_checks(
         return Vec::new();
     }
     let stages = scenario.stages();
-    let Some(hold) = stages.hold.as_ref().and_then(Param::value).copied() else {
+    let Some(hold) = stages.hold else {
         return Vec::new();
     };
     let point = PointCheck {
@@ -127,11 +116,11 @@ pub(super) fn point_checks(
         return vec![point.zero_hold(scenario.name(), phase_hold)];
     }
     match scenario {
-        Scenario::Http(http) if http.executor.is_open() => {
+        resolved::Scenario::Http(http) if http.executor.is_open() => {
             point.http_rate(http).into_iter().collect()
         }
-        Scenario::Http(_) => Vec::new(),
-        Scenario::Rooms(rooms) => point.rooms(rooms, stages),
+        resolved::Scenario::Http(_) => Vec::new(),
+        resolved::Scenario::Rooms(rooms) => point.rooms(rooms, stages),
     }
 }
 
@@ -194,10 +183,8 @@ impl PointCheck<'_> {
     }
 
     /// An open-model HTTP rate that sends no request in the hold.
-    fn http_rate(&self, http: &headroom_spec::HttpScenario) -> Option<Diagnostic> {
-        let Some(Param::Value(rate)) = &http.rate else {
-            return None;
-        };
+    fn http_rate(&self, http: &resolved::HttpScenario) -> Option<Diagnostic> {
+        let rate = http.rate?;
         let expected = rate.expected_in(self.hold);
         if expected >= 1.0 {
             return None;
@@ -217,36 +204,13 @@ impl PointCheck<'_> {
 
     /// A rooms scenario's sends and reloads that fall outside the hold, and sockets still
     /// opening after the ramp-up.
-    fn rooms(
-        &self,
-        rooms: &headroom_spec::RoomsScenario,
-        stages: &headroom_spec::scenario::Stages,
-    ) -> Vec<Diagnostic> {
+    fn rooms(&self, rooms: &resolved::RoomsScenario, stages: &resolved::Stages) -> Vec<Diagnostic> {
         let (base, hold) = (self.base, self.hold);
         let written = written_rooms(self.written);
         let mut out = Vec::new();
-        let count = |p: &Param<u64>| p.value().copied().unwrap_or(0) as f64;
-        let room_count = count(&rooms.rooms);
-        // Peers per room on average, whichever way the spec gave them.
-        let peers = match (&rooms.peers_per_room, &rooms.peers) {
-            (Some(per_room), _) => count(per_room),
-            (None, Some(total)) => count(total) / room_count.max(1.0),
-            (None, None) => 0.0,
-        };
-        if let (Some(send), false) = (&rooms.send, rooms.idle)
-            && let Param::Value(rate) = &send.rate
-        {
-            let senders_per_room = if send.senders == Senders::All {
-                peers
-            } else {
-                1.0
-            };
-            let streams = match send.per {
-                RatePer::Sender => room_count * senders_per_room,
-                RatePer::Room => room_count,
-                RatePer::Scenario => 1.0,
-            };
-            let expected = rate.expected_in(hold) * streams;
+        if let (Some(send), false) = (&rooms.send, rooms.idle) {
+            let rate = send.rate;
+            let expected = rate.expected_in(hold) * rooms.message_streams() as f64;
             if expected < 1.0 {
                 let blame = self.origins.blame(
                     &format!("{base}/send/rate"),
@@ -262,10 +226,10 @@ impl PointCheck<'_> {
                 ));
             }
         }
-        if let Some(reload) = &rooms.reload
-            && let Param::Value(every) = &reload.every
-        {
-            let expected = room_count * peers * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
+        if let Some(reload) = &rooms.reload {
+            let every = reload.every;
+            let expected =
+                rooms.sockets() as f64 * hold.as_secs_f64() / every.as_secs_f64().max(1e-9);
             if expected < 1.0 {
                 let blame = self.origins.blame(
                     &format!("{base}/reload/every"),
@@ -281,10 +245,10 @@ impl PointCheck<'_> {
                 ));
             }
         }
-        if let (Some(Param::Value(over)), Param::Value(ramp_up)) =
-            (&rooms.connect_over, &stages.ramp_up)
-            && over > ramp_up
+        if let Some(over) = rooms.connect_over
+            && over > stages.ramp_up
         {
+            let ramp_up = stages.ramp_up;
             let blame = self.origins.blame(
                 &format!("{base}/connect_over"),
                 written

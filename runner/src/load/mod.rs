@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use headroom_spec::scenario::{Arrivals, Expect, HttpScenario};
-use headroom_spec::{Param, Rate};
+use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_spec::Rate;
+use headroom_spec::scenario::{Arrivals, Expect};
 use http_body_util::{BodyExt, Full};
 use rand::Rng;
 use tokio::sync::mpsc;
@@ -114,12 +115,10 @@ pub async fn run(
         )
         .await;
     } else {
+        // The compiler requires `vus` of a virtual-user executor.
         let peak = scenario
             .vus
-            .as_ref()
-            .and_then(Param::value)
-            .copied()
-            .ok_or("`vus` was not resolved to a number (a headroom bug)")?;
+            .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?;
         closed_model(scenario, peak, &stages, &client, start, samples, cancel).await;
     }
     let mut result = collector
@@ -277,12 +276,11 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn of(scenario: &HttpScenario) -> Schedule {
-        let seconds =
-            |p: &Param<headroom_spec::Duration>| p.value().map_or(0.0, |d| d.as_secs_f64());
+        let stages = &scenario.stages;
         Schedule {
-            ramp_up: seconds(&scenario.stages.ramp_up),
-            hold: scenario.stages.hold.as_ref().map_or(0.0, seconds),
-            ramp_down: seconds(&scenario.stages.ramp_down),
+            ramp_up: stages.ramp_up.as_secs_f64(),
+            hold: stages.hold.map_or(0.0, |hold| hold.as_secs_f64()),
+            ramp_down: stages.ramp_down.as_secs_f64(),
         }
     }
 
@@ -315,9 +313,8 @@ impl Schedule {
     }
 }
 
-fn per_second(rate: Option<&Param<Rate>>) -> f64 {
-    rate.and_then(Param::value)
-        .map_or(0.0, |r| r.as_per_second())
+fn per_second(rate: Option<&Rate>) -> f64 {
+    rate.map_or(0.0, |r| r.as_per_second())
 }
 
 async fn open_model(
@@ -400,11 +397,7 @@ async fn closed_model(
     } else {
         peak
     };
-    let think = scenario
-        .think
-        .as_ref()
-        .and_then(Param::value)
-        .map_or(Duration::ZERO, |d| d.as_std());
+    let think = scenario.think.map_or(Duration::ZERO, |d| d.as_std());
     let total = schedule.total();
     let schedule = Arc::new(Schedule {
         ramp_up: schedule.ramp_up,

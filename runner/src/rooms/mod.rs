@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
 use hdrhistogram::Histogram;
+use headroom_compiler::matrix::resolved::RoomsScenario;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
-use headroom_spec::scenario::{Arrivals, RatePer, RoomsScenario, Senders};
-use headroom_spec::{Param, scenario::StampForm};
+use headroom_spec::scenario::{Arrivals, RatePer, Senders, StampForm};
 use rand::Rng;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
@@ -199,19 +199,16 @@ pub(crate) async fn run(
     let (sizes, sockets) = topology(scenario)?;
     let url = fill(&scenario.url)?;
     let address = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
-    let seconds = |p: &Param<headroom_spec::Duration>| p.value().map_or(0.0, |d| d.as_secs_f64());
-    let ramp_up = Duration::from_secs_f64(seconds(&scenario.stages.ramp_up));
-    let hold = Duration::from_secs_f64(scenario.stages.hold.as_ref().map_or(0.0, seconds));
-    let ramp_down = Duration::from_secs_f64(seconds(&scenario.stages.ramp_down));
-    let connect_over = scenario
-        .connect_over
-        .as_ref()
-        .map_or(ramp_up, |over| Duration::from_secs_f64(seconds(over)));
+    let stages = &scenario.stages;
+    let ramp_up = stages.ramp_up.as_std();
+    let hold = stages.hold.map_or(Duration::ZERO, |hold| hold.as_std());
+    let ramp_down = stages.ramp_down.as_std();
+    let connect_over = scenario.connect_over.map_or(ramp_up, |over| over.as_std());
     let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
     let template = match sending {
         Some(send) => Some(Template::parse(
             &fill(&send.template)?,
-            send.size.value().map_or(0, |s| s.bytes()) as usize,
+            send.size.bytes() as usize,
             send.stamp == StampForm::BinaryPrefix,
         )),
         None => None,
@@ -239,7 +236,7 @@ pub(crate) async fn run(
                 url,
                 authority,
                 address,
-                mean: seconds(&reload.every).max(1e-3),
+                mean: reload.every.as_secs_f64().max(1e-3),
                 poisson: reload.arrivals == Arrivals::Poisson,
                 timeout: scenario.deadline.as_std(),
             })

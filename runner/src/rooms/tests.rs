@@ -2,16 +2,16 @@
 
 #[cfg(test)]
 use super::*;
-use headroom_spec::scenario::Messages;
+use headroom_compiler::matrix::resolved::Messages;
 use headroom_spec::{Rate, Size};
 
 fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScenario {
     RoomsScenario {
         name: "t".into(),
         url: "ws://127.0.0.1:{port}/rooms/{room}".into(),
-        rooms: Param::Value(rooms),
-        peers_per_room: per_room.map(Param::Value),
-        peers: peers.map(Param::Value),
+        rooms,
+        peers_per_room: per_room,
+        peers,
         join: None,
         idle: false,
         send: None,
@@ -26,11 +26,11 @@ fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScena
 
 fn send(rate: f64, per: RatePer, senders: Senders) -> Messages {
     Messages {
-        rate: Param::Value(Rate::per_second(rate)),
+        rate: Rate::per_second(rate),
         per,
         senders,
         arrivals: Arrivals::Fixed,
-        size: Param::Value(Size::from_bytes(100)),
+        size: Size::from_bytes(100),
         template: "{stamp}".into(),
         stamp: StampForm::Json,
     }

@@ -29,18 +29,10 @@ pub(super) fn exponential(rate: f64) -> f64 {
 
 /// The sockets of a run, rooms filling side by side; and how many there are per room.
 pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket>), String> {
-    // The compiler resolved every variable; a `{var}` left here is a bug, said as one.
-    let unresolved = |what: &str| format!("`{what}` was not resolved to a number (a headroom bug)");
-    let rooms = *scenario.rooms.value().ok_or_else(|| unresolved("rooms"))?;
-    let sizes: Vec<u32> = match (&scenario.peers_per_room, &scenario.peers) {
-        (Some(per_room), _) => {
-            let per_room = *per_room
-                .value()
-                .ok_or_else(|| unresolved("peers_per_room"))?;
-            (0..rooms).map(|_| per_room as u32).collect()
-        }
+    let rooms = scenario.rooms;
+    let sizes: Vec<u32> = match (scenario.peers_per_room, scenario.peers) {
+        (Some(per_room), _) => (0..rooms).map(|_| per_room as u32).collect(),
         (None, Some(peers)) => {
-            let peers = *peers.value().ok_or_else(|| unresolved("peers"))?;
             let (base, extra) = (peers / rooms.max(1), peers % rooms.max(1));
             (0..rooms)
                 .map(|r| (base + u64::from(r < extra)) as u32)
@@ -82,7 +74,7 @@ pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket
         }
     }
     if let Some(send) = scenario.send.as_ref().filter(|_| !scenario.idle) {
-        let rate = send.rate.value().map_or(0.0, |r| r.as_per_second());
+        let rate = send.rate.as_per_second();
         let is_sender = |s: &Socket| match send.senders {
             Senders::All => true,
             Senders::OnePerRoom => s.peer == 0,

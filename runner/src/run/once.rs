@@ -235,7 +235,7 @@ async fn start_target(
 /// through `pid_file` when given.
 async fn external(
     url: &str,
-    target: &headroom_spec::Target,
+    target: &headroom_compiler::matrix::resolved::Target,
     options: &RunOptions,
     allowed: &http::Allowed,
     result: &mut RunResult,

@@ -2,13 +2,13 @@
 //! (`headroom-results`, never read by key) and the planner's report; its shape is
 //! `schemas/page-context.schema.json`, so users can write pages of their own.
 
+use headroom_compiler::matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
 use headroom_compiler::slo::FigureUnit;
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{Sweep, Unit};
 use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
-use headroom_spec::scenario::{HttpScenario, RoomsScenario, Stages};
-use headroom_spec::{Param, Reducer, Scenario, VarValue};
+use headroom_spec::{Reducer, VarValue};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -330,14 +330,6 @@ fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A value of the resolved plan as written (`30s`, `16`); a variable left is shown by name.
-fn param<T: headroom_spec::ParamValue + std::fmt::Display>(param: &Param<T>) -> String {
-    match param {
-        Param::Value(value) => value.to_string(),
-        Param::Var(name) => format!("{{{name}}}"),
-    }
 }
 
 /// What the runs add up to over the whole file: how many ran and failed, the load average,

@@ -30,11 +30,11 @@ pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
 
 /// `5s up, 20s hold, 0s down`.
 pub(super) fn stages_text(stages: &Stages) -> String {
-    let mut parts = vec![format!("{} up", param(&stages.ramp_up))];
-    if let Some(hold) = &stages.hold {
-        parts.push(format!("{} hold", param(hold)));
+    let mut parts = vec![format!("{} up", stages.ramp_up)];
+    if let Some(hold) = stages.hold {
+        parts.push(format!("{hold} hold"));
     }
-    parts.push(format!("{} down", param(&stages.ramp_down)));
+    parts.push(format!("{} down", stages.ramp_down));
     parts.join(", ")
 }
 
@@ -43,15 +43,18 @@ pub(super) fn http_text(scenario: &HttpScenario) -> String {
     let load = match &scenario.vus {
         None => format!(
             "{} arrivals",
-            scenario.rate.as_ref().map(param).unwrap_or_default()
+            scenario
+                .rate
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
         ),
         Some(vus) => format!(
             "{} virtual users{}",
-            param(vus),
+            vus,
             scenario
                 .think
-                .as_ref()
-                .map(|think| format!(" thinking {} between requests", param(think)))
+                .map(|think| format!(" thinking {think} between requests"))
                 .unwrap_or_default()
         ),
     };
@@ -75,28 +78,28 @@ pub(super) fn http_text(scenario: &HttpScenario) -> String {
 
 pub(super) fn rooms_text(scenario: &RoomsScenario) -> String {
     let peers = match (&scenario.peers_per_room, &scenario.peers) {
-        (Some(per_room), _) => format!("{} peers each", param(per_room)),
+        (Some(per_room), _) => format!("{per_room} peers each"),
         (None, peers) => format!(
             "{} peers in all",
-            peers.as_ref().map(param).unwrap_or_default()
+            peers.map(|p| p.to_string()).unwrap_or_default()
         ),
     };
     let traffic = match &scenario.send {
         Some(send) if !scenario.idle => format!(
             "{} per {} (senders: {}), {} messages",
-            param(&send.rate),
+            send.rate,
             send.per.as_str(),
             send.senders.as_str().replace('-', " "),
-            param(&send.size)
+            send.size
         ),
         _ => "idle: no messages".to_owned(),
     };
     // `connect_over` is absent when it is the ramp-up (its default).
     let opened = match &scenario.connect_over {
         None => "the sockets opened over the ramp-up".to_owned(),
-        Some(over) => format!("the sockets opened over {}", param(over)),
+        Some(over) => format!("the sockets opened over {over}"),
     };
-    let rooms = param(&scenario.rooms);
+    let rooms = scenario.rooms.to_string();
     format!(
         "WebSocket rooms, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
         if rooms == "1" { "" } else { "s" },

@@ -1,0 +1,359 @@
+//! What runs at one point, every value resolved: the spec's `[target]` and `[[scenario]]`
+//! shapes with each `"{variable}"` replaced by its value at the point, so the runner never
+//! meets a `Param` (and never needs a fallback for one). Serialized, each is the spec's shape
+//! with literals only (a units count may be 0 at a baseline point).
+
+use std::collections::BTreeMap;
+
+use headroom_spec::scenario::{
+    Arrivals, Executor, Messages as WrittenMessages, Ping, RatePer, Reload as WrittenReload,
+    Request, Senders, StampForm,
+};
+use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Stop};
+use headroom_spec::{Duration, Param, ParamValue, Rate, Size, VarValue};
+use serde::{Deserialize, Serialize};
+
+/// `[bench]` with `people_per_unit` resolved to a number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "ResolvedBench")]
+pub struct Bench {
+    /// A short identifier; results go to `results/<name>/`.
+    pub name: String,
+    /// One sentence on what the bench answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The capacity unit, singular: `room`, `user`.
+    pub unit: String,
+    /// How many people one unit holds.
+    pub people_per_unit: u64,
+}
+
+impl Bench {
+    pub(super) fn at(
+        written: &headroom_spec::Bench,
+        vars: &BTreeMap<String, VarValue>,
+    ) -> Result<Bench, String> {
+        Ok(Bench {
+            name: written.name.clone(),
+            description: written.description.clone(),
+            unit: written.unit.clone(),
+            people_per_unit: value(&written.people_per_unit, vars)?,
+        })
+    }
+}
+
+/// The server under test at one point: `[target]` with its variables filled; `{port}` and
+/// `{env:…}` are left for the runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PointTarget")]
+pub struct Target {
+    /// The command that starts the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// Its working directory, relative to the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Its environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The URL of a server that runs elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Where an external server's process id is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_file: Option<String>,
+    /// When the server is ready.
+    pub ready: Ready,
+    /// Where its Prometheus metrics are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<String>,
+    /// How it is stopped.
+    pub stop: Stop,
+    /// A fresh server per run, or one per phase.
+    pub process: ProcessMode,
+    /// CPU and memory limits, as an instance size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// Hosts other than loopback that load may go to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
+}
+
+/// `[target.limits]` at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PointLimits")]
+pub struct Limits {
+    /// CPUs the server may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// Memory the server may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Size>,
+}
+
+/// One workload at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Scenario {
+    /// HTTP requests, open or closed model.
+    Http(HttpScenario),
+    /// WebSocket rooms.
+    Rooms(RoomsScenario),
+}
+
+impl Scenario {
+    /// Its name in results and SLOs.
+    pub fn name(&self) -> &str {
+        match self {
+            Scenario::Http(s) => &s.name,
+            Scenario::Rooms(s) => &s.name,
+        }
+    }
+
+    /// Its ramp-up, hold and ramp-down.
+    pub fn stages(&self) -> &Stages {
+        match self {
+            Scenario::Http(s) => &s.stages,
+            Scenario::Rooms(s) => &s.stages,
+        }
+    }
+
+    /// Its ramp-up, hold and ramp-down, to scale (`--quick`).
+    pub fn stages_mut(&mut self) -> &mut Stages {
+        match self {
+            Scenario::Http(s) => &mut s.stages,
+            Scenario::Rooms(s) => &mut s.stages,
+        }
+    }
+
+    /// `http` or `rooms`, as the spec writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Scenario::Http(_) => "http",
+            Scenario::Rooms(_) => "rooms",
+        }
+    }
+}
+
+/// Ramp-up, hold and ramp-down at one point.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Stages {
+    /// From no load to the target load.
+    pub ramp_up: Duration,
+    /// The target load held, where figures are measured; `None` measures the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    /// From the target load back to none.
+    pub ramp_down: Duration,
+}
+
+/// An HTTP scenario at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpScenario {
+    /// Its name.
+    pub name: String,
+    /// Open model (arrival rate) or closed model (virtual users).
+    pub executor: Executor,
+    /// Requests started per unit of time (arrival-rate executors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Where `ramping-arrival-rate` starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_rate: Option<Rate>,
+    /// Virtual users (virtual-user executors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vus: Option<u64>,
+    /// Where `ramping-vus` starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_vus: Option<u64>,
+    /// A virtual user's pause between an answer and its next request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<Duration>,
+    /// Fixed or Poisson gaps between request starts.
+    pub arrivals: Arrivals,
+    /// Requests in flight at most.
+    pub max_in_flight: u64,
+    /// A request without an answer by then counts as a timeout.
+    pub timeout: Duration,
+    /// Ramp-up, hold and ramp-down.
+    pub stages: Stages,
+    /// The requests, with the point's variables filled.
+    pub requests: Vec<Request>,
+}
+
+/// A rooms scenario at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoomsScenario {
+    /// Its name.
+    pub name: String,
+    /// The socket URL; `{room}` and `{peer}` are filled per socket.
+    pub url: String,
+    /// How many rooms (0 at a baseline point).
+    pub rooms: u64,
+    /// Sockets per room.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers_per_room: Option<u64>,
+    /// Sockets in all, spread evenly over the rooms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers: Option<u64>,
+    /// A text message each peer sends right after connecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<String>,
+    /// Connect and hold the sockets, sending nothing.
+    pub idle: bool,
+    /// What the peers send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<Messages>,
+    /// Our own pings.
+    pub ping: Ping,
+    /// A periodic HTTP GET per peer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload: Option<Reload>,
+    /// A message later than this after its send counts as late.
+    pub deadline: Duration,
+    /// A socket not open by then counts as failed.
+    pub connect_timeout: Duration,
+    /// The sockets are opened evenly over this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_over: Option<Duration>,
+    /// Ramp-up (sockets opening), hold and ramp-down.
+    pub stages: Stages,
+}
+
+impl RoomsScenario {
+    /// Sockets in all: `rooms × peers_per_room`, or `peers` spread over the rooms (none
+    /// without a room). The runner opens exactly these.
+    pub fn sockets(&self) -> u64 {
+        match (self.peers_per_room, self.peers) {
+            (Some(per_room), _) => self.rooms.saturating_mul(per_room),
+            (None, Some(_)) if self.rooms == 0 => 0,
+            (None, Some(total)) => total,
+            (None, None) => 0,
+        }
+    }
+
+    /// Rooms with at least one peer.
+    pub fn occupied_rooms(&self) -> u64 {
+        match (self.peers_per_room, self.peers) {
+            (Some(per_room), _) if per_room > 0 => self.rooms,
+            (None, Some(total)) => self.rooms.min(total),
+            _ => 0,
+        }
+    }
+
+    /// The streams `send.rate` is counted over: every sender (`per = "sender"`: all peers,
+    /// or one per occupied room), every occupied room, or the scenario as one. 0 when idle or
+    /// nothing is sent.
+    pub fn message_streams(&self) -> u64 {
+        let Some(send) = self.send.as_ref().filter(|_| !self.idle) else {
+            return 0;
+        };
+        let senders = match send.senders {
+            Senders::All => self.sockets(),
+            Senders::OnePerRoom => self.occupied_rooms(),
+        };
+        match send.per {
+            RatePer::Sender => senders,
+            RatePer::Room => self.occupied_rooms(),
+            RatePer::Scenario => u64::from(senders > 0),
+        }
+    }
+}
+
+/// What the peers of a rooms scenario send, at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Messages {
+    /// Messages per unit of time, counted as `per` says.
+    pub rate: Rate,
+    /// What `rate` counts.
+    pub per: RatePer,
+    /// Who sends.
+    pub senders: Senders,
+    /// Fixed or Poisson gaps between sends.
+    pub arrivals: Arrivals,
+    /// The message size.
+    pub size: Size,
+    /// The message, with the point's variables filled.
+    pub template: String,
+    /// How the correlation id and send time travel.
+    pub stamp: StampForm,
+}
+
+/// A page reload at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reload {
+    /// The page.
+    pub url: String,
+    /// The mean time between two reloads of one peer.
+    pub every: Duration,
+    /// Fixed or Poisson gaps.
+    pub arrivals: Arrivals,
+}
+
+/// A parameter's value at a point: the literal, or the variable's value there.
+pub(super) fn value<T: ParamValue>(
+    param: &Param<T>,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<T, String> {
+    match param {
+        Param::Value(value) => Ok(value.clone()),
+        Param::Var(name) => {
+            let value = vars
+                .get(name.as_str())
+                .ok_or_else(|| format!("no variable `{name}`"))?;
+            T::from_var(value)
+        }
+    }
+}
+
+/// An optional parameter's value at a point.
+pub(super) fn optional<T: ParamValue>(
+    param: Option<&Param<T>>,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<Option<T>, String> {
+    param.map(|p| value(p, vars)).transpose()
+}
+
+impl Limits {
+    pub(super) fn at(
+        written: &WrittenLimits,
+        vars: &BTreeMap<String, VarValue>,
+    ) -> Result<Limits, String> {
+        Ok(Limits {
+            cpus: optional(written.cpus.as_ref(), vars)?,
+            memory: optional(written.memory.as_ref(), vars)?,
+        })
+    }
+}
+
+impl Messages {
+    pub(super) fn at(
+        written: &WrittenMessages,
+        template: String,
+        vars: &BTreeMap<String, VarValue>,
+    ) -> Result<Messages, String> {
+        Ok(Messages {
+            rate: value(&written.rate, vars)?,
+            per: written.per,
+            senders: written.senders,
+            arrivals: written.arrivals,
+            size: value(&written.size, vars)?,
+            template,
+            stamp: written.stamp,
+        })
+    }
+}
+
+impl Reload {
+    pub(super) fn at(
+        written: &WrittenReload,
+        url: String,
+        vars: &BTreeMap<String, VarValue>,
+    ) -> Result<Reload, String> {
+        Ok(Reload {
+            url,
+            every: value(&written.every, vars)?,
+            arrivals: written.arrivals,
+        })
+    }
+}
