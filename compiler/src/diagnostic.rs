@@ -4,14 +4,18 @@ use std::ops::Range;
 
 use serde::Serialize;
 
+/// Whether a diagnostic stops the spec from compiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The spec cannot run.
     Error,
+    /// The spec runs, but probably not as meant.
     Warning,
 }
 
 impl Severity {
+    /// As the JSON form writes it: `error`, `warning`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -25,10 +29,11 @@ macro_rules! codes {
         /// A stable diagnostic code. Codes are never reused; `docs/diagnostics.md` lists them.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Code {
-            $($variant,)*
+            $(#[doc = $summary] $variant,)*
         }
 
         impl Code {
+            /// Every code, in order.
             pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
 
             /// `E012`.
@@ -45,6 +50,7 @@ macro_rules! codes {
                 }
             }
 
+            /// Whether the code is an error or a warning.
             pub fn severity(self) -> Severity {
                 match self {
                     $(Code::$variant => Severity::$severity,)*
@@ -111,6 +117,7 @@ codes! {
 /// One problem in a spec, located by its JSON pointer and its byte span in the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The stable code (`E012`).
     pub code: Code,
     /// What is wrong, in plain words.
     pub message: String,
@@ -125,6 +132,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic with no place yet.
     pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
@@ -136,26 +144,31 @@ impl Diagnostic {
         }
     }
 
+    /// Its code's severity.
     pub fn severity(&self) -> Severity {
         self.code.severity()
     }
 
+    /// Places it at a JSON pointer and, when known, the byte span of the spec it points at.
     pub fn at(mut self, pointer: impl Into<String>, span: Option<Range<usize>>) -> Diagnostic {
         self.pointer = pointer.into();
         self.span = span;
         self
     }
 
+    /// The label under the caret.
     pub fn label(mut self, label: impl Into<String>) -> Diagnostic {
         self.label = Some(label.into());
         self
     }
 
+    /// The fix, as `= help:` says it.
     pub fn hint(mut self, hint: impl Into<String>) -> Diagnostic {
         self.hint = Some(hint.into());
         self
     }
 
+    /// The fix, when there is one.
     pub fn maybe_hint(mut self, hint: Option<String>) -> Diagnostic {
         self.hint = hint;
         self
@@ -177,6 +190,7 @@ pub struct LineIndex<'a> {
 }
 
 impl<'a> LineIndex<'a> {
+    /// An index of the source's line starts.
     pub fn new(source: &'a str) -> LineIndex<'a> {
         let starts = std::iter::once(0)
             .chain(source.match_indices('\n').map(|(i, _)| i + 1))

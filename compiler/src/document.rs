@@ -20,6 +20,7 @@ pub struct Place {
 /// A parsed spec: JSON for validation, and a map from JSON pointer to source span.
 #[derive(Debug, Default)]
 pub struct Document {
+    /// The spec as JSON, for the schema check and deserialization.
     pub json: Value,
     places: HashMap<String, Place>,
 }
@@ -124,6 +125,7 @@ impl Document {
         }
     }
 
+    /// Where a JSON pointer's key and value are in the source.
     pub fn place(&self, pointer: &str) -> Option<&Place> {
         self.places.get(pointer)
     }

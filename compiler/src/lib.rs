@@ -9,6 +9,8 @@
 //! the errors in our words; the spec is then deserialized into typed values; [`checks`] runs
 //! the semantic checks; [`matrix`] expands the phases into points and runs.
 
+#![warn(missing_docs)]
+
 pub mod checks;
 pub mod diagnostic;
 pub mod document;
@@ -30,12 +32,14 @@ use crate::schema_check::SchemaCheck;
 /// What compiling one spec gives: every diagnostic, and the plan when there is no error.
 #[derive(Debug)]
 pub struct Compilation {
+    /// Every error and warning, in the order found.
     pub diagnostics: Vec<Diagnostic>,
     /// The run matrix, when the spec has no error.
     pub matrix: Option<RunMatrix>,
 }
 
 impl Compilation {
+    /// Whether any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()
@@ -49,6 +53,7 @@ pub struct Compiler {
 }
 
 impl Compiler {
+    /// A compiler with the spec schema built once.
     pub fn new() -> Compiler {
         Compiler {
             schema: SchemaCheck::new(),

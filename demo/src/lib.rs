@@ -8,6 +8,7 @@
 //! in Prometheus text. Its output (one line when it listens, and what the knobs ask for) goes
 //! to stdout and stderr, which the runner captures per point.
 
+#![warn(missing_docs)]
 // A server program: its output is its log, which the runner captures into a file per point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -30,15 +31,19 @@ use headroom_spec::{Duration, Percent, Size};
 /// What the demo target does; every knob has a flag of `headroom demo-target`.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The address to listen on (loopback by default).
     pub host: IpAddr,
+    /// The port; 0 picks a free one.
     pub port: u16,
     /// Bytes each open room holds (its document), touched so they are resident.
     pub room_state: Size,
     /// Notes created at start, each of `note_size` bytes of body.
     pub seed_notes: u64,
+    /// The size of a seeded note.
     pub note_size: Size,
     /// Synchronous CPU work of one save pass, plus this much per open room.
     pub rebuild_cpu: Duration,
+    /// CPU time a rebuild pass spends per open room.
     pub rebuild_cpu_per_room: Duration,
     /// How long after an edit its room is saved; edits reach the other peers after the pass.
     pub save_window: Duration,
@@ -47,6 +52,7 @@ pub struct Options {
     pub request_cpu: Duration,
     /// Hold every request for `stall_for` once every `stall_every`.
     pub stall_every: Option<Duration>,
+    /// How long a stall lasts.
     pub stall_for: Duration,
     /// The share of broadcasts to drop, spread evenly.
     pub drop_broadcasts: Percent,
@@ -124,6 +130,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
 }
 
 impl Server {
+    /// The address the server listens on.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
     }

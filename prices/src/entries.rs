@@ -21,9 +21,13 @@ const KINDS: &[(&str, &str)] = &[
 /// One priced thing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {
+    /// `instance`, `database` or `line`.
     pub kind: &'static str,
+    /// The entry's id (`t4g.medium`, `db.t4g.micro`, `public-ipv4`).
     pub id: String,
+    /// `aws` or `hetzner`.
     pub provider: String,
+    /// vCPUs, for an instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vcpu: Option<u64>,
     /// GiB for AWS, GB as Hetzner lists it.
@@ -37,8 +41,11 @@ pub struct Entry {
     /// Euros per month (Hetzner).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eur_per_month: Option<f64>,
+    /// Where the price was read.
     pub source: String,
+    /// The day it was read (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
+    /// When the source says the price changes, if it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale_after: Option<String>,
     /// Why this price may be out of date.
@@ -69,12 +76,14 @@ impl Day {
         })
     }
 
+    /// The day of a Unix time, in UTC.
     pub fn from_unix_seconds(seconds: i64) -> Day {
         Day {
             days: seconds.div_euclid(86_400),
         }
     }
 
+    /// Whole days from `earlier` to this day.
     pub fn days_since(self, earlier: Day) -> i64 {
         self.days - earlier.days
     }

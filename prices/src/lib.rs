@@ -6,6 +6,8 @@
 //! here reads files: callers pass the text. The compiler checks a spec's instances against it;
 //! the planner (`headroom-pricing`) prices with it.
 
+#![warn(missing_docs)]
+
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -21,8 +23,10 @@ pub const EMBEDDED: &str = include_str!("../data/prices.toml");
 /// Why a price table could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum PriceTableError {
+    /// The text is not a price table.
     #[error("the price table is not valid: {message}")]
     Parse {
+        /// What is wrong.
         message: String,
         /// Byte range of the problem in the table's text.
         span: Option<std::ops::Range<usize>>,
@@ -32,27 +36,38 @@ pub enum PriceTableError {
 /// A compute instance type.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Instance {
+    /// The instance type (`t4g.medium`).
     pub id: String,
+    /// `aws` or `hetzner`.
     pub provider: String,
     /// Where the price holds (`us-east-1`).
     #[serde(default)]
     pub region: Option<String>,
+    /// vCPUs.
     pub vcpu: u32,
     /// AWS gives GiB; Hetzner lists "GB" (recorded as written, in `memory_gb`).
     #[serde(default)]
     pub memory_gib: Option<f64>,
+    /// Memory in GB (10⁹ bytes), when the provider lists it so.
     #[serde(default)]
     pub memory_gb: Option<f64>,
+    /// On-demand price an hour, in US dollars (AWS).
     #[serde(default)]
     pub usd_per_hour: Option<f64>,
+    /// Price a month, in euros (Hetzner).
     #[serde(default)]
     pub eur_per_month: Option<f64>,
+    /// A burstable instance: full speed only while CPU credits last.
     #[serde(default)]
     pub burstable: bool,
+    /// The CPU a burstable instance sustains without credits, per vCPU, in percent.
     #[serde(default)]
     pub baseline_cpu_pct_per_vcpu: Option<f64>,
+    /// Where the price was read.
     pub source: String,
+    /// The day it was read (`YYYY-MM-DD`).
     pub as_of: String,
+    /// When the source says the price changes, if it does.
     #[serde(default)]
     pub stale_after: Option<String>,
 }
@@ -60,13 +75,17 @@ pub struct Instance {
 /// A managed database class.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Database {
+    /// The database class (`db.t4g.micro`).
     pub id: String,
+    /// `aws`.
     pub provider: String,
     /// Absent when no source gave a list price for this class.
     #[serde(default)]
     pub usd_per_hour: Option<f64>,
+    /// Where the price was read.
     #[serde(default)]
     pub source: Option<String>,
+    /// The day it was read (`YYYY-MM-DD`); `None` is shown as undated and counted stale.
     #[serde(default)]
     pub as_of: Option<String>,
 }
@@ -90,21 +109,27 @@ struct RawTable {
 /// A priced line that is not a machine: storage, an address, CPU credits.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Line {
+    /// The line's id (`ebs-gp3-storage`, `public-ipv4`).
     pub id: String,
     /// Per `unit` (a GB-month, an address-hour).
     #[serde(default)]
     pub usd_per_unit: Option<f64>,
+    /// A CPU credit's price per vCPU-hour, in US dollars.
     #[serde(default)]
     pub usd_per_vcpu_hour: Option<f64>,
+    /// The price an hour, in US dollars.
     #[serde(default)]
     pub usd_per_hour: Option<f64>,
     /// Instance families these credits are for (`t4g`).
     #[serde(default)]
     pub families: Vec<String>,
+    /// What a month includes for free, in GB.
     #[serde(default)]
     pub free_gb_per_month: Option<f64>,
+    /// Where the price was read.
     #[serde(default)]
     pub source: Option<String>,
+    /// The day it was read (`YYYY-MM-DD`); `None` is shown as undated and counted stale.
     #[serde(default)]
     pub as_of: Option<String>,
 }
@@ -181,10 +206,12 @@ impl PriceTable {
             .find(|l| l.families.iter().any(|f| f == family))
     }
 
+    /// The instance of this id.
     pub fn instance(&self, id: &str) -> Option<&Instance> {
         self.instances.get(id)
     }
 
+    /// The database class of this id.
     pub fn database(&self, id: &str) -> Option<&Database> {
         self.databases.get(id)
     }
@@ -197,6 +224,7 @@ impl PriceTable {
             .map(|i| i.id.as_str())
     }
 
+    /// Every database class's id.
     pub fn database_ids(&self) -> impl Iterator<Item = &str> {
         self.databases.keys().map(String::as_str)
     }

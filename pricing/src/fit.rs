@@ -10,8 +10,11 @@ use crate::numbers::count;
 /// A straight-line fit of one series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fit {
+    /// The points fitted.
     pub n: usize,
+    /// The line at x = 0.
     pub intercept: f64,
+    /// What one more unit of x adds.
     pub slope: f64,
     /// The share of the variance the line explains; `None` when the series does not vary at
     /// all (R² is 0/0 there: a flat line through flat points explains nothing).
@@ -33,10 +36,13 @@ pub struct Fit {
 /// Why no line can be fitted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FitError {
+    /// Fewer than two points: the number given.
     #[error("a fit needs at least 3 points (two for the line, one for its error), found {0}")]
     TooFewPoints(usize),
+    /// Every point at the same x: no slope.
     #[error("every point has the same x, so no slope can be fitted")]
     NoSpread,
+    /// A value that is not a finite number.
     #[error("a value is not a finite number")]
     NotFinite,
 }
@@ -91,6 +97,7 @@ pub fn fit(points: &[(f64, f64)]) -> Result<Fit, FitError> {
 }
 
 impl Fit {
+    /// The line's value at `x`.
     pub fn predict(&self, x: f64) -> f64 {
         self.intercept + self.slope * x
     }
@@ -145,6 +152,7 @@ impl Fit {
         weaknesses
     }
 
+    /// Whether any weakness applies (`weaknesses` says which).
     pub fn is_weak(&self) -> bool {
         !self.weaknesses().is_empty()
     }

@@ -4,6 +4,8 @@
 //! It reads results through their typed contract ([`headroom_results`]) and prices with the
 //! table of [`headroom_prices`], re-exported here so callers name one crate.
 
+#![warn(missing_docs)]
+
 pub mod fit;
 pub mod plan;
 pub mod planner;

@@ -21,14 +21,18 @@ pub enum Unit {
     Seconds,
     /// Kept as a fraction (`_pct` is divided by 100).
     Fraction,
+    /// A plain number.
     Plain,
 }
 
 /// One series against x: every run (or CSV row) is a point, repeats included.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeriesPoints {
+    /// The series' name (`rss`, a column).
     pub name: String,
+    /// Its unit.
     pub unit: Unit,
+    /// `(x, value)` per run.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -39,6 +43,7 @@ pub struct Sweep {
     pub name: String,
     /// The variable on the x axis.
     pub x: String,
+    /// Every series measured over the sweep.
     pub series: Vec<SeriesPoints>,
     /// Per x that was judged (by SLOs, or by a run that failed): whether every run there
     /// passed, and what did not. An x where nothing was judged has no entry.
@@ -99,12 +104,17 @@ impl Ord for OrderedX {
 /// Why points could not be read; CSV errors carry the 1-based line and column.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PointsError {
+    /// A CSV that does not read.
     #[error("line {line}, column {column}: {message}")]
     Csv {
+        /// The line, from 1.
         line: u64,
+        /// The column, from 1.
         column: usize,
+        /// What is wrong.
         message: String,
     },
+    /// A results file that does not give points.
     #[error("{0}")]
     Results(String),
 }
@@ -112,12 +122,25 @@ pub enum PointsError {
 /// Why `--slo 'SERIES < VALUE'` could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SloFilterError {
+    /// No `<`, `<=`, `>`, `>=` or `==`.
     #[error("`--slo {0}` has no comparison; write it as `p95_ms < 200`")]
     NoComparison(String),
+    /// The value is not a finite number.
     #[error("`--slo {slo}`: the value after `{operator}` is not a finite number")]
-    NotANumber { slo: String, operator: String },
+    NotANumber {
+        /// The flag's value.
+        slo: String,
+        /// The comparison found.
+        operator: String,
+    },
+    /// No sweep has the series.
     #[error("`--slo {slo}`: no sweep has a series `{series}`")]
-    NoSeries { slo: String, series: String },
+    NoSeries {
+        /// The flag's value.
+        slo: String,
+        /// The series it names.
+        series: String,
+    },
 }
 
 /// Applies `--slo 'SERIES < VALUE'` to the points: a point where the series breaks the

@@ -33,6 +33,7 @@ pub struct LoadAverage {
 }
 
 impl LoadAverage {
+    /// Takes a reading into the range; `first` starts it.
     pub fn observe(&mut self, value: f64, first: bool) {
         if first {
             *self = LoadAverage {

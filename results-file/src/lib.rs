@@ -3,6 +3,8 @@
 //! loses at most the run in flight; the planner, the page and `compare` read it through these
 //! types, never by key.
 
+#![warn(missing_docs)]
+
 pub mod environment;
 mod failure;
 mod file;
@@ -32,6 +34,7 @@ pub use crate::scenario::{
 /// The version of this file's shape; readers refuse other versions.
 pub const RESULTS_FORMAT: u32 = 1;
 
+/// A results file: what ran, on what machine, and every run's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
     /// The version of this file's shape (1); a reader refuses another.
@@ -52,6 +55,7 @@ pub struct Results {
     pub phases: Vec<PhaseResults>,
 }
 
+/// The spec the results came from.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SpecRef {
     /// The spec's path as given on the command line.
@@ -60,6 +64,7 @@ pub struct SpecRef {
     pub hash: String,
 }
 
+/// One phase's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PhaseResults {
     /// The phase's name in the spec.
@@ -68,6 +73,7 @@ pub struct PhaseResults {
     pub points: Vec<PointResults>,
 }
 
+/// One point's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PointResults {
     /// The point's index in its phase, from 0.
@@ -158,6 +164,7 @@ pub struct ProcessResult {
     pub sample_error: Option<String>,
 }
 
+/// One reading of the server's process group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProcessSample {
     /// Seconds from the start of the load.
@@ -171,6 +178,7 @@ pub struct ProcessSample {
     pub processes: u32,
 }
 
+/// The server's Prometheus metrics over a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MetricsResult {
     /// Each steady-state scrape: the selected series by name.
@@ -208,6 +216,7 @@ pub struct GeneratorResult {
     pub reason: Option<String>,
 }
 
+/// One SLO at one run: the figure, the threshold, and whether it held.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SloVerdict {
     /// The SLO's key in `[slo]`.

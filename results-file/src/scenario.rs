@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// Failed requests or sockets, by why.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorCounts {
     /// The connection could not be made (refused, reset before an answer).
@@ -15,6 +16,7 @@ pub struct ErrorCounts {
 }
 
 impl ErrorCounts {
+    /// All of them.
     pub fn total(&self) -> u64 {
         self.connect + self.timeout + self.status + self.protocol
     }
@@ -61,6 +63,7 @@ pub struct Window {
 }
 
 impl Window {
+    /// The window at `index` seconds: its count, errors and percentiles.
     pub fn of(index: u64, h: &Histogram<u64>, errors: u64) -> Window {
         let summary = histogram_summary(h);
         Window {
@@ -74,6 +77,7 @@ impl Window {
     }
 }
 
+/// What one scenario measured in one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScenarioResult {
     /// `http` or `rooms`.
@@ -154,6 +158,7 @@ pub struct RoomsResult {
     pub reload: Option<ReloadResult>,
 }
 
+/// What became of a rooms scenario's sockets.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SocketCounts {
     /// Sockets the scenario opens (rooms × peers).
@@ -186,6 +191,7 @@ pub struct ConnectFailures {
 }
 
 impl ConnectFailures {
+    /// All of them.
     pub fn total(&self) -> u64 {
         self.refused + self.status + self.timeout + self.other
     }

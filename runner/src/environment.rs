@@ -4,6 +4,7 @@ use std::path::Path;
 
 pub use headroom_results::environment::{Environment, LoadAverage};
 
+/// The 1-minute load average, from /proc/loadavg.
 pub fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?

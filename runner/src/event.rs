@@ -7,28 +7,44 @@ use crate::results::RunResult;
 
 /// What the runner reports as it goes; the CLI shows it.
 pub enum Event<'a> {
+    /// The matrix is about to run.
     Started {
+        /// Runs in all.
         runs: usize,
         /// Load, settle, scrapes and cool-down of every run; start-up not included.
         estimated_s: f64,
     },
+    /// A run starts.
     RunStarted {
+        /// Its phase.
         phase: &'a str,
+        /// Its point.
         point: &'a Point,
+        /// Its repeat, from 1.
         repeat: u32,
+        /// Its number among all runs, from 1.
         number: usize,
+        /// Runs in all.
         runs: usize,
     },
+    /// Once a second during a run's load.
     Progress {
+        /// Seconds since the load started.
         elapsed_s: f64,
+        /// Requests and messages sent so far.
         requests: u64,
+        /// Errors so far.
         errors: u64,
         /// The p95 of the last whole second, in milliseconds.
         p95_ms: Option<f64>,
     },
+    /// A run ended.
     RunFinished {
+        /// Its phase.
         phase: &'a str,
+        /// Its point.
         point: &'a Point,
+        /// What it measured.
         result: &'a RunResult,
     },
 }

@@ -7,6 +7,8 @@
 //! state, evaluates the SLOs and rewrites the results file ([`results`]) atomically. It reports
 //! progress as [`Event`]s and never prints: the CLI shows them.
 
+#![warn(missing_docs)]
+
 pub mod environment;
 mod event;
 pub mod fanout;

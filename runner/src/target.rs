@@ -30,10 +30,15 @@ pub const LOG_LIMIT: u64 = 16 << 20;
 
 /// How a target was started: what the runner fills into its command.
 pub struct Launch<'a> {
+    /// What the target is.
     pub target: &'a Target,
+    /// The port it is given.
     pub port: u16,
+    /// The running headroom binary, for `{headroom}`.
     pub headroom_bin: &'a Path,
+    /// Relative `cwd`s are taken from here.
     pub spec_dir: &'a Path,
+    /// Where its output goes.
     pub log: PathBuf,
 }
 
@@ -52,6 +57,7 @@ pub struct Running {
     group: Pid,
     /// The guard process (`headroom guard-group`) that kills the group if headroom dies.
     guard: Option<std::process::Child>,
+    /// Its process id, which is also its process group's.
     pub pid: u32,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     log_matches: tokio::sync::watch::Receiver<bool>,

@@ -5,6 +5,8 @@
 //! schemars, committed at `schemas/spec.schema.json`). Validation with spans, semantic checks
 //! and the run matrix live in `headroom-compiler`; the reference for users is `docs/spec.md`.
 
+#![warn(missing_docs)]
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -193,15 +195,19 @@ fn default_price_age() -> Duration {
     Duration::from_secs(180 * 86_400)
 }
 
+/// Whose prices a `[plan]` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
+    /// Amazon Web Services: EC2 instances, EBS, RDS, in US dollars.
     #[default]
     Aws,
+    /// Hetzner Cloud: servers in euros, disk and traffic included.
     Hetzner,
 }
 
 impl Provider {
+    /// As the spec and the price table write it: `aws`, `hetzner`.
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Aws => "aws",

@@ -21,11 +21,14 @@ pub const PLACEHOLDER_PATTERN: &str = r"^\{[a-z][a-z0-9_]*\}$";
 /// A literal value or a reference to a spec variable.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Param<T> {
+    /// A value written in the spec.
     Value(T),
+    /// A `"{variable}"`: the name of an entry of `[vars]`.
     Var(String),
 }
 
 impl<T> Param<T> {
+    /// The literal, or `None` for a variable.
     pub fn value(&self) -> Option<&T> {
         match self {
             Param::Value(value) => Some(value),
@@ -33,6 +36,7 @@ impl<T> Param<T> {
         }
     }
 
+    /// The variable's name, or `None` for a literal.
     pub fn var(&self) -> Option<&str> {
         match self {
             Param::Value(_) => None,
@@ -48,6 +52,7 @@ pub enum ValueKind {
     Count,
     /// A number above zero (CPUs).
     Number,
+    /// A quantity written with a unit.
     Quantity(QuantityKind),
     /// What counts capacity units (`[capacity] units`): a whole number of 0 or more (0 is the
     /// baseline point that fixes a fit's intercept), or a rate (requests per second).
@@ -55,6 +60,7 @@ pub enum ValueKind {
 }
 
 impl ValueKind {
+    /// What the kind is, in an error message: `a whole number of at least 1`.
     pub fn describe(self) -> &'static str {
         match self {
             ValueKind::Count => "a whole number of at least 1",
@@ -79,6 +85,7 @@ impl ValueKind {
         }
     }
 
+    /// A value of this kind, as a hint writes it.
     pub fn example(self) -> &'static str {
         match self {
             ValueKind::Count => "16",
@@ -123,11 +130,13 @@ fn parse_quantity(kind: QuantityKind, text: &str) -> Result<(), crate::units::Un
 
 /// The value types a [`Param`] can hold.
 pub trait ParamValue: Sized + Clone + Serialize {
+    /// What kind of value it is.
     const KIND: ValueKind;
 
     /// Reads the value from a variable's value (after substitution).
     fn from_var(value: &VarValue) -> Result<Self, String>;
 
+    /// The schema of the value or a placeholder, as one anchored pattern or type.
     fn param_schema() -> Schema;
 }
 

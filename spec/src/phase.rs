@@ -53,6 +53,7 @@ fn default_cooldown() -> Duration {
     Duration::from_secs(2)
 }
 
+/// What a phase does after a point's run fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnFailure {
@@ -120,15 +121,20 @@ impl Default for SteadyState {
     }
 }
 
+/// How the steady state's scrapes become one figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reducer {
     /// The middle scrape: one allocation burst cannot move it.
     #[default]
     Median,
+    /// The mean of the scrapes.
     Mean,
+    /// The smallest scrape.
     Min,
+    /// The largest scrape.
     Max,
+    /// The last scrape.
     Last,
 }
 
@@ -201,11 +207,15 @@ pub struct Series {
     pub unit: Option<SeriesUnit>,
 }
 
+/// What a `[measure]` series counts, when its name does not say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SeriesUnit {
+    /// Bytes (a memory gauge).
     Bytes,
+    /// Seconds.
     Seconds,
+    /// A plain count.
     Count,
 }
 
@@ -226,5 +236,6 @@ impl Series {
 pub struct MeasureDefaults;
 
 impl MeasureDefaults {
+    /// How often the server's process is read during the load.
     pub const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 }

@@ -44,13 +44,16 @@ pub enum PlaceholderName<'a> {
 /// One placeholder found in a string, with its byte range (braces included).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholder<'a> {
+    /// What is inside the braces.
     pub name: PlaceholderName<'a>,
+    /// Where it is, braces included.
     pub range: Range<usize>,
 }
 
 /// Something in a string that looks like a placeholder but is not closed: `{port/rooms`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unclosed {
+    /// Where it is, from the open brace to the end of the string.
     pub range: Range<usize>,
 }
 

@@ -19,6 +19,7 @@ pub enum Scenario {
 }
 
 impl Scenario {
+    /// Its name in results and SLOs.
     pub fn name(&self) -> &str {
         match self {
             Scenario::Http(s) => &s.name,
@@ -26,6 +27,7 @@ impl Scenario {
         }
     }
 
+    /// Its ramp-up, hold and ramp-down.
     pub fn stages(&self) -> &Stages {
         match self {
             Scenario::Http(s) => &s.stages,
@@ -33,6 +35,7 @@ impl Scenario {
         }
     }
 
+    /// Its ramp-up, hold and ramp-down, to change.
     pub fn stages_mut(&mut self) -> &mut Stages {
         match self {
             Scenario::Http(s) => &mut s.stages,
@@ -40,6 +43,7 @@ impl Scenario {
         }
     }
 
+    /// `http` or `rooms`, as the spec writes it.
     pub fn kind(&self) -> &'static str {
         match self {
             Scenario::Http(_) => "http",
@@ -80,6 +84,7 @@ impl Default for Stages {
     }
 }
 
+/// How an HTTP scenario starts requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Executor {
@@ -94,6 +99,7 @@ pub enum Executor {
 }
 
 impl Executor {
+    /// Whether it is an open model (arrival rate).
     pub fn is_open(self) -> bool {
         matches!(
             self,
@@ -101,10 +107,12 @@ impl Executor {
         )
     }
 
+    /// Whether its load ramps from a start value.
     pub fn is_ramping(self) -> bool {
         matches!(self, Executor::RampingArrivalRate | Executor::RampingVus)
     }
 
+    /// As the spec writes it: `constant-arrival-rate`.
     pub fn as_str(self) -> &'static str {
         match self {
             Executor::ConstantArrivalRate => "constant-arrival-rate",
@@ -126,6 +134,7 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// HTTP requests, open model (arrival rate) or closed model (virtual users).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpScenario {
@@ -174,16 +183,24 @@ fn default_request_timeout() -> Duration {
     Duration::from_secs(30)
 }
 
+/// An HTTP request method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Method {
+    /// `GET`
     #[default]
     Get,
+    /// `HEAD`
     Head,
+    /// `POST`
     Post,
+    /// `PUT`
     Put,
+    /// `PATCH`
     Patch,
+    /// `DELETE`
     Delete,
+    /// `OPTIONS`
     Options,
 }
 
@@ -237,10 +254,13 @@ fn one() -> u32 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Expect {
+    /// One status code.
     One(#[schemars(range(min = 100, max = 599))] u16),
+    /// Any of these status codes.
     Any(#[schemars(inner(range(min = 100, max = 599)))] Vec<u16>),
 }
 
+/// WebSocket rooms: `rooms × peers_per_room` sockets, messages fanned out to each room.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoomsScenario {
@@ -350,6 +370,7 @@ pub enum StampForm {
     BinaryPrefix,
 }
 
+/// What the peers of a room send: how often, who, how large, and how the stamp travels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Messages {

@@ -120,14 +120,20 @@ impl Default for Stop {
     }
 }
 
+/// The signal that asks the target to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Signal {
+    /// `SIGTERM`
     #[default]
     Term,
+    /// `SIGINT`
     Int,
+    /// `SIGHUP`
     Hup,
+    /// `SIGQUIT`
     Quit,
+    /// `SIGKILL`, which a process cannot catch.
     Kill,
 }
 
@@ -144,6 +150,7 @@ impl Signal {
     }
 }
 
+/// How many server processes a phase starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProcessMode {

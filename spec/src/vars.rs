@@ -10,12 +10,16 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum VarValue {
+    /// A whole number.
     Integer(i64),
+    /// A number with a fraction.
     Float(f64),
+    /// Text, such as a quantity with its unit (`"0.5/s"`).
     Text(String),
 }
 
 impl VarValue {
+    /// What the value is, in an error message: `the number 4`, `"0.5/s"`.
     pub fn describe(&self) -> String {
         match self {
             VarValue::Integer(n) => format!("the number {n}"),
@@ -41,6 +45,7 @@ impl fmt::Display for VarValue {
 pub enum Sweep {
     /// The values, in the order they run: `[1, 4, 16, 64]`, `["0.25/s", "1/s"]`.
     List(Vec<VarValue>),
+    /// A range of values, stepped.
     Range(Range),
 }
 
@@ -209,6 +214,7 @@ impl Range {
 }
 
 impl Sweep {
+    /// The values, in order: a list as written, a range stepped out.
     pub fn values(&self) -> Result<Vec<VarValue>, RangeError> {
         match self {
             Sweep::List(values) => Ok(values.clone()),

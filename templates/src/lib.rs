@@ -5,6 +5,8 @@
 //! folder overrides any of them by name. Numbers go through filters ([`format`]) so every page
 //! writes them the same way. This crate reads and renders; it never runs or prices anything.
 
+#![warn(missing_docs)]
+
 pub mod context;
 pub mod format;
 pub mod html;
@@ -25,16 +27,30 @@ const DEFAULTS: &[(&str, &str)] = &[
 /// Why a page could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum PageError {
+    /// A template folder or file could not be read.
     #[error("cannot read template {path}: {message}")]
-    Read { path: String, message: String },
+    Read {
+        /// The file or folder.
+        path: String,
+        /// Why it could not be read.
+        message: String,
+    },
+    /// A plot could not be drawn.
     #[error("cannot draw plot {file}: {detail}")]
-    Plot { file: String, detail: String },
+    Plot {
+        /// The plot's file name.
+        file: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// A template that does not parse or render: which one, where, and what.
     #[error("template `{template}`{}: {detail}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
     Template {
+        /// The template's name.
         template: String,
         /// `None` when minijinja does not know the line.
         line: Option<usize>,
+        /// What went wrong, and where.
         detail: String,
     },
 }

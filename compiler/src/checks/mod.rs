@@ -25,23 +25,30 @@ use crate::suggest::{did_you_mean, did_you_mean_placeholder};
 /// Where a variable is used, and as what (`None`: inside a string, any value will do).
 #[derive(Debug, Clone)]
 pub struct Usage {
+    /// The kind of value this use needs; `None` for a use inside a string.
     pub kind: Option<ValueKind>,
+    /// Where the variable is used (a JSON pointer into the spec).
     pub pointer: String,
 }
 
+/// The semantic checks of one spec: what it reads, and what it found.
 pub struct Checker<'a> {
     source: &'a str,
     spec: &'a Spec,
     document: &'a Document,
     prices: &'a PriceTable,
+    /// What the checks found, in the order they found it.
     pub diagnostics: Vec<Diagnostic>,
+    /// Every use of each variable, for its type checks and the unused-variable warning.
     pub usages: BTreeMap<String, Vec<Usage>>,
     /// Typed uses that do not change the load (the unit count), for type checks only.
     typed_only: Vec<(String, Usage)>,
+    /// The SLOs, parsed against the figures the spec produces.
     pub slo: Vec<SloRule>,
 }
 
 impl<'a> Checker<'a> {
+    /// Checks over a deserialized spec, its document (for spans) and the price table.
     pub fn new(
         source: &'a str,
         spec: &'a Spec,
@@ -60,6 +67,7 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Runs every check, the diagnostics in order.
     pub fn run(mut self) -> Self {
         self.variable_names();
         self.target();
@@ -79,10 +87,12 @@ impl<'a> Checker<'a> {
         self.diagnostics.push(diagnostic);
     }
 
+    /// The spec being checked.
     pub fn spec(&self) -> &'a Spec {
         self.spec
     }
 
+    /// The spec's document, for spans.
     pub fn document(&self) -> &'a Document {
         self.document
     }

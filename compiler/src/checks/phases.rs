@@ -164,6 +164,7 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The scenarios a phase runs: those it names, or all of them.
     pub fn phase_scenarios(&self, phase: &headroom_spec::Phase) -> Vec<&'a Scenario> {
         let spec = self.spec;
         spec.scenarios

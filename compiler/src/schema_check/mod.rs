@@ -35,6 +35,7 @@ const TABLES: &[(&str, &str)] = &[
 ];
 
 impl SchemaCheck {
+    /// The check against the schema the spec types generate.
     pub fn new() -> SchemaCheck {
         let schema = headroom_spec::json_schema();
         let validator = jsonschema::draft202012::new(&schema)
@@ -43,6 +44,7 @@ impl SchemaCheck {
         SchemaCheck { schema, validator }
     }
 
+    /// The schema checked against.
     pub fn schema(&self) -> &Value {
         &self.schema
     }

@@ -13,20 +13,28 @@ use serde::{Deserialize, Serialize};
 /// A statistic of a latency distribution, as an SLO names it (`p95`, `max`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Statistic {
+    /// The median.
     #[serde(rename = "p50")]
     P50,
+    /// The 90th percentile.
     #[serde(rename = "p90")]
     P90,
+    /// The 95th percentile.
     #[serde(rename = "p95")]
     P95,
+    /// The 99th percentile.
     #[serde(rename = "p99")]
     P99,
+    /// The 99.9th percentile.
     #[serde(rename = "p99.9")]
     P999,
+    /// The largest.
     #[serde(rename = "max")]
     Max,
+    /// The arithmetic mean.
     #[serde(rename = "mean")]
     Mean,
+    /// The smallest.
     #[serde(rename = "min")]
     Min,
 }
@@ -120,7 +128,9 @@ impl FigureUnit {
 pub struct Figure {
     /// `None` for figures of the whole point (`rss`, a metrics series).
     pub scenario: Option<String>,
+    /// Its name: `latency`, `failed`, `rss`, a series.
     pub name: String,
+    /// What it measures, which decides its threshold's unit.
     pub unit: FigureUnit,
 }
 
@@ -196,19 +206,25 @@ fn conditional_figure(name: &str) -> Option<&'static str> {
 /// How a figure is compared with its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Comparison {
+    /// `<`
     #[serde(rename = "<")]
     Below,
+    /// `<=`
     #[serde(rename = "<=")]
     AtMost,
+    /// `>`
     #[serde(rename = ">")]
     Above,
+    /// `>=`
     #[serde(rename = ">=")]
     AtLeast,
+    /// `==`, within rounding.
     #[serde(rename = "==")]
     Equal,
 }
 
 impl Comparison {
+    /// Whether `figure` compared with `threshold` holds.
     pub fn holds(self, figure: f64, threshold: f64) -> bool {
         match self {
             Comparison::Below => figure < threshold,
@@ -226,10 +242,15 @@ impl Comparison {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Threshold {
+    /// A time (`1s`, `250ms`).
     Duration(Duration),
+    /// A share (`1%`).
     Percent(Percent),
+    /// A size (`3GiB`).
     Size(Size),
+    /// A rate (`50/s`).
     Rate(Rate),
+    /// A plain number.
     Number(f64),
 }
 
@@ -263,6 +284,7 @@ pub struct SloRule {
     pub statistic: Option<Statistic>,
     /// What the figure measures, which decides the threshold's unit.
     pub unit: FigureUnit,
+    /// How the figure is compared with the threshold.
     pub comparison: Comparison,
     /// The threshold as written, in its unit.
     pub threshold: Threshold,
@@ -273,16 +295,24 @@ pub struct SloRule {
 /// Why a rule did not parse: what, where in the expression, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SloError {
+    /// What kind of mistake it is, which decides its diagnostic code.
     pub kind: SloErrorKind,
+    /// What is wrong.
     pub message: String,
+    /// Where, in the expression.
     pub range: Range<usize>,
+    /// How to fix it.
     pub hint: String,
 }
 
+/// The kinds of mistake an SLO can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SloErrorKind {
+    /// Not `figure < value`.
     Syntax,
+    /// A figure the spec does not produce.
     UnknownFigure,
+    /// A threshold in the wrong unit.
     Unit,
 }
 

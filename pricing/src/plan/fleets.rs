@@ -5,9 +5,13 @@ use super::*;
 /// A fleet of one instance type.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fleet {
+    /// The instance type.
     pub instance: String,
+    /// `USD` or `EUR`.
     pub currency: &'static str,
+    /// How many instances.
     pub count: u64,
+    /// The units they hold together.
     pub units: f64,
     /// Every instance with its own lines, plus the shared lines once.
     pub per_month: f64,

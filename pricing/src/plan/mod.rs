@@ -30,22 +30,29 @@ pub use sweeps::{Chosen, Selection, SloCeiling, ceiling_sweep, memory_sweep, slo
 /// What the measurements and the spec say about one unit.
 #[derive(Debug, Clone, Default)]
 pub struct Model {
+    /// What one unit is (`room`).
     pub unit: String,
+    /// People one unit holds, for costs per person.
     pub people_per_unit: f64,
     /// The fit of the provisioning series (bytes per unit).
     pub memory: Option<Fit>,
+    /// Memory kept for the OS and the rest of the image, in bytes.
     pub reserve_bytes: f64,
+    /// Where the SLOs broke in the ceiling sweep.
     pub slo: Option<SloCeiling>,
     /// A CPU ceiling given directly; it replaces the SLO sweep's.
     pub cpu_ceiling: Option<f64>,
+    /// The server's own limit on units.
     pub cap: Option<f64>,
     /// The share of the binding ceiling left free (0.25: plan with 75 % of it).
     pub headroom: f64,
     /// Scale the CPU ceiling by the instance's vCPUs over the cores measured on.
     pub cpu_scales_with_vcpus: bool,
+    /// The logical cores the SLO ceiling was measured on.
     pub measured_cores: f64,
     /// The fit of the server's CPU use (cores per unit), for burstable instances.
     pub cpu: Option<Fit>,
+    /// The monthly lines beside the instance.
     pub lines: Lines,
     /// Today, for the age of prices; `None` skips the check.
     pub today: Option<crate::entries::Day>,
@@ -56,9 +63,13 @@ pub struct Model {
 /// The monthly lines beside the instance.
 #[derive(Debug, Clone, Default)]
 pub struct Lines {
+    /// EBS gp3 storage per instance, in GB.
     pub ebs_gb: Option<f64>,
+    /// A managed database class shared by the fleet.
     pub rds: Option<String>,
+    /// Public IPv4 addresses per instance.
     pub public_ipv4: u32,
+    /// Internet egress a month for the fleet, in GB.
     pub egress_gb: Option<f64>,
 }
 
@@ -82,6 +93,7 @@ pub struct Ceiling {
     pub extrapolated: Option<f64>,
     /// From a weak fit (`Fit::weaknesses`).
     pub weak: bool,
+    /// How it was worked out.
     pub note: String,
 }
 
@@ -215,8 +227,10 @@ fn two_significant(x: f64) -> f64 {
     (x / scale).round() * scale
 }
 
+/// The ceiling that binds, or the runner-up.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Binding {
+    /// What it bounds.
     pub resource: Resource,
     /// `None` when nothing bounds the units, or the binding ceiling was not measured.
     pub units: Option<f64>,
@@ -224,26 +238,39 @@ pub struct Binding {
     pub reads: String,
 }
 
+/// One monthly cost beside the instance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostLine {
+    /// What it is (`EBS gp3, 30 GB`).
     pub name: String,
+    /// Its cost a month.
     pub per_month: f64,
     /// Shared by the fleet (a database): it does not multiply with instances.
     pub shared: bool,
+    /// The date of its price, or `undated`.
     pub as_of: String,
 }
 
+/// The plan for one instance type: its ceilings, the binding one, and the costs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InstancePlan {
+    /// The instance type.
     pub name: String,
+    /// vCPUs.
     pub vcpu: u32,
+    /// Memory in GiB.
     pub memory_gib: f64,
     /// `USD` or `EUR`, as the price table gives the instance.
     pub currency: &'static str,
+    /// The instance's price a month.
     pub per_month: f64,
+    /// The date of its price.
     pub as_of: String,
+    /// Every ceiling, by what it bounds.
     pub ceilings: BTreeMap<Resource, Ceiling>,
+    /// The smallest ceiling.
     pub binding: Binding,
+    /// The next smallest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner_up: Option<Binding>,
     /// The binding ceiling less the headroom: the units to plan with. `None` when the binding
@@ -253,16 +280,24 @@ pub struct InstancePlan {
     pub not_priced: Option<String>,
     /// The binding ceiling is a lower bound, so the cost per unit is at most what is shown.
     pub cost_is_upper_bound: bool,
+    /// The instance's price a month over the planned units.
     pub per_unit_month: Option<f64>,
+    /// The cost per unit-month over the people in a unit.
     pub per_person_month: Option<f64>,
+    /// The month with the lines beside the instance.
     pub all_in: AllIn,
+    /// What a reader should know before trusting this plan.
     pub warnings: Vec<String>,
 }
 
+/// The monthly cost with the lines beside the instance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AllIn {
+    /// The instance and its lines, a month.
     pub per_month: f64,
+    /// That over the planned units.
     pub per_unit_month: Option<f64>,
+    /// The lines.
     pub lines: Vec<CostLine>,
 }
 

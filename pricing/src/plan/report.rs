@@ -198,6 +198,7 @@ pub struct InstanceJson {
     pub usd_per_unit_month: Option<f64>,
     /// That over the people in a unit.
     pub usd_per_person_month: Option<f64>,
+    /// The month with the lines beside the instance.
     pub all_in: AllInJson,
     /// This instance's warnings (also in the report's `warnings`).
     pub warnings: Vec<String>,

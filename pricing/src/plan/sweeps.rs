@@ -9,9 +9,11 @@ use crate::points::Sweep;
 pub struct SloCeiling {
     /// The phase the verdicts come from, and why the planner took it.
     pub phase: String,
+    /// Why this phase (`capacity.ceiling_phase`, or its rule).
     pub chosen_because: String,
     /// The last point that passed every SLO; `None` when they failed already at the first.
     pub units: Option<f64>,
+    /// The first step where something failed; `None` when every step passed.
     pub first_failing: Option<f64>,
     /// What did not hold at the first failing point.
     pub broke: Vec<String>,
@@ -54,15 +56,20 @@ pub fn slo_ceiling(sweep: &Sweep, chosen_because: &str) -> Option<SloCeiling> {
 pub struct Selection<'a> {
     /// The variable that counts units; `None` takes any sweep.
     pub units: Option<&'a str>,
+    /// The series memory is provisioned against.
     pub memory_series: &'a str,
+    /// The phase the spec names for the memory fit.
     pub memory_phase: Option<&'a str>,
+    /// The phase the spec names for the SLO ceiling.
     pub ceiling_phase: Option<&'a str>,
 }
 
 /// A sweep the planner uses, and why that one.
 #[derive(Debug, Clone, Copy)]
 pub struct Chosen<'a> {
+    /// The sweep.
     pub sweep: &'a Sweep,
+    /// Why it, in words.
     pub because: &'static str,
 }
 

@@ -65,7 +65,9 @@ const CHUNK: usize = 1024;
 pub enum Receipt {
     /// A recipient got the message, this long after its intended send.
     Delivered {
+        /// Its latency, in microseconds.
         latency_us: u64,
+        /// Whether it arrived within the deadline.
         on_time: bool,
         /// The receipt completed the message: everyone expected has it, after this long.
         seen_by_all_us: Option<u64>,
@@ -81,6 +83,7 @@ pub enum Receipt {
 pub struct Recorded {
     /// Seen latencies of the windows already taken.
     pub seen: Histogram<u64>,
+    /// Seen by everyone: one value per message that reached all its recipients.
     pub seen_by_all: Histogram<u64>,
     /// The seen latencies since the last window was taken: each latency is recorded once,
     /// here, and moves into `seen` when its window is taken.
@@ -124,6 +127,7 @@ impl Tracker {
         }
     }
 
+    /// Microseconds from the run's epoch to `at`, as stamps carry them.
     pub fn micros_since_epoch(&self, at: Instant) -> u64 {
         at.saturating_duration_since(self.epoch).as_micros() as u64
     }
@@ -205,6 +209,7 @@ impl Tracker {
         self.outstanding.load(Ordering::Relaxed)
     }
 
+    /// The latency shard a socket flushes into.
     pub fn shard(&self, socket: u32) -> &Mutex<Recorded> {
         &self.shards[socket as usize % self.shards.len()]
     }
@@ -306,10 +311,12 @@ impl Batch {
         }
     }
 
+    /// Whether nothing is waiting to be flushed.
     pub fn is_empty(&self) -> bool {
         self.len == 0 && self.all_len == 0
     }
 
+    /// Records the batched latencies in the socket's shard and empties the batch.
     pub fn flush(&mut self, tracker: &Tracker, socket: u32) {
         if self.is_empty() {
             return;

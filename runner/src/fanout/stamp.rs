@@ -14,6 +14,7 @@ pub const BINARY_STAMP_LEN: usize = 16;
 /// A message's identity and intended send time, as it travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
+    /// The message's id in the tracker.
     pub id: u64,
     /// Microseconds from the tracker's epoch.
     pub sent_us: u64,
@@ -26,6 +27,7 @@ impl Stamp {
         let _ = write!(out, "hr1.{:x}.{:x}", self.id, self.sent_us);
     }
 
+    /// The 16-byte binary form: the id and the send time, little-endian.
     pub fn binary(self) -> [u8; BINARY_STAMP_LEN] {
         let mut out = [0u8; BINARY_STAMP_LEN];
         out[..8].copy_from_slice(&self.id.to_le_bytes());
@@ -33,6 +35,7 @@ impl Stamp {
         out
     }
 
+    /// A stamp from a binary frame's first 16 bytes.
     pub fn from_binary(bytes: &[u8]) -> Option<Stamp> {
         let id = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
         let sent_us = u64::from_le_bytes(bytes.get(8..16)?.try_into().ok()?);
@@ -52,6 +55,7 @@ pub struct StampFinder {
 }
 
 impl StampFinder {
+    /// The first text stamp in a frame.
     pub fn find(&mut self, text: &[u8]) -> Option<Stamp> {
         let at = if text
             .get(self.last..)

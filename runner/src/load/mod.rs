@@ -73,7 +73,9 @@ struct Prepared {
 /// Live figures for progress reports.
 #[derive(Default)]
 pub struct Live {
+    /// Requests and messages sent so far.
     pub requests: AtomicU64,
+    /// Errors so far.
     pub errors: AtomicU64,
     /// The p95 of the last whole window, in microseconds (0 before the first).
     pub window_p95_us: AtomicU64,
@@ -275,6 +277,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The stages of a scenario, in seconds.
     pub fn of(scenario: &HttpScenario) -> Schedule {
         let stages = &scenario.stages;
         Schedule {
@@ -284,6 +287,7 @@ impl Schedule {
         }
     }
 
+    /// Ramp-up, hold and ramp-down together.
     pub fn total(&self) -> Duration {
         Duration::from_secs_f64(self.ramp_up + self.hold + self.ramp_down)
     }

@@ -321,8 +321,11 @@ pub struct Inbox<'a> {
     binary_stamps: bool,
     finder: StampFinder,
     batch: Batch,
+    /// Messages a socket got back that it sent itself.
     pub own_echoes: u64,
+    /// Messages without a stamp, or with one no message was sent with.
     pub unstamped: u64,
+    /// Pings from the server.
     pub pings: u64,
     received: u64,
     /// The time frames of one wake-up are seen at: read once per burst (refreshed every

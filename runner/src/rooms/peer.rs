@@ -3,6 +3,7 @@
 use super::*;
 
 impl<'a> Inbox<'a> {
+    /// An inbox for one socket's frames.
     pub fn new(tracker: &'a Tracker, socket: u32, binary_stamps: bool) -> Inbox<'a> {
         Inbox {
             tracker,

@@ -32,6 +32,7 @@ use once::run_once;
 pub struct RunOptions {
     /// The spec's path as the user gave it, and its text's hash.
     pub spec_path: String,
+    /// The hash of the spec's text.
     pub spec_hash: String,
     /// Relative `cwd`s and the target's git revision are taken from here.
     pub spec_dir: PathBuf,
@@ -41,26 +42,35 @@ pub struct RunOptions {
     pub phases: Vec<String>,
     /// Repeats of every point, instead of the spec's.
     pub repeats: Option<u32>,
+    /// `--quick`: durations, steps and repeats scaled down.
     pub quick: bool,
     /// The running `headroom` binary, for `{headroom}`.
     pub headroom_bin: PathBuf,
+    /// headroom's version, for the results file.
     pub version: String,
 }
 
 /// How the whole run went.
 pub struct Outcome {
+    /// Everything measured, as written to the results file.
     pub results: Results,
+    /// Runs that failed.
     pub failed_runs: usize,
+    /// SLO verdicts that failed.
     pub slo_failures: usize,
     /// SLO verdicts whose figure was not measured, baseline points left out.
     pub slo_unmeasured: usize,
+    /// The run was cut short by a signal.
     pub interrupted: bool,
 }
 
+/// Why the matrix could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// The results file could not be read or written.
     #[error(transparent)]
     Results(#[from] ResultsError),
+    /// `--phase` names no phase: the name, and the phases there are.
     #[error("no phase is named {0}; the phases are: {1}")]
     UnknownPhase(String, String),
     /// A point this machine cannot hold (open files, memory), found before anything ran.

@@ -48,14 +48,18 @@ pub struct Bench {
 
 /// The inputs of a page besides the results text.
 pub struct Inputs {
+    /// What the bench is, from the spec.
     pub bench: Bench,
+    /// The planner's report, when the spec prices instances.
     pub plan: Option<Report>,
     /// The commands that reproduce the page, in order.
     pub reproduce: Vec<String>,
 }
 
+/// Everything a capacity page says, as data (`schemas/page-context.schema.json`).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PageContext {
+    /// What the bench is, from the spec.
     pub bench: Bench,
     /// The headroom that ran (from the results file).
     pub headroom_version: String,
@@ -134,6 +138,7 @@ pub struct Plot {
     pub scenario: Option<String>,
 }
 
+/// The machine the runs ran on.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Machine {
     /// The CPU's model name (empty when the machine names none).
@@ -146,6 +151,7 @@ pub struct Machine {
     pub kernel: String,
 }
 
+/// The smallest and largest of a figure.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 pub struct Spread {
     /// The lowest.
@@ -154,6 +160,7 @@ pub struct Spread {
     pub max: f64,
 }
 
+/// How many runs ran, failed, and were bound by the generator.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct RunCounts {
     /// Runs in the results file.
@@ -178,6 +185,7 @@ pub struct Stat {
 }
 
 impl Stat {
+    /// Min, median and max of the values, or `None` without any.
     pub fn of(values: &[f64]) -> Option<Stat> {
         let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         if sorted.is_empty() {
@@ -193,6 +201,7 @@ impl Stat {
     }
 }
 
+/// One phase as the page shows it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Phase {
     /// The phase's name.
@@ -218,6 +227,7 @@ pub struct LatencySlo {
     pub threshold_ms: f64,
 }
 
+/// One point of a phase: a row of the page's table.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Point {
     /// The swept variables as people read them: `rooms = 16`.
@@ -236,6 +246,7 @@ pub struct Point {
     pub failures: Vec<String>,
 }
 
+/// One scenario at one point: a cell group of the row.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ScenarioCell {
     /// The scenario's name.

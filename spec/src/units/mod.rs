@@ -24,14 +24,19 @@ pub const PERCENT_PATTERN: &str = r"^[0-9]+(\.[0-9]+)? ?%$";
 /// What the error message shows as the accepted forms of each quantity.
 pub const DURATION_FORMS: &str =
     r#""250ms", "30s", "2m", "1.5h", "7d" (units: us, ms, s, m or min, h, d)"#;
+/// What the error message shows as the accepted forms of a size.
 pub const SIZE_FORMS: &str = r#""200B", "220KiB", "512MiB", "1.5GiB", "4GB" (KiB/MiB/GiB are powers of 1024, KB/MB/GB powers of 1000)"#;
+/// What the error message shows as the accepted forms of a rate.
 pub const RATE_FORMS: &str = r#""0.45/s", "20/s", "2/m" or "2/min", "30/h""#;
+/// What the error message shows as the accepted forms of a percentage.
 pub const PERCENT_FORMS: &str = r#""1%", "0.5%", "99.5%""#;
 
 /// Why a quantity did not parse; the message lists the accepted forms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {
+    /// The kind of quantity expected.
     pub kind: QuantityKind,
+    /// What was written.
     pub input: String,
 }
 
@@ -39,13 +44,18 @@ pub struct UnitError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum QuantityKind {
+    /// `"30s"`
     Duration,
+    /// `"512MiB"`
     Size,
+    /// `"20/s"`
     Rate,
+    /// `"1%"`
     Percentage,
 }
 
 impl QuantityKind {
+    /// The accepted forms, for an error message.
     pub fn forms(self) -> &'static str {
         match self {
             QuantityKind::Duration => DURATION_FORMS,
@@ -55,6 +65,7 @@ impl QuantityKind {
         }
     }
 
+    /// The grammar, as an anchored regular expression.
     pub fn pattern(self) -> &'static str {
         match self {
             QuantityKind::Duration => DURATION_PATTERN,
@@ -64,6 +75,7 @@ impl QuantityKind {
         }
     }
 
+    /// Its name in an error message: `duration`.
     pub fn name(self) -> &'static str {
         match self {
             QuantityKind::Duration => "duration",
@@ -157,42 +169,51 @@ pub struct Duration {
 }
 
 impl Duration {
+    /// No time.
     pub const ZERO: Duration = Duration { micros: 0 };
 
+    /// A duration of `micros` microseconds.
     pub const fn from_micros(micros: u64) -> Duration {
         Duration { micros }
     }
 
+    /// A duration of `millis` milliseconds.
     pub const fn from_millis(millis: u64) -> Duration {
         Duration {
             micros: millis * 1_000,
         }
     }
 
+    /// A duration of `secs` seconds.
     pub const fn from_secs(secs: u64) -> Duration {
         Duration {
             micros: secs * 1_000_000,
         }
     }
 
+    /// In microseconds.
     pub fn as_micros(self) -> u64 {
         self.micros
     }
 
+    /// In seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.micros as f64 / 1e6
     }
 
+    /// As the standard library's duration.
     pub fn as_std(self) -> std::time::Duration {
         std::time::Duration::from_micros(self.micros)
     }
 
+    /// The sum, at most the largest duration.
     pub fn saturating_add(self, other: Duration) -> Duration {
         Duration {
             micros: self.micros.saturating_add(other.micros),
         }
     }
 
+    /// `times` of it, at most the largest duration.
     pub fn saturating_mul(self, times: u64) -> Duration {
         Duration {
             micros: self.micros.saturating_mul(times),
@@ -276,18 +297,22 @@ const SIZE_UNITS: &[(&str, u64)] = &[
 ];
 
 impl Size {
+    /// A size of `bytes` bytes.
     pub const fn from_bytes(bytes: u64) -> Size {
         Size { bytes }
     }
 
+    /// A size of `mib` MiB.
     pub const fn from_mib(mib: u64) -> Size {
         Size { bytes: mib << 20 }
     }
 
+    /// In bytes.
     pub fn bytes(self) -> u64 {
         self.bytes
     }
 
+    /// In MiB.
     pub fn mib(self) -> f64 {
         self.bytes as f64 / (1u64 << 20) as f64
     }
@@ -342,8 +367,11 @@ string_schema!(
 /// A time unit a rate is counted per.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RatePer {
+    /// Per second (`/s`).
     Second,
+    /// Per minute (`/m`, `/min`).
     Minute,
+    /// Per hour (`/h`).
     Hour,
 }
 
@@ -373,6 +401,7 @@ pub struct Rate {
 }
 
 impl Rate {
+    /// `count` per second.
     pub fn per_second(count: f64) -> Rate {
         Rate {
             count,
@@ -380,6 +409,7 @@ impl Rate {
         }
     }
 
+    /// Events per second.
     pub fn as_per_second(self) -> f64 {
         self.count / self.per.seconds()
     }
@@ -432,14 +462,17 @@ string_schema!(
 pub struct Percent(f64);
 
 impl Percent {
+    /// A share of `percent` percent.
     pub fn new(percent: f64) -> Percent {
         Percent(percent)
     }
 
+    /// In percent (`25.0`).
     pub fn percent(self) -> f64 {
         self.0
     }
 
+    /// As a fraction (`0.25`).
     pub fn fraction(self) -> f64 {
         self.0 / 100.0
     }
@@ -479,103 +512,10 @@ pub fn split_quantity(text: &str) -> Option<(f64, &str)> {
     split_number(text)
 }
 
+/// A number with its unit suffix, as a spec writes it: `0.5` and `s` give `"0.5s"`.
 pub fn format_quantity(value: f64, suffix: &str) -> String {
     format!("{}{suffix}", format_number(value))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_and_print_back() {
-        let cases = [
-            ("30s", 30_000_000, "30s"),
-            ("2m", 120_000_000, "2m"),
-            ("2min", 120_000_000, "2m"),
-            ("500ms", 500_000, "500ms"),
-            ("1.5s", 1_500_000, "1500ms"),
-            ("90s", 90_000_000, "90s"),
-            ("7d", 604_800_000_000, "7d"),
-            ("0s", 0, "0s"),
-            ("250 ms", 250_000, "250ms"),
-        ];
-        for (text, micros, back) in cases {
-            let parsed: Duration = text.parse().expect(text);
-            assert_eq!(parsed.as_micros(), micros, "{text}");
-            assert_eq!(parsed.to_string(), back, "{text}");
-        }
-    }
-
-    #[test]
-    fn durations_refuse_bare_numbers_and_unknown_units() {
-        for text in [
-            "30",
-            "30 seconds",
-            "s",
-            ".5s",
-            "1.s",
-            "-1s",
-            "1e3s",
-            "1..2s",
-            "",
-        ] {
-            let error = text.parse::<Duration>().expect_err(text);
-            assert!(error.to_string().contains("\"30s\""), "{error}");
-        }
-    }
-
-    #[test]
-    fn sizes_use_binary_and_decimal_units_exactly() {
-        assert_eq!("512MiB".parse::<Size>().map(Size::bytes), Ok(536_870_912));
-        assert_eq!("4GB".parse::<Size>().map(Size::bytes), Ok(4_000_000_000));
-        assert_eq!("220KiB".parse::<Size>().map(Size::bytes), Ok(225_280));
-        assert_eq!(
-            "1.5GiB".parse::<Size>().map(|s| s.to_string()),
-            Ok("1536MiB".into())
-        );
-        assert_eq!(
-            "200B".parse::<Size>().map(|s| s.to_string()),
-            Ok("200B".into())
-        );
-        assert!("512".parse::<Size>().is_err());
-        assert!("512mb".parse::<Size>().is_err());
-    }
-
-    #[test]
-    fn rates_keep_their_unit() {
-        let rate: Rate = "0.45/s".parse().expect("rate");
-        assert_eq!(rate.to_string(), "0.45/s");
-        assert!((rate.as_per_second() - 0.45).abs() < 1e-12);
-        let rate: Rate = "2/min".parse().expect("rate");
-        assert_eq!(rate.to_string(), "2/m");
-        assert!((rate.expected_in(Duration::from_secs(60)) - 2.0).abs() < 1e-12);
-        assert!("2".parse::<Rate>().is_err());
-        assert!("2/day".parse::<Rate>().is_err());
-    }
-
-    #[test]
-    fn percentages() {
-        assert_eq!("1%".parse::<Percent>().map(Percent::fraction), Ok(0.01));
-        assert_eq!(
-            "99.5%".parse::<Percent>().map(|p| p.to_string()),
-            Ok("99.5%".into())
-        );
-        assert!("0.01".parse::<Percent>().is_err());
-    }
-
-    #[test]
-    fn kind_is_found_from_its_pattern() {
-        for kind in [
-            QuantityKind::Duration,
-            QuantityKind::Size,
-            QuantityKind::Rate,
-            QuantityKind::Percentage,
-        ] {
-            assert_eq!(
-                crate::param::quantity_of_pattern(kind.pattern()),
-                Some(kind)
-            );
-        }
-    }
-}
+mod tests;
