@@ -11,14 +11,14 @@
 
 #![warn(missing_docs)]
 
-pub mod checks;
-pub mod diagnostic;
-pub mod document;
+mod checks;
+mod diagnostic;
+mod document;
 pub mod matrix;
 mod recovery;
-pub mod schema_check;
+mod schema_check;
 pub mod slo;
-pub mod suggest;
+mod suggest;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
 pub use matrix::RunMatrix;

@@ -9,13 +9,13 @@
 
 #![warn(missing_docs)]
 
-pub mod environment;
+mod environment;
 mod event;
 pub mod fanout;
 mod gates;
 mod generator;
 mod http;
-pub mod load;
+mod load;
 pub mod machine;
 mod quick;
 pub use headroom_results as results;

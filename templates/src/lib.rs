@@ -7,9 +7,9 @@
 
 #![warn(missing_docs)]
 
-pub mod context;
+mod context;
 pub mod format;
-pub mod html;
+mod html;
 pub mod plots;
 
 use std::path::{Path, PathBuf};

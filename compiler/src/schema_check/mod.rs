@@ -44,11 +44,6 @@ impl SchemaCheck {
         SchemaCheck { schema, validator }
     }
 
-    /// The schema checked against.
-    pub fn schema(&self) -> &Value {
-        &self.schema
-    }
-
     /// Every schema error of the document, as diagnostics.
     pub fn check(&self, document: &Document) -> Vec<Diagnostic> {
         let mut out = Vec::new();
