@@ -1,6 +1,6 @@
 //! SLO verdicts, per run: the figure, the threshold, pass or fail.
 
-use headroom_compiler::slo::{SloRule, Statistic};
+use headroom_compiler::slo::{PointFigure, ScenarioFigure, SloRule, Statistic};
 
 use crate::results::{RoomsResult, RunResult, ScenarioResult, SloVerdict, Summary};
 
@@ -37,20 +37,24 @@ pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
 
 /// The figure a rule names, in result units: seconds, fractions, bytes, per second, counts.
 fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
-    let Some(scenario) = &rule.scenario else {
-        return match rule.figure.as_str() {
-            "rss" => steady(run).map(|s| s.rss_bytes as f64),
-            "cpu" => steady(run)?.cpu_pct.map(|pct| pct / 100.0).ok_or_else(|| {
+    if let Some(point) = rule.point_figure() {
+        return match point {
+            PointFigure::Rss => steady(run).map(|s| s.rss_bytes as f64),
+            PointFigure::Cpu => steady(run)?.cpu_pct.map(|pct| pct / 100.0).ok_or_else(|| {
                 "the server's CPU was read once at the steady state: CPU use needs two readings (set `steady_state.scrapes` to 2 or more)".to_owned()
             }),
-            series => run
+            PointFigure::Series(series) => run
                 .metrics
                 .steady
                 .get(series)
                 .copied()
                 .ok_or_else(|| format!("the metrics held no `{series}`")),
         };
-    };
+    }
+    // The compiler parsed the rule against the figures scenarios produce.
+    let (scenario, figure) = rule
+        .scenario_figure()
+        .ok_or_else(|| format!("`{}` is not a figure a scenario produces", rule.figure))?;
     let result = run
         .scenarios
         .get(scenario)
@@ -60,29 +64,32 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
     }
     let statistic = rule.statistic;
     if let Some(rooms) = &result.rooms {
-        return rooms_figure(rule.figure.as_str(), statistic, result, rooms);
+        return rooms_figure(figure, statistic, result, rooms);
     }
-    match rule.figure.as_str() {
-        "latency" => latency(result, statistic),
-        "failed" => ratio(
+    match figure {
+        ScenarioFigure::Latency => latency(result, statistic),
+        ScenarioFigure::Failed => ratio(
             result.errors.total(),
             result.requests,
             "no request was sent",
         ),
-        "dropped" => ratio(
+        ScenarioFigure::Dropped => ratio(
             result.dropped,
             result.requests + result.dropped,
             "no request was due",
         ),
-        "rate" => Ok(result.rate),
-        "requests" => Ok(result.requests as f64),
-        other => Err(format!("`{other}` is not measured for an HTTP scenario")),
+        ScenarioFigure::Rate => Ok(result.rate),
+        ScenarioFigure::Requests => Ok(result.requests as f64),
+        other => Err(format!(
+            "`{}` is not measured for an HTTP scenario",
+            other.as_str()
+        )),
     }
 }
 
 /// A figure of a rooms scenario.
 fn rooms_figure(
-    figure: &str,
+    figure: ScenarioFigure,
     statistic: Option<Statistic>,
     result: &ScenarioResult,
     rooms: &RoomsResult,
@@ -97,24 +104,26 @@ fn rooms_figure(
         }
     };
     match figure {
-        "connect" => summary_statistic(&rooms.connect, statistic, "no socket opened"),
-        "sockets_failed" => ratio(
+        ScenarioFigure::Connect => summary_statistic(&rooms.connect, statistic, "no socket opened"),
+        ScenarioFigure::SocketsFailed => ratio(
             sockets.failed.total(),
             sockets.planned,
             "no socket was planned",
         ),
-        "closed_by_server" => ratio(sockets.closed_by_server, sockets.opened, "no socket opened"),
-        "seen" => summary_statistic(&rooms.seen, statistic, "no message arrived"),
-        "seen_by_all" => seen_by_all(result, rooms, statistic),
-        "delivered" => of_expected(messages.delivered),
-        "reach" => of_expected(messages.on_time),
-        "late" => of_expected(messages.late),
-        "messages" => Ok(messages.sent as f64),
-        "reload" => match &rooms.reload {
+        ScenarioFigure::ClosedByServer => {
+            ratio(sockets.closed_by_server, sockets.opened, "no socket opened")
+        }
+        ScenarioFigure::Seen => summary_statistic(&rooms.seen, statistic, "no message arrived"),
+        ScenarioFigure::SeenByAll => seen_by_all(result, rooms, statistic),
+        ScenarioFigure::Delivered => of_expected(messages.delivered),
+        ScenarioFigure::Reach => of_expected(messages.on_time),
+        ScenarioFigure::Late => of_expected(messages.late),
+        ScenarioFigure::Messages => Ok(messages.sent as f64),
+        ScenarioFigure::Reload => match &rooms.reload {
             Some(reload) => summary_statistic(&reload.latency, statistic, "no page was reloaded"),
             None => Err("the scenario has no `reload`".to_owned()),
         },
-        "reload_failed" => match &rooms.reload {
+        ScenarioFigure::ReloadFailed => match &rooms.reload {
             Some(reload) => ratio(
                 reload.errors.total(),
                 reload.requests,
@@ -122,7 +131,10 @@ fn rooms_figure(
             ),
             None => Err("the scenario has no `reload`".to_owned()),
         },
-        other => Err(format!("`{other}` is not measured for a rooms scenario")),
+        other => Err(format!(
+            "`{}` is not measured for a rooms scenario",
+            other.as_str()
+        )),
     }
 }
 

@@ -123,6 +123,148 @@ impl FigureUnit {
     }
 }
 
+/// A figure of one scenario, by its name in an SLO (`browse.latency.p95`): the one list of
+/// names the compiler's catalogue offers and the runner's verdicts read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScenarioFigure {
+    /// HTTP: the latency of completed requests.
+    Latency,
+    /// HTTP: the share of requests that failed.
+    Failed,
+    /// HTTP: the share of due starts dropped at `max_in_flight`.
+    Dropped,
+    /// HTTP: requests sent per second.
+    Rate,
+    /// HTTP: requests sent.
+    Requests,
+    /// Rooms: the time to open a socket.
+    Connect,
+    /// Rooms: the share of planned sockets that did not open.
+    SocketsFailed,
+    /// Rooms: the share of open sockets the server closed.
+    ClosedByServer,
+    /// Rooms: the latency of each message at each recipient.
+    Seen,
+    /// Rooms: the time until a message reached every recipient.
+    SeenByAll,
+    /// Rooms: the share of expected deliveries that arrived.
+    Delivered,
+    /// Rooms: the share of expected deliveries that arrived within the deadline.
+    Reach,
+    /// Rooms: the share of expected deliveries that arrived after the deadline.
+    Late,
+    /// Rooms: messages sent.
+    Messages,
+    /// Rooms: the latency of page reloads.
+    Reload,
+    /// Rooms: the share of page reloads that failed.
+    ReloadFailed,
+}
+
+impl ScenarioFigure {
+    /// What an HTTP scenario produces.
+    pub const HTTP: [ScenarioFigure; 5] = [
+        ScenarioFigure::Latency,
+        ScenarioFigure::Failed,
+        ScenarioFigure::Dropped,
+        ScenarioFigure::Rate,
+        ScenarioFigure::Requests,
+    ];
+    /// What every rooms scenario produces.
+    pub const ROOMS: [ScenarioFigure; 3] = [
+        ScenarioFigure::Connect,
+        ScenarioFigure::SocketsFailed,
+        ScenarioFigure::ClosedByServer,
+    ];
+    /// What a rooms scenario that sends produces too.
+    pub const ROOMS_SENDING: [ScenarioFigure; 6] = [
+        ScenarioFigure::Seen,
+        ScenarioFigure::SeenByAll,
+        ScenarioFigure::Delivered,
+        ScenarioFigure::Reach,
+        ScenarioFigure::Late,
+        ScenarioFigure::Messages,
+    ];
+    /// What a rooms scenario that reloads produces too.
+    pub const ROOMS_RELOADING: [ScenarioFigure; 2] =
+        [ScenarioFigure::Reload, ScenarioFigure::ReloadFailed];
+
+    /// As an SLO writes it: `seen_by_all`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScenarioFigure::Latency => "latency",
+            ScenarioFigure::Failed => "failed",
+            ScenarioFigure::Dropped => "dropped",
+            ScenarioFigure::Rate => "rate",
+            ScenarioFigure::Requests => "requests",
+            ScenarioFigure::Connect => "connect",
+            ScenarioFigure::SocketsFailed => "sockets_failed",
+            ScenarioFigure::ClosedByServer => "closed_by_server",
+            ScenarioFigure::Seen => "seen",
+            ScenarioFigure::SeenByAll => "seen_by_all",
+            ScenarioFigure::Delivered => "delivered",
+            ScenarioFigure::Reach => "reach",
+            ScenarioFigure::Late => "late",
+            ScenarioFigure::Messages => "messages",
+            ScenarioFigure::Reload => "reload",
+            ScenarioFigure::ReloadFailed => "reload_failed",
+        }
+    }
+
+    /// The figure written `name`, if a scenario produces one of that name.
+    pub fn parse(name: &str) -> Option<ScenarioFigure> {
+        Self::HTTP
+            .into_iter()
+            .chain(Self::ROOMS)
+            .chain(Self::ROOMS_SENDING)
+            .chain(Self::ROOMS_RELOADING)
+            .find(|figure| figure.as_str() == name)
+    }
+
+    /// What it measures, which decides its threshold's unit.
+    pub fn unit(self) -> FigureUnit {
+        match self {
+            ScenarioFigure::Latency
+            | ScenarioFigure::Connect
+            | ScenarioFigure::Seen
+            | ScenarioFigure::SeenByAll
+            | ScenarioFigure::Reload => FigureUnit::Latency,
+            ScenarioFigure::Failed
+            | ScenarioFigure::Dropped
+            | ScenarioFigure::SocketsFailed
+            | ScenarioFigure::ClosedByServer
+            | ScenarioFigure::Delivered
+            | ScenarioFigure::Reach
+            | ScenarioFigure::Late
+            | ScenarioFigure::ReloadFailed => FigureUnit::Ratio,
+            ScenarioFigure::Rate => FigureUnit::Rate,
+            ScenarioFigure::Requests | ScenarioFigure::Messages => FigureUnit::Count,
+        }
+    }
+}
+
+/// A figure of the whole point: the server's process, or a `[measure]` series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointFigure<'a> {
+    /// The process group's resident set.
+    Rss,
+    /// The process group's CPU use, in cores.
+    Cpu,
+    /// A Prometheus series of `[measure]`, by name.
+    Series(&'a str),
+}
+
+impl<'a> PointFigure<'a> {
+    /// The figure written `name` (with no scenario before it).
+    pub fn parse(name: &'a str) -> PointFigure<'a> {
+        match name {
+            "rss" => PointFigure::Rss,
+            "cpu" => PointFigure::Cpu,
+            series => PointFigure::Series(series),
+        }
+    }
+}
+
 /// A figure some scenario or the sampler produces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Figure {
@@ -160,31 +302,21 @@ pub fn catalogue(spec: &Spec) -> Vec<Figure> {
     }
     for scenario in &spec.scenarios {
         let name = Some(scenario.name());
-        match scenario {
-            Scenario::Http(_) => {
-                add(name, "latency", FigureUnit::Latency);
-                add(name, "failed", FigureUnit::Ratio);
-                add(name, "dropped", FigureUnit::Ratio);
-                add(name, "rate", FigureUnit::Rate);
-                add(name, "requests", FigureUnit::Count);
-            }
+        let produced: Vec<ScenarioFigure> = match scenario {
+            Scenario::Http(_) => ScenarioFigure::HTTP.to_vec(),
             Scenario::Rooms(rooms) => {
-                add(name, "connect", FigureUnit::Latency);
-                add(name, "sockets_failed", FigureUnit::Ratio);
-                add(name, "closed_by_server", FigureUnit::Ratio);
+                let mut produced = ScenarioFigure::ROOMS.to_vec();
                 if rooms.send.is_some() && !rooms.idle {
-                    add(name, "seen", FigureUnit::Latency);
-                    add(name, "seen_by_all", FigureUnit::Latency);
-                    add(name, "delivered", FigureUnit::Ratio);
-                    add(name, "reach", FigureUnit::Ratio);
-                    add(name, "late", FigureUnit::Ratio);
-                    add(name, "messages", FigureUnit::Count);
+                    produced.extend(ScenarioFigure::ROOMS_SENDING);
                 }
                 if rooms.reload.is_some() {
-                    add(name, "reload", FigureUnit::Latency);
-                    add(name, "reload_failed", FigureUnit::Ratio);
+                    produced.extend(ScenarioFigure::ROOMS_RELOADING);
                 }
+                produced
             }
+        };
+        for figure in produced {
+            add(name, figure.as_str(), figure.unit());
         }
     }
     figures
@@ -192,14 +324,13 @@ pub fn catalogue(spec: &Spec) -> Vec<Figure> {
 
 /// The figures a scenario of this kind could produce with other settings, for hints.
 fn conditional_figure(name: &str) -> Option<&'static str> {
-    match name {
-        "seen" | "seen_by_all" | "delivered" | "reach" | "late" | "messages" => {
-            Some("a rooms scenario produces it when it sends (`send = {…}` and not `idle = true`)")
-        }
-        "reload" | "reload_failed" => {
-            Some("a rooms scenario produces it when it has `reload = {…}`")
-        }
-        _ => None,
+    let figure = ScenarioFigure::parse(name)?;
+    if ScenarioFigure::ROOMS_SENDING.contains(&figure) {
+        Some("a rooms scenario produces it when it sends (`send = {…}` and not `idle = true`)")
+    } else if ScenarioFigure::ROOMS_RELOADING.contains(&figure) {
+        Some("a rooms scenario produces it when it has `reload = {…}`")
+    } else {
+        None
     }
 }
 
@@ -290,6 +421,21 @@ pub struct SloRule {
     pub threshold: Threshold,
     /// The threshold in result units (seconds, fraction, bytes, per second).
     pub threshold_value: f64,
+}
+
+impl SloRule {
+    /// The scenario and its figure, when the rule is over a scenario's figure.
+    pub fn scenario_figure(&self) -> Option<(&str, ScenarioFigure)> {
+        let scenario = self.scenario.as_deref()?;
+        Some((scenario, ScenarioFigure::parse(&self.figure)?))
+    }
+
+    /// The figure of the whole point, when the rule is over one (no scenario).
+    pub fn point_figure(&self) -> Option<PointFigure<'_>> {
+        self.scenario
+            .is_none()
+            .then(|| PointFigure::parse(&self.figure))
+    }
 }
 
 /// Why a rule did not parse: what, where in the expression, and how to fix it.

@@ -3,7 +3,7 @@
 //! `schemas/page-context.schema.json`, so users can write pages of their own.
 
 use headroom_compiler::matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
-use headroom_compiler::slo::FigureUnit;
+use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{Sweep, Unit};

@@ -147,7 +147,12 @@ pub(super) fn latency_slos(results: &Results) -> Vec<LatencySlo> {
         .slo
         .iter()
         .filter(|slo| slo.unit == FigureUnit::Latency)
-        .filter(|slo| slo.figure == "latency" || slo.figure == "seen_by_all")
+        .filter(|slo| {
+            matches!(
+                slo.scenario_figure(),
+                Some((_, ScenarioFigure::Latency | ScenarioFigure::SeenByAll))
+            )
+        })
         .filter_map(|slo| {
             Some(LatencySlo {
                 scenario: slo.scenario.clone()?,
