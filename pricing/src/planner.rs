@@ -279,11 +279,22 @@ fn fit_measured(
                     )),
                 }
             }
+            // The server's CPU over the hold: reported always, planned with (a burstable
+            // instance's sustained ceiling and credits) only when the line can be trusted.
             if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu")
                 && let Ok(f) = fit(&cpu.points)
             {
                 fits.push(FitJson::of(sweep, "cpu", cpu.unit, because, &f));
-                model.cpu = Some(f);
+                if f.is_weak() {
+                    notes.push(format!(
+                        "the CPU fit over `{}` is weak ({}): it is reported, not planned with",
+                        sweep.name,
+                        f.weaknesses().join("; ")
+                    ));
+                    model.cpu_fit_weak = true;
+                } else {
+                    model.cpu = Some(f);
+                }
             }
         }
         Err(why) => notes.push(why),
@@ -295,4 +306,78 @@ fn fit_measured(
         }
     }
     fits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::points::{SeriesPoints, Unit};
+
+    fn measured(cpu: Vec<(f64, f64)>) -> Measured {
+        let rss = (1..=5)
+            .map(|x| (f64::from(x), 1e7 + 1e5 * f64::from(x)))
+            .collect();
+        Measured {
+            sweeps: vec![Sweep {
+                name: "rooms".to_owned(),
+                x: "rooms".to_owned(),
+                series: vec![
+                    SeriesPoints {
+                        name: "rss".to_owned(),
+                        unit: Unit::Bytes,
+                        points: rss,
+                    },
+                    SeriesPoints {
+                        name: "cpu".to_owned(),
+                        unit: Unit::Plain,
+                        points: cpu,
+                    },
+                ],
+                verdicts: Default::default(),
+            }],
+            cores: Some(2.0),
+            given_points: false,
+        }
+    }
+
+    /// The CPU over the hold is planned with when its line holds (0.1 core per room), and
+    /// only reported, with the reason, when it is weak (three scattered points).
+    #[test]
+    fn a_weak_cpu_fit_is_reported_not_planned_with() {
+        let table = PriceTable::embedded().expect("table");
+        let mut request = Request::new(None);
+        request.instances = vec!["t4g.medium".to_owned()];
+        let line = (1..=5)
+            .map(|x| (f64::from(x), 0.1 * f64::from(x)))
+            .collect();
+        let planned = plan(&request, &measured(line), &table).expect("a plan");
+        let cpu = planned.model.cpu.as_ref().expect("a cpu fit");
+        assert!((cpu.slope - 0.1).abs() < 1e-9);
+        assert!(
+            planned
+                .report
+                .fits
+                .iter()
+                .any(|f| f.series == "cpu" && !f.weak)
+        );
+        let scattered = vec![(1.0, 0.5), (2.0, 0.1), (3.0, 0.9)];
+        let planned = plan(&request, &measured(scattered), &table).expect("a plan");
+        assert!(planned.model.cpu.is_none());
+        assert!(planned.model.cpu_fit_weak);
+        assert!(
+            planned
+                .report
+                .fits
+                .iter()
+                .any(|f| f.series == "cpu" && f.weak)
+        );
+        assert!(
+            planned
+                .notes
+                .iter()
+                .any(|n| n.starts_with("the CPU fit over `rooms` is weak")),
+            "{:?}",
+            planned.notes
+        );
+    }
 }

@@ -391,8 +391,11 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                 if let Some(steady) = &run.process.steady {
                     add("rss", Unit::Bytes, steady.rss_bytes as f64);
                 }
-                // No `cpu` series from a results file: the steady-state CPU is read after the
-                // load has ended (an idle server), so it says nothing about CPU per unit.
+                // CPU from the hold, never from the steady state: that is read after the load
+                // has ended, from an idle server, and says nothing about CPU per unit.
+                if let Some(cores) = run.process.hold_cpu_cores {
+                    add("cpu", Unit::Plain, cores);
+                }
                 for (name, value) in &run.metrics.steady {
                     add(name, metrics_series_unit(plan, name), *value);
                 }

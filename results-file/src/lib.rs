@@ -155,6 +155,12 @@ pub struct ProcessResult {
     /// Reduced from the steady-state samples (the same instants as the scrapes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<ProcessSample>,
+    /// The group's CPU use while every scenario held its load, in cores: the samples taken in
+    /// the hold, weighted by the time each covers. `null` when fewer than two fell in it (a
+    /// hold too short for the sampling interval) or the run ended first. The steady state's
+    /// CPU is read after the load, from an idle server: this is the figure CPU is fitted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_cpu_cores: Option<f64>,
     /// Readings that failed, during the load and at steady state; they are left out, never
     /// written as 0 bytes.
     #[serde(default, skip_serializing_if = "is_zero")]

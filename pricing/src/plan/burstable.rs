@@ -49,6 +49,10 @@ pub(super) fn sustained(
                     "the server's measured CPU does not rise with {} (slope ≤ 0), so no sustained ceiling follows from it",
                     crate::numbers::plural(&model.unit)
                 ),
+                (None, Some(_)) if model.cpu_fit_weak => format!(
+                    "the CPU fit per {} is too weak to compute the sustained ceiling from",
+                    model.unit
+                ),
                 (None, Some(_)) => format!(
                     "no CPU use under load per {} was measured to compute the sustained ceiling",
                     model.unit

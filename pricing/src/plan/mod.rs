@@ -52,6 +52,8 @@ pub struct Model {
     pub measured_cores: f64,
     /// The fit of the server's CPU use (cores per unit), for burstable instances.
     pub cpu: Option<Fit>,
+    /// A CPU fit was measured but is too weak to plan with (then `cpu` is `None`).
+    pub cpu_fit_weak: bool,
     /// The monthly lines beside the instance.
     pub lines: Lines,
     /// Today, for the age of prices; `None` skips the check.

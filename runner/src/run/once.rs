@@ -125,11 +125,7 @@ pub(super) async fn run_once(
     take_outcomes(&mut result, outcomes, point, running.as_mut());
     let _ = stop_sampling.send(true);
     if let Ok((readings, load_average)) = sampler.await {
-        result.process.samples = readings.samples;
-        result.process.failed_samples += readings.failed;
-        if result.process.sample_error.is_none() {
-            result.process.sample_error = readings.error;
-        }
+        take_samples(&mut result, readings, point);
         result.load_average = load_average;
     }
     if let Some(running) = running.as_mut() {
@@ -328,6 +324,17 @@ impl Steady<'_> {
                 why,
             });
         }
+    }
+}
+
+/// The load's samples into `result`, with the CPU over the hold read from them.
+fn take_samples(result: &mut RunResult, readings: sample::Readings, point: &Point) {
+    result.process.hold_cpu_cores = sample::hold_window(&point.scenarios)
+        .and_then(|window| sample::cpu_cores_over(&readings.samples, window));
+    result.process.samples = readings.samples;
+    result.process.failed_samples += readings.failed;
+    if result.process.sample_error.is_none() {
+        result.process.sample_error = readings.error;
     }
 }
 
