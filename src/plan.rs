@@ -376,14 +376,18 @@ fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Re
         && binding > 0.0
     {
         // How far it trails, only when both are numbers to plan with.
-        let plannable = plan
-            .ceilings
-            .get(&runner_up.resource)
-            .is_some_and(|c| c.plannable());
+        let ceiling = plan.ceilings.get(&runner_up.resource);
+        let plannable = ceiling.is_some_and(|c| c.plannable());
+        // A runner-up that is a lower bound (every step passed) trails by at least this much.
+        let at_least = if ceiling.is_some_and(|c| c.lower_bound) {
+            "at least "
+        } else {
+            ""
+        };
         let trails = runner_up
             .units
             .filter(|_| plannable)
-            .map(|u| format!(" (+{:.0} %)", (u / binding - 1.0) * 100.0))
+            .map(|u| format!(" ({at_least}+{:.0} %)", (u / binding - 1.0) * 100.0))
             .unwrap_or_default();
         writeln!(
             out,

@@ -762,3 +762,20 @@ fn results_of_another_format_or_shape_are_refused_by_name() {
     assert!(!dir.join("page.md").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A runner-up that is a lower bound (every step passed) trails by at least what it shows:
+/// "slo trails at ≥ 128 (at least +0 %)", not a "+0 %" that reads as a tie.
+#[test]
+fn a_lower_bound_runner_up_trails_by_at_least() {
+    let dir = scratch("at-least");
+    let results = results_where_rooms_pass(&dir);
+    let results_arg = results.display().to_string();
+    let (code, stdout, stderr) =
+        headroom(&["plan", "examples/relay.toml", "--results", &results_arg]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("t4g.medium: cap binds at 128; slo trails at ≥ 128 (at least +0 %)"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
