@@ -444,9 +444,10 @@ fn units(value: f64) -> String {
 }
 
 /// The ceilings as columns, in the order they are reasoned about; only those some plan has.
-const CEILING_COLUMNS: [(Resource, &str); 4] = [
+const CEILING_COLUMNS: [(Resource, &str); 5] = [
     (Resource::Memory, "by memory"),
     (Resource::Slo, "SLO"),
+    (Resource::CpuMeasured, "CPU"),
     (Resource::Cpu, "CPU (given)"),
     (Resource::Cap, "cap"),
 ];

@@ -756,3 +756,25 @@ fn the_resolved_plan_reads_back_as_written() {
         );
     }
 }
+
+/// `cpu_target` is a share of the vCPUs: 0 % or over 100 % is refused where it is written.
+#[test]
+fn a_cpu_target_outside_its_share_is_refused() {
+    for written in ["0%", "120%"] {
+        let source = example("relay").replace(
+            "[capacity]\n",
+            &format!("[capacity]\ncpu_target = \"{written}\"\n"),
+        );
+        let compilation = compile(&source);
+        let found = compilation
+            .diagnostics
+            .iter()
+            .find(|d| d.pointer == "/capacity/cpu_target")
+            .unwrap_or_else(|| panic!("{written}: {:?}", compilation.diagnostics));
+        assert_eq!(found.code.as_str(), "E005", "{found:?}");
+        assert!(found.message.contains(written), "{}", found.message);
+    }
+    let source = example("relay").replace("[capacity]\n", "[capacity]\ncpu_target = \"50%\"\n");
+    let matrix = compile(&source).matrix.expect("a matrix");
+    assert_eq!(matrix.capacity.cpu_target.fraction(), 0.5);
+}

@@ -57,6 +57,7 @@ impl Request {
                 },
                 today,
                 max_price_age_days: 180,
+                cpu_target: 0.8,
                 ..Model::default()
             },
             memory_series: "rss".to_owned(),
@@ -82,6 +83,7 @@ impl Request {
         model.cap = capacity.cap.map(|c| c as f64);
         model.headroom = capacity.headroom.fraction();
         model.cpu_scales_with_vcpus = capacity.cpu_scales_with_vcpus;
+        model.cpu_target = capacity.cpu_target.fraction();
         request.memory_series = capacity.memory.clone();
         request.memory_phase = capacity.memory_phase.clone();
         request.ceiling_phase = capacity.ceiling_phase.clone();
@@ -378,6 +380,46 @@ mod tests {
                 .any(|n| n.starts_with("the CPU fit over `rooms` is weak")),
             "{:?}",
             planned.notes
+        );
+    }
+
+    /// The CPU ceiling is the instance's vCPUs at the target over the cores per unit:
+    /// t4g.medium's 2 vCPU × 80 % at 0.3 core a room is 5 rooms, and it binds.
+    #[test]
+    fn the_cpu_ceiling_is_the_vcpus_at_the_target_over_the_fit() {
+        let table = PriceTable::embedded().expect("table");
+        let mut request = Request::new(None);
+        request.instances = vec!["t4g.medium".to_owned()];
+        let line = (1..=5)
+            .map(|x| (f64::from(x), 0.3 * f64::from(x)))
+            .collect();
+        let planned = plan(&request, &measured(line), &table).expect("a plan");
+        let instance = &planned.plans[0];
+        let cpu = instance
+            .ceilings
+            .get(&crate::plan::Resource::CpuMeasured)
+            .expect("a measured CPU ceiling");
+        assert_eq!(cpu.units, Some(5.0));
+        assert!(cpu.plannable());
+        assert!(
+            cpu.note.contains("scaled to 2 vCPU, not measured there"),
+            "{}",
+            cpu.note
+        );
+        assert_eq!(
+            instance.binding.resource,
+            crate::plan::Resource::CpuMeasured
+        );
+        // A given ceiling replaces it.
+        request.model.cpu_ceiling = Some(3.0);
+        let line = (1..=5)
+            .map(|x| (f64::from(x), 0.3 * f64::from(x)))
+            .collect();
+        let planned = plan(&request, &measured(line), &table).expect("a plan");
+        assert!(
+            !planned.plans[0]
+                .ceilings
+                .contains_key(&crate::plan::Resource::CpuMeasured)
         );
     }
 }

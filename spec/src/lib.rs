@@ -121,6 +121,10 @@ pub struct Capacity {
     /// cores); false keeps the measured ceiling as is.
     #[serde(default)]
     pub cpu_scales_with_vcpus: bool,
+    /// The share of an instance's vCPUs the server may use, for the CPU ceiling from the fit
+    /// of its CPU over the hold: `(vCPU × cpu_target − intercept) / slope`.
+    #[serde(default = "default_cpu_target")]
+    pub cpu_target: Percent,
 }
 
 fn default_memory_series() -> String {
@@ -129,6 +133,10 @@ fn default_memory_series() -> String {
 
 fn default_reserve() -> Size {
     Size::from_mib(512)
+}
+
+fn default_cpu_target() -> Percent {
+    Percent::new(80.0)
 }
 
 impl Default for Capacity {
@@ -142,6 +150,7 @@ impl Default for Capacity {
             reserve: default_reserve(),
             headroom: Percent::default(),
             cpu_scales_with_vcpus: false,
+            cpu_target: default_cpu_target(),
         }
     }
 }

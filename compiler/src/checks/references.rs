@@ -169,6 +169,24 @@ impl<'a> Checker<'a> {
                 .hint("write the share to keep free, such as \"25%\""),
             );
         }
+        let target = capacity.cpu_target.fraction();
+        if target <= 0.0 || target > 1.0 {
+            self.push(
+                Diagnostic::new(
+                    Code::OutOfRange,
+                    format!(
+                        "`cpu_target = \"{}\"` is not a share of the vCPUs to use",
+                        capacity.cpu_target
+                    ),
+                )
+                .at(
+                    "/capacity/cpu_target",
+                    self.value_span("/capacity/cpu_target"),
+                )
+                .label("above 0 % and at most 100 %")
+                .hint("write the share of the vCPUs the server may use, such as \"80%\""),
+            );
+        }
         if spec.plan.is_some() && capacity.units.is_none() {
             self.push(
                 Diagnostic::new(Code::PlanWithoutUnits, "[plan] prices instances, but [capacity] names no `units` variable")

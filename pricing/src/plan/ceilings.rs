@@ -47,6 +47,11 @@ pub(super) fn of_instance(
     if let Some(ceiling) = memory_ceiling(instance, model, memory, warnings) {
         ceilings.insert(Resource::Memory, ceiling);
     }
+    if model.cpu_ceiling.is_none()
+        && let Some(ceiling) = measured_cpu_ceiling(instance, model, warnings)
+    {
+        ceilings.insert(Resource::CpuMeasured, ceiling);
+    }
     if let Some(given) = model.cpu_ceiling {
         ceilings.insert(
             Resource::Cpu,
@@ -122,6 +127,55 @@ fn memory_ceiling(
                 fit.intercept / 1_048_576.0,
                 fit.slope / 1_048_576.0,
                 model.unit
+            ),
+        )
+    })
+}
+
+/// The CPU ceiling from the fit of the server's CPU over the hold: the instance's vCPUs at
+/// `cpu_target`, less the fit's intercept, over its cores per unit. Scaled to the instance's
+/// vCPUs from the machine measured on, not measured on the instance. `None` without a CPU fit
+/// to plan with, or one that does not grow with units.
+fn measured_cpu_ceiling(
+    instance: &Instance,
+    model: &Model,
+    warnings: &mut Vec<String>,
+) -> Option<Ceiling> {
+    let fit = model.cpu.as_ref().filter(|f| f.slope > 0.0)?;
+    if model.cpu_target <= 0.0 {
+        return None;
+    }
+    let usable = f64::from(instance.vcpu) * model.cpu_target;
+    let units = ((usable - fit.intercept) / fit.slope).floor().max(0.0);
+    let factor = units / fit.max_x;
+    let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
+    if let Some(factor) = extrapolated {
+        warnings.push(format!(
+            "{}: the CPU ceiling, {} {}, is {} the largest measured ({}): an extrapolation, not a ceiling to plan with",
+            instance.id,
+            count(units),
+            crate::numbers::plural(&model.unit),
+            self::factor(factor),
+            count(fit.max_x)
+        ));
+    }
+    let measured_on = if model.measured_cores > 0.0 {
+        format!("a {}-core machine", model.measured_cores)
+    } else {
+        "a machine whose cores were not recorded".to_owned()
+    };
+    Some(Ceiling {
+        extrapolated,
+        ..Ceiling::at(
+            units,
+            format!(
+                "({} vCPU × {:.0} % − {:.3} cores) / {:.4} cores per {}, from the CPU over the hold on {measured_on}: scaled to {} vCPU, not measured there",
+                instance.vcpu,
+                model.cpu_target * 100.0,
+                fit.intercept,
+                fit.slope,
+                model.unit,
+                instance.vcpu
             ),
         )
     })

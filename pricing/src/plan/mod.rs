@@ -54,6 +54,9 @@ pub struct Model {
     pub cpu: Option<Fit>,
     /// A CPU fit was measured but is too weak to plan with (then `cpu` is `None`).
     pub cpu_fit_weak: bool,
+    /// The share of an instance's vCPUs the server may use (0.8), for the CPU ceiling; 0 leaves
+    /// the CPU ceiling out.
+    pub cpu_target: f64,
     /// The monthly lines beside the instance.
     pub lines: Lines,
     /// Today, for the age of prices; `None` skips the check.
@@ -172,6 +175,8 @@ pub enum Resource {
     Cap,
     /// A CPU ceiling given with `--cpu-ceiling`, not measured.
     Cpu,
+    /// The vCPUs at `cpu_target`, over the fit of the server's CPU over the hold.
+    CpuMeasured,
     /// What a burstable instance's CPU baseline sustains without spending credits.
     CpuSustained,
     /// The memory left after the reserve, over the fit's bytes per unit.
@@ -188,6 +193,7 @@ impl Resource {
         match self {
             Resource::Cap => "cap",
             Resource::Cpu => "cpu",
+            Resource::CpuMeasured => "cpu_measured",
             Resource::CpuSustained => "cpu_sustained",
             Resource::Memory => "memory",
             Resource::Slo => "slo",
@@ -200,6 +206,7 @@ impl Resource {
         match self {
             Resource::Slo => "SLO",
             Resource::Cpu => "given CPU",
+            Resource::CpuMeasured => "CPU",
             Resource::CpuSustained => "sustained CPU",
             other => other.as_str(),
         }
