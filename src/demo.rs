@@ -62,6 +62,9 @@ pub struct DemoTarget {
     /// Close sockets that sent nothing, not even a pong, for this long.
     #[arg(long)]
     idle_close: Option<headroom_spec::Duration>,
+    /// Threads that spin on the CPU for as long as the server runs (to test CPU limits).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+    busy_threads: u32,
 }
 
 impl DemoTarget {
@@ -85,6 +88,7 @@ impl DemoTarget {
             log_spam: self.log_spam,
             ping_every: self.ping_every,
             idle_close: self.idle_close,
+            busy_threads: self.busy_threads,
         }
     }
 }

@@ -111,6 +111,8 @@ enum Command {
         group: i32,
         /// The headroom run's pid.
         parent: u32,
+        /// The run's cgroup folders, removed when headroom is gone.
+        cgroups: Vec<std::path::PathBuf>,
     },
     /// List the price table: every entry with its price, $/month, as-of date and warnings.
     #[command(
@@ -157,8 +159,12 @@ fn main() -> ExitCode {
         Command::Prices(args) => prices::run(args),
         Command::Plan(args) => plan::run(args, &renderer),
         Command::Render(args) => page::run(args, &renderer),
-        Command::GuardGroup { group, parent } => {
-            headroom_runner::target::guard_group(group, parent);
+        Command::GuardGroup {
+            group,
+            parent,
+            cgroups,
+        } => {
+            headroom_runner::target::guard_group(group, parent, &cgroups);
             Ok(exit::OK)
         }
     };

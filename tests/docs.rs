@@ -229,14 +229,8 @@ fn specs_in_the_docs_validate() {
                 continue;
             }
             let compilation = compiler.compile(block, &prices);
-            // `limits` are shown in the complete spec and warn (W005) until they are applied.
-            let diagnostics: Vec<_> = compilation
-                .diagnostics
-                .iter()
-                .filter(|d| d.code != headroom_compiler::Code::LimitsNotApplied)
-                .collect();
             assert!(
-                diagnostics.is_empty(),
+                compilation.diagnostics.is_empty(),
                 "{doc}: {:#?}\n{block}",
                 compilation.diagnostics
             );

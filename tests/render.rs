@@ -618,16 +618,55 @@ fn the_specs_budget_is_planned_with() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Issue 11, item 9: runs whose limits were not applied say so on the page, in plain words.
+/// Every run of the results, to edit.
+fn each_run(results: &mut serde_json::Value, mut edit: impl FnMut(&mut serde_json::Value)) {
+    for phase in results["phases"].as_array_mut().expect("phases") {
+        for point in phase["points"].as_array_mut().expect("points") {
+            for run in point["runs"].as_array_mut().expect("runs") {
+                edit(run);
+            }
+        }
+    }
+}
+
+/// Issue 14: runs whose limits were ignored (--ignore-limits) say so on the page, in plain
+/// words, under each phase and among the caveats.
 #[test]
-fn limits_that_were_not_applied_are_on_the_page() {
-    let page = page_of_edited_results("limits", |results| {
-        results["plan"]["target"]["limits"] = serde_json::json!({"cpus": 0.5, "memory": "1GiB"});
+fn limits_that_were_ignored_are_on_the_page() {
+    let page = page_of_edited_results("limits-ignored", |results| {
+        each_run(results, |run| {
+            run["limits"] = serde_json::json!({"status": "ignored"});
+        });
     });
     assert!(
-        page.contains("- The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's."),
+        page.contains("- The spec's `[target] limits` were ignored (--ignore-limits): the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's."),
         "{page}"
     );
+    assert!(
+        page.contains("`[target] limits` were ignored (--ignore-limits): measured with the whole machine, not the instance size."),
+        "{page}"
+    );
+}
+
+/// Issue 14: a phase measured in a cgroup says in what shape, and the worst throttling.
+#[test]
+fn the_shape_a_phase_was_measured_in_is_on_the_page() {
+    let mut share = 0;
+    let page = page_of_edited_results("limits-applied", |results| {
+        each_run(results, |run| {
+            share += 10;
+            run["limits"] = serde_json::json!({
+                "status": "applied", "cgroup": "v1", "cpus": 0.5, "memory_bytes": 1073741824u64,
+                "swap_off": true, "pinned_cpus": "1", "cpu_periods": 100, "throttled_periods": share,
+                "throttled_s": 1.0, "memory_peak_bytes": 1048576, "oom_kills": 0
+            });
+        });
+    });
+    assert!(
+        page.contains("Measured in 0.5 CPU, 1GiB memory, no swap (cgroup v1, pinned to cores 1); the CPU quota stopped the target in up to "),
+        "{page}"
+    );
+    assert!(!page.contains("were ignored"), "{page}");
 }
 
 /// A results file that does not record the machine's cores or memory gets a page that says

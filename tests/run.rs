@@ -36,7 +36,26 @@ fn fresh_out(test: &str) -> PathBuf {
     out
 }
 
+/// The machine, shared by the tests that run headroom, and taken whole by a test that
+/// measures how much CPU a target gets (another test's load would take from it).
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A share of the machine, held while headroom runs.
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The whole machine: no other test runs headroom meanwhile.
+fn whole() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn headroom(args: &[&str], envs: &[(&str, String)]) -> Output {
+    let _machine = shared();
     let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
     command.args(args).current_dir(root());
     for (key, value) in envs {
@@ -84,7 +103,8 @@ fn leftovers(marker: &str) -> Vec<String> {
 }
 
 /// Starts `headroom run tests/fixtures/run/FIXTURE.toml --out OUT` in the background (stderr
-/// kept) and returns once its target, found by `marker` in /proc, is running.
+/// kept) and returns once its target, found by `marker` in /proc, is running. The caller holds
+/// a share of the machine (`shared()`) until it ends.
 fn start_in_background(fixture: &str, out: &Path, marker: &str) -> std::process::Child {
     let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args([
@@ -301,6 +321,7 @@ fn a_target_that_floods_its_log_is_cut_at_the_limit() {
 
 #[test]
 fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
+    let _machine = shared();
     // Ctrl-C, and what `timeout`, CI runners and systemd send (issue 12), end a run alike.
     for signal in ["INT", "TERM", "HUP"] {
         let out = fresh_out("interrupted");
@@ -787,14 +808,30 @@ fn chat_runs_quick_end_to_end() {
     let results = run_example_quick("chat");
     let phases = results["phases"].as_array().expect("phases");
     assert_eq!(phases.len(), 3);
+    let limited = headroom_runner::cgroup::detect().is_ok();
     for phase in phases {
         let mut rss = Vec::new();
         for point in phase["points"].as_array().expect("points") {
             let people = count(&point["at"]["people"]);
             let run = &point["runs"][0];
             let rooms = &run["scenarios"]["chat"]["rooms"];
-            // 100, 1,600 and 12,800 people over 10 channels: every socket opens and every
-            // post reaches everyone in its channel.
+            if limited {
+                let cpus = common::number(&run["limits"]["cpus"]);
+                // Issue 14: each phase ran in its CPU size, and the server kept to it.
+                assert_eq!(run["limits"]["status"], "applied", "{}", run["limits"]);
+                let cores = common::number(&run["process"]["hold_cpu_cores"]);
+                assert!(
+                    cores <= cpus * 1.1 + 0.02,
+                    "{cores} cores under cpus = {cpus}"
+                );
+            }
+            rss.push(count(&run["process"]["steady"]["rss_bytes"]));
+            // 100 and 1,600 people over 10 channels, at any of the CPU sizes: every socket
+            // opens and every post reaches everyone in its channel. At 12,800 half a CPU is
+            // saturated and sockets may time out; that is what the phase measures.
+            if people > 1600 {
+                continue;
+            }
             assert_eq!(
                 count(&rooms["sockets"]["opened"]),
                 people,
@@ -804,11 +841,10 @@ fn chat_runs_quick_end_to_end() {
             assert_eq!(count(&rooms["sockets"]["failed"]["timeout"]), 0);
             let messages = &rooms["messages"];
             assert_eq!(messages["delivered"], messages["expected"], "{messages}");
-            if people >= 1600 {
+            if people == 1600 {
                 assert!(count(&messages["expected"]) > 1000, "{messages}");
                 assert!(count(&rooms["reload"]["requests"]) > 0);
             }
-            rss.push(count(&run["process"]["steady"]["rss_bytes"]));
         }
         // The server holds more for more people online.
         assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
@@ -993,19 +1029,20 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     clean("getting-started");
 }
 
-/// Issue 11, item 9: limits that were not applied are said in plain words, in each run's
-/// notes and under the phase's table, not only in the results file.
+/// Issue 14: limits ignored with --ignore-limits are said in plain words, in each run's
+/// results and notes and under the phase's table, not only in the results file.
 #[test]
-fn limits_that_were_not_applied_are_said_on_the_run_table() {
-    let (output, results) = run_fixture("limits", &["--no-page"], &[]);
+fn limits_that_were_ignored_are_said_on_the_run_table() {
+    let (output, results) = run_fixture("limits", &["--no-page", "--ignore-limits"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("note: [target] limits were not applied: the target ran with the whole machine's CPUs and memory"),
+        stdout.contains("note: [target] limits were ignored (--ignore-limits): the target ran with the whole machine's CPUs and memory"),
         "{stdout}"
     );
     for run in runs(&results) {
-        assert_eq!(run["notes"][0], headroom_runner::LIMITS_NOT_APPLIED);
+        assert_eq!(run["notes"][0], headroom_runner::LIMITS_IGNORED);
+        assert_eq!(run["limits"]["status"], "ignored");
     }
     // Issue 12: running again keeps the earlier file whole beside the new one, and the lock
     // is gone once the run ends.
@@ -1060,6 +1097,7 @@ fn check_fails_on_an_slo_that_was_not_measured() {
 /// parent-death signal does not reach). The guard kills the whole group, and the port is free.
 #[test]
 fn a_killed_run_leaves_no_process_of_a_forking_target() {
+    let _machine = shared();
     let out = fresh_out("forks");
     let mut child = start_in_background("forks", &out, "1023B");
     // The shell and, forked from it, the server.
@@ -1141,6 +1179,7 @@ fn a_missing_working_directory_is_named() {
 /// the run is left: the target's group is killed and the lock is gone.
 #[test]
 fn a_second_ctrl_c_stops_waiting() {
+    let _machine = shared();
     let out = fresh_out("slow-stop");
     let child = start_in_background("slow-stop", &out, "1025B");
     std::thread::sleep(Duration::from_secs(1));
@@ -1169,4 +1208,186 @@ fn a_second_ctrl_c_stops_waiting() {
     assert!(leftovers("1025B").is_empty(), "{:?}", leftovers("1025B"));
     assert!(!out.with_file_name("results.json.lock").exists());
     clean("slow-stop");
+}
+
+/// Whether this machine has a cgroup headroom may write; `false` printed as a skip, with why.
+fn cgroups_writable(test: &str) -> bool {
+    match headroom_runner::cgroup::detect() {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("skipped {test}: {why}");
+            false
+        }
+    }
+}
+
+/// The pids of the processes whose command line holds `marker` (a test's targets).
+fn target_pids(marker: &str) -> Vec<u32> {
+    leftovers(marker)
+        .iter()
+        .filter_map(|line| line.split(':').next()?.parse().ok())
+        .collect()
+}
+
+/// The cgroup folders headroom made that `pid` is in, from /proc/PID/cgroup (hierarchies
+/// mounted at /sys/fs/cgroup/CONTROLLERS for v1, /sys/fs/cgroup or its `unified` for v2).
+fn headroom_cgroups_of(pid: u32) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    let mut dirs = Vec::new();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if !path
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .starts_with("headroom-")
+        {
+            continue;
+        }
+        let inside = path.trim_start_matches('/');
+        let candidates = if controllers.is_empty() {
+            vec![
+                Path::new("/sys/fs/cgroup/unified").join(inside),
+                Path::new("/sys/fs/cgroup").join(inside),
+            ]
+        } else {
+            vec![Path::new("/sys/fs/cgroup").join(controllers).join(inside)]
+        };
+        dirs.extend(candidates.into_iter().filter(|d| d.is_dir()));
+    }
+    dirs
+}
+
+/// Issue 14: a target that spins two threads uses what its quota gives it, measured from
+/// /proc (not the cgroup's counter): half a CPU under `cpus = 0.5`, one under `cpus = 1`.
+#[test]
+fn a_busy_target_is_held_to_its_cpu_quota() {
+    if !cgroups_writable("a_busy_target_is_held_to_its_cpu_quota") {
+        return;
+    }
+    // Another test's load would take CPU from the target: the machine is this test's alone.
+    let whole = whole();
+    let out = fresh_out("busy");
+    let out_arg = out.display().to_string();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
+    let spec = "tests/fixtures/run/busy.toml";
+    command.args(["run", spec, "--out", &out_arg, "--no-page"]);
+    let output = command.current_dir(root()).output().expect("run headroom");
+    drop(whole);
+    let results = read_results(&out);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("limits: a cgroup per run, in cgroup v"),
+        "{}",
+        stderr(&output)
+    );
+    let runs = runs(&results);
+    assert_eq!(runs.len(), 2);
+    for (run, cpus) in runs.iter().zip([0.5, 1.0]) {
+        let limits = &run["limits"];
+        assert_eq!(limits["status"], "applied", "{limits}");
+        assert_eq!(common::number(&limits["cpus"]), cpus);
+        assert!(
+            common::number(&limits["throttled_periods"]) > 0.0,
+            "spinning threads are throttled: {limits}"
+        );
+        let cores = common::number(&run["process"]["hold_cpu_cores"]);
+        let tolerance = if cpus < 1.0 { 0.05 } else { 0.1 };
+        assert!(
+            (cores - cpus).abs() <= tolerance,
+            "{cores} cores under cpus = {cpus}"
+        );
+    }
+    assert!(leftovers("1026B").is_empty(), "{:?}", leftovers("1026B"));
+    clean("busy");
+}
+
+/// Issue 14: a target that touches memory past its limit is killed by the kernel, and the run
+/// says so by name; the points before it are intact and the results written.
+#[test]
+fn a_target_over_its_memory_limit_is_a_named_failure() {
+    if !cgroups_writable("a_target_over_its_memory_limit_is_a_named_failure") {
+        return;
+    }
+    let (output, results) = run_fixture("oom", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("killed by the 256MiB memory limit at point rooms = 400"),
+        "{stdout}"
+    );
+    let runs = runs(&results);
+    assert_eq!(runs.len(), 3);
+    for run in &runs[..2] {
+        assert!(run["failure"].is_null(), "{run}");
+        assert_eq!(count(&run["limits"]["oom_kills"]), 0);
+        assert_eq!(
+            run["scenarios"]["chat"]["rooms"]["sockets"]["opened"],
+            run["scenarios"]["chat"]["rooms"]["sockets"]["planned"]
+        );
+    }
+    let killed = &runs[2];
+    assert_eq!(killed["failure"]["kind"], "out_of_memory", "{killed}");
+    assert_eq!(killed["failure"]["at"], "rooms = 400");
+    assert_eq!(count(&killed["limits"]["oom_kills"]), 1, "{killed}");
+    // The peak reached the limit: the kernel killed it there.
+    assert!(common::number(&killed["limits"]["memory_peak_bytes"]) >= 250.0 * 1048576.0);
+    assert!(leftovers("1027B").is_empty(), "{:?}", leftovers("1027B"));
+    clean("oom");
+}
+
+/// Issue 14: no cgroup outlives its run: not after Ctrl-C, not after headroom is killed with
+/// SIGKILL (its guard removes it), and a stale one a dead headroom left is removed by the next
+/// run.
+#[test]
+fn no_cgroup_is_left_behind() {
+    let _machine = shared();
+    if !cgroups_writable("no_cgroup_is_left_behind") {
+        return;
+    }
+    // A cgroup named for a headroom that is gone (no such pid): the next run removes it.
+    let Ok(
+        headroom_runner::cgroup::Hierarchy::V1 { cpu: parent, .. }
+        | headroom_runner::cgroup::Hierarchy::V2 { parent },
+    ) = headroom_runner::cgroup::detect()
+    else {
+        panic!("a writable cgroup was detected above");
+    };
+    let stale = parent.join("headroom-2147483000-1-1");
+    std::fs::create_dir(&stale).expect("a stale cgroup");
+    for signal in ["INT", "KILL"] {
+        let out = fresh_out("killed");
+        let child = start_in_background("killed", &out, "1028B");
+        assert!(!stale.exists(), "{} was left", stale.display());
+        let target = target_pids("1028B");
+        let dirs: Vec<PathBuf> = target
+            .iter()
+            .flat_map(|pid| headroom_cgroups_of(*pid))
+            .collect();
+        assert!(
+            !dirs.is_empty(),
+            "{signal}: the target is in a cgroup of headroom's"
+        );
+        send(signal, &child);
+        let output = child.wait_with_output().expect("wait");
+        wait_until(Duration::from_secs(5), || {
+            dirs.iter().all(|d| !d.exists()) && leftovers("1028B").is_empty()
+        });
+        let left: Vec<_> = dirs.iter().filter(|d| d.exists()).collect();
+        assert!(
+            left.is_empty(),
+            "{signal}: {left:?} left; {}",
+            stderr(&output)
+        );
+        assert!(
+            leftovers("1028B").is_empty(),
+            "{signal}: {:?}",
+            leftovers("1028B")
+        );
+    }
+    clean("killed");
 }

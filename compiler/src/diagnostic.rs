@@ -110,7 +110,6 @@ codes! {
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
     PlanWithoutUnits = "W004", "plan-without-units", Warning, "A plan without `[capacity] units`: instances can be priced, but not per unit.";
-    LimitsNotApplied = "W005", "limits-not-applied", Warning, "`[target] limits` are recorded but not applied yet: the target runs with the whole machine's CPUs and memory.";
     LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
 }
 

@@ -51,18 +51,8 @@ fn the_examples_compile_to_their_matrices() {
     ];
     for (name, points, runs, estimated) in expected {
         let compilation = compile(&example(name));
-        // chat sweeps CPU sizes through `limits`, which warn (W005) until they are applied.
         let warned: Vec<Code> = compilation.diagnostics.iter().map(|d| d.code).collect();
-        let expected_warnings: &[Code] = if name == "chat" {
-            &[Code::LimitsNotApplied]
-        } else {
-            &[]
-        };
-        assert_eq!(
-            warned, expected_warnings,
-            "{name}: {:?}",
-            compilation.diagnostics
-        );
+        assert_eq!(warned, [], "{name}: {:?}", compilation.diagnostics);
         let plan = compilation.matrix.expect("plan");
         let total: usize = plan.phases.iter().map(|p| p.points.len()).sum();
         assert_eq!(total, points, "{name} points");
@@ -510,18 +500,18 @@ units = "users"
 }
 
 /// Issue 11, items 8–10: every key that is accepted and not carried out says so at validate:
-/// `process = "per-phase"` (E035), `limits` (W005), `ready.tcp = false` (E010), a region the
+/// `process = "per-phase"` (E035), `ready.tcp = false` (E010), a region the
 /// table does not price (E037), AWS lines in a Hetzner plan (W006), a budget in dollars for a
 /// plan in euros (E021), and a readiness pattern that is not a regex (E036).
 #[test]
 fn keys_that_would_do_nothing_are_refused_or_warned() {
     let spec = spec_with(
-        "process = \"per-phase\"\nlimits = { cpus = 0.5 }\nready = { tcp = false }",
+        "process = \"per-phase\"\nready = { tcp = false }",
         "\n[plan]\nprovider = \"hetzner\"\nregion = \"us-west-2\"\ninstances = [\"CX22\"]\nebs_gb = 40\negress_gb = 100\nbudget_usd_per_month = 50",
     );
     let compilation = compile(&spec);
     let found = codes(&compilation);
-    for code in ["E035", "W005", "E010", "E037", "W006", "E021"] {
+    for code in ["E035", "E010", "E037", "W006", "E021"] {
         assert!(found.contains(code), "{code} not in {found:?}");
     }
     let lines: Vec<&str> = compilation
@@ -777,4 +767,40 @@ fn a_cpu_target_outside_its_share_is_refused() {
     let source = example("relay").replace("[capacity]\n", "[capacity]\ncpu_target = \"50%\"\n");
     let matrix = compile(&source).matrix.expect("a matrix");
     assert_eq!(matrix.capacity.cpu_target.fraction(), 0.5);
+}
+
+/// Issue 14: `[target] limits` no instance has (no CPU, a few MiB) are refused where they are
+/// written, at the point they take that value; sound ones, pinned, compile clean.
+#[test]
+fn limits_no_instance_has_are_refused() {
+    let refused = compile(&spec_with("limits = { cpus = 1, memory = \"1MiB\" }", ""));
+    assert_eq!(refused.diagnostics.len(), 1, "{:?}", refused.diagnostics);
+    let memory = refused
+        .diagnostics
+        .iter()
+        .find(|d| d.pointer == "/target/limits/memory")
+        .expect("the memory refused");
+    assert_eq!(memory.code, Code::OutOfRange);
+    assert!(
+        memory
+            .message
+            .starts_with("`memory = \"1MiB\"` is less than a server starts in: at least 16MiB"),
+        "{}",
+        memory.message
+    );
+    let zero = compile(&spec_with("limits = { cpus = 0.001 }", ""));
+    let cpus = zero
+        .diagnostics
+        .iter()
+        .find(|d| d.pointer == "/target/limits/cpus")
+        .expect("the quota refused");
+    assert_eq!(
+        cpus.message,
+        "`cpus = 0.001` is not a CPU quota: 0.01 to 1024 CPUs (at users = 10)"
+    );
+    let sound = compile(&spec_with(
+        "limits = { cpus = 0.5, memory = \"512MiB\", pin = true }",
+        "",
+    ));
+    assert!(sound.diagnostics.is_empty(), "{:?}", sound.diagnostics);
 }

@@ -34,6 +34,14 @@ pub async fn gate(
 /// Starts the background faults the options ask for.
 pub fn start(app: &Arc<App>) {
     let options = &app.options;
+    for _ in 0..options.busy_threads {
+        // Plain threads, off the runtime: they never yield, and never end before the process.
+        std::thread::spawn(|| {
+            loop {
+                crate::busy(std::time::Duration::from_secs(1));
+            }
+        });
+    }
     if let Some(every) = options.stall_every {
         let app = Arc::clone(app);
         let stall_for = options.stall_for.as_std();

@@ -27,6 +27,15 @@ pub enum Failure {
         /// The last lines it wrote to stderr.
         stderr_tail: Vec<String>,
     },
+    /// The kernel killed the target for going over its `[target] limits` memory.
+    OutOfMemory {
+        /// The memory limit, in bytes.
+        limit_bytes: u64,
+        /// The point, as its swept variables (`rooms = 256`).
+        at: String,
+        /// The last lines it wrote to stderr.
+        stderr_tail: Vec<String>,
+    },
     /// The target exited during the point.
     Died {
         /// Its exit status or signal.
@@ -73,6 +82,7 @@ impl Failure {
             Failure::SpawnFailed { .. } => "spawn_failed",
             Failure::ExitedEarly { .. } => "exited_early",
             Failure::NeverReady { .. } => "never_ready",
+            Failure::OutOfMemory { .. } => "out_of_memory",
             Failure::Died { .. } => "died",
             Failure::Load { .. } => "load",
             Failure::NothingMeasured { .. } => "nothing_measured",
@@ -93,6 +103,16 @@ impl Failure {
                 waited_s, check, ..
             } => {
                 format!("the target was not ready after {waited_s:.1}s (waiting for {check})")
+            }
+            Failure::OutOfMemory {
+                limit_bytes, at, ..
+            } => {
+                let limit = headroom_spec::Size::from_bytes(*limit_bytes);
+                if at.is_empty() {
+                    format!("killed by the {limit} memory limit")
+                } else {
+                    format!("killed by the {limit} memory limit at point {at}")
+                }
             }
             Failure::Died { exit, .. } => format!("the target died during the point ({exit})"),
             Failure::NothingMeasured { scenario, why } => {

@@ -9,6 +9,7 @@ pub mod environment;
 mod failure;
 mod file;
 pub mod histogram;
+mod limits;
 pub mod process;
 mod scenario;
 
@@ -25,6 +26,7 @@ pub use crate::environment::{Environment, LoadAverage};
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
 pub use crate::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
+pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
     ConnectFailures, ErrorCounts, MessageCounts, RampCounts, ReloadResult, RoomsResult,
@@ -111,6 +113,9 @@ pub struct RunResult {
     pub stopped: Option<Stopped>,
     /// Each scenario's figures, by name.
     pub scenarios: BTreeMap<String, ScenarioResult>,
+    /// The instance shape the target ran in (`[target] limits`), when the spec sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RunLimits>,
     /// The server's process group: samples during the load, and the steady state.
     pub process: ProcessResult,
     /// The server's Prometheus series at the steady state.
@@ -138,6 +143,7 @@ impl RunResult {
             failure: None,
             stopped: None,
             scenarios: BTreeMap::new(),
+            limits: None,
             process: ProcessResult::default(),
             metrics: MetricsResult::default(),
             generator: GeneratorResult::default(),
@@ -215,6 +221,11 @@ pub struct GeneratorResult {
     pub cpu_cores: f64,
     /// The logical cores the generator could use.
     pub cores_available: usize,
+    /// The cores left to the generator beside the target's `[target] limits`: the cores less
+    /// the target's CPU quota, or with `pin` the cores the target is not pinned to. Under one,
+    /// the run is generator-bound. Absent when no limits were applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores_left: Option<f64>,
     /// Lag p99 over the threshold or CPU over 90 % of the cores: the latency is not the server's.
     pub bound: bool,
     /// Why the run counts as generator-bound, in words.

@@ -14,6 +14,12 @@ pub enum Event<'a> {
         /// Load, settle, scrapes and cool-down of every run; start-up not included.
         estimated_s: f64,
     },
+    /// How `[target] limits` are carried out, said once before the first run: the cgroup
+    /// hierarchy, or that they are ignored.
+    Limits {
+        /// In words.
+        how: String,
+    },
     /// A run starts.
     RunStarted {
         /// Its phase.

@@ -11,6 +11,7 @@ pub(crate) fn generator(
     scenarios: &BTreeMap<String, ScenarioResult>,
     cpu_s: f64,
     seconds: f64,
+    cores_left: Option<f64>,
 ) -> GeneratorResult {
     let lag = scenarios
         .values()
@@ -21,6 +22,16 @@ pub(crate) fn generator(
     let reason = if lag > LAG_LIMIT_MS {
         Some(format!(
             "the generator's schedule lag p99 was {lag:.1} ms (over {LAG_LIMIT_MS} ms): its latencies are not the server's"
+        ))
+    } else if let Some(left) = cores_left.filter(|left| *left < 1.0) {
+        Some(format!(
+            "the generator had {left:.2} of the {cores_available} cores beside the target's limits (less than one): its latencies are not the server's"
+        ))
+    } else if let Some(left) = cores_left
+        && cpu_cores > 0.9 * left
+    {
+        Some(format!(
+            "the generator used {cpu_cores:.2} of the {left:.2} cores beside the target's limits: its latencies are not the server's"
         ))
     } else if cpu_cores > 0.9 * cores_available as f64 {
         Some(format!(
@@ -33,6 +44,7 @@ pub(crate) fn generator(
         schedule_lag_p99_ms: lag,
         cpu_cores,
         cores_available,
+        cores_left,
         bound: reason.is_some(),
         reason,
     }
@@ -48,8 +60,23 @@ mod tests {
         let mut lagging = ScenarioResult::default();
         lagging.schedule_lag.p99_ms = 12.0;
         scenarios.insert("a".to_owned(), lagging);
-        let verdict = generator(&scenarios, 0.1, 10.0);
+        let verdict = generator(&scenarios, 0.1, 10.0, None);
         assert!(verdict.bound);
-        assert!(!generator(&BTreeMap::new(), 0.1, 10.0).bound);
+        assert!(!generator(&BTreeMap::new(), 0.1, 10.0, None).bound);
+    }
+
+    /// Issue 14: a target limited to all but half a core leaves the generator less than one.
+    #[test]
+    fn the_generator_is_bound_with_less_than_a_core_beside_the_target() {
+        let squeezed = generator(&BTreeMap::new(), 0.1, 10.0, Some(0.5));
+        assert!(squeezed.bound);
+        let reason = squeezed.reason.expect("a reason");
+        assert!(
+            reason.starts_with("the generator had 0.50 of the "),
+            "{reason}"
+        );
+        assert!(!generator(&BTreeMap::new(), 0.1, 10.0, Some(1.0)).bound);
+        // 0.95 cores of the one left is the generator's limit, not the server's.
+        assert!(generator(&BTreeMap::new(), 9.5, 10.0, Some(1.0)).bound);
     }
 }

@@ -9,12 +9,14 @@
 
 #![warn(missing_docs)]
 
+pub mod cgroup;
 mod environment;
 mod event;
 pub mod fanout;
 mod gates;
 mod generator;
 mod http;
+mod limits;
 mod load;
 pub mod machine;
 mod quick;
@@ -29,4 +31,5 @@ pub mod target;
 mod verdict;
 
 pub use event::Event;
-pub use run::{LIMITS_NOT_APPLIED, Outcome, RunError, RunOptions, raise_open_files, run};
+pub use limits::LIMITS_IGNORED;
+pub use run::{Outcome, RunError, RunOptions, raise_open_files, run};

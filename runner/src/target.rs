@@ -19,6 +19,7 @@ use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::cgroup::Cgroup;
 use crate::http;
 use crate::results::Failure;
 
@@ -40,6 +41,8 @@ pub struct Launch<'a> {
     pub spec_dir: &'a Path,
     /// Where its output goes.
     pub log: PathBuf,
+    /// The cgroup it runs in (`[target] limits`), joined before it runs.
+    pub cgroup: Option<&'a Cgroup>,
 }
 
 fn exit_of(status: std::process::ExitStatus) -> Exit {
@@ -88,9 +91,10 @@ pub fn fill(text: &str, port: u16, headroom_bin: &Path) -> Result<String, String
     }
 }
 
-/// The target's command, filled and ready to spawn in its own process group, killed with
-/// headroom; with the program's name and the folder it runs in, for errors.
-fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
+/// The target's command, filled and ready to spawn in its own process group (and its cgroup),
+/// killed with headroom; with the program's name and the folder it runs in, for errors, and the
+/// cgroup files it joins, to keep open until it is spawned.
+fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf, Vec<std::fs::File>), Failure> {
     let spawn_failed = |message: String| Failure::SpawnFailed { message };
     let argv = launch.target.command.as_deref().unwrap_or_default();
     let argv: Vec<String> = argv
@@ -128,21 +132,36 @@ fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf), Failure> {
         );
     }
     command.process_group(0).kill_on_drop(true);
-    // SAFETY: between fork and exec only async-signal-safe calls are allowed; prctl is one.
+    let joins = match launch.cgroup {
+        Some(cgroup) => cgroup.join_files().map_err(|e| {
+            spawn_failed(format!(
+                "cannot open the run's cgroup ({}) to join it: {e}",
+                cgroup
+                    .dirs()
+                    .first()
+                    .map_or(String::new(), |d| d.display().to_string())
+            ))
+        })?,
+        None => Vec::new(),
+    };
+    let fds: Vec<std::os::fd::RawFd> = joins.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    // SAFETY: between fork and exec only async-signal-safe calls are allowed: prctl, and the
+    // `write`s of joining the cgroup (to files opened above, no allocation).
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
-                .map_err(std::io::Error::from)
+                .map_err(std::io::Error::from)?;
+            crate::cgroup::join(&fds)
         });
     }
-    Ok((command, program.clone(), cwd))
+    Ok((command, program.clone(), cwd, joins))
 }
 
 impl Running {
     /// Spawns the target in its own process group, output to its log file.
     pub async fn start(launch: &Launch<'_>) -> Result<Running, Failure> {
         let spawn_failed = |message: String| Failure::SpawnFailed { message };
-        let (mut command, program, cwd) = command(launch)?;
+        let (mut command, program, cwd, joins) = command(launch)?;
         if let Some(parent) = launch.log.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(|e| {
                 spawn_failed(format!(
@@ -163,6 +182,7 @@ impl Running {
                 cwd.display()
             ))
         })?;
+        drop(joins);
         // No id: the child has already exited and been reaped.
         let exited = || spawn_failed("the target exited before it could be watched".into());
         let pid = child.id().ok_or_else(exited)?;
@@ -197,7 +217,8 @@ impl Running {
                 matched,
             )));
         }
-        let guard = spawn_guard(launch.headroom_bin, group);
+        let cgroup_dirs = launch.cgroup.map(|c| c.dirs()).unwrap_or_default();
+        let guard = spawn_guard(launch.headroom_bin, group, cgroup_dirs);
         Ok(Running {
             child,
             group,
@@ -329,8 +350,13 @@ impl Running {
 /// Starts `headroom guard-group GROUP PID` beside the target, in a process group of its own
 /// (outside the target's, so it is never sampled as the server). The kernel kills the target's
 /// direct child when headroom dies (`PR_SET_PDEATHSIG`), but not what that child forked; the
-/// guard kills the whole group. `None` when it cannot start (the run goes on unguarded).
-fn spawn_guard(headroom_bin: &Path, group: Pid) -> Option<std::process::Child> {
+/// guard kills the whole group, and removes the run's cgroup folders. `None` when it cannot
+/// start (the run goes on unguarded).
+fn spawn_guard(
+    headroom_bin: &Path,
+    group: Pid,
+    cgroup_dirs: &[PathBuf],
+) -> Option<std::process::Child> {
     use std::os::unix::process::CommandExt;
     std::process::Command::new(headroom_bin)
         .args([
@@ -338,6 +364,7 @@ fn spawn_guard(headroom_bin: &Path, group: Pid) -> Option<std::process::Child> {
             &group.as_raw_nonzero().to_string(),
             &std::process::id().to_string(),
         ])
+        .args(cgroup_dirs)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -347,21 +374,33 @@ fn spawn_guard(headroom_bin: &Path, group: Pid) -> Option<std::process::Child> {
 }
 
 /// The guard's loop: while `parent` (headroom) lives and the group exists, wait; when headroom
-/// is gone (this process was re-parented), SIGKILL the whole group. Polls every 100 ms, a few
-/// microseconds of CPU each time.
-pub fn guard_group(group: i32, parent: u32) {
+/// is gone (this process was re-parented), SIGKILL the whole group and remove the run's cgroup
+/// folders `cgroup_dirs`. Polls every 100 ms, a few microseconds of CPU each time.
+pub fn guard_group(group: i32, parent: u32, cgroup_dirs: &[PathBuf]) {
     let Some(group) = Pid::from_raw(group) else {
         return;
     };
     loop {
         if rustix::process::test_kill_process_group(group).is_err() {
-            return; // the target is gone: nothing to guard
+            // The target is gone; so is headroom when this was re-parented: its cgroup too.
+            if std::os::unix::process::parent_id() != parent {
+                remove_cgroups(cgroup_dirs);
+            }
+            return;
         }
         if std::os::unix::process::parent_id() != parent {
             let _ = rustix::process::kill_process_group(group, Signal::KILL);
+            remove_cgroups(cgroup_dirs);
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Removes the cgroup folders of a run whose headroom is gone.
+fn remove_cgroups(dirs: &[PathBuf]) {
+    for dir in dirs {
+        let _ = crate::cgroup::remove_dir(dir);
     }
 }
 

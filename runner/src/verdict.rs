@@ -244,6 +244,7 @@ mod tests {
             failure: None,
             stopped: None,
             scenarios: BTreeMap::new(),
+            limits: None,
             process: Default::default(),
             metrics: Default::default(),
             generator: Default::default(),

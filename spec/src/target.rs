@@ -44,8 +44,8 @@ pub struct Target {
     /// and repeat. `per-phase` (one server for a whole phase) is refused (E035) until it is.
     #[serde(default)]
     pub process: ProcessMode,
-    /// Resource limits that will emulate an instance size (cgroups). Not applied yet: recorded
-    /// with the results, warned about at validate (W005), and said on the run table and page.
+    /// CPU and memory limits that emulate an instance size: the server runs in a cgroup made
+    /// for each run (cgroup v2 or v1, whichever this machine can write) and removed after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
     /// Hosts the load may go to besides loopback (127.0.0.0/8, ::1, localhost), which is always
@@ -168,7 +168,13 @@ pub struct Limits {
     /// CPUs the server may use (`0.5`, `2`, or `"{cpus}"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Param<f64>>,
-    /// Memory the server may use (`"1GiB"`); above it the kernel kills it.
+    /// Memory the server may use (`"1GiB"`), swap shut off; above it the kernel kills it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Param<Size>>,
+    /// Pin the server to whole cores (`cpuset.cpus`, as many as `cpus` rounded up) and the
+    /// load generator to the others, as a VM's vCPUs are its own: a quota alone lets a
+    /// multithreaded server burst on every core of the host and then stall for the rest of
+    /// the period.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pin: bool,
 }

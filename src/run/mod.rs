@@ -50,6 +50,10 @@ pub struct RunArgs {
     /// Run even when the matrix is estimated to take over a day.
     #[arg(long)]
     yes: bool,
+    /// Run the target with the whole machine, not in the shape `[target] limits` describe
+    /// (where no cgroup is writable); the table, the results and the page say so.
+    #[arg(long)]
+    ignore_limits: bool,
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
@@ -103,6 +107,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         quick: args.quick,
         headroom_bin: std::env::current_exe().context("cannot find the headroom binary itself")?,
         version: env!("CARGO_PKG_VERSION").to_owned(),
+        ignore_limits: args.ignore_limits,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -186,13 +191,13 @@ fn write_tables(
 ) -> Result<()> {
     for phase in &results.phases {
         writeln!(stdout, "\n{}", phase_table(phase))?;
-        let unlimited = phase.points.iter().flat_map(|p| p.runs.iter()).any(|r| {
-            r.notes
-                .iter()
-                .any(|n| n == headroom_runner::LIMITS_NOT_APPLIED)
-        });
-        if unlimited {
-            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_NOT_APPLIED)?;
+        let ignored = phase
+            .points
+            .iter()
+            .flat_map(|p| p.runs.iter())
+            .any(|r| matches!(r.limits, Some(headroom_runner::results::RunLimits::Ignored)));
+        if ignored {
+            writeln!(stdout, "note: {}.", headroom_runner::LIMITS_IGNORED)?;
         }
     }
     writeln!(stdout, "\nresults: {}", out.display())?;

@@ -43,6 +43,7 @@ impl Progress {
                     self.bar = Some(bar);
                 }
             }
+            Event::Limits { how } => self.line(&how),
             Event::RunStarted {
                 phase,
                 point,

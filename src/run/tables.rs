@@ -98,6 +98,10 @@ pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> Str
     if has_rooms {
         header.extend(["sockets", "delivered", "seen p95", "seen by all p95"]);
     }
+    let limited = runs().any(|r| applied(r).is_some());
+    if limited {
+        header.extend(["CPU", "throttled", "cgroup peak"]);
+    }
     header.extend(["RSS", "SLO"]);
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(header);
@@ -115,6 +119,9 @@ pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> Str
             if has_rooms {
                 row.extend(rooms_cells(run).map(right));
             }
+            if limited {
+                row.extend(limits_cells(run).map(right));
+            }
             row.push(right(
                 run.process
                     .steady
@@ -124,7 +131,54 @@ pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> Str
             table.add_row(row);
         }
     }
-    format!("{}\n{table}", phase.name)
+    format!("{}{}\n{table}", phase.name, limits_title(phase))
+}
+
+/// The run's limits, when a cgroup applied them.
+fn applied(run: &RunResult) -> Option<&headroom_runner::results::AppliedLimits> {
+    match &run.limits {
+        Some(headroom_runner::results::RunLimits::Applied(applied)) => Some(applied),
+        _ => None,
+    }
+}
+
+/// ` (limits: 0.5 CPU, 2GiB memory, no swap (cgroup v1))` after the phase's name: the shape
+/// every run of it ran in, or that it varies by point.
+fn limits_title(phase: &headroom_runner::results::PhaseResults) -> String {
+    let mut shapes: Vec<String> = phase
+        .points
+        .iter()
+        .flat_map(|p| p.runs.iter())
+        .filter_map(applied)
+        .map(headroom_runner::results::AppliedLimits::describe)
+        .collect();
+    shapes.dedup();
+    match shapes.as_slice() {
+        [] => String::new(),
+        [shape] => format!(" (limits: {shape})"),
+        _ => " (limits: a shape per point, in the results file)".to_owned(),
+    }
+}
+
+/// The limits columns of a run: CPU over the hold (cores, from /proc), the share of CPU
+/// periods its quota stopped it in, the cgroup's memory peak.
+fn limits_cells(run: &RunResult) -> [String; 3] {
+    let cpu = run
+        .process
+        .hold_cpu_cores
+        .map_or_else(|| "-".to_owned(), |cores| format!("{cores:.2}"));
+    let Some(applied) = applied(run) else {
+        return [cpu, "-".to_owned(), "-".to_owned()];
+    };
+    [
+        cpu,
+        applied
+            .throttled_share()
+            .map_or_else(|| "-".to_owned(), |share| format!("{:.0} %", share * 100.0)),
+        applied
+            .memory_peak_bytes
+            .map_or_else(|| "-".to_owned(), mib),
+    ]
 }
 
 /// The HTTP columns of a run: requests, req/s, p50, p95, p99 (the worst scenario's), errors.

@@ -111,14 +111,6 @@ impl<'a> Checker<'a> {
                     .hint("remove `process` (a fresh server per point and repeat is the default and what runs)"),
             );
         }
-        if target.limits.is_some() && target.command.is_some() {
-            self.push(
-                Diagnostic::new(Code::LimitsNotApplied, "`limits` are recorded with the results but not applied yet: the target runs with the whole machine")
-                    .at("/target/limits", self.key_span("/target/limits"))
-                    .label("no cgroup caps the target's CPUs or memory")
-                    .hint("read the figures as the machine's, not the instance size's; the run table and the page say so too"),
-            );
-        }
     }
 
     /// One readiness check (`http`, `tcp` or `log`), that can pass.

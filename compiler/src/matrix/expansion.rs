@@ -150,6 +150,16 @@ impl Expansion<'_, '_> {
             self.failed = true;
             return None;
         };
+        if let Some(limits) = &target.limits {
+            for diagnostic in limits_checks(limits, &origins, &at, self.checker) {
+                if self
+                    .reported
+                    .insert((diagnostic.code, diagnostic.pointer.clone()))
+                {
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+        }
         let run_time = run_time(&resolved, measure, phase.cooldown);
         Some(Point {
             index,

@@ -84,6 +84,54 @@ pub(super) fn size_checks(
     out
 }
 
+/// The fewest CPUs a limit may give: a quota of 1 ms in every 100 ms period.
+pub const MIN_LIMIT_CPUS: f64 = 0.01;
+/// The least memory a limit may give: below it no server starts.
+pub const MIN_LIMIT_MEMORY: u64 = 16 << 20;
+
+/// A point's `[target] limits`: a CPU quota the kernel can carry out, memory a server can
+/// start in. Whether the machine has them is the runner's check, at run start.
+pub(super) fn limits_checks(
+    limits: &resolved::Limits,
+    origins: &Origins,
+    at: &BTreeMap<String, VarValue>,
+    checker: &Checker<'_>,
+) -> Vec<Diagnostic> {
+    let written = checker.spec().target.limits.as_ref();
+    let mut out = Vec::new();
+    let mut out_of_range = |key: &str, variable: Option<&str>, message: String, hint: &str| {
+        let pointer = origins.blame(&format!("/target/limits/{key}"), variable);
+        let span = checker.document().value_span(&pointer);
+        out.push(
+            Diagnostic::new(Code::OutOfRange, format!("{message}{}", describe_point(at)))
+                .at(&pointer, span)
+                .label("no instance has this")
+                .hint(hint),
+        );
+    };
+    if let Some(cpus) = limits.cpus
+        && !(MIN_LIMIT_CPUS..=1024.0).contains(&cpus)
+    {
+        out_of_range(
+            "cpus",
+            written.and_then(|l| l.cpus.as_ref()).and_then(Param::var),
+            format!("`cpus = {cpus}` is not a CPU quota: 0.01 to 1024 CPUs"),
+            "give the instance's vCPUs: `cpus = 2`, or `0.5` for half a CPU",
+        );
+    }
+    if let Some(memory) = limits.memory
+        && memory.bytes() < MIN_LIMIT_MEMORY
+    {
+        out_of_range(
+            "memory",
+            written.and_then(|l| l.memory.as_ref()).and_then(Param::var),
+            format!("`memory = \"{memory}\"` is less than a server starts in: at least 16MiB"),
+            "give the instance's memory less the reserve: `memory = \"3.5GiB\"`",
+        );
+    }
+    out
+}
+
 /// Checks that need a point's values: a rate too low to send anything, a ramp too long.
 pub(super) fn point_checks(
     scenario: &resolved::Scenario,

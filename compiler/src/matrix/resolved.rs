@@ -89,6 +89,9 @@ pub struct Limits {
     /// Memory the server may use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Size>,
+    /// Whether the server is pinned to whole cores and the generator to the others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pin: bool,
 }
 
 /// One workload at one point.
@@ -322,6 +325,7 @@ impl Limits {
         Ok(Limits {
             cpus: optional(written.cpus.as_ref(), vars)?,
             memory: optional(written.memory.as_ref(), vars)?,
+            pin: written.pin,
         })
     }
 }

@@ -15,6 +15,7 @@ use crate::environment::Environment;
 use crate::event::Event;
 use crate::gates::Gates;
 use crate::generator::generator;
+use crate::limits::{Emulation, LIMITS_IGNORED};
 use crate::results::{
     Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult, SpecRef,
 };
@@ -27,6 +28,15 @@ use crate::{http, load, sample, verdict};
 mod once;
 
 use once::run_once;
+
+/// Which run of the matrix this is, and how its limits are carried out.
+struct Attempt<'a> {
+    /// The repeat of its point, from 1.
+    repeat: u32,
+    /// Its number among all runs, from 1 (its cgroup's name).
+    number: usize,
+    emulation: &'a Emulation,
+}
 
 /// How a run is asked for, beyond the plan.
 pub struct RunOptions {
@@ -48,6 +58,8 @@ pub struct RunOptions {
     pub headroom_bin: PathBuf,
     /// headroom's version, for the results file.
     pub version: String,
+    /// `--ignore-limits`: run every target with the whole machine, and say so.
+    pub ignore_limits: bool,
 }
 
 /// How the whole run went.
@@ -76,6 +88,10 @@ pub enum RunError {
     /// A point this machine cannot hold (open files, memory), found before anything ran.
     #[error("{0}")]
     Machine(String),
+    /// `[target] limits` that cannot be carried out here (no writable cgroup, more cores or
+    /// memory than the machine has), found before anything ran.
+    #[error("{0}")]
+    Limits(String),
 }
 
 /// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
@@ -92,6 +108,8 @@ pub async fn run(
         plan.clone()
     };
     let selected = select_phases(&plan, options)?;
+    let emulation =
+        crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&plan, options)?;
     let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
     let runs: usize = selected
@@ -107,6 +125,9 @@ pub async fn run(
         })
         .sum();
     on_event(Event::Started { runs, estimated_s });
+    if let Some(how) = emulation.describe() {
+        on_event(Event::Limits { how });
+    }
     let mut outcome = Outcome {
         results,
         failed_runs: 0,
@@ -141,7 +162,11 @@ pub async fn run(
                     &plan,
                     phase,
                     point,
-                    repeat,
+                    Attempt {
+                        repeat,
+                        number,
+                        emulation: &emulation,
+                    },
                     options,
                     cancel.clone(),
                     on_event,
@@ -289,6 +314,3 @@ pub fn raise_open_files() {
         let _ = setrlimit(Resource::Nofile, raised);
     }
 }
-
-/// The note on a run whose spec sets `[target] limits`: they are not applied yet (W005).
-pub const LIMITS_NOT_APPLIED: &str = "[target] limits were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe";

@@ -2,6 +2,9 @@
 //! the target stopped, the verdicts.
 
 use super::*;
+use crate::cgroup::Cgroup;
+use crate::limits::RunShape;
+use crate::results::RunLimits;
 
 /// A free loopback port: bound by us, then released for the target to take.
 fn free_port() -> std::io::Result<u16> {
@@ -30,28 +33,33 @@ pub(super) async fn run_once(
     plan: &RunMatrix,
     phase: &MatrixPhase,
     point: &Point,
-    repeat: u32,
+    attempt: Attempt<'_>,
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> RunResult {
     let started = Instant::now();
+    let repeat = attempt.repeat;
     let mut result = RunResult::started(repeat, unix_ms());
     let target = &point.target;
-    if target.limits.is_some() {
-        result.notes.push(LIMITS_NOT_APPLIED.to_owned());
-    }
+    let limited = limited_run(&attempt, point, &mut result);
+    let Ok(mut limited) = limited.map_err(|failure| result.failure = Some(failure)) else {
+        return finish(result, started, plan);
+    };
     let allowed = http::Allowed::new(&target.allow_hosts);
+    let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
     let Some(Started {
         port,
         mut running,
         group,
         ready: _,
         metrics: metrics_endpoint,
-    }) = start_target(phase, point, repeat, options, &allowed, &mut result).await
+    }) = start_target(phase, point, repeat, options, cgroup, &allowed, &mut result).await
     else {
+        close_cgroup(&mut result, limited.take(), point);
         return finish(result, started, plan);
     };
+    keep_generator(&attempt, limited.as_ref(), true);
     let load_started = Instant::now();
     let cpu_before = sample::own_cpu_s();
 
@@ -128,15 +136,93 @@ pub(super) async fn run_once(
         take_samples(&mut result, readings, point);
         result.load_average = load_average;
     }
-    if let Some(running) = running.as_mut() {
-        result.stopped = Some(
-            running
-                .stop(target.stop.signal, target.stop.grace.as_std())
-                .await,
-        );
-    }
-    result.generator = generator(&result.scenarios, cpu_used, load_seconds);
+    stop_target(running.as_mut(), target, &mut result).await;
+    keep_generator(&attempt, limited.as_ref(), false);
+    let cores_left = limited.as_ref().map(|(_, run)| run.cores_left);
+    result.generator = generator(&result.scenarios, cpu_used, load_seconds, cores_left);
+    close_cgroup(&mut result, limited, point);
     finish(result, started, plan)
+}
+
+/// Stops the target headroom started, how it ended into `result`.
+async fn stop_target(
+    running: Option<&mut Running>,
+    target: &headroom_compiler::matrix::resolved::Target,
+    result: &mut RunResult,
+) {
+    if let Some(running) = running {
+        let stopped = running
+            .stop(target.stop.signal, target.stop.grace.as_std())
+            .await;
+        result.stopped = Some(stopped);
+    }
+}
+
+/// With `pin`, the generator keeps to the cores the target is not pinned to while the target
+/// runs (`during`), and gets every core back after.
+fn keep_generator(attempt: &Attempt<'_>, limited: Option<&(Cgroup, RunShape)>, during: bool) {
+    if let Some(cores) = limited.and_then(|(_, run)| run.generator_cores.as_deref()) {
+        attempt.emulation.keep_generator_on(during.then_some(cores));
+    }
+}
+
+/// The run's cgroup, made in the shape of the point's limits when they are applied; `None`
+/// without limits, for an external target, or under `--ignore-limits` (said in the result).
+fn limited_run(
+    attempt: &Attempt<'_>,
+    point: &Point,
+    result: &mut RunResult,
+) -> Result<Option<(Cgroup, RunShape)>, Failure> {
+    let target = &point.target;
+    let Some(limits) = target.limits.as_ref().filter(|_| target.command.is_some()) else {
+        return Ok(None);
+    };
+    if matches!(attempt.emulation, Emulation::Ignored) {
+        result.limits = Some(RunLimits::Ignored);
+        result.notes.push(LIMITS_IGNORED.to_owned());
+        return Ok(None);
+    }
+    let Some(run) = attempt.emulation.shape(limits) else {
+        return Ok(None);
+    };
+    let cgroup = attempt
+        .emulation
+        .create(&crate::cgroup::run_name(attempt.number), &run.shape)
+        .map_err(|message| Failure::SpawnFailed { message })?;
+    Ok(Some((cgroup, run)))
+}
+
+/// The kernel's counters of the run's cgroup into `result`, an OOM kill named as the run's
+/// failure, and the cgroup removed.
+fn close_cgroup(result: &mut RunResult, limited: Option<(Cgroup, RunShape)>, point: &Point) {
+    let Some((mut cgroup, run)) = limited else {
+        return;
+    };
+    let counters = cgroup.counters();
+    result.limits = Some(crate::limits::applied(&cgroup, &run.shape, &counters));
+    if counters.oom_kills > 0
+        && let Some(limit_bytes) = run.shape.memory_bytes
+        && !matches!(result.failure, Some(Failure::Interrupted))
+    {
+        let stderr_tail = match result.failure.take() {
+            Some(
+                Failure::Died { stderr_tail, .. }
+                | Failure::ExitedEarly { stderr_tail, .. }
+                | Failure::NeverReady { stderr_tail, .. },
+            ) => stderr_tail,
+            _ => Vec::new(),
+        };
+        result.failure = Some(Failure::OutOfMemory {
+            limit_bytes,
+            at: crate::limits::at_words(point).unwrap_or_default(),
+            stderr_tail,
+        });
+    }
+    if let Err(e) = cgroup.remove() {
+        result
+            .notes
+            .push(format!("the run's cgroup could not be removed: {e}"));
+    }
 }
 
 /// Starts the target (or checks the external one) and waits until it is ready; `None` with
@@ -146,6 +232,7 @@ async fn start_target(
     point: &Point,
     repeat: u32,
     options: &RunOptions,
+    cgroup: Option<&Cgroup>,
     allowed: &http::Allowed,
     result: &mut RunResult,
 ) -> Option<Started> {
@@ -190,6 +277,7 @@ async fn start_target(
                 headroom_bin: &options.headroom_bin,
                 spec_dir: &options.spec_dir,
                 log,
+                cgroup,
             };
             match Running::start(&launch).await {
                 Ok(running) => Started {

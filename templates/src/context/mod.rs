@@ -15,6 +15,7 @@ use serde::Serialize;
 mod caveats;
 mod ceiling;
 mod fits;
+mod limits;
 mod rows;
 mod words;
 
@@ -214,6 +215,9 @@ pub struct Phase {
     pub scenarios: Vec<String>,
     /// The latency SLOs judged in the phase (the lines of its latency plots).
     pub latency_slos: Vec<LatencySlo>,
+    /// The shape its target ran in (`[target] limits`), and the throttling the kernel
+    /// counted, in a sentence; absent without limits.
+    pub limits: Option<String>,
 }
 
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
@@ -440,6 +444,7 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             points,
             scenarios: scenario_names,
             latency_slos,
+            limits: limits::sentence(phase),
         });
     }
     phases
@@ -479,11 +484,8 @@ impl PageContext {
         let steady_state = steady_state(results);
         let quick = results.quick;
         let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
-        // The spec's limits are recorded with the plan and not applied yet (W005): every figure
-        // is the whole machine's. Read from the plan, not from the runs' notes' wording.
-        let target = &results.matrix.target;
-        if target.limits.is_some() && target.command.is_some() {
-            caveats.push("The spec's `[target] limits` were not applied: the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned());
+        if let Some(caveat) = limits::ignored_caveat(results) {
+            caveats.push(caveat);
         }
         let not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);

@@ -35,6 +35,7 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
         description: None,
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
+        limits: None,
         points: vec![
             step("rate = 100/s", 10.0, false),
             step("rate = 200/s", 12.0, false),

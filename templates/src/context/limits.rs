@@ -1,0 +1,60 @@
+//! What the page says about `[target] limits`: the shape each phase ran in and its
+//! throttling, or that the limits were ignored.
+
+use headroom_results::{Results, RunLimits};
+
+use super::variables;
+
+/// The shape a phase's target ran in and the most it was throttled, in a sentence:
+/// `Measured in 0.5 CPU, 2GiB memory, no swap (cgroup v1); the CPU quota stopped the target in
+/// up to 35 % of its periods (at people = 800).`
+pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String> {
+    let runs = || {
+        phase
+            .points
+            .iter()
+            .flat_map(|p| p.runs.iter().map(move |r| (p, r)))
+    };
+    if runs().any(|(_, r)| matches!(r.limits, Some(RunLimits::Ignored))) {
+        return Some("`[target] limits` were ignored (--ignore-limits): measured with the whole machine, not the instance size.".to_owned());
+    }
+    let applied: Vec<_> = runs()
+        .filter_map(|(p, r)| match &r.limits {
+            Some(RunLimits::Applied(applied)) => Some((p, applied)),
+            _ => None,
+        })
+        .collect();
+    let mut shapes: Vec<String> = applied.iter().map(|(_, a)| a.describe()).collect();
+    shapes.dedup();
+    let mut sentence = match shapes.as_slice() {
+        [] => return None,
+        [shape] => format!("Measured in {shape}"),
+        _ => "Measured in a shape per point (the results file has each)".to_owned(),
+    };
+    let worst = applied
+        .iter()
+        .filter_map(|(p, a)| Some((*p, a.throttled_share()?)))
+        .filter(|(_, share)| *share > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    match worst {
+        Some((point, share)) => sentence.push_str(&format!(
+            "; the CPU quota stopped the target in up to {:.0} % of its periods (at {}).",
+            share * 100.0,
+            variables(&point.at)
+        )),
+        None => sentence.push_str("; the CPU quota never stopped the target."),
+    }
+    Some(sentence)
+}
+
+/// The caveat of results whose limits were ignored (`--ignore-limits`): every figure is the
+/// whole machine's, whatever instance the page prices.
+pub(super) fn ignored_caveat(results: &Results) -> Option<String> {
+    let ignored = results
+        .phases
+        .iter()
+        .flat_map(|p| p.points.iter())
+        .flat_map(|p| p.runs.iter())
+        .any(|r| matches!(r.limits, Some(RunLimits::Ignored)));
+    ignored.then(|| "The spec's `[target] limits` were ignored (--ignore-limits): the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned())
+}
