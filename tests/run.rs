@@ -1391,3 +1391,38 @@ fn no_cgroup_is_left_behind() {
     }
     clean("killed");
 }
+
+/// Issue 14: limits larger than the machine (more cores, more memory than is available) stop
+/// the run before anything starts, naming both numbers; no results file is written.
+#[test]
+fn limits_larger_than_the_machine_are_refused_before_the_first_run() {
+    for (phase, asked) in [
+        ("cores", "asks for `cpus = 1000` and this machine has "),
+        (
+            "memory",
+            "asks for `memory = \"900TiB\"` and this machine has ",
+        ),
+    ] {
+        let (output, _) = run_without_results("too-big", &["--phase", phase]);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let said = stderr(&output);
+        assert!(
+            said.contains(&format!("phase `{phase}` point 1 {asked}")),
+            "{said}"
+        );
+        assert!(said.contains("or pass --ignore-limits"), "{said}");
+        assert!(!out("too-big").exists(), "nothing ran, nothing is written");
+        assert!(leftovers("1029B").is_empty());
+    }
+    clean("too-big");
+}
+
+/// Runs a fixture that is expected to write no results.
+fn run_without_results(name: &str, extra: &[&str]) -> (Output, PathBuf) {
+    let out = fresh_out(name);
+    let spec = format!("tests/fixtures/run/{name}.toml");
+    let out_arg = out.display().to_string();
+    let mut args = vec!["run", spec.as_str(), "--out", out_arg.as_str()];
+    args.extend(extra);
+    (headroom(&args, &[]), out)
+}

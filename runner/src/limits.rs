@@ -5,7 +5,6 @@
 use headroom_compiler::matrix::resolved::Limits;
 use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_results::{AppliedLimits, RunLimits};
-use headroom_spec::Size;
 
 use crate::cgroup::{self, Cgroup, Counters, Hierarchy, Shape};
 
@@ -77,8 +76,8 @@ pub(crate) fn prepare(phases: &[&MatrixPhase], ignore: bool) -> Result<Emulation
             && memory.bytes() > available
         {
             return Err(format!(
-                "{place} asks for `memory = \"{memory}\"` and this machine has {} available: the limit would never be reached. Lower `memory`, free memory, or pass --ignore-limits to run unlimited and say so",
-                Size::from_bytes(available)
+                "{place} asks for `memory = \"{memory}\"` and this machine has {:.1} GiB available: the limit would never be reached. Lower `memory`, free memory, or pass --ignore-limits to run unlimited and say so",
+                available as f64 / f64::from(1u32 << 30)
             ));
         }
     }
