@@ -281,11 +281,28 @@ fn fit_measured(
                     )),
                 }
             }
-            // The server's CPU over the hold: reported always, planned with (a burstable
-            // instance's sustained ceiling and credits) only when the line can be trusted.
-            if let Some(cpu) = sweep.series.iter().find(|p| p.name == "cpu")
-                && let Ok(f) = fit(&cpu.points)
+            // The server's CPU over the hold: reported always, planned with (the measured CPU
+            // ceiling, a burstable instance's sustained ceiling and credits) only when the line
+            // can be trusted. Only the steps that passed their SLOs: past saturation a
+            // server's CPU stops growing, and the line would promise what it cannot do.
+            let cpu = sweep.series.iter().find(|p| p.name == "cpu");
+            if cpu.is_none() && !measured.given_points {
+                notes.push(format!(
+                    "the results carry no CPU over the hold for `{}` (results from before it was recorded, or an external target without `pid_file`): no CPU ceiling is measured; give --cpu-ceiling",
+                    sweep.name
+                ));
+            }
+            let passing = cpu.map(|cpu| passing_points(sweep, &cpu.points));
+            if let (Some(cpu), Some((points, left_out))) = (cpu, passing)
+                && let Ok(f) = fit(&points)
             {
+                if left_out > 0 {
+                    notes.push(format!(
+                        "the CPU fit over `{}` leaves out {left_out} step{} where the SLOs failed: a saturated server's CPU stops growing",
+                        sweep.name,
+                        if left_out == 1 { "" } else { "s" }
+                    ));
+                }
                 fits.push(FitJson::of(sweep, "cpu", cpu.unit, because, &f));
                 if f.is_weak() {
                     notes.push(format!(
@@ -308,6 +325,23 @@ fn fit_measured(
         }
     }
     fits
+}
+
+/// The points of a series at the steps that passed their SLOs (or were not judged), and how
+/// many were left out.
+fn passing_points(sweep: &Sweep, points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
+    let passing: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, _)| {
+            sweep
+                .verdicts
+                .get(&points::OrderedX(*x))
+                .is_none_or(|verdict| verdict.pass)
+        })
+        .copied()
+        .collect();
+    let left_out = points.len() - passing.len();
+    (passing, left_out)
 }
 
 #[cfg(test)]
@@ -420,6 +454,56 @@ mod tests {
             !planned.plans[0]
                 .ceilings
                 .contains_key(&crate::plan::Resource::CpuMeasured)
+        );
+    }
+
+    /// Issue 14: the CPU line is fitted over the steps that passed their SLOs: a saturated
+    /// server's CPU stops growing (1.05 cores at 1,600/s on 1 ms a request), and a line through
+    /// it would promise more than the server does. The steps left out are said.
+    #[test]
+    fn the_cpu_fit_leaves_out_steps_past_the_slo() {
+        let table = PriceTable::embedded().expect("table");
+        let request = Request::new(None);
+        let mut saturated = measured(vec![
+            (1.0, 0.1),
+            (2.0, 0.2),
+            (3.0, 0.3),
+            (4.0, 0.4),
+            (5.0, 0.42),
+        ]);
+        let mut failed = points::Verdict::passing();
+        failed.judge(Some("api.latency.p95 < 200ms (measured 900 ms)".to_owned()));
+        saturated.sweeps[0]
+            .verdicts
+            .insert(points::OrderedX(5.0), failed);
+        let planned = plan(&request, &saturated, &table).expect("a plan");
+        let cpu = planned.model.cpu.as_ref().expect("a cpu fit");
+        assert!((cpu.slope - 0.1).abs() < 1e-9, "{cpu:?}");
+        assert!(
+            planned.notes.iter().any(|n| n
+                == "the CPU fit over `rooms` leaves out 1 step where the SLOs failed: a saturated server's CPU stops growing"),
+            "{:?}",
+            planned.notes
+        );
+    }
+
+    /// Results without the CPU over the hold say so, and name the way around it.
+    #[test]
+    fn results_without_cpu_say_no_cpu_ceiling_is_measured() {
+        let table = PriceTable::embedded().expect("table");
+        let mut request = Request::new(None);
+        request.instances = vec!["t4g.medium".to_owned()];
+        let mut without = measured(Vec::new());
+        without.sweeps[0].series.retain(|s| s.name != "cpu");
+        let planned = plan(&request, &without, &table).expect("a plan");
+        assert!(planned.model.cpu.is_none());
+        assert!(
+            planned
+                .notes
+                .iter()
+                .any(|n| n.starts_with("the results carry no CPU over the hold for `rooms`")),
+            "{:?}",
+            planned.notes
         );
     }
 }
