@@ -279,11 +279,30 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             if fit.weak { ", weak" } else { "" }
         )?;
     }
+    for fit in report.fits.iter().filter(|f| f.series == "cpu") {
+        writeln!(
+            out,
+            "CPU fit over the hold, from `{}`: {} points, {:.3} cores + {:.5} cores per {} (R² {}){}",
+            fit.phase,
+            fit.n,
+            fit.intercept,
+            fit.slope,
+            fit.x,
+            fit.r2
+                .map_or_else(|| "-".to_owned(), |r2| format!("{r2:.3}")),
+            if fit.weak {
+                ", weak: not planned with"
+            } else {
+                ""
+            }
+        )?;
+    }
     if !plans.is_empty() {
         writeln!(out, "{}", plan_table(plans, model))?;
     }
     for plan in plans {
         write_binding(out, plan, model)?;
+        writeln!(out, "{}: {}", plan.name, plan.measured)?;
     }
     for plan in plans {
         for line in &plan.all_in.lines {
@@ -444,10 +463,11 @@ fn units(value: f64) -> String {
 }
 
 /// The ceilings as columns, in the order they are reasoned about; only those some plan has.
-const CEILING_COLUMNS: [(Resource, &str); 5] = [
+const CEILING_COLUMNS: [(Resource, &str); 6] = [
     (Resource::Memory, "by memory"),
     (Resource::Slo, "SLO"),
     (Resource::CpuMeasured, "CPU"),
+    (Resource::CpuSustained, "sustained"),
     (Resource::Cpu, "CPU (given)"),
     (Resource::Cap, "cap"),
 ];

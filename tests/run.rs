@@ -54,6 +54,17 @@ fn whole() -> std::sync::RwLockWriteGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// `headroom ARGS` with the machine to itself: for runs whose known answer is a CPU figure,
+/// which another test's load would take from.
+fn headroom_alone(args: &[&str]) -> Output {
+    let _machine = whole();
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run headroom")
+}
+
 fn headroom(args: &[&str], envs: &[(&str, String)]) -> Output {
     let _machine = shared();
     let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
@@ -974,7 +985,7 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     )
     .expect("spec");
     let (spec_arg, out_arg) = (spec_path.display().to_string(), out.display().to_string());
-    let output = headroom(&["run", "--quick", &spec_arg, "--out", &out_arg], &[]);
+    let output = headroom_alone(&["run", "--quick", &spec_arg, "--out", &out_arg]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let output = headroom(&["plan", &spec_arg, "--results", &out_arg, "--json"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -1270,14 +1281,10 @@ fn a_busy_target_is_held_to_its_cpu_quota() {
         return;
     }
     // Another test's load would take CPU from the target: the machine is this test's alone.
-    let whole = whole();
     let out = fresh_out("busy");
     let out_arg = out.display().to_string();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
     let spec = "tests/fixtures/run/busy.toml";
-    command.args(["run", spec, "--out", &out_arg, "--no-page"]);
-    let output = command.current_dir(root()).output().expect("run headroom");
-    drop(whole);
+    let output = headroom_alone(&["run", spec, "--out", &out_arg, "--no-page"]);
     let results = read_results(&out);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
@@ -1425,4 +1432,99 @@ fn run_without_results(name: &str, extra: &[&str]) -> (Output, PathBuf) {
     let mut args = vec!["run", spec.as_str(), "--out", out_arg.as_str()];
     args.extend(extra);
     (headroom(&args, &[]), out)
+}
+
+/// Issue 14: `[plan] emulate` measures each instance's SLO ceiling in its shape. Known answer:
+/// the demo target answers one request at a time in 1 ms of CPU, so at a t4g.small's 0.4 CPU
+/// baseline it holds 200 a second and not 500, while a whole CPU (c7g.medium) holds 500; the
+/// planner prices the sustained ceiling and the credits above it from those measurements.
+#[test]
+fn emulated_instances_have_measured_ceilings() {
+    if !cgroups_writable("emulated_instances_have_measured_ceilings") {
+        return;
+    }
+    let out = fresh_out("emulate");
+    let out_arg = out.display().to_string();
+    let output = headroom_alone(&["run", "tests/fixtures/run/emulate.toml", "--out", &out_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = read_results(&out);
+    let phases: Vec<&str> = results["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "rate",
+            "rate@c7g.medium",
+            "rate@t4g.small",
+            "rate@t4g.small-baseline"
+        ]
+    );
+    let baseline = &results["phases"][3]["points"];
+    for (point, (rate, pass)) in [("200/s", true), ("500/s", false)].iter().enumerate() {
+        let run = &baseline[point + 1]["runs"][0];
+        assert_eq!(common::number(&run["limits"]["cpus"]), 0.4, "{rate}");
+        let p95 = run["slo"]
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .find(|v| v["name"] == "p95")
+            .expect("p95");
+        assert_eq!(p95["pass"], *pass, "{rate}: {p95}");
+    }
+    let json = headroom(
+        &[
+            "plan",
+            "tests/fixtures/run/emulate.toml",
+            "--results",
+            &out_arg,
+            "--json",
+        ],
+        &[],
+    );
+    let report: Value = serde_json::from_slice(&json.stdout).expect("plan --json");
+    let instance = |name: &str| {
+        report["instances"]
+            .as_array()
+            .expect("instances")
+            .iter()
+            .find(|i| i["name"] == name)
+            .cloned()
+            .expect("the instance")
+    };
+    let small = instance("t4g.small");
+    assert_eq!(
+        small["ceilings"]["cpu_sustained"]["units"], 200.0,
+        "{small}"
+    );
+    assert_eq!(small["ceilings"]["slo"]["units"], 500.0, "{small}");
+    assert!(
+        small["measured"].as_str().is_some_and(|m| m
+            .starts_with("SLO ceiling measured at 2 CPU, 1536MiB memory")
+            && m.contains("and at its baseline, 0.4 CPU")),
+        "{small}"
+    );
+    assert!(
+        small["all_in"]["lines"]
+            .to_string()
+            .contains("surplus CPU credits"),
+        "{small}"
+    );
+    let medium = instance("c7g.medium");
+    assert_eq!(medium["ceilings"]["slo"]["units"], 500.0, "{medium}");
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
+    assert!(
+        page.contains("| `rate@t4g.small-baseline` | 0.4 CPU, 1536MiB memory, no swap (cgroup v")
+            && page.contains(") | rate = 200/s | rate = 500/s |"),
+        "{page}"
+    );
+    assert!(
+        page.contains("- t4g.small: SLO ceiling measured at 2 CPU"),
+        "{page}"
+    );
+    assert!(leftovers("1030B").is_empty(), "{:?}", leftovers("1030B"));
+    clean("emulate");
 }

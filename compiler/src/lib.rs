@@ -102,11 +102,21 @@ impl Compiler {
         let checker = checks::Checker::new(source, &spec, &document, prices).run();
         diagnostics.extend(checker.diagnostics.iter().cloned());
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
-        let plan = if has_errors {
+        let mut plan = if has_errors {
             None
         } else {
             matrix::expand(&spec, &checker, &mut diagnostics)
         };
+        // `[plan] emulate`: the ceiling phase once more per priced instance, in its shape.
+        if let (Some(matrix), Some(priced)) = (plan.as_mut(), spec.plan.as_ref())
+            && priced.emulate
+            && let Err(why) = matrix::emulate(matrix, &priced.instances, prices)
+        {
+            diagnostics.push(
+                Diagnostic::new(Code::OutOfRange, why)
+                    .at("/plan/emulate", document.value_span("/plan/emulate")),
+            );
+        }
         sort(&mut diagnostics);
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
         Compilation {

@@ -804,3 +804,70 @@ fn limits_no_instance_has_are_refused() {
     ));
     assert!(sound.diagnostics.is_empty(), "{:?}", sound.diagnostics);
 }
+
+/// Issue 14: `[plan] emulate` runs the ceiling phase once more per priced instance, each point
+/// held to the instance's vCPUs and memory less the reserve; a burstable instance at its
+/// baseline too. It needs a ceiling phase and a target headroom starts.
+#[test]
+fn emulate_runs_the_ceiling_phase_in_each_instances_shape() {
+    let spec = spec_with(
+        "",
+        "ceiling_phase = \"load\"\nreserve = \"512MiB\"\n\n[plan]\ninstances = [\"c7g.medium\", \"t4g.small\"]\nemulate = true",
+    );
+    let compilation = compile(&spec);
+    assert!(
+        compilation.diagnostics.is_empty(),
+        "{:?}",
+        compilation.diagnostics
+    );
+    let matrix = compilation.matrix.expect("a matrix");
+    let names: Vec<&str> = matrix.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "load",
+            "load@c7g.medium",
+            "load@t4g.small",
+            "load@t4g.small-baseline"
+        ]
+    );
+    let shape = |name: &str| {
+        let phase = matrix
+            .phases
+            .iter()
+            .find(|p| p.name == name)
+            .expect("the phase");
+        let emulated = phase.emulates.as_ref().expect("emulated");
+        let limits = phase.points[0].target.limits.as_ref().expect("limits");
+        assert_eq!(limits.cpus, Some(emulated.cpus));
+        assert_eq!(limits.memory, Some(emulated.memory));
+        assert_eq!(phase.points.len(), 3);
+        (
+            emulated.cpus,
+            emulated.memory.to_string(),
+            emulated.baseline,
+        )
+    };
+    assert_eq!(shape("load@c7g.medium"), (1.0, "1536MiB".to_owned(), false));
+    assert_eq!(shape("load@t4g.small"), (2.0, "1536MiB".to_owned(), false));
+    // t4g.small sustains 20 % of each of its 2 vCPUs.
+    assert_eq!(
+        shape("load@t4g.small-baseline"),
+        (0.4, "1536MiB".to_owned(), true)
+    );
+    // Three repeats of three points in each of four phases.
+    assert_eq!(matrix.runs.len(), 36);
+    let total: u64 = matrix.phases.iter().map(|p| p.estimated.as_micros()).sum();
+    assert_eq!(matrix.estimated.as_micros(), total);
+
+    let without = compile(&spec_with(
+        "",
+        "\n[plan]\ninstances = [\"c7g.medium\"]\nemulate = true",
+    ));
+    let missing = without
+        .diagnostics
+        .iter()
+        .find(|d| d.pointer == "/plan/emulate")
+        .expect("refused");
+    assert_eq!(missing.code, Code::MissingSetting);
+}

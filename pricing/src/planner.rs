@@ -5,6 +5,8 @@
 //! cannot disagree: the memory sweep and the ceiling phase are chosen by one rule
 //! ([`memory_sweep`], [`ceiling_sweep`]).
 
+use std::collections::BTreeMap;
+
 use headroom_compiler::RunMatrix;
 use headroom_results::Results;
 
@@ -12,8 +14,9 @@ use crate::PriceTable;
 use crate::entries::{Day, HOURS_PER_MONTH};
 use crate::fit::fit;
 use crate::plan::{
-    FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model, Report, Selection,
-    SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep, plan_instance, slo_ceiling,
+    Emulated, EmulatedCeiling, FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model,
+    Report, Selection, SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep,
+    plan_instance, slo_ceiling,
 };
 use crate::points::{self, Sweep};
 
@@ -178,6 +181,7 @@ pub fn plan(
     if let Some(cores) = measured.cores {
         model.measured_cores = cores;
     }
+    model.points_given = measured.given_points;
     let mut notes = Vec::new();
     let fits = fit_measured(request, measured, &mut model, &mut notes);
     let sweeps = &measured.sweeps;
@@ -323,8 +327,34 @@ fn fit_measured(
             Ok(chosen) => model.slo = slo_ceiling(chosen.sweep, because(chosen.because)),
             Err(why) => notes.push(why),
         }
+        model.emulated = emulated_ceilings(sweeps);
     }
     fits
+}
+
+/// The SLO ceilings of the phases run in an instance's shape, by instance type.
+fn emulated_ceilings(sweeps: &[Sweep]) -> BTreeMap<String, Emulated> {
+    let mut emulated: BTreeMap<String, Emulated> = BTreeMap::new();
+    for sweep in sweeps {
+        let Some(shape) = &sweep.emulates else {
+            continue;
+        };
+        let Some(slo) = slo_ceiling(sweep, "run in the instance's shape") else {
+            continue;
+        };
+        let ceiling = EmulatedCeiling {
+            slo,
+            shape: shape.describe(),
+            measured_in: sweep.measured_in.clone(),
+        };
+        let entry = emulated.entry(shape.instance.clone()).or_default();
+        if shape.baseline {
+            entry.baseline = Some(ceiling);
+        } else {
+            entry.full = Some(ceiling);
+        }
+    }
+    emulated
 }
 
 /// The points of a series at the steps that passed their SLOs (or were not judged), and how
@@ -369,6 +399,8 @@ mod tests {
                         points: cpu,
                     },
                 ],
+                emulates: None,
+                measured_in: None,
                 verdicts: Default::default(),
             }],
             cores: Some(2.0),

@@ -45,9 +45,34 @@ pub struct Sweep {
     pub x: String,
     /// Every series measured over the sweep.
     pub series: Vec<SeriesPoints>,
+    /// The instance whose shape the sweep ran in (`[plan] emulate`); `None` for a phase of the
+    /// spec's own.
+    pub emulates: Option<headroom_compiler::matrix::EmulatedInstance>,
+    /// The cgroup shape its runs were measured in, in words (`2 CPU, 3.5GiB memory, no swap
+    /// (cgroup v1)`); `None` when no limits were applied.
+    pub measured_in: Option<String>,
     /// Per x that was judged (by SLOs, or by a run that failed): whether every run there
     /// passed, and what did not. An x where nothing was judged has no entry.
     pub verdicts: BTreeMap<OrderedX, Verdict>,
+}
+
+impl Sweep {
+    /// A sweep of the spec's own (or given points): not run in an instance's shape, no limits.
+    pub fn new(
+        name: &str,
+        x: &str,
+        series: Vec<SeriesPoints>,
+        verdicts: BTreeMap<OrderedX, Verdict>,
+    ) -> Sweep {
+        Sweep {
+            name: name.to_owned(),
+            x: x.to_owned(),
+            series,
+            emulates: None,
+            measured_in: None,
+            verdicts,
+        }
+    }
 }
 
 /// The judgement of one x over its runs.
@@ -323,12 +348,7 @@ pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
         }
     }
     series.retain(|s| !s.points.is_empty());
-    Ok(Sweep {
-        name: "csv".to_owned(),
-        x: x.to_owned(),
-        series,
-        verdicts,
-    })
+    Ok(Sweep::new("csv", x, series, verdicts))
 }
 
 /// The sweeps of a results file: one per phase with one axis (or with the units variable
@@ -401,10 +421,21 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                 }
             }
         }
+        let measured_in =
+            phase
+                .points
+                .iter()
+                .flat_map(|p| p.runs.iter())
+                .find_map(|run| match &run.limits {
+                    Some(headroom_results::RunLimits::Applied(applied)) => Some(applied.describe()),
+                    _ => None,
+                });
         sweeps.push(Sweep {
             name: phase.name.clone(),
             x: x.to_owned(),
             series: by_series.into_values().collect(),
+            emulates: plan.emulates.clone(),
+            measured_in,
             verdicts,
         });
     }

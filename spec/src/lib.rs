@@ -194,6 +194,11 @@ pub struct Plan {
     /// Prices older than this draw a warning.
     #[serde(default = "default_price_age")]
     pub max_price_age: Duration,
+    /// Run `[capacity] ceiling_phase` once more per instance, inside its vCPUs and memory (less
+    /// `[capacity] reserve`), so each instance's SLO ceiling is measured, not scaled from this
+    /// machine; a burstable instance twice, at its full vCPUs and at its sustained baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub emulate: bool,
 }
 
 fn one_address() -> u32 {

@@ -50,6 +50,11 @@ pub struct RunArgs {
     /// Run even when the matrix is estimated to take over a day.
     #[arg(long)]
     yes: bool,
+    /// Run the ceiling phase once more in this instance's shape (its vCPUs and memory less the
+    /// reserve; a burstable one at its baseline too), as `[plan] emulate` does for every
+    /// priced instance (repeatable).
+    #[arg(long, value_name = "INSTANCE")]
+    emulate: Vec<String>,
     /// Run the target with the whole machine, not in the shape `[target] limits` describe
     /// (where no cgroup is writable); the table, the results and the page say so.
     #[arg(long)]
@@ -66,6 +71,12 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(plan) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
+    let mut plan = plan.clone();
+    if !args.emulate.is_empty() {
+        headroom_compiler::matrix::emulate(&mut plan, &args.emulate, &compiled.prices)
+            .map_err(|why| anyhow::anyhow!("{}: --emulate: {why}", args.spec.display()))?;
+    }
+    let plan = &plan;
     refuse_over_a_day(&args, plan)?;
     let out = args
         .out

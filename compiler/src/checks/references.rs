@@ -231,10 +231,42 @@ impl<'a> Checker<'a> {
 
     pub(super) fn plan(&mut self) {
         let Some(plan) = &self.spec.plan else { return };
+        self.plan_emulate(plan);
         self.plan_instances(plan);
         self.plan_lines(plan);
         self.people_per_unit();
         self.plan_database(plan);
+    }
+
+    /// `emulate = true` runs the ceiling phase per instance: there must be one, and a target
+    /// headroom starts (an external server cannot be put in a cgroup).
+    fn plan_emulate(&mut self, plan: &headroom_spec::Plan) {
+        if !plan.emulate {
+            return;
+        }
+        let pointer = "/plan/emulate";
+        if self.spec.capacity.ceiling_phase.is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    "`emulate = true` runs the ceiling phase once per instance, and [capacity] names no `ceiling_phase`",
+                )
+                .at(pointer, self.value_span(pointer))
+                .label("which phase to run in each instance's shape?")
+                .hint("name the phase whose SLOs find the ceiling: `ceiling_phase = \"load\"` in [capacity]"),
+            );
+        }
+        if self.spec.target.command.is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    "`emulate = true` needs a target headroom starts: an external server (`url`) cannot be held to an instance's shape",
+                )
+                .at(pointer, self.value_span(pointer))
+                .label("the target is external")
+                .hint("start the server with `command` in [target], or remove `emulate`"),
+            );
+        }
     }
 
     /// Each instance listed once, priced for the plan's provider and region.

@@ -95,6 +95,7 @@ impl Expansion<'_, '_> {
             scenarios: scenarios.iter().map(|s| s.name().to_owned()).collect(),
             points,
             estimated,
+            emulates: None,
         }
     }
 

@@ -19,9 +19,12 @@ use crate::slo::SloRule;
 
 use headroom_spec::numbers::count;
 
+mod emulation;
 mod expansion;
 mod point_checks;
 pub mod resolved;
+
+pub use emulation::{EmulatedInstance, emulate, emulated_name};
 
 use expansion::{Expansion, phase_axes};
 use point_checks::{limits_checks, point_checks, size_checks};
@@ -91,6 +94,10 @@ pub struct MatrixPhase {
     pub points: Vec<Point>,
     /// All runs of this phase.
     pub estimated: Duration,
+    /// The instance whose shape this phase runs in (`[plan] emulate`, `run --emulate`): the
+    /// ceiling phase again, every point held to the instance's vCPUs and memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulates: Option<EmulatedInstance>,
 }
 
 /// One swept variable and its values, in order.
@@ -194,18 +201,7 @@ pub fn expand(
     // value in [vars] (the checker refuses one that a phase varies).
     let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
     // Runs go phase, point, repeat.
-    let runs = phases
-        .iter()
-        .flat_map(|phase| {
-            phase.points.iter().flat_map(|point| {
-                (1..=phase.repeats).map(|repeat| Run {
-                    phase: phase.name.clone(),
-                    point: point.index,
-                    repeat,
-                })
-            })
-        })
-        .collect();
+    let runs = emulation::runs_of(&phases);
     let estimated = phases
         .iter()
         .fold(Duration::ZERO, |sum, p| sum.saturating_add(p.estimated));

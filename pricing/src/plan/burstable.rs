@@ -13,6 +13,19 @@ pub(super) fn sustained(
 ) -> Result<(Ceiling, Option<CostLine>), String> {
     let baseline_pct = instance.baseline_cpu_pct_per_vcpu;
     let baseline = baseline_pct.map(|pct| pct / 100.0 * f64::from(instance.vcpu));
+    if let Some(emulated) = model.emulated.get(&instance.id)
+        && let Some(at_baseline) = &emulated.baseline
+        && let Some(baseline) = baseline
+    {
+        return Ok(measured_sustained(
+            instance,
+            emulated,
+            at_baseline,
+            baseline,
+            table,
+            planned_units,
+        ));
+    }
     match (&model.cpu, baseline) {
         (Some(cpu), Some(baseline)) if cpu.slope > 0.0 => {
             let sustained = ((baseline - cpu.intercept) / cpu.slope).floor().max(0.0);
@@ -60,4 +73,62 @@ pub(super) fn sustained(
             }
         )),
     }
+}
+
+/// The sustained ceiling measured at the baseline (the ceiling phase run at the baseline's
+/// share of the vCPUs), and the surplus credits of a plan above it, from the measured gap: the
+/// CPU needed grows from the baseline at the sustained ceiling to every vCPU at the burst
+/// ceiling, in a line.
+fn measured_sustained(
+    instance: &Instance,
+    emulated: &Emulated,
+    at_baseline: &EmulatedCeiling,
+    baseline: f64,
+    table: &PriceTable,
+    planned_units: Option<f64>,
+) -> (Ceiling, Option<CostLine>) {
+    let slo = &at_baseline.slo;
+    let sustained = slo.units.unwrap_or(0.0);
+    let note = format!(
+        "measured at the baseline, {}, in `{}`: without spending credits",
+        at_baseline.describe(),
+        slo.phase
+    );
+    let ceiling = match slo.units {
+        Some(units) => Ceiling {
+            lower_bound: slo.first_failing.is_none(),
+            ..Ceiling::at(units, note)
+        },
+        None => Ceiling {
+            units: None,
+            below: slo.first_failing,
+            ..Ceiling::at(0.0, note)
+        },
+    };
+    let full = emulated.full.as_ref().and_then(|f| f.slo.units);
+    let vcpu = f64::from(instance.vcpu);
+    let above = match (planned_units, full) {
+        (Some(planned), Some(full)) if planned > sustained && full > sustained => {
+            ((planned - sustained) / (full - sustained)).min(1.0) * (vcpu - baseline)
+        }
+        // No burst ceiling measured: above the baseline the whole gap is paid for.
+        (Some(planned), None) if planned > sustained => vcpu - baseline,
+        _ => 0.0,
+    };
+    let credits = if above > 0.0
+        && let Some(credit) = table.cpu_credit(&instance.id)
+        && let Some(price) = credit.usd_per_vcpu_hour
+    {
+        Some(CostLine {
+            name: format!(
+                "surplus CPU credits ({above:.2} vCPU above the baseline, from the measured ceilings)"
+            ),
+            per_month: above * HOURS_PER_MONTH * price,
+            shared: false,
+            as_of: dated(&credit.as_of),
+        })
+    } else {
+        None
+    };
+    (ceiling, credits)
 }

@@ -60,6 +60,21 @@ pub(super) fn of_instance(
                 "given (--cpu-ceiling), not measured by headroom".to_owned(),
             ),
         );
+    } else if let Some(emulated) = model
+        .emulated
+        .get(&instance.id)
+        .and_then(|e| e.full.as_ref())
+    {
+        // Measured in the instance's shape: nothing to scale.
+        let how = format!(
+            "; measured in {}'s shape, {}",
+            instance.id,
+            emulated.describe()
+        );
+        ceilings.insert(
+            Resource::Slo,
+            slo_ceiling_with(&emulated.slo, None, &how, warnings),
+        );
     } else if let Some(slo) = &model.slo {
         ceilings.insert(
             Resource::Slo,
@@ -181,6 +196,51 @@ fn measured_cpu_ceiling(
     })
 }
 
+/// Where an instance's SLO ceiling comes from, as a phrase for the page and `plan`: `SLO
+/// ceiling measured at 2 vCPU, 3.5GiB (…)`, `… scaled from a 2-core machine to 4 vCPU, not
+/// measured on it`.
+pub(super) fn measured(instance: &Instance, model: &Model) -> String {
+    let machine = if model.points_given {
+        "the points given".to_owned()
+    } else if model.measured_cores > 0.0 {
+        format!("a machine with {} cores", model.measured_cores)
+    } else {
+        "a machine whose cores were not recorded".to_owned()
+    };
+    let unmeasured = if model.points_given {
+        format!("from the points given, not measured on a {}", instance.id)
+    } else if model.cpu_scales_with_vcpus && model.measured_cores > 0.0 {
+        format!(
+            "scaled from {machine} to {} vCPU, not measured on it",
+            instance.vcpu
+        )
+    } else {
+        format!("as measured on {machine}, not on a {}", instance.id)
+    };
+    if model.cpu_ceiling.is_some() {
+        return "CPU ceiling given (--cpu-ceiling), not measured".to_owned();
+    }
+    if model.slo.is_none() && !model.emulated.contains_key(&instance.id) {
+        return "no SLO ceiling measured".to_owned();
+    }
+    let emulated = model.emulated.get(&instance.id);
+    let full = emulated.and_then(|e| e.full.as_ref());
+    let baseline = emulated.and_then(|e| e.baseline.as_ref());
+    match (full, baseline) {
+        (Some(full), Some(baseline)) => format!(
+            "SLO ceiling measured at {}, and at its baseline, {}",
+            full.describe(),
+            baseline.describe()
+        ),
+        (Some(full), None) => format!("SLO ceiling measured at {}", full.describe()),
+        (None, Some(baseline)) => format!(
+            "SLO ceiling {unmeasured}; at its baseline measured, {}",
+            baseline.describe()
+        ),
+        (None, None) => format!("SLO ceiling {unmeasured}"),
+    }
+}
+
 /// The SLO ceiling on this instance: the sweep's, scaled to its vCPUs when the spec says the
 /// server scales with cores.
 fn slo_ceiling_on(
@@ -191,7 +251,6 @@ fn slo_ceiling_on(
 ) -> Ceiling {
     let scale = (model.cpu_scales_with_vcpus && model.measured_cores > 0.0)
         .then(|| f64::from(instance.vcpu) / model.measured_cores);
-    let scaled = |units: f64| scale.map_or(units, |s| (units * s).floor());
     let scaling = match scale {
         Some(_) => format!(
             "; scaled from {} measured cores to {} vCPUs",
@@ -199,6 +258,17 @@ fn slo_ceiling_on(
         ),
         None => "; as measured, not scaled to vCPUs".to_owned(),
     };
+    slo_ceiling_with(slo, scale, &scaling, warnings)
+}
+
+/// An SLO ceiling, times `scale` when it is scaled, its note ending in `scaling`.
+fn slo_ceiling_with(
+    slo: &SloCeiling,
+    scale: Option<f64>,
+    scaling: &str,
+    warnings: &mut Vec<String>,
+) -> Ceiling {
+    let scaled = |units: f64| scale.map_or(units, |s| (units * s).floor());
     let broke = if slo.broke.is_empty() {
         String::new()
     } else {

@@ -50,6 +50,8 @@ pub struct Model {
     pub cpu_scales_with_vcpus: bool,
     /// The logical cores the SLO ceiling was measured on.
     pub measured_cores: f64,
+    /// The points were given (`--points`), not run by headroom.
+    pub points_given: bool,
     /// The fit of the server's CPU use (cores per unit), for burstable instances.
     pub cpu: Option<Fit>,
     /// A CPU fit was measured but is too weak to plan with (then `cpu` is `None`).
@@ -57,12 +59,44 @@ pub struct Model {
     /// The share of an instance's vCPUs the server may use (0.8), for the CPU ceiling; 0 leaves
     /// the CPU ceiling out.
     pub cpu_target: f64,
+    /// SLO ceilings measured in an instance's shape (`[plan] emulate`), by instance type.
+    pub emulated: BTreeMap<String, Emulated>,
     /// The monthly lines beside the instance.
     pub lines: Lines,
     /// Today, for the age of prices; `None` skips the check.
     pub today: Option<crate::entries::Day>,
     /// Prices older than this many days draw a warning.
     pub max_price_age_days: i64,
+}
+
+/// The SLO ceilings of one instance type measured in its shape.
+#[derive(Debug, Clone, Default)]
+pub struct Emulated {
+    /// At its full vCPUs.
+    pub full: Option<EmulatedCeiling>,
+    /// At its sustained baseline (a burstable instance).
+    pub baseline: Option<EmulatedCeiling>,
+}
+
+/// An SLO ceiling measured in an instance's shape.
+#[derive(Debug, Clone)]
+pub struct EmulatedCeiling {
+    /// Where the SLOs broke in the phase run in the shape.
+    pub slo: SloCeiling,
+    /// The shape in words (`2 vCPU, 3.5GiB`).
+    pub shape: String,
+    /// How the runner held the server to it (`2 CPU, 3.5GiB memory, no swap (cgroup v1)`).
+    pub measured_in: Option<String>,
+}
+
+impl EmulatedCeiling {
+    /// The shape as the runner applied it (`2 CPU, 3.5GiB memory, no swap (cgroup v1)`), or
+    /// as the phase asked for it when no run recorded its limits.
+    pub fn describe(&self) -> String {
+        self.measured_in
+            .clone()
+            .unwrap_or_else(|| self.shape.clone())
+    }
 }
 
 /// The monthly lines beside the instance.
@@ -293,6 +327,9 @@ pub struct InstancePlan {
     pub per_unit_month: Option<f64>,
     /// The cost per unit-month over the people in a unit.
     pub per_person_month: Option<f64>,
+    /// Where its SLO ceiling comes from, in words: measured in its shape, or scaled from (or
+    /// as measured on) the machine that ran.
+    pub measured: String,
     /// The month with the lines beside the instance.
     pub all_in: AllIn,
     /// What a reader should know before trusting this plan.
@@ -360,6 +397,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         as_of: instance.as_of.clone(),
         per_unit_month: per_unit(per_month),
         per_person_month: per_unit(per_month).map(|p| p / model.people_per_unit.max(1.0)),
+        measured: ceilings::measured(instance, model),
         all_in: AllIn {
             per_month: all_in_month,
             per_unit_month: per_unit(all_in_month),

@@ -198,6 +198,9 @@ pub struct InstanceJson {
     pub usd_per_unit_month: Option<f64>,
     /// That over the people in a unit.
     pub usd_per_person_month: Option<f64>,
+    /// Where its SLO ceiling comes from: measured in its shape (`[plan] emulate`), or scaled
+    /// from (or as measured on) the machine that ran.
+    pub measured: String,
     /// The month with the lines beside the instance.
     pub all_in: AllInJson,
     /// This instance's warnings (also in the report's `warnings`).
@@ -280,6 +283,7 @@ impl From<&InstancePlan> for InstanceJson {
             cost_is_upper_bound: plan.cost_is_upper_bound,
             usd_per_unit_month: plan.per_unit_month,
             usd_per_person_month: plan.per_person_month,
+            measured: plan.measured.clone(),
             all_in: AllInJson {
                 usd_month: plan.all_in.per_month,
                 usd_per_unit_month: plan.all_in.per_unit_month,

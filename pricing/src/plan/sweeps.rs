@@ -104,6 +104,7 @@ pub fn memory_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Cho
         }
         None => sweeps
             .iter()
+            .filter(|s| s.emulates.is_none())
             .find(|s| selection.units.is_none_or(|u| s.x == u) && has_series(s))
             .map(|sweep| Chosen {
                 sweep,
@@ -137,8 +138,12 @@ pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Ch
             })
         }
         None => {
-            let over_units =
-                |s: &&Sweep| selection.units.is_none_or(|u| s.x == u) && !s.verdicts.is_empty();
+            // A phase run in an instance's shape is that instance's ceiling, not the bench's.
+            let over_units = |s: &&Sweep| {
+                s.emulates.is_none()
+                    && selection.units.is_none_or(|u| s.x == u)
+                    && !s.verdicts.is_empty()
+            };
             sweeps
                 .iter()
                 .filter(over_units)

@@ -151,6 +151,8 @@ fn sweep_of(verdicts: &[(f64, bool)]) -> Sweep {
         name: "load".to_owned(),
         x: "rooms".to_owned(),
         series: Vec::new(),
+        emulates: None,
+        measured_in: None,
         verdicts: verdicts
             .iter()
             .map(|&(x, pass)| {
@@ -306,4 +308,97 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
     assert_eq!(factor(3789.0), "3,800×");
     assert_eq!(factor(57.5), "58×");
     assert_eq!(factor(2.6), "2.6×");
+}
+
+fn emulated_ceiling(
+    phase: &str,
+    units: Option<f64>,
+    first_failing: Option<f64>,
+) -> EmulatedCeiling {
+    EmulatedCeiling {
+        slo: SloCeiling {
+            phase: phase.to_owned(),
+            chosen_because: "run in the instance's shape".to_owned(),
+            units,
+            first_failing,
+            broke: Vec::new(),
+            lower_bound: first_failing.is_none(),
+        },
+        shape: "2 vCPU, 3.5GiB".to_owned(),
+        measured_in: Some("2 CPU, 3584MiB memory, no swap (cgroup v1)".to_owned()),
+    }
+}
+
+/// Issue 14: an instance measured in its shape takes that SLO ceiling as measured, unscaled,
+/// and says so; at its baseline, the sustained ceiling is the one measured there, and the
+/// credits above it come from the measured gap: planned 400 of a burst ceiling of 600 over a
+/// sustained 200 is half-way, so 0.8 of the 1.6 vCPU above t4g.medium's 0.4 baseline:
+/// 0.8 × 730 h × $0.04 = $23.36 a month.
+#[test]
+fn an_emulated_instance_is_planned_with_its_measured_ceilings() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    model.memory = None;
+    model.cap = Some(400.0);
+    model.measured_cores = 8.0;
+    model.cpu_scales_with_vcpus = true;
+    model.emulated.insert(
+        "t4g.medium".to_owned(),
+        Emulated {
+            full: Some(emulated_ceiling(
+                "load@t4g.medium",
+                Some(600.0),
+                Some(800.0),
+            )),
+            baseline: Some(emulated_ceiling(
+                "load@t4g.medium-baseline",
+                Some(200.0),
+                Some(300.0),
+            )),
+        },
+    );
+    let plan = plan_instance(
+        table.instance("t4g.medium").expect("t4g.medium"),
+        &model,
+        &table,
+    );
+    // Not scaled from the 8 measured cores: measured in the instance's shape.
+    assert_eq!(plan.ceilings[&Resource::Slo].units, Some(600.0));
+    assert!(
+        plan.ceilings[&Resource::Slo].note.ends_with(
+            "; measured in t4g.medium's shape, 2 CPU, 3584MiB memory, no swap (cgroup v1)"
+        ),
+        "{}",
+        plan.ceilings[&Resource::Slo].note
+    );
+    assert_eq!(plan.ceilings[&Resource::CpuSustained].units, Some(200.0));
+    assert_eq!(plan.planned_units, Some(400.0));
+    let credits = plan
+        .all_in
+        .lines
+        .iter()
+        .find(|l| l.name.contains("credits"))
+        .expect("credits");
+    assert!(
+        (credits.per_month - 0.8 * 730.0 * 0.04).abs() < 1e-6,
+        "{}",
+        credits.per_month
+    );
+    assert!(
+        plan.measured.starts_with("SLO ceiling measured at 2 CPU, 3584MiB memory, no swap (cgroup v1), and at its baseline"),
+        "{}",
+        plan.measured
+    );
+    // Another instance, not emulated, is scaled from the machine measured on, and says so.
+    model.slo = Some(emulated_ceiling("load", Some(300.0), Some(400.0)).slo);
+    let other = plan_instance(
+        table.instance("c7g.large").expect("c7g.large"),
+        &model,
+        &table,
+    );
+    assert_eq!(
+        other.measured,
+        "SLO ceiling scaled from a machine with 8 cores to 2 vCPU, not measured on it"
+    );
 }

@@ -26,7 +26,7 @@ pub(super) fn caveats(
     }
     if runs.generator_bound > 0 {
         out.push(format!(
-            "{} of {} runs were generator-bound (the generator lagged its schedule or used nearly every core): their latencies are the generator's as much as the server's.",
+            "{} of {} runs were generator-bound (the generator lagged its schedule, used nearly every core, or had less than one beside the target's limits): their latencies are the generator's as much as the server's.",
             runs.generator_bound, runs.total
         ));
     }

@@ -23,12 +23,7 @@ pub(super) fn ceiling(
     if !judged(&phase.name) {
         return None;
     }
-    let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
-    let last_good = match first_bad {
-        Some(0) => None,
-        Some(i) => Some(phase.points[i - 1].variables.clone()),
-        None => phase.points.last().map(|p| p.variables.clone()),
-    };
+    let (first_bad, last_good) = first_bad_and_last_good(phase);
     // What broke: the verdicts that failed at the first bad step, with their values.
     let mut broke = Vec::new();
     if let Some(index) = first_bad {
@@ -105,4 +100,47 @@ pub(super) fn figure(value: f64, expression: &str) -> String {
     } else {
         format!("{value}")
     }
+}
+
+/// Every phase whose runs were judged by SLOs, with what it ran in and where its SLOs broke.
+pub(super) fn by_phase(results: &Results, phases: &[Phase]) -> Vec<PhaseCeiling> {
+    let mut out = Vec::new();
+    for phase in phases {
+        let Some(written) = results.phases.iter().find(|p| p.name == phase.name) else {
+            continue;
+        };
+        let runs = || written.points.iter().flat_map(|p| p.runs.iter());
+        if !runs().any(|r| !r.slo.is_empty()) {
+            continue;
+        }
+        let measured_in = runs()
+            .find_map(|run| match &run.limits {
+                Some(headroom_results::RunLimits::Applied(applied)) => Some(applied.describe()),
+                Some(headroom_results::RunLimits::Ignored) => {
+                    Some("the whole machine (limits ignored)".to_owned())
+                }
+                None => None,
+            })
+            .unwrap_or_else(|| "the whole machine".to_owned());
+        let (first_bad, last_good) = first_bad_and_last_good(phase);
+        out.push(PhaseCeiling {
+            phase: phase.name.clone(),
+            measured_in,
+            last_good,
+            first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
+        });
+    }
+    out
+}
+
+/// The index of the first step where an SLO failed, and the step before it (the last step, when
+/// none failed; none, when the first failed).
+fn first_bad_and_last_good(phase: &Phase) -> (Option<usize>, Option<String>) {
+    let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
+    let last_good = match first_bad {
+        Some(0) => None,
+        Some(i) => Some(phase.points[i - 1].variables.clone()),
+        None => phase.points.last().map(|p| p.variables.clone()),
+    };
+    (first_bad, last_good)
 }

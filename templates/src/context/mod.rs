@@ -88,6 +88,9 @@ pub struct PageContext {
     pub fits: Vec<FitRow>,
     /// Where the SLOs broke in the ceiling phase, step by step.
     pub ceiling: Option<Ceiling>,
+    /// Every phase judged by SLOs, its ceiling beside the others' (a phase per CPU size, a
+    /// phase per emulated instance).
+    pub phase_ceilings: Vec<PhaseCeiling>,
     /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
     pub plan: Option<Report>,
     /// How to read the numbers, generated from what the results show.
@@ -292,6 +295,21 @@ pub struct Ceiling {
     pub cliff: Option<String>,
 }
 
+/// One phase judged by SLOs, in the side-by-side table of the ceilings: what it ran in, its
+/// last step that passed and its first that failed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PhaseCeiling {
+    /// The phase.
+    pub phase: String,
+    /// The shape its target ran in (`0.5 CPU, 2GiB memory, no swap (cgroup v1)`), or `the
+    /// whole machine`.
+    pub measured_in: String,
+    /// The last step before the first failing one, if any passed.
+    pub last_good: Option<String>,
+    /// The first step where some SLO failed, if any did.
+    pub first_bad: Option<String>,
+}
+
 /// A least-squares line of one series over one sweep, and how it predicts the largest point.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FitRow {
@@ -473,6 +491,7 @@ impl PageContext {
         let ceiling = ceiling_sweep(&sweeps, selection).ok().and_then(|chosen| {
             ceiling(results, &phases, chosen.sweep.name.as_str(), chosen.because)
         });
+        let phase_ceilings = ceiling::by_phase(results, &phases);
         let has_rooms = phases
             .iter()
             .flat_map(|p| p.points.iter())
@@ -504,6 +523,7 @@ impl PageContext {
             has_rooms,
             fits,
             ceiling,
+            phase_ceilings,
             plan: inputs.plan,
             caveats,
             not_measured,
