@@ -62,6 +62,10 @@ pub struct DemoTarget {
     /// Close sockets that sent nothing, not even a pong, for this long.
     #[arg(long)]
     idle_close: Option<headroom_spec::Duration>,
+    /// CPU spent on each message frame sent to a peer ("250us"), as a server that encrypts or
+    /// serializes per recipient does.
+    #[arg(long, default_value = "0s")]
+    frame_cpu: headroom_spec::Duration,
     /// Threads that spin on the CPU for as long as the server runs (to test CPU limits).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     busy_threads: u32,
@@ -88,6 +92,7 @@ impl DemoTarget {
             log_spam: self.log_spam,
             ping_every: self.ping_every,
             idle_close: self.idle_close,
+            frame_cpu: self.frame_cpu,
             busy_threads: self.busy_threads,
         }
     }

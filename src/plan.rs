@@ -287,7 +287,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             fit.n,
             fit.intercept,
             fit.slope,
-            fit.x,
+            model.unit,
             fit.r2
                 .map_or_else(|| "-".to_owned(), |r2| format!("{r2:.3}")),
             if fit.weak {

@@ -794,3 +794,37 @@ fn the_demo_target_refuses_to_seed_more_than_memory_holds() {
         "error: --seed-notes 10000000000 of --note-size 200B take about 3,128,051 MiB, and this machine has N MiB available: seed fewer or smaller notes (at most half the available memory)\n"
     );
 }
+
+/// Issue 14: points that carry the server's CPU (`cpu`, in cores) give a CPU fit over the steps
+/// that passed (0.05 + 0.0004 cores per user; the saturated 3,200 is left out, and said) and a
+/// measured CPU ceiling: (2 vCPU × 80 % − 0.05) / 0.0004 = 3,875 users on a c7g.large, 1,875
+/// on a c7g.medium; points without it say that no CPU ceiling is measured.
+#[test]
+fn plan_prints_the_measured_cpu_ceiling_with_its_fit() {
+    let output = transcript(&[
+        "plan",
+        "--points",
+        "tests/fixtures/points/cpu-sweep.csv",
+        "--x",
+        "users",
+        "--unit",
+        "user",
+        "--memory",
+        "rss_mib",
+        "--instance",
+        "c7g.medium",
+        "--instance",
+        "c7g.large",
+    ]);
+    insta::assert_snapshot!("plan-cpu", output);
+    assert!(
+        output.contains("CPU fit over the hold, from `csv`: 5 points, 0.050 cores + 0.00040 cores per user (R² 1.000)"),
+        "{output}"
+    );
+    assert!(output.contains("3,875"), "{output}");
+    assert!(output.contains("1,875"), "{output}");
+    assert!(
+        output.contains("the CPU fit over `csv` leaves out 1 step where the SLOs failed"),
+        "{output}"
+    );
+}

@@ -805,7 +805,13 @@ fn run_example_quick(name: &str) -> Value {
     let out = fresh_out(name);
     let out_arg = out.display().to_string();
     let spec = format!("examples/{name}.toml");
-    let output = headroom(&["run", "--quick", &spec, "--out", &out_arg], &[]);
+    let args = ["run", "--quick", &spec, "--out", &out_arg];
+    // The chat's phases are CPU sizes: another test's load would take CPU from its targets.
+    let output = if name == "chat" {
+        headroom_alone(&args)
+    } else {
+        headroom(&args, &[])
+    };
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = read_results(&out);
     for run in runs(&results) {
@@ -827,9 +833,9 @@ fn chat_runs_quick_end_to_end() {
             let run = &point["runs"][0];
             let rooms = &run["scenarios"]["chat"]["rooms"];
             if limited {
-                let cpus = common::number(&run["limits"]["cpus"]);
                 // Issue 14: each phase ran in its CPU size, and the server kept to it.
                 assert_eq!(run["limits"]["status"], "applied", "{}", run["limits"]);
+                let cpus = common::number(&run["limits"]["cpus"]);
                 let cores = common::number(&run["process"]["hold_cpu_cores"]);
                 assert!(
                     cores <= cpus * 1.1 + 0.02,
@@ -837,10 +843,11 @@ fn chat_runs_quick_end_to_end() {
                 );
             }
             rss.push(count(&run["process"]["steady"]["rss_bytes"]));
-            // 100 and 1,600 people over 10 channels, at any of the CPU sizes: every socket
-            // opens and every post reaches everyone in its channel. At 12,800 half a CPU is
-            // saturated and sockets may time out; that is what the phase measures.
-            if people > 1600 {
+            // 100 people (and 1,600 with a CPU or more) over 10 channels: every socket opens
+            // and every post reaches everyone in its channel. Past what the CPU size holds,
+            // sockets may time out and posts fall behind: that is what the phase measures.
+            let holds = people <= 100 || (people <= 1600 && phase["name"] != "cpu-0.5");
+            if !holds {
                 continue;
             }
             assert_eq!(
@@ -860,6 +867,36 @@ fn chat_runs_quick_end_to_end() {
         // The server holds more for more people online.
         assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
     }
+    if !limited {
+        eprintln!("skipped the CPU sizes' ceilings: no writable cgroup, the phases ran alike");
+        clean("chat");
+        return;
+    }
+    // Issue 14: the CPU sizes give different ceilings. The demo server spends 250 µs a frame:
+    // 1,600 people take about 0.65 of a core, more than half a CPU holds and less than one.
+    let seen_at = |phase: usize, point: usize| {
+        let verdicts = &results["phases"][phase]["points"][point]["runs"][0]["slo"];
+        verdicts
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .find(|v| v["name"] == "seen")
+            .map(|v| v["pass"].clone())
+            .expect("the seen SLO")
+    };
+    assert_eq!(seen_at(0, 0), true, "cpu-0.5 holds 100 people");
+    assert_eq!(seen_at(0, 1), false, "cpu-0.5 does not hold 1,600");
+    assert_eq!(seen_at(1, 1), true, "cpu-1 holds 1,600");
+    let out = out("chat");
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
+    let row = |phase: &str, cpus: &str, good: &str, bad: &str| {
+        let start = format!("| `{phase}` | {cpus} CPU, 4GiB memory, no swap (cgroup v");
+        let end = format!(") | people = {good} | people = {bad} |");
+        page.lines()
+            .any(|l| l.starts_with(&start) && l.ends_with(&end))
+    };
+    assert!(row("cpu-0.5", "0.5", "100", "1600"), "{page}");
+    assert!(row("cpu-1", "1", "1600", "12800"), "{page}");
     clean("chat");
 }
 

@@ -68,6 +68,9 @@ pub struct Options {
     pub ping_every: Option<Duration>,
     /// Close a socket that sent nothing (not even a pong) for this long.
     pub idle_close: Option<Duration>,
+    /// CPU spent on each message frame sent to a peer, as a server that encrypts (TLS) or
+    /// serializes per recipient does: fan-out then costs CPU in proportion to the frames.
+    pub frame_cpu: Duration,
     /// Threads that spin on the CPU for as long as the server runs: a server that uses every
     /// core it is given, to test CPU limits against.
     pub busy_threads: u32,
@@ -94,6 +97,7 @@ impl Default for Options {
             log_spam: Size::from_bytes(0),
             ping_every: None,
             idle_close: None,
+            frame_cpu: Duration::ZERO,
             busy_threads: 0,
         }
     }

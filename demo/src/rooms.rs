@@ -125,9 +125,14 @@ async fn peer(app: Arc<App>, room: String, socket: WebSocket) {
         .rooms
         .join(&room, app.options.room_state.bytes(), sender.clone());
     app.metrics.sockets_opened.fetch_add(1, Ordering::Relaxed);
+    let frame_cpu = app.options.frame_cpu.as_std();
     let writer = tokio::spawn(async move {
         while let Some(message) = outbox.recv().await {
             let closing = matches!(message, Message::Close(_));
+            // Encoding the frame for this peer (TLS, per-recipient serialization) costs CPU.
+            if matches!(message, Message::Text(_) | Message::Binary(_)) && !frame_cpu.is_zero() {
+                crate::busy(frame_cpu);
+            }
             if sink.send(message).await.is_err() || closing {
                 break;
             }
