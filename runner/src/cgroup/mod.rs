@@ -97,8 +97,16 @@ pub fn detect() -> Result<Hierarchy, String> {
     let groups = myself
         .cgroups()
         .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    detect_in(&mounts, &groups)
+}
+
+/// [`detect`] over a mount table and a cgroup membership, as /proc gives them.
+fn detect_in(
+    mounts: &procfs::process::MountInfos,
+    groups: &procfs::ProcessCGroups,
+) -> Result<Hierarchy, String> {
     let mut reasons = Vec::new();
-    let candidates = [v2::find(&mounts, &groups), v1::find(&mounts, &groups)];
+    let candidates = [v2::find(mounts, groups), v1::find(mounts, groups)];
     for candidate in candidates {
         match candidate.and_then(|hierarchy| hierarchy.try_writing().map(|()| hierarchy)) {
             Ok(hierarchy) => return Ok(hierarchy),

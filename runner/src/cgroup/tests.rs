@@ -240,3 +240,26 @@ fn the_v1_backend_holds_a_busy_process_to_its_quota() {
 fn the_v2_backend_holds_a_busy_process_to_its_quota() {
     burns_half_a_cpu(CgroupVersion::V2);
 }
+
+/// Where no cgroup can be written (an unprivileged container; here, hierarchies "mounted" on
+/// /proc, where nothing can be made), detection says why for each backend and what to do.
+#[test]
+fn no_writable_cgroup_is_refused_with_the_reason_and_the_fix() {
+    use procfs::FromRead;
+    let mountinfo = "30 25 0:26 / /proc/sys type cgroup2 rw - cgroup2 cgroup2 rw\n\
+                     31 25 0:27 / /proc/sys/kernel type cgroup rw - cgroup cgroup rw,cpu,cpuacct\n\
+                     32 25 0:28 / /proc/sys/vm type cgroup rw - cgroup cgroup rw,memory\n";
+    let cgroup = "0::/\n4:cpu,cpuacct:/\n3:memory:/\n";
+    let mounts = procfs::process::MountInfos::from_read(mountinfo.as_bytes()).expect("mountinfo");
+    let groups = procfs::ProcessCGroups::from_read(cgroup.as_bytes()).expect("cgroups");
+    let why = detect_in(&mounts, &groups).expect_err("nothing writable");
+    assert!(
+        why.starts_with("no cgroup this process may write, so `[target] limits` cannot be applied: cgroup v2 at /proc/sys has the controllers [], not cpu and memory"),
+        "{why}"
+    );
+    assert!(
+        why.contains("cgroup v1 (cpu: /proc/sys/kernel, memory: /proc/sys/vm"),
+        "{why}"
+    );
+    assert!(why.contains("or pass --ignore-limits"), "{why}");
+}
