@@ -100,9 +100,15 @@ pub struct ScenarioResult {
     pub rate: f64,
     /// From the intended start (open model) or the send (closed model) to the last byte.
     pub latency: Summary,
-    /// Actual minus intended send time: the generator's own delay.
+    /// When the generator handed the request over minus its intended start: the generator's
+    /// own delay, never the server's (waiting for a connection is `connection_wait`).
     pub schedule_lag: Summary,
-    /// The full distributions (`latency`, `schedule_lag`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
+    /// HTTP: from the request handed over to a connection ready to send it on (a pooled one at
+    /// once, a new one after its connect): time the server's accept queue or a slow connect
+    /// took, counted apart from the generator's lag. Empty before format 1's files had it.
+    #[serde(default)]
+    pub connection_wait: Summary,
+    /// The full distributions (`latency`, `schedule_lag`, `connection_wait`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
     pub histograms: BTreeMap<String, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,

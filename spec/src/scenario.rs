@@ -164,9 +164,16 @@ pub struct HttpScenario {
     #[serde(default = "default_max_in_flight")]
     #[schemars(range(min = 1))]
     pub max_in_flight: u64,
-    /// A request without an answer by then counts as a timeout.
+    /// The most a request takes from its intended start: connecting, sending and the whole
+    /// answer. Past it the request is an error of its kind (`connect` while it still waited for
+    /// a connection, `timeout` after), so a point ends within its stages and this.
     #[serde(default = "default_request_timeout")]
     pub timeout: Duration,
+    /// The most one connection attempt may take; past it the request is a `connect` error
+    /// (a server whose listen backlog is full would otherwise hold it for the kernel's SYN
+    /// retries, two minutes).
+    #[serde(default = "default_http_connect_timeout")]
+    pub connect_timeout: Duration,
     /// Ramp-up, hold and ramp-down.
     #[serde(default)]
     pub stages: Stages,
@@ -181,6 +188,10 @@ fn default_max_in_flight() -> u64 {
 
 fn default_request_timeout() -> Duration {
     Duration::from_secs(30)
+}
+
+fn default_http_connect_timeout() -> Duration {
+    Duration::from_secs(5)
 }
 
 /// An HTTP request method.

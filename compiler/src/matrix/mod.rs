@@ -347,6 +347,7 @@ fn scenario_at(
             arrivals: http.arrivals,
             max_in_flight: http.max_in_flight,
             timeout: http.timeout,
+            connect_timeout: http.connect_timeout,
             stages: stages(&http.stages)?,
             requests: http
                 .requests

@@ -176,12 +176,19 @@ pub struct HttpScenario {
     pub arrivals: Arrivals,
     /// Requests in flight at most.
     pub max_in_flight: u64,
-    /// A request without an answer by then counts as a timeout.
+    /// The most a request takes from its intended start (connect, send, answer).
     pub timeout: Duration,
+    /// The most one connection attempt may take (5 s in results written before it was a key).
+    #[serde(default = "five_seconds")]
+    pub connect_timeout: Duration,
     /// Ramp-up, hold and ramp-down.
     pub stages: Stages,
     /// The requests, with the point's variables filled.
     pub requests: Vec<Request>,
+}
+
+fn five_seconds() -> Duration {
+    Duration::from_secs(5)
 }
 
 /// A rooms scenario at one point.

@@ -14,6 +14,7 @@ pub(super) async fn collect(
 ) -> ScenarioResult {
     let mut latency = histogram();
     let mut lag = histogram();
+    let mut connection_wait = histogram();
     let mut window = histogram();
     let mut window_index = 0u64;
     let mut window_errors = 0u64;
@@ -34,6 +35,7 @@ pub(super) async fn collect(
             }
             Sample::Done {
                 intended,
+                released,
                 sent,
                 done,
                 outcome,
@@ -41,25 +43,18 @@ pub(super) async fn collect(
                 live.requests.fetch_add(1, Ordering::Relaxed);
                 let counts = if measured.contains(&intended) {
                     let _ = latency.record(micros(done - intended));
-                    let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+                    let _ = lag.record(micros(released.saturating_duration_since(intended)));
+                    let waited = sent.saturating_duration_since(released);
+                    let _ = connection_wait.record(micros(waited));
                     &mut hold
                 } else {
                     &mut ramps
                 };
-                counts.requests += 1;
                 let _ = window.record(micros(done - intended));
-                match outcome {
-                    Ok(()) => counts.ok += 1,
-                    Err(failed) => {
-                        live.errors.fetch_add(1, Ordering::Relaxed);
-                        match failed {
-                            Failed::Kind(ErrorKind::Connect) => counts.errors.connect += 1,
-                            Failed::Kind(ErrorKind::Timeout) => counts.errors.timeout += 1,
-                            Failed::Kind(ErrorKind::Protocol) => counts.errors.protocol += 1,
-                            Failed::Status => counts.errors.status += 1,
-                        }
-                    }
+                if outcome.is_err() {
+                    live.errors.fetch_add(1, Ordering::Relaxed);
                 }
+                counts.count(outcome);
                 (done, outcome.is_err())
             }
         };
@@ -92,9 +87,14 @@ pub(super) async fn collect(
         rate: 0.0,
         latency: histogram_summary(&latency),
         schedule_lag: histogram_summary(&lag),
+        connection_wait: histogram_summary(&connection_wait),
         histograms: [
             ("latency".to_owned(), serialize_histogram(&latency)),
             ("schedule_lag".to_owned(), serialize_histogram(&lag)),
+            (
+                "connection_wait".to_owned(),
+                serialize_histogram(&connection_wait),
+            ),
         ]
         .into_iter()
         .collect(),
@@ -102,4 +102,22 @@ pub(super) async fn collect(
         ramps: Some(ramps),
         rooms: None,
     }
+}
+
+impl Counted for RampCounts {
+    fn count(&mut self, outcome: Result<(), Failed>) {
+        self.requests += 1;
+        match outcome {
+            Ok(()) => self.ok += 1,
+            Err(Failed::Kind(ErrorKind::Connect)) => self.errors.connect += 1,
+            Err(Failed::Kind(ErrorKind::Timeout)) => self.errors.timeout += 1,
+            Err(Failed::Kind(ErrorKind::Protocol)) => self.errors.protocol += 1,
+            Err(Failed::Status) => self.errors.status += 1,
+        }
+    }
+}
+
+/// Counts one request's outcome: a request, and an answer or an error by its kind.
+trait Counted {
+    fn count(&mut self, outcome: Result<(), Failed>);
 }

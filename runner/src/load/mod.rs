@@ -42,7 +42,11 @@ pub use headroom_results::histogram::new as histogram;
 /// One request's fate, as the collector receives it.
 enum Sample {
     Done {
+        /// When it should have started (open model), or when the user began it (closed).
         intended: Instant,
+        /// When the generator handed it over: `released - intended` is the generator's lag.
+        released: Instant,
+        /// When a connection was ready to send it on: `sent - released` is connection wait.
         sent: Instant,
         done: Instant,
         outcome: Result<(), Failed>,
@@ -110,6 +114,7 @@ pub async fn run(
         addresses,
         pools,
         timeout: scenario.timeout.as_std(),
+        connect_timeout: scenario.connect_timeout.as_std(),
     };
     if scenario.executor.is_open() {
         open_model(
@@ -132,11 +137,15 @@ pub async fn run(
     Ok(result)
 }
 
+#[derive(Clone)]
 struct Client {
     requests: Arc<Vec<Prepared>>,
     addresses: Arc<Vec<SocketAddr>>,
     pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>>,
+    /// The most a request takes from its intended start.
     timeout: Duration,
+    /// The most one connection attempt takes.
+    connect_timeout: Duration,
 }
 
 impl Client {
@@ -152,26 +161,39 @@ impl Client {
         0
     }
 
-    /// Sends request `which` on a pooled connection (or a new one). Returns when it was sent
-    /// (the connection ready) and how it ended.
-    async fn send(&self, which: usize) -> (Instant, Result<(), Failed>) {
+    /// A new connection to `address`, within the connect timeout and the request's `deadline`:
+    /// a `connect` error when either passes first.
+    async fn connect(&self, address: usize, deadline: Instant) -> Result<Sender, Failed> {
+        let limit = deadline.min(Instant::now() + self.connect_timeout);
+        match tokio::time::timeout_at(limit, http::connect(self.addresses[address])).await {
+            Ok(Ok(sender)) => Ok(sender),
+            Ok(Err(kind)) => Err(Failed::Kind(kind)),
+            Err(_) => Err(Failed::Kind(ErrorKind::Connect)),
+        }
+    }
+
+    /// Sends request `which` on a pooled connection (or a new one), all of it within the
+    /// timeout from `intended`. Returns when it was sent (the connection ready) and how it
+    /// ended; a request that never got a connection was "sent" when it gave up.
+    async fn send(&self, which: usize, intended: Instant) -> (Instant, Result<(), Failed>) {
         let request = &self.requests[which];
+        let deadline = intended + self.timeout;
         let pooled = self.pools[request.address]
             .lock()
             .ok()
             .and_then(|mut pool| pool.pop());
         let mut sender = match pooled {
             Some(sender) => sender,
-            None => match http::connect(self.addresses[request.address]).await {
+            None => match self.connect(request.address, deadline).await {
                 Ok(sender) => sender,
-                Err(kind) => return (Instant::now(), Err(Failed::Kind(kind))),
+                Err(failed) => return (Instant::now(), Err(failed)),
             },
         };
         // A reused HTTP/1 connection must be ready before the next request (hyper's contract).
         if sender.ready().await.is_err() {
-            match http::connect(self.addresses[request.address]).await {
+            match self.connect(request.address, deadline).await {
                 Ok(fresh) => sender = fresh,
-                Err(kind) => return (Instant::now(), Err(Failed::Kind(kind))),
+                Err(failed) => return (Instant::now(), Err(failed)),
             }
         }
         let sent = Instant::now();
@@ -198,7 +220,7 @@ impl Client {
                 .map_err(|_| Failed::Kind(ErrorKind::Protocol))?;
             Ok::<u16, Failed>(status)
         };
-        let outcome = match tokio::time::timeout(self.timeout, exchange).await {
+        let outcome = match tokio::time::timeout_at(deadline, exchange).await {
             Err(_) => Err(Failed::Kind(ErrorKind::Timeout)),
             Ok(Err(failed)) => Err(failed),
             Ok(Ok(status)) => {
@@ -338,12 +360,7 @@ async fn open_model(
     };
     let total = schedule.total().as_secs_f64();
     let max_in_flight = usize::try_from(scenario.max_in_flight).unwrap_or(usize::MAX);
-    let client = Arc::new(Client {
-        requests: Arc::clone(&client.requests),
-        addresses: Arc::clone(&client.addresses),
-        pools: Arc::clone(&client.pools),
-        timeout: client.timeout,
-    });
+    let client = Arc::new(client.clone());
     let mut t = 0.0f64;
     while t < total && !*cancel.borrow() {
         let rate = schedule.at(t, from, to);
@@ -361,10 +378,12 @@ async fn open_model(
             let (client, samples, in_flight) =
                 (Arc::clone(&client), samples.clone(), Arc::clone(in_flight));
             tokio::spawn(async move {
+                let released = Instant::now();
                 let which = client.pick();
-                let (sent, outcome) = client.send(which).await;
+                let (sent, outcome) = client.send(which, intended).await;
                 let _ = samples.send(Sample::Done {
                     intended,
+                    released,
                     sent,
                     done: Instant::now(),
                     outcome,
@@ -408,12 +427,7 @@ async fn closed_model(
         hold: schedule.hold,
         ramp_down: schedule.ramp_down,
     });
-    let client = Arc::new(Client {
-        requests: Arc::clone(&client.requests),
-        addresses: Arc::clone(&client.addresses),
-        pools: Arc::clone(&client.pools),
-        timeout: client.timeout,
-    });
+    let client = Arc::new(client.clone());
     let mut users = tokio::task::JoinSet::new();
     for user in 0..peak as u64 {
         let (client, samples, schedule, cancel) = (
@@ -435,16 +449,24 @@ async fn closed_model(
                     continue;
                 }
                 let which = client.pick();
-                let (sent, outcome) = client.send(which).await;
+                let began = Instant::now();
+                let (sent, outcome) = client.send(which, began).await;
+                // A user's latency runs from its connection ready: its own think and connect
+                // are not the server's answer time.
                 let _ = samples.send(Sample::Done {
                     intended: sent,
+                    released: sent,
                     sent,
                     done: Instant::now(),
                     outcome,
                 });
-                let now = Instant::now();
-                if now < end {
-                    tokio::time::sleep(think.min(end - now)).await;
+                // No think: the next request starts in this same turn (a zero sleep would still
+                // wait for the timer's next tick).
+                if !think.is_zero() {
+                    let now = Instant::now();
+                    if now < end {
+                        tokio::time::sleep(think.min(end - now)).await;
+                    }
                 }
             }
         });
@@ -453,78 +475,4 @@ async fn closed_model(
 }
 
 #[cfg(test)]
-mod tests {
-    /// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
-    /// ing up) stays out of them and is counted on its own.
-    #[tokio::test]
-    async fn only_the_hold_is_measured() {
-        let start = Instant::now();
-        let schedule = Schedule {
-            ramp_up: 10.0,
-            hold: 20.0,
-            ramp_down: 10.0,
-        };
-        let measured = schedule.measured(start);
-        let (samples, inbox) = mpsc::unbounded_channel();
-        let collector = tokio::spawn(collect(inbox, start, measured, Arc::new(Live::default())));
-        let at = |s: f64| start + Duration::from_secs_f64(s);
-        let done = |intended: f64, ms: u64, outcome: Result<(), Failed>| Sample::Done {
-            intended: at(intended),
-            sent: at(intended),
-            done: at(intended) + Duration::from_millis(ms),
-            outcome,
-        };
-        // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
-        for t in [1.0, 5.0, 9.0] {
-            samples
-                .send(done(t, 900, Err(Failed::Status)))
-                .expect("send");
-        }
-        for i in 0..100 {
-            samples
-                .send(done(10.0 + 0.19 * f64::from(i), 5, Ok(())))
-                .expect("send");
-        }
-        samples
-            .send(Sample::Dropped { intended: at(35.0) })
-            .expect("send");
-        samples.send(done(31.0, 800, Ok(()))).expect("send");
-        drop(samples);
-        let result = collector.await.expect("collector");
-        assert_eq!((result.requests, result.ok, result.dropped), (100, 100, 0));
-        assert_eq!(result.errors.total(), 0);
-        assert!(result.latency.max_ms < 6.0, "{:?}", result.latency);
-        let ramps = result.ramps.expect("ramp counts");
-        assert_eq!((ramps.requests, ramps.ok, ramps.dropped), (4, 1, 1));
-        assert_eq!(ramps.errors.status, 3);
-        // No hold: the whole run is measured.
-        let only_ramps = Schedule {
-            ramp_up: 10.0,
-            hold: 0.0,
-            ramp_down: 0.0,
-        };
-        assert_eq!(only_ramps.measured(start), start..at(10.0));
-    }
-
-    use super::*;
-
-    #[test]
-    fn the_schedule_ramps_up_holds_and_ramps_down() {
-        let schedule = Schedule {
-            ramp_up: 10.0,
-            hold: 20.0,
-            ramp_down: 10.0,
-        };
-        assert_eq!(schedule.at(0.0, 0.0, 100.0), 0.0);
-        assert_eq!(schedule.at(5.0, 0.0, 100.0), 50.0);
-        assert_eq!(schedule.at(15.0, 0.0, 100.0), 100.0);
-        assert_eq!(schedule.at(35.0, 0.0, 100.0), 50.0);
-        assert_eq!(schedule.total(), Duration::from_secs(40));
-        let flat = Schedule {
-            ramp_up: 0.0,
-            hold: 10.0,
-            ramp_down: 0.0,
-        };
-        assert_eq!(flat.at(0.0, 7.0, 7.0), 7.0);
-    }
-}
+mod tests;

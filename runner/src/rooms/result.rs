@@ -65,6 +65,7 @@ pub(super) fn result(
         },
         latency: histogram_summary(&seen),
         schedule_lag: histogram_summary(&lag),
+        connection_wait: Default::default(),
         histograms,
         windows,
         // Rooms send only in the hold: nothing of a ramp is in the figures.

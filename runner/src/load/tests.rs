@@ -1,0 +1,152 @@
+use super::*;
+
+/// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
+/// ing up) stays out of them and is counted on its own.
+#[tokio::test]
+async fn only_the_hold_is_measured() {
+    let start = Instant::now();
+    let schedule = Schedule {
+        ramp_up: 10.0,
+        hold: 20.0,
+        ramp_down: 10.0,
+    };
+    let measured = schedule.measured(start);
+    let (samples, inbox) = mpsc::unbounded_channel();
+    let collector = tokio::spawn(collect(inbox, start, measured, Arc::new(Live::default())));
+    let at = |s: f64| start + Duration::from_secs_f64(s);
+    let done = |intended: f64, ms: u64, outcome: Result<(), Failed>| Sample::Done {
+        intended: at(intended),
+        released: at(intended),
+        sent: at(intended),
+        done: at(intended) + Duration::from_millis(ms),
+        outcome,
+    };
+    // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
+    for t in [1.0, 5.0, 9.0] {
+        samples
+            .send(done(t, 900, Err(Failed::Status)))
+            .expect("send");
+    }
+    for i in 0..100 {
+        samples
+            .send(done(10.0 + 0.19 * f64::from(i), 5, Ok(())))
+            .expect("send");
+    }
+    samples
+        .send(Sample::Dropped { intended: at(35.0) })
+        .expect("send");
+    samples.send(done(31.0, 800, Ok(()))).expect("send");
+    drop(samples);
+    let result = collector.await.expect("collector");
+    assert_eq!((result.requests, result.ok, result.dropped), (100, 100, 0));
+    assert_eq!(result.errors.total(), 0);
+    assert!(result.latency.max_ms < 6.0, "{:?}", result.latency);
+    let ramps = result.ramps.expect("ramp counts");
+    assert_eq!((ramps.requests, ramps.ok, ramps.dropped), (4, 1, 1));
+    assert_eq!(ramps.errors.status, 3);
+    // No hold: the whole run is measured.
+    let only_ramps = Schedule {
+        ramp_up: 10.0,
+        hold: 0.0,
+        ramp_down: 0.0,
+    };
+    assert_eq!(only_ramps.measured(start), start..at(10.0));
+}
+
+/// A scenario of the open model at `rate` for a `hold` against `127.0.0.1:{port}`.
+fn open_scenario(rate: &str, hold: &str, timeout: &str, connect_timeout: &str) -> HttpScenario {
+    serde_json::from_value(serde_json::json!({
+        "name": "api",
+        "executor": "constant-arrival-rate",
+        "rate": rate,
+        "arrivals": "fixed",
+        "max_in_flight": 10_000,
+        "timeout": timeout,
+        "connect_timeout": connect_timeout,
+        "stages": { "ramp_up": "0s", "hold": hold, "ramp_down": "0s" },
+        "requests": [{ "url": "http://127.0.0.1:{port}/" }],
+    }))
+    .expect("a scenario")
+}
+
+/// Issue 15: a server whose listen backlog is full (it never accepts) drops SYNs, and a
+/// connect would wait out the kernel's retries (two minutes). Every request is a `connect`
+/// error after `connect_timeout`, the scenario ends within its hold and the timeout, and the
+/// wait is the connection's, not the generator's lag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_accepts_costs_a_connect_timeout_not_minutes() {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("bound");
+    let listener = socket.listen(1).expect("listening");
+    let port = listener.local_addr().expect("its address").port();
+    // Fill the accept queue: what it holds completes the handshake and is never accepted.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        if let Ok(Ok(stream)) = tokio::time::timeout(
+            Duration::from_millis(300),
+            tokio::net::TcpStream::connect(("127.0.0.1", port)),
+        )
+        .await
+        {
+            held.push(stream);
+        }
+    }
+    let scenario = open_scenario("20/s", "1s", "700ms", "200ms");
+    let (_, cancel) = tokio::sync::watch::channel(false);
+    let started = std::time::Instant::now();
+    let result = run(
+        &scenario,
+        port,
+        Path::new("headroom"),
+        &http::Allowed::new(&[]),
+        cancel,
+        Arc::new(Live::default()),
+    )
+    .await
+    .expect("the scenario ran");
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(2_500), "took {took:?}");
+    assert_eq!(result.requests, 20, "{result:?}");
+    // A connection the kernel completed into the full queue may be handed out and then
+    // never answered: that request times out. Every other is a connect error.
+    assert_eq!(
+        result.errors.connect + result.errors.timeout,
+        20,
+        "{:?}",
+        result.errors
+    );
+    assert!(result.errors.connect >= 15, "{:?}", result.errors);
+    assert!(
+        result.schedule_lag.p99_ms < 50.0,
+        "{:?}",
+        result.schedule_lag
+    );
+    assert!(
+        (150.0..450.0).contains(&result.connection_wait.p50_ms),
+        "{:?}",
+        result.connection_wait
+    );
+    drop(held);
+}
+
+#[test]
+fn the_schedule_ramps_up_holds_and_ramps_down() {
+    let schedule = Schedule {
+        ramp_up: 10.0,
+        hold: 20.0,
+        ramp_down: 10.0,
+    };
+    assert_eq!(schedule.at(0.0, 0.0, 100.0), 0.0);
+    assert_eq!(schedule.at(5.0, 0.0, 100.0), 50.0);
+    assert_eq!(schedule.at(15.0, 0.0, 100.0), 100.0);
+    assert_eq!(schedule.at(35.0, 0.0, 100.0), 50.0);
+    assert_eq!(schedule.total(), Duration::from_secs(40));
+    let flat = Schedule {
+        ramp_up: 0.0,
+        hold: 10.0,
+        ramp_down: 0.0,
+    };
+    assert_eq!(flat.at(0.0, 7.0, 7.0), 7.0);
+}
