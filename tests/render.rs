@@ -667,6 +667,21 @@ fn the_shape_a_phase_was_measured_in_is_on_the_page() {
         "{page}"
     );
     assert!(!page.contains("were ignored"), "{page}");
+    // Memory alone: no CPU quota, so nothing is said of throttling.
+    let page = page_of_edited_results("limits-memory", |results| {
+        each_run(results, |run| {
+            run["limits"] = serde_json::json!({
+                "status": "applied", "cgroup": "v2", "memory_bytes": 268435456u64,
+                "swap_off": false, "cpu_periods": 0, "throttled_periods": 0,
+                "throttled_s": 0.0, "oom_kills": 0
+            });
+        });
+    });
+    assert!(
+        page.contains("\nMeasured in 256MiB memory (cgroup v2).\n"),
+        "{page}"
+    );
+    assert!(!page.contains("CPU quota"), "{page}");
 }
 
 /// A results file that does not record the machine's cores or memory gets a page that says

@@ -114,7 +114,9 @@ impl Compiler {
         {
             diagnostics.push(
                 Diagnostic::new(Code::OutOfRange, why)
-                    .at("/plan/emulate", document.value_span("/plan/emulate")),
+                    .at("/plan/emulate", document.value_span("/plan/emulate"))
+                    .label("no instance shape to run the ceiling phase in")
+                    .hint("price instances the table has, with memory past `[capacity] reserve`, or remove `emulate`"),
             );
         }
         sort(&mut diagnostics);

@@ -83,6 +83,9 @@ impl AppliedLimits {
             .pinned_cpus
             .as_ref()
             .map_or(String::new(), |cpus| format!(", pinned to cores {cpus}"));
+        if parts.is_empty() {
+            parts.push("no CPU or memory limit".to_owned());
+        }
         format!("{} ({}{pinned})", parts.join(", "), self.cgroup.name())
     }
 

@@ -72,7 +72,9 @@ pub fn emulate(
     for id in instances {
         let instance = prices
             .instance(id)
-            .ok_or_else(|| format!("`{id}` is not in the price table: no shape to emulate"))?;
+            .ok_or_else(|| {
+                format!("`{id}` is not in the price table: no shape to emulate (`headroom prices` lists the instances it has)")
+            })?;
         let gib = instance.memory_gib.or(instance.memory_gb).unwrap_or(0.0);
         let total = (gib * 1_073_741_824.0) as u64;
         let memory = total.saturating_sub(reserve);

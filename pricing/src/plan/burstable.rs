@@ -107,22 +107,26 @@ fn measured_sustained(
     };
     let full = emulated.full.as_ref().and_then(|f| f.slo.units);
     let vcpu = f64::from(instance.vcpu);
-    let above = match (planned_units, full) {
-        (Some(planned), Some(full)) if planned > sustained && full > sustained => {
+    let above = match (planned_units, full, slo.units) {
+        (Some(planned), Some(full), Some(_)) if planned > sustained && full > sustained => {
             ((planned - sustained) / (full - sustained)).min(1.0) * (vcpu - baseline)
         }
-        // No burst ceiling measured: above the baseline the whole gap is paid for.
-        (Some(planned), None) if planned > sustained => vcpu - baseline,
+        // No burst ceiling measured, or none at the baseline (it failed its first step): the
+        // line between them is unknown, and the whole gap is what may be paid for.
+        (Some(planned), _, _) if planned > sustained => vcpu - baseline,
         _ => 0.0,
+    };
+    let at_most = if full.is_none() || slo.units.is_none() {
+        ", at most: the gap was not measured at both ends"
+    } else {
+        ", from the measured ceilings"
     };
     let credits = if above > 0.0
         && let Some(credit) = table.cpu_credit(&instance.id)
         && let Some(price) = credit.usd_per_vcpu_hour
     {
         Some(CostLine {
-            name: format!(
-                "surplus CPU credits ({above:.2} vCPU above the baseline, from the measured ceilings)"
-            ),
+            name: format!("surplus CPU credits ({above:.2} vCPU above the baseline{at_most})"),
             per_month: above * HOURS_PER_MONTH * price,
             shared: false,
             as_of: dated(&credit.as_of),

@@ -402,3 +402,51 @@ fn an_emulated_instance_is_planned_with_its_measured_ceilings() {
         "SLO ceiling scaled from a machine with 8 cores to 2 vCPU, not measured on it"
     );
 }
+
+/// A baseline phase that failed already at its first step gives no sustained ceiling, and the
+/// credits above it are the whole gap, said to be at most that: 1.6 vCPU × 730 h × $0.04.
+#[test]
+fn credits_without_a_measured_baseline_ceiling_are_an_upper_bound() {
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    model.memory = None;
+    model.cap = Some(400.0);
+    model.emulated.insert(
+        "t4g.medium".to_owned(),
+        Emulated {
+            full: Some(emulated_ceiling(
+                "load@t4g.medium",
+                Some(600.0),
+                Some(800.0),
+            )),
+            baseline: Some(emulated_ceiling(
+                "load@t4g.medium-baseline",
+                None,
+                Some(100.0),
+            )),
+        },
+    );
+    let plan = plan_instance(
+        table.instance("t4g.medium").expect("t4g.medium"),
+        &model,
+        &table,
+    );
+    let sustained = &plan.ceilings[&Resource::CpuSustained];
+    assert_eq!((sustained.units, sustained.below), (None, Some(100.0)));
+    let credits = plan
+        .all_in
+        .lines
+        .iter()
+        .find(|l| l.name.contains("credits"))
+        .expect("credits");
+    assert_eq!(
+        credits.name,
+        "surplus CPU credits (1.60 vCPU above the baseline, at most: the gap was not measured at both ends)"
+    );
+    assert!(
+        (credits.per_month - 1.6 * 730.0 * 0.04).abs() < 1e-6,
+        "{}",
+        credits.per_month
+    );
+}

@@ -36,6 +36,11 @@ pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String>
         .filter_map(|(p, a)| Some((*p, a.throttled_share()?)))
         .filter(|(_, share)| *share > 0.0)
         .max_by(|a, b| a.1.total_cmp(&b.1));
+    // Throttling is a CPU quota's: without one there is nothing to say about it.
+    if applied.iter().all(|(_, a)| a.cpus.is_none()) {
+        sentence.push('.');
+        return Some(sentence);
+    }
     match worst {
         Some((point, share)) => sentence.push_str(&format!(
             "; the CPU quota stopped the target in up to {:.0} % of its periods (at {}).",
