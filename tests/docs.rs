@@ -47,6 +47,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Ping", "[[scenario]] ping = {…}"),
     ("Reload", "[[scenario]] reload = {…}"),
     ("Stages", "[[scenario]] stages = {…}"),
+    ("Generator", "[generator]"),
     ("Measure", "[measure] (and [phase.measure])"),
     ("SteadyState", "[measure] steady_state = {…}"),
     ("Series", "[measure] series = [{…}]"),

@@ -223,24 +223,69 @@ fn open_model_request_counts_match_rate_times_duration() {
     clean("open-model");
 }
 
+/// The latency at `quantile` of arrivals spread evenly over time, against a server that holds
+/// every request arriving during a stall of `stall` once every `every` until the stall ends
+/// and answers the others at once: one arriving `s` into the stall waits `stall - s`.
+fn stall_truth_ms(quantile: f64, every: f64, stall: f64) -> f64 {
+    let stalled = stall / every;
+    if quantile <= 1.0 - stalled {
+        return 0.0;
+    }
+    stall * (quantile - (1.0 - stalled)) / stalled * 1000.0
+}
+
+/// A duration option of the fixture's target command (`--stall-for 200ms`), in seconds.
+fn command_seconds(spec: &str, option: &str) -> f64 {
+    let rest = &spec[spec.find(option).expect("the option") + option.len()..];
+    let value = rest.split('"').nth(2).expect("its value");
+    let (number, scale) = match value.strip_suffix("ms") {
+        Some(ms) => (ms, 1e-3),
+        None => (value.trim_end_matches('s'), 1.0),
+    };
+    number.parse::<f64>().expect("a number") * scale
+}
+
+/// Issue 15: against a server that stalls 200 ms every second, at 2,000 requests a second, the
+/// open model's p90 and p99 are within 5 % of the truth: the server's own account of each
+/// answer's time (a stall's wait, and the burst of answers after it, included), and that truth
+/// is the stall's shape computed from the fixture's options (within 10 %: the burst of 400
+/// answers after each stall takes the server a few milliseconds).
 #[test]
 fn a_stalling_target_shows_in_the_open_model_tail() {
-    let (output, results) = run_fixture("stall", &[], &[]);
+    let spec =
+        std::fs::read_to_string(root().join("tests/fixtures/run/stall.toml")).expect("the fixture");
+    let (every, stall) = (
+        command_seconds(&spec, "--stall-every"),
+        command_seconds(&spec, "--stall-for"),
+    );
+    assert_eq!((every, stall), (1.0, 0.2));
+    let out = fresh_out("stall");
+    let out_arg = out.display().to_string();
+    let output = headroom_alone(&["run", "tests/fixtures/run/stall.toml", "--out", &out_arg]);
+    let results = read_results(&out);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let run = runs(&results)[0];
-    let p99 = run["scenarios"]["api"]["latency"]["p99_ms"]
-        .as_f64()
-        .expect("p99");
-    // 200 ms stalls every second: the requests due during a stall wait it out, and the latency
-    // measured from their intended start says so.
-    assert!(p99 >= 150.0, "p99 {p99} ms");
-    let p50 = run["scenarios"]["api"]["latency"]["p50_ms"]
-        .as_f64()
-        .expect("p50");
-    assert!(
-        p50 < 100.0,
-        "p50 {p50} ms: most requests fall between stalls"
-    );
+    let latency = &run["scenarios"]["api"]["latency"];
+    let steady = &run["metrics"]["steady"];
+    let figure = |key: &str| latency[key].as_f64().expect(key);
+    for (key, series, quantile) in [
+        ("p90_ms", "server_p90", 0.9),
+        ("p99_ms", "server_p99", 0.99),
+    ] {
+        let measured = figure(key);
+        let server = steady[series].as_f64().expect(series) * 1000.0;
+        let shape = stall_truth_ms(quantile, every, stall);
+        assert!(
+            (measured / server - 1.0).abs() <= 0.05,
+            "{key}: headroom measured {measured} ms, the server answered in {server} ms"
+        );
+        assert!(
+            (server / shape - 1.0).abs() <= 0.10,
+            "{key}: the server answered in {server} ms, the stall makes {shape} ms"
+        );
+    }
+    // Most requests fall between stalls and are answered at once.
+    assert!(figure("p50_ms") < 2.0, "{latency}");
     assert!(leftovers("1002B").is_empty());
     clean("stall");
 }

@@ -21,14 +21,22 @@ impl Stall {
     }
 }
 
-/// Every request waits while a stall is on.
+/// Every request waits while a stall is on; its time in the server is recorded.
 pub async fn gate(
     axum::extract::State(app): axum::extract::State<Arc<App>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let _open = app.stall.pass().await;
-    next.run(request).await
+    let started = std::time::Instant::now();
+    let counted = request.uri().path() != "/metrics";
+    let response = {
+        let _open = app.stall.pass().await;
+        next.run(request).await
+    };
+    if counted {
+        app.metrics.answered(started.elapsed());
+    }
+    response
 }
 
 /// Starts the background faults the options ask for.

@@ -24,9 +24,43 @@ pub struct Counters {
     pub passes: AtomicU64,
     pub pass_micros: AtomicU64,
     pub stalls: AtomicU64,
+    /// Every HTTP request's time in the server (a stall's wait included), /metrics itself
+    /// left out: the server's own account of its latency, for tests that check headroom's.
+    answered: std::sync::Mutex<Option<hdrhistogram::Histogram<u64>>>,
 }
 
 impl Counters {
+    /// One HTTP request answered after `held`.
+    pub fn answered(&self, held: std::time::Duration) {
+        let Ok(mut answered) = self.answered.lock() else {
+            return;
+        };
+        if answered.is_none() {
+            // Microseconds up to an hour, three significant digits.
+            *answered = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).ok();
+        }
+        if let Some(histogram) = answered.as_mut() {
+            let micros = u64::try_from(held.as_micros()).unwrap_or(u64::MAX).max(1);
+            let _ = histogram.record(micros.min(histogram.high()));
+        }
+    }
+
+    /// The quantiles of the requests' time in the server, in seconds, with their count and sum.
+    fn answered_summary(&self) -> Vec<(&'static str, f64)> {
+        let Ok(answered) = self.answered.lock() else {
+            return Vec::new();
+        };
+        let Some(histogram) = answered.as_ref() else {
+            return Vec::new();
+        };
+        let at = |q: f64| histogram.value_at_quantile(q) as f64 / 1e6;
+        vec![
+            ("{quantile=\"0.5\"}", at(0.5)),
+            ("{quantile=\"0.9\"}", at(0.9)),
+            ("{quantile=\"0.99\"}", at(0.99)),
+        ]
+    }
+
     pub fn request(&self, route: &str) {
         if let Some(i) = ROUTES.iter().position(|r| *r == route) {
             self.requests[i].fetch_add(1, Ordering::Relaxed);
@@ -156,5 +190,14 @@ pub async fn render(State(app): State<Arc<App>>) -> impl IntoResponse {
             ("{segment=\"notes\"}", app.notes.bytes() as f64),
         ],
     );
+    let answered = c.answered_summary();
+    if !answered.is_empty() {
+        metric(
+            "demo_http_answer_seconds",
+            "summary",
+            "Time in the server per HTTP request, a stall's wait included (/metrics left out).",
+            &answered,
+        );
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }

@@ -29,8 +29,8 @@ pub use crate::histogram::{deserialize_histogram, histogram_summary, serialize_h
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
-    ConnectFailures, ErrorCounts, MessageCounts, RampCounts, ReloadResult, RoomsResult,
-    ScenarioResult, SocketCounts, Summary, Window,
+    ConnectFailures, Connections, ErrorCounts, MessageCounts, RampCounts, ReloadResult,
+    RoomsResult, ScenarioResult, SocketCounts, Summary, Window,
 };
 
 /// The version of this file's shape; readers refuse other versions.
@@ -226,6 +226,10 @@ pub struct GeneratorResult {
     /// the run is generator-bound. Absent when no limits were applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores_left: Option<f64>,
+    /// The load threads of the HTTP scenarios (`[generator] threads`, or the cores left to
+    /// the generator). Absent before format 1's files had it, and without HTTP scenarios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
     /// Lag p99 over the threshold or CPU over 90 % of the cores: the latency is not the server's.
     pub bound: bool,
     /// Why the run counts as generator-bound, in words.

@@ -116,9 +116,26 @@ pub struct ScenarioResult {
     /// hold's figures (a ramp is not the load being measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramps: Option<RampCounts>,
+    /// HTTP: the connections the generator opened. Absent before format 1's files had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
     /// What a rooms scenario measured beyond the common figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RoomsResult>,
+}
+
+/// The connections an HTTP scenario opened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Connections {
+    /// Connections opened over the whole scenario, ramps included; a connection the server
+    /// closed and the generator opened again counts again. Keep-alive reuse makes this far
+    /// fewer than the requests.
+    pub opened: u64,
+    /// Requests (ramps included) that waited in the generator because every one of
+    /// `max_connections` was busy (their latency still counts from the intended start): many of them, and the
+    /// latency is the connection limit's as much as the server's.
+    #[serde(default)]
+    pub queued_at_limit: u64,
 }
 
 /// Traffic of the ramps, kept out of the measured figures.

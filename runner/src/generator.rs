@@ -33,6 +33,8 @@ pub(crate) fn generator(
         Some(format!(
             "the generator used {cpu_cores:.2} of the {left:.2} cores beside the target's limits: its latencies are not the server's"
         ))
+    } else if let Some(reason) = queued_at_limit(scenarios) {
+        Some(reason)
     } else if cpu_cores > 0.9 * cores_available as f64 {
         Some(format!(
             "the generator used {cpu_cores:.2} of {cores_available} cores: its latencies are not the server's"
@@ -45,9 +47,27 @@ pub(crate) fn generator(
         cpu_cores,
         cores_available,
         cores_left,
+        threads: None,
         bound: reason.is_some(),
         reason,
     }
+}
+
+/// Over this share of a scenario's requests waiting for one of its `max_connections`, the
+/// latency is the limit's as much as the server's.
+const QUEUED_LIMIT: f64 = 0.01;
+
+/// The first HTTP scenario whose requests often waited for a free connection, in words.
+fn queued_at_limit(scenarios: &BTreeMap<String, ScenarioResult>) -> Option<String> {
+    scenarios.iter().find_map(|(name, scenario)| {
+        let queued = scenario.connections.as_ref()?.queued_at_limit;
+        let requests = scenario.requests + scenario.ramps.as_ref().map_or(0, |r| r.requests);
+        (queued as f64 > QUEUED_LIMIT * requests.max(1) as f64).then(|| {
+            format!(
+                "{queued} of the {requests} requests of `{name}` waited in the generator for one of its `max_connections` connections: raise `max_connections`, or its latencies are the limit's as much as the server's"
+            )
+        })
+    })
 }
 
 #[cfg(test)]
@@ -63,6 +83,37 @@ mod tests {
         let verdict = generator(&scenarios, 0.1, 10.0, None);
         assert!(verdict.bound);
         assert!(!generator(&BTreeMap::new(), 0.1, 10.0, None).bound);
+    }
+
+    /// Issue 15: requests waiting for a connection the spec's limit keeps from opening are
+    /// the generator's wait, not the server's.
+    #[test]
+    fn the_generator_is_bound_when_requests_wait_for_its_connection_limit() {
+        let mut scenario = ScenarioResult {
+            requests: 1_000,
+            connections: Some(crate::results::Connections {
+                opened: 50,
+                queued_at_limit: 10,
+            }),
+            ..ScenarioResult::default()
+        };
+        let mut scenarios = BTreeMap::from([("api".to_owned(), scenario.clone())]);
+        assert!(
+            !generator(&scenarios, 0.1, 10.0, None).bound,
+            "1 % is not over 1 %"
+        );
+        scenario.connections = Some(crate::results::Connections {
+            opened: 50,
+            queued_at_limit: 200,
+        });
+        scenarios.insert("api".to_owned(), scenario);
+        let verdict = generator(&scenarios, 0.1, 10.0, None);
+        assert_eq!(
+            verdict.reason.as_deref(),
+            Some(
+                "200 of the 1000 requests of `api` waited in the generator for one of its `max_connections` connections: raise `max_connections`, or its latencies are the limit's as much as the server's"
+            )
+        );
     }
 
     /// Issue 14: a target limited to all but half a core leaves the generator less than one.

@@ -1,11 +1,12 @@
-//! HTTP/1.1 over raw TCP with hyper: one connection per virtual connection, no hidden pool.
+//! Single HTTP/1.1 GETs with hyper (readiness checks, /metrics scrapes), and where load may
+//! go. The load itself has a leaner client of its own (`load::wire`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Full};
-use hyper::client::conn::http1::{self, SendRequest};
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 
 /// What can go wrong with one request, by the kind results count.
@@ -14,24 +15,6 @@ pub enum ErrorKind {
     Connect,
     Timeout,
     Protocol,
-}
-
-/// A connection for requests with a body.
-pub type Sender = SendRequest<Full<Bytes>>;
-
-/// Opens a connection; its driver runs on its own task until the connection closes.
-pub async fn connect(address: SocketAddr) -> Result<Sender, ErrorKind> {
-    let stream = tokio::net::TcpStream::connect(address)
-        .await
-        .map_err(|_| ErrorKind::Connect)?;
-    let _ = stream.set_nodelay(true);
-    let (sender, connection) = http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|_| ErrorKind::Connect)?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(sender)
 }
 
 /// `(host:port, path)` of a readiness or metrics target: a path on the target's own address, or

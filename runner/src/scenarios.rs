@@ -110,15 +110,47 @@ impl Watch<'_> {
     }
 }
 
+/// Where a point's load goes and what it runs on.
+pub(crate) struct Reach {
+    /// The target's port.
+    pub(crate) port: u16,
+    /// This binary, for `{headroom}` in URLs.
+    pub(crate) headroom_bin: PathBuf,
+    /// The hosts load may go to.
+    pub(crate) allowed: http::Allowed,
+    /// Load threads for each HTTP scenario.
+    pub(crate) threads: usize,
+}
+
+impl Reach {
+    pub(crate) fn new(
+        port: u16,
+        headroom_bin: &std::path::Path,
+        allowed: &http::Allowed,
+        threads: usize,
+    ) -> Reach {
+        Reach {
+            port,
+            headroom_bin: headroom_bin.to_path_buf(),
+            allowed: allowed.clone(),
+            threads,
+        }
+    }
+}
+
 pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
-    port: u16,
-    headroom_bin: PathBuf,
-    allowed: http::Allowed,
+    reach: Reach,
     abort: watch::Receiver<bool>,
     live: Arc<load::Live>,
     gates: Gates,
 ) -> ScenarioOutcomes {
+    let Reach {
+        port,
+        headroom_bin,
+        allowed,
+        threads,
+    } = reach;
     let mut running = Vec::new();
     for scenario in scenarios {
         let name = scenario.name().to_owned();
@@ -132,7 +164,7 @@ pub(crate) async fn run_scenarios(
         let task = match scenario {
             Scenario::Http(http) => tokio::spawn(async move {
                 let _gate = gate;
-                load::run(&http, port, &headroom, &allowed, abort, live).await
+                load::run(&http, port, &headroom, &allowed, abort, live, threads).await
             }),
             Scenario::Rooms(rooms) => tokio::spawn(async move {
                 crate::rooms::run(&rooms, port, &headroom, &allowed, abort, live, gate).await

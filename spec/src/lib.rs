@@ -48,6 +48,9 @@ pub struct Spec {
     /// What is measured at every point; a phase can override any key.
     #[serde(default)]
     pub measure: Measure,
+    /// The load generator itself.
+    #[serde(default, skip_serializing_if = "Generator::is_default")]
+    pub generator: Generator,
     /// The sweeps, run in the order written.
     #[serde(rename = "phase")]
     #[schemars(length(min = 1))]
@@ -61,6 +64,24 @@ pub struct Spec {
     /// The machines to price and the monthly lines beside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Plan>,
+}
+
+/// The load generator itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Generator {
+    /// Load threads for HTTP scenarios, each a single-threaded runtime with its share of the
+    /// arrivals or the users. By default the cores not given to the target: the cores beside
+    /// a pinned target, the cores less its CPU limit, or every core the process may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 256))]
+    pub threads: Option<u32>,
+}
+
+impl Generator {
+    fn is_default(&self) -> bool {
+        *self == Generator::default()
+    }
 }
 
 /// What the bench is, and what one unit of capacity is.

@@ -164,6 +164,14 @@ pub struct HttpScenario {
     #[serde(default = "default_max_in_flight")]
     #[schemars(range(min = 1))]
     pub max_in_flight: u64,
+    /// Connections open at once at most (arrival-rate executors), each a keep-alive HTTP/1.1
+    /// connection reused request after request. When every one is busy, a due request waits
+    /// in the generator for the next free one, its latency still counted from its intended
+    /// start (what wrk2 and oha `-q` do). `max_in_flight` by default: a connection for every
+    /// request outstanding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_connections: Option<u64>,
     /// The most a request takes from its intended start: connecting, sending and the whole
     /// answer. Past it the request is an error of its kind (`connect` while it still waited for
     /// a connection, `timeout` after), so a point ends within its stages and this.

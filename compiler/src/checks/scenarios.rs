@@ -78,7 +78,16 @@ impl<'a> Checker<'a> {
         let (wanted, unused): (&str, &[&str]) = if executor.is_open() {
             ("rate", &["vus", "start_vus", "think"])
         } else {
-            ("vus", &["rate", "start_rate"])
+            (
+                "vus",
+                &[
+                    "rate",
+                    "start_rate",
+                    "arrivals",
+                    "max_in_flight",
+                    "max_connections",
+                ],
+            )
         };
         for key in unused {
             let pointer = format!("{base}/{key}");

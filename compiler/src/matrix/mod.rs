@@ -53,6 +53,9 @@ pub struct RunMatrix {
     pub vars: BTreeMap<String, VarValue>,
     /// `[target]` as written (each point has it with the variables filled).
     pub target: Target,
+    /// `[generator]`.
+    #[serde(default)]
+    pub generator: headroom_spec::Generator,
     /// The SLOs, parsed.
     pub slo: Vec<SloRule>,
     /// `[capacity]`, defaults applied.
@@ -210,6 +213,7 @@ pub fn expand(
         bench,
         vars: spec.vars.clone(),
         target: spec.target.clone(),
+        generator: spec.generator.clone(),
         slo: checker.slo.clone(),
         capacity: spec.capacity.clone(),
         plan: spec.plan.clone(),
@@ -346,6 +350,7 @@ fn scenario_at(
             think: resolved::optional(http.think.as_ref(), vars)?,
             arrivals: http.arrivals,
             max_in_flight: http.max_in_flight,
+            max_connections: http.max_connections.unwrap_or(http.max_in_flight),
             timeout: http.timeout,
             connect_timeout: http.connect_timeout,
             stages: stages(&http.stages)?,

@@ -176,6 +176,10 @@ pub struct HttpScenario {
     pub arrivals: Arrivals,
     /// Requests in flight at most.
     pub max_in_flight: u64,
+    /// Connections open at once at most (`max_in_flight` unless the spec says; 10,000 in
+    /// results written before it was a key).
+    #[serde(default = "ten_thousand")]
+    pub max_connections: u64,
     /// The most a request takes from its intended start (connect, send, answer).
     pub timeout: Duration,
     /// The most one connection attempt may take (5 s in results written before it was a key).
@@ -185,6 +189,10 @@ pub struct HttpScenario {
     pub stages: Stages,
     /// The requests, with the point's variables filled.
     pub requests: Vec<Request>,
+}
+
+fn ten_thousand() -> u64 {
+    10_000
 }
 
 fn five_seconds() -> Duration {

@@ -1,77 +1,57 @@
-//! HTTP load: the open model (arrival rate) and the closed model (virtual users).
+//! HTTP load: the open model (arrival rate) and the closed model (virtual users), on load
+//! threads of their own.
 //!
 //! Open model: every request has an intended start time drawn from the schedule (fixed or
-//! Poisson gaps, ramps included), and its latency is measured from that time. A server that
-//! stalls shows up in the tail instead of slowing the generator down (coordinated omission).
-//! When `max_in_flight` requests are outstanding, a start is counted as dropped, never queued.
+//! Poisson gaps, ramps included), released on time to the microsecond ([`pacer`]), and its
+//! latency is measured from that time. A server that stalls shows up in the tail instead of
+//! slowing the generator down (coordinated omission). A released request waits in line for a
+//! free connection when `max_connections` are busy (that wait is counted, from the intended
+//! start); when `max_in_flight` requests are outstanding, a start is counted as dropped.
 //!
-//! Closed model: each virtual user sends, waits for the answer, thinks, and sends again; its
-//! latency is measured from the moment the connection was ready.
+//! Closed model: each virtual user has its own connection; it sends, waits for the answer,
+//! thinks, and sends again; its latency is measured from the moment the connection was ready.
 //!
-//! Request tasks send their samples to one collector task, which owns the histograms: the hot
-//! path takes no lock.
+//! The load runs on `threads` OS threads, each a single-threaded tokio runtime with its share
+//! of the arrivals or the users (wrk's shape): a request never crosses threads, and each
+//! thread records into its own histograms ([`recorder`]), merged exactly at the end.
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use bytes::Bytes;
 use headroom_compiler::matrix::resolved::HttpScenario;
 use headroom_spec::Rate;
-use headroom_spec::scenario::{Arrivals, Expect};
-use http_body_util::{BodyExt, Full};
-use rand::Rng;
-use tokio::sync::mpsc;
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::http::{self, ErrorKind, Sender};
-use crate::results::{RampCounts, ScenarioResult, Window, histogram_summary, serialize_histogram};
+use crate::http::{self, ErrorKind};
+use crate::results::ScenarioResult;
 
-mod collect;
+mod client;
+mod closed;
+mod open;
+mod pacer;
+mod recorder;
+mod wire;
 
-use collect::collect;
+use client::Client;
+use recorder::{Part, Recorder, Windows};
 
 /// The length of one window of the per-window series.
 const WINDOW: Duration = Duration::from_secs(1);
 
+/// The load starts this long after its threads are asked to start, so each is ready for its
+/// first arrival.
+const STARTUP: Duration = Duration::from_millis(20);
+
 /// Every histogram has the results file's one shape, so repeats merge.
 pub use headroom_results::histogram::new as histogram;
 
-/// One request's fate, as the collector receives it.
-enum Sample {
-    Done {
-        /// When it should have started (open model), or when the user began it (closed).
-        intended: Instant,
-        /// When the generator handed it over: `released - intended` is the generator's lag.
-        released: Instant,
-        /// When a connection was ready to send it on: `sent - released` is connection wait.
-        sent: Instant,
-        done: Instant,
-        outcome: Result<(), Failed>,
-    },
-    Dropped {
-        intended: Instant,
-    },
-}
-
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Failed {
     Kind(ErrorKind),
     Status,
-}
-
-/// A request ready to send: where, and what.
-struct Prepared {
-    authority: String,
-    address: usize,
-    method: hyper::Method,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Bytes,
-    expect: Vec<u16>,
-    weight: u32,
 }
 
 /// Live figures for progress reports.
@@ -85,213 +65,130 @@ pub struct Live {
     pub window_p95_us: AtomicU64,
 }
 
-/// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true).
+/// One load thread's share of a scenario: thread `index` of `threads`.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    index: usize,
+    threads: usize,
+}
+
+impl Share {
+    /// This thread's part of `total` (users, connections), the remainder going to the first
+    /// threads; never below one.
+    fn of(self, total: u64) -> u64 {
+        let threads = self.threads as u64;
+        (total / threads + u64::from((self.index as u64) < total % threads)).max(1)
+    }
+}
+
+/// What every load thread of a scenario starts from.
+struct Job {
+    scenario: Arc<HttpScenario>,
+    client: Arc<Client>,
+    schedule: Schedule,
+    start: Instant,
+    cancel: watch::Receiver<bool>,
+}
+
+/// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
+/// `threads` load threads (fewer when there are fewer users or connections to share).
 pub async fn run(
     scenario: &HttpScenario,
     port: u16,
     headroom_bin: &Path,
     allowed: &http::Allowed,
-    cancel: tokio::sync::watch::Receiver<bool>,
+    cancel: watch::Receiver<bool>,
     live: Arc<Live>,
+    threads: usize,
 ) -> Result<ScenarioResult, String> {
-    let (requests, addresses) = prepare(scenario, port, headroom_bin, allowed).await?;
-    let requests = Arc::new(requests);
-    let addresses = Arc::new(addresses);
-    let pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>> = Arc::new(
-        addresses
-            .iter()
-            .map(|_| std::sync::Mutex::new(Vec::new()))
-            .collect(),
-    );
-    let stages = Schedule::of(scenario);
-    let (samples, inbox) = mpsc::unbounded_channel();
-    let start = Instant::now();
-    let measured = stages.measured(start);
-    let collector = tokio::spawn(collect(inbox, start, measured.clone(), Arc::clone(&live)));
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let client = Client {
-        requests,
-        addresses,
-        pools,
-        timeout: scenario.timeout.as_std(),
-        connect_timeout: scenario.connect_timeout.as_std(),
-    };
-    if scenario.executor.is_open() {
-        open_model(
-            scenario, &stages, &client, start, samples, &in_flight, cancel,
-        )
-        .await;
+    let client = Arc::new(Client::prepare(scenario, port, headroom_bin, allowed).await?);
+    let units = if scenario.executor.is_open() {
+        scenario.max_connections.min(scenario.max_in_flight)
     } else {
         // The compiler requires `vus` of a virtual-user executor.
-        let peak = scenario
+        scenario
             .vus
-            .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?;
-        closed_model(scenario, peak, &stages, &client, start, samples, cancel).await;
+            .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?
+    };
+    let threads = threads
+        .max(1)
+        .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX));
+    let schedule = Schedule::of(scenario);
+    let start = Instant::now() + STARTUP;
+    let measured = schedule.measured(start);
+    let windows = Arc::new(Windows::new(threads));
+    let scenario = Arc::new(scenario.clone());
+    let mut parts = Vec::new();
+    for index in 0..threads {
+        let job = Job {
+            scenario: Arc::clone(&scenario),
+            client: Arc::clone(&client),
+            schedule,
+            start,
+            cancel: cancel.clone(),
+        };
+        let share = Share { index, threads };
+        let recorder = Recorder::new(
+            start,
+            measured.clone(),
+            Arc::clone(&windows),
+            Arc::clone(&live),
+        );
+        let (done, part) = oneshot::channel();
+        std::thread::Builder::new()
+            .name(format!("headroom-load-{index}"))
+            .spawn(move || {
+                let _ = done.send(job.run(share, recorder));
+            })
+            .map_err(|e| format!("cannot start a load thread: {e}"))?;
+        parts.push(part);
     }
-    let mut result = collector
-        .await
-        .map_err(|e| format!("the load collector failed: {e}"))?;
+    let mut finished = Vec::new();
+    for part in parts {
+        finished.push(
+            part.await
+                .map_err(|_| "a load thread failed (a headroom bug)".to_owned())??,
+        );
+    }
+    let mut result = recorder::merge(finished, windows.finish());
     result.duration_s = start.elapsed().as_secs_f64();
     let window = (measured.end - measured.start).as_secs_f64();
     result.rate = result.requests as f64 / window.max(1e-9);
     Ok(result)
 }
 
-#[derive(Clone)]
-struct Client {
-    requests: Arc<Vec<Prepared>>,
-    addresses: Arc<Vec<SocketAddr>>,
-    pools: Arc<Vec<std::sync::Mutex<Vec<Sender>>>>,
-    /// The most a request takes from its intended start.
-    timeout: Duration,
-    /// The most one connection attempt takes.
-    connect_timeout: Duration,
-}
-
-impl Client {
-    fn pick(&self) -> usize {
-        let total: u32 = self.requests.iter().map(|r| r.weight).sum();
-        let mut roll = rand::rng().random_range(0..total.max(1));
-        for (i, request) in self.requests.iter().enumerate() {
-            if roll < request.weight {
-                return i;
-            }
-            roll -= request.weight;
-        }
-        0
-    }
-
-    /// A new connection to `address`, within the connect timeout and the request's `deadline`:
-    /// a `connect` error when either passes first.
-    async fn connect(&self, address: usize, deadline: Instant) -> Result<Sender, Failed> {
-        let limit = deadline.min(Instant::now() + self.connect_timeout);
-        match tokio::time::timeout_at(limit, http::connect(self.addresses[address])).await {
-            Ok(Ok(sender)) => Ok(sender),
-            Ok(Err(kind)) => Err(Failed::Kind(kind)),
-            Err(_) => Err(Failed::Kind(ErrorKind::Connect)),
-        }
-    }
-
-    /// Sends request `which` on a pooled connection (or a new one), all of it within the
-    /// timeout from `intended`. Returns when it was sent (the connection ready) and how it
-    /// ended; a request that never got a connection was "sent" when it gave up.
-    async fn send(&self, which: usize, intended: Instant) -> (Instant, Result<(), Failed>) {
-        let request = &self.requests[which];
-        let deadline = intended + self.timeout;
-        let pooled = self.pools[request.address]
-            .lock()
-            .ok()
-            .and_then(|mut pool| pool.pop());
-        let mut sender = match pooled {
-            Some(sender) => sender,
-            None => match self.connect(request.address, deadline).await {
-                Ok(sender) => sender,
-                Err(failed) => return (Instant::now(), Err(failed)),
-            },
-        };
-        // A reused HTTP/1 connection must be ready before the next request (hyper's contract).
-        if sender.ready().await.is_err() {
-            match self.connect(request.address, deadline).await {
-                Ok(fresh) => sender = fresh,
-                Err(failed) => return (Instant::now(), Err(failed)),
-            }
-        }
-        let sent = Instant::now();
-        let mut builder = hyper::Request::builder()
-            .method(request.method.clone())
-            .uri(request.path.as_str())
-            .header(hyper::header::HOST, request.authority.as_str());
-        for (name, value) in &request.headers {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        let Ok(built) = builder.body(Full::new(request.body.clone())) else {
-            return (sent, Err(Failed::Kind(ErrorKind::Protocol)));
-        };
-        let exchange = async {
-            let response = sender
-                .send_request(built)
-                .await
-                .map_err(|_| Failed::Kind(ErrorKind::Protocol))?;
-            let status = response.status().as_u16();
-            response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|_| Failed::Kind(ErrorKind::Protocol))?;
-            Ok::<u16, Failed>(status)
-        };
-        let outcome = match tokio::time::timeout_at(deadline, exchange).await {
-            Err(_) => Err(Failed::Kind(ErrorKind::Timeout)),
-            Ok(Err(failed)) => Err(failed),
-            Ok(Ok(status)) => {
-                if let Ok(mut pool) = self.pools[request.address].lock() {
-                    pool.push(sender);
-                }
-                let good = if request.expect.is_empty() {
-                    (200..300).contains(&status)
+impl Job {
+    /// One load thread: a single-threaded runtime running its share to the end.
+    fn run(self, share: Share, recorder: Recorder) -> Result<Part, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a load thread's runtime: {e}"))?;
+        let local = tokio::task::LocalSet::new();
+        let recorder = std::rc::Rc::new(std::cell::RefCell::new(recorder));
+        let job = std::rc::Rc::new(self);
+        local.block_on(&runtime, {
+            let (job, recorder) = (std::rc::Rc::clone(&job), std::rc::Rc::clone(&recorder));
+            async move {
+                if job.scenario.executor.is_open() {
+                    open::run(job, share, recorder).await;
                 } else {
-                    request.expect.contains(&status)
-                };
-                if good { Ok(()) } else { Err(Failed::Status) }
+                    closed::run(job, share, recorder).await;
+                }
             }
-        };
-        (sent, outcome)
-    }
-}
-
-async fn prepare(
-    scenario: &HttpScenario,
-    port: u16,
-    headroom_bin: &Path,
-    allowed: &http::Allowed,
-) -> Result<(Vec<Prepared>, Vec<SocketAddr>), String> {
-    let mut prepared = Vec::new();
-    let mut authorities: Vec<String> = Vec::new();
-    let mut addresses = Vec::new();
-    for request in &scenario.requests {
-        let url = crate::target::fill(&request.url, port, headroom_bin)?;
-        let (authority, path) = http::parse_url(&url)
-            .ok_or_else(|| format!("`{url}` is not an http:// URL the runner can load"))?;
-        let address = match authorities.iter().position(|a| *a == authority) {
-            Some(i) => i,
-            None => {
-                let resolved = http::resolve(&authority, &url, &request.url, allowed).await?;
-                authorities.push(authority.clone());
-                addresses.push(resolved);
-                authorities.len() - 1
-            }
-        };
-        let headers = request
-            .headers
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), crate::target::fill(v, port, headroom_bin)?)))
-            .collect::<Result<Vec<_>, String>>()?;
-        let body = match &request.body {
-            Some(body) => Bytes::from(crate::target::fill(body, port, headroom_bin)?),
-            None => Bytes::new(),
-        };
-        let method = hyper::Method::from_bytes(request.method.as_str().as_bytes())
-            .map_err(|e| e.to_string())?;
-        let expect = match &request.expect {
-            None => Vec::new(),
-            Some(Expect::One(status)) => vec![*status],
-            Some(Expect::Any(statuses)) => statuses.clone(),
-        };
-        prepared.push(Prepared {
-            authority,
-            address,
-            method,
-            path,
-            headers,
-            body,
-            expect,
-            weight: request.weight,
         });
+        // Every task (and its connections) ends with the runtime.
+        drop(local);
+        drop(runtime);
+        let recorder = std::rc::Rc::try_unwrap(recorder)
+            .map_err(|_| "a load thread's recorder is still in use (a headroom bug)".to_owned())?
+            .into_inner();
+        Ok(recorder.finish())
     }
-    Ok((prepared, addresses))
 }
 
 /// Ramp-up, hold and ramp-down, and the load at any moment of them.
+#[derive(Debug, Clone, Copy)]
 pub struct Schedule {
     ramp_up: f64,
     hold: f64,
@@ -341,137 +238,6 @@ impl Schedule {
 
 fn per_second(rate: Option<&Rate>) -> f64 {
     rate.map_or(0.0, |r| r.as_per_second())
-}
-
-async fn open_model(
-    scenario: &HttpScenario,
-    schedule: &Schedule,
-    client: &Client,
-    start: Instant,
-    samples: mpsc::UnboundedSender<Sample>,
-    in_flight: &Arc<AtomicUsize>,
-    cancel: tokio::sync::watch::Receiver<bool>,
-) {
-    let peak = per_second(scenario.rate.as_ref());
-    let (from, to) = if scenario.executor.is_ramping() {
-        (per_second(scenario.start_rate.as_ref()), peak)
-    } else {
-        (peak, peak)
-    };
-    let total = schedule.total().as_secs_f64();
-    let max_in_flight = usize::try_from(scenario.max_in_flight).unwrap_or(usize::MAX);
-    let client = Arc::new(client.clone());
-    let mut t = 0.0f64;
-    while t < total && !*cancel.borrow() {
-        let rate = schedule.at(t, from, to);
-        if rate <= 0.0 {
-            // Nothing to send yet: look again a little later on the ramp.
-            t += 0.01;
-            continue;
-        }
-        let intended = start + Duration::from_secs_f64(t);
-        tokio::time::sleep_until(intended).await;
-        if in_flight.load(Ordering::Relaxed) >= max_in_flight {
-            let _ = samples.send(Sample::Dropped { intended });
-        } else {
-            in_flight.fetch_add(1, Ordering::Relaxed);
-            let (client, samples, in_flight) =
-                (Arc::clone(&client), samples.clone(), Arc::clone(in_flight));
-            tokio::spawn(async move {
-                let released = Instant::now();
-                let which = client.pick();
-                let (sent, outcome) = client.send(which, intended).await;
-                let _ = samples.send(Sample::Done {
-                    intended,
-                    released,
-                    sent,
-                    done: Instant::now(),
-                    outcome,
-                });
-                in_flight.fetch_sub(1, Ordering::Relaxed);
-            });
-        }
-        t += match scenario.arrivals {
-            Arrivals::Fixed => 1.0 / rate,
-            // Exponential gaps: -ln(U)/rate, U in (0, 1].
-            Arrivals::Poisson => -(1.0 - rand::rng().random::<f64>()).ln() / rate,
-        };
-    }
-    // Every request in flight ends by its timeout; wait that long at most.
-    let deadline = Instant::now() + client.timeout + Duration::from_millis(100);
-    while in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-async fn closed_model(
-    scenario: &HttpScenario,
-    peak: u64,
-    schedule: &Schedule,
-    client: &Client,
-    start: Instant,
-    samples: mpsc::UnboundedSender<Sample>,
-    cancel: tokio::sync::watch::Receiver<bool>,
-) {
-    let peak = peak as f64;
-    // Ramping starts from `start_vus`, none unless the spec says.
-    let from = if scenario.executor.is_ramping() {
-        scenario.start_vus.map_or(0.0, |v| v as f64)
-    } else {
-        peak
-    };
-    let think = scenario.think.map_or(Duration::ZERO, |d| d.as_std());
-    let total = schedule.total();
-    let schedule = Arc::new(Schedule {
-        ramp_up: schedule.ramp_up,
-        hold: schedule.hold,
-        ramp_down: schedule.ramp_down,
-    });
-    let client = Arc::new(client.clone());
-    let mut users = tokio::task::JoinSet::new();
-    for user in 0..peak as u64 {
-        let (client, samples, schedule, cancel) = (
-            Arc::clone(&client),
-            samples.clone(),
-            Arc::clone(&schedule),
-            cancel.clone(),
-        );
-        users.spawn(async move {
-            let end = start + total;
-            loop {
-                let now = Instant::now();
-                if now >= end || *cancel.borrow() {
-                    break;
-                }
-                let active = schedule.at((now - start).as_secs_f64(), from, peak);
-                if (user as f64) >= active.round() {
-                    tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
-                    continue;
-                }
-                let which = client.pick();
-                let began = Instant::now();
-                let (sent, outcome) = client.send(which, began).await;
-                // A user's latency runs from its connection ready: its own think and connect
-                // are not the server's answer time.
-                let _ = samples.send(Sample::Done {
-                    intended: sent,
-                    released: sent,
-                    sent,
-                    done: Instant::now(),
-                    outcome,
-                });
-                // No think: the next request starts in this same turn (a zero sleep would still
-                // wait for the timer's next tick).
-                if !think.is_zero() {
-                    let now = Instant::now();
-                    if now < end {
-                        tokio::time::sleep(think.min(end - now)).await;
-                    }
-                }
-            }
-        });
-    }
-    while users.join_next().await.is_some() {}
 }
 
 #[cfg(test)]

@@ -11,33 +11,33 @@ async fn only_the_hold_is_measured() {
         ramp_down: 10.0,
     };
     let measured = schedule.measured(start);
-    let (samples, inbox) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(collect(inbox, start, measured, Arc::new(Live::default())));
+    let windows = Arc::new(Windows::new(1));
+    let mut recorder = Recorder::new(
+        start,
+        measured,
+        Arc::clone(&windows),
+        Arc::new(Live::default()),
+    );
     let at = |s: f64| start + Duration::from_secs_f64(s);
-    let done = |intended: f64, ms: u64, outcome: Result<(), Failed>| Sample::Done {
+    let done = |intended: f64, ms: u64| recorder::Times {
         intended: at(intended),
         released: at(intended),
         sent: at(intended),
         done: at(intended) + Duration::from_millis(ms),
-        outcome,
     };
     // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
     for t in [1.0, 5.0, 9.0] {
-        samples
-            .send(done(t, 900, Err(Failed::Status)))
-            .expect("send");
+        recorder.done(done(t, 900), Err(Failed::Status));
     }
     for i in 0..100 {
-        samples
-            .send(done(10.0 + 0.19 * f64::from(i), 5, Ok(())))
-            .expect("send");
+        recorder.done(done(10.0 + 0.19 * f64::from(i), 5), Ok(()));
     }
-    samples
-        .send(Sample::Dropped { intended: at(35.0) })
-        .expect("send");
-    samples.send(done(31.0, 800, Ok(()))).expect("send");
-    drop(samples);
-    let result = collector.await.expect("collector");
+    recorder.dropped(at(35.0));
+    recorder.done(done(31.0, 800), Ok(()));
+    let result = recorder::merge(vec![recorder.finish()], windows.finish());
+    // One window a second, from the first to the last with a request.
+    assert_eq!(result.windows.len(), 36, "{:?}", result.windows);
+    assert_eq!(result.windows[10].requests, 6);
     assert_eq!((result.requests, result.ok, result.dropped), (100, 100, 0));
     assert_eq!(result.errors.total(), 0);
     assert!(result.latency.max_ms < 6.0, "{:?}", result.latency);
@@ -103,6 +103,7 @@ async fn a_server_that_never_accepts_costs_a_connect_timeout_not_minutes() {
         &http::Allowed::new(&[]),
         cancel,
         Arc::new(Live::default()),
+        1,
     )
     .await
     .expect("the scenario ran");

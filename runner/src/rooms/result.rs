@@ -70,6 +70,7 @@ pub(super) fn result(
         windows,
         // Rooms send only in the hold: nothing of a ramp is in the figures.
         ramps: None,
+        connections: None,
         rooms: Some(RoomsResult {
             rooms: sizes.len() as u64,
             peers: u64::from(shared.sockets),

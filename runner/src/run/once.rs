@@ -60,6 +60,7 @@ pub(super) async fn run_once(
         return finish(result, started, plan);
     };
     keep_generator(&attempt, limited.as_ref(), true);
+    let threads = load_threads(plan, limited.as_ref().map(|(_, run)| run));
     let load_started = Instant::now();
     let cpu_before = sample::own_cpu_s();
 
@@ -79,11 +80,10 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
+    let reach = Reach::new(port, &options.headroom_bin, &allowed, threads);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
-        port,
-        options.headroom_bin.clone(),
-        allowed.clone(),
+        reach,
         aborted,
         Arc::clone(&live),
         Gates::new(Arc::clone(&arrivals), released),
@@ -140,6 +140,7 @@ pub(super) async fn run_once(
     keep_generator(&attempt, limited.as_ref(), false);
     let cores_left = limited.as_ref().map(|(_, run)| run.cores_left);
     result.generator = generator(&result.scenarios, cpu_used, load_seconds, cores_left);
+    result.generator.threads = http_threads(point, threads);
     close_cgroup(&mut result, limited, point);
     finish(result, started, plan)
 }
@@ -156,6 +157,32 @@ async fn stop_target(
             .await;
         result.stopped = Some(stopped);
     }
+}
+
+/// The HTTP scenarios' load threads: `[generator] threads`, else the cores left to the
+/// generator (beside a pinned target, or the cores less its CPU limit), else every core this
+/// process may use.
+fn load_threads(plan: &RunMatrix, run: Option<&RunShape>) -> usize {
+    if let Some(threads) = plan.generator.threads {
+        return usize::try_from(threads).unwrap_or(1).max(1);
+    }
+    match run {
+        Some(RunShape {
+            generator_cores: Some(cores),
+            ..
+        }) => cores.len().max(1),
+        Some(run) => (run.cores_left.floor() as usize).max(1),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+/// The load threads recorded: the HTTP scenarios' (none without one).
+fn http_threads(point: &Point, threads: usize) -> Option<u32> {
+    let http = point
+        .scenarios
+        .iter()
+        .any(|s| matches!(s, headroom_compiler::matrix::resolved::Scenario::Http(_)));
+    http.then(|| u32::try_from(threads).unwrap_or(u32::MAX))
 }
 
 /// With `pin`, the generator keeps to the cores the target is not pinned to while the target

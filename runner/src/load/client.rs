@@ -1,0 +1,288 @@
+//! The requests of a scenario, encoded once, and sending one of them on a worker's own
+//! keep-alive connection ([`wire`](super::wire)), all of it within the request's time.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_spec::scenario::Expect;
+
+use hyper::header::{HeaderName, HeaderValue};
+use rand::Rng;
+use tokio::time::Instant;
+
+use super::Failed;
+use super::wire::{Connection, WireError};
+use crate::http::{self, ErrorKind};
+
+/// A request ready to send: where, and its bytes.
+struct Prepared {
+    address: usize,
+    encoded: Vec<u8>,
+    /// A HEAD request: its answer has no body.
+    head_only: bool,
+    expect: Vec<u16>,
+    weight: u32,
+}
+
+/// A scenario's requests and limits, shared read-only by its load threads.
+pub(super) struct Client {
+    requests: Vec<Prepared>,
+    addresses: Vec<SocketAddr>,
+    total_weight: u32,
+    /// The most a request takes from its intended start.
+    pub(super) timeout: Duration,
+    /// The most one connection attempt takes.
+    connect_timeout: Duration,
+}
+
+/// A worker's connections: one per address its requests go to, opened when first needed and
+/// kept alive.
+pub(super) struct Connections {
+    open: Vec<Option<Connection>>,
+}
+
+/// How one send went.
+pub(super) struct Sent {
+    /// When a connection was ready to send on (or when the request gave up waiting for one).
+    pub(super) at: Instant,
+    pub(super) outcome: Result<(), Failed>,
+    /// Connections opened for it (0 on a reused one).
+    pub(super) opened: u64,
+}
+
+impl Client {
+    /// The scenario's requests with their placeholders filled and their hosts resolved and
+    /// checked (`allowed`) before any connection is made.
+    pub(super) async fn prepare(
+        scenario: &HttpScenario,
+        port: u16,
+        headroom_bin: &Path,
+        allowed: &http::Allowed,
+    ) -> Result<Client, String> {
+        let mut requests = Vec::new();
+        let mut authorities: Vec<String> = Vec::new();
+        let mut addresses = Vec::new();
+        for request in &scenario.requests {
+            let url = crate::target::fill(&request.url, port, headroom_bin)?;
+            let (authority, path) = http::parse_url(&url)
+                .ok_or_else(|| format!("`{url}` is not an http:// URL the runner can load"))?;
+            let address = match authorities.iter().position(|a| *a == authority) {
+                Some(i) => i,
+                None => {
+                    let resolved = http::resolve(&authority, &url, &request.url, allowed).await?;
+                    authorities.push(authority.clone());
+                    addresses.push(resolved);
+                    authorities.len() - 1
+                }
+            };
+            let mut headers = Vec::new();
+            for (name, value) in &request.headers {
+                let value = crate::target::fill(value, port, headroom_bin)?;
+                HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| format!("header `{name}` of `{url}`: {e}"))?;
+                HeaderValue::from_str(&value)
+                    .map_err(|e| format!("the value of header `{name}` of `{url}`: {e}"))?;
+                headers.push((name.clone(), value));
+            }
+            let body = match &request.body {
+                Some(body) => crate::target::fill(body, port, headroom_bin)?,
+                None => String::new(),
+            };
+            let method = request.method.as_str();
+            if path.contains(char::is_whitespace) {
+                return Err(format!(
+                    "the path of `{url}` has white space: encode it (%20)"
+                ));
+            }
+            let expect = match &request.expect {
+                None => Vec::new(),
+                Some(Expect::One(status)) => vec![*status],
+                Some(Expect::Any(statuses)) => statuses.clone(),
+            };
+            requests.push(Prepared {
+                address,
+                encoded: encode(method, &path, &authority, &headers, body.as_bytes()),
+                head_only: method == "HEAD",
+                expect,
+                weight: request.weight,
+            });
+        }
+        let total_weight = requests.iter().map(|r| r.weight).sum();
+        Ok(Client {
+            requests,
+            addresses,
+            total_weight,
+            timeout: scenario.timeout.as_std(),
+            connect_timeout: scenario.connect_timeout.as_std(),
+        })
+    }
+
+    /// No connection open yet, to any address.
+    pub(super) fn connections(&self) -> Connections {
+        Connections {
+            open: self.addresses.iter().map(|_| None).collect(),
+        }
+    }
+
+    /// A request by weight.
+    pub(super) fn pick(&self) -> usize {
+        if self.requests.len() < 2 {
+            return 0;
+        }
+        let mut roll = rand::rng().random_range(0..self.total_weight.max(1));
+        for (i, request) in self.requests.iter().enumerate() {
+            if roll < request.weight {
+                return i;
+            }
+            roll -= request.weight;
+        }
+        0
+    }
+
+    /// A new connection to `address`, within the connect timeout and the request's `deadline`:
+    /// a `connect` error when either passes first.
+    async fn connect(&self, address: usize, deadline: Instant) -> Result<Connection, Failed> {
+        let limit = deadline.min(Instant::now() + self.connect_timeout);
+        match tokio::time::timeout_at(limit, Connection::open(self.addresses[address])).await {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(_)) | Err(_) => Err(Failed::Kind(ErrorKind::Connect)),
+        }
+    }
+
+    /// Sends request `which` on the worker's connection to its address (opened when there is
+    /// none, or when the server closed it), all of it within the timeout from `intended`.
+    /// `on_ready` runs once a connection is ready to send on, or the request gave up on one.
+    pub(super) async fn send(
+        &self,
+        connections: &mut Connections,
+        which: usize,
+        intended: Instant,
+        on_ready: impl FnOnce(),
+    ) -> Sent {
+        let request = &self.requests[which];
+        let deadline = intended + self.timeout;
+        let mut opened = 0;
+        let slot = &mut connections.open[request.address];
+        let (mut connection, fresh) = match slot.take() {
+            Some(connection) => (connection, false),
+            None => match self.connect(request.address, deadline).await {
+                Ok(connection) => {
+                    opened += 1;
+                    (connection, true)
+                }
+                Err(failed) => {
+                    on_ready();
+                    return Sent {
+                        at: Instant::now(),
+                        outcome: Err(failed),
+                        opened,
+                    };
+                }
+            },
+        };
+        on_ready();
+        let at = Instant::now();
+        let exchange = async {
+            let mut fresh = fresh;
+            loop {
+                match connection
+                    .exchange(&request.encoded, request.head_only)
+                    .await
+                {
+                    Ok(answer) => return Ok(answer),
+                    // The server had closed this idle keep-alive connection: the request
+                    // never reached it, so it goes once more on a new connection.
+                    Err(WireError::ClosedBeforeAnswer) if !fresh => {
+                        connection = self.connect(request.address, deadline).await?;
+                        opened += 1;
+                        fresh = true;
+                    }
+                    // Accepted, then closed or reset before any answer.
+                    Err(WireError::ClosedBeforeAnswer) => {
+                        return Err(Failed::Kind(ErrorKind::Connect));
+                    }
+                    Err(WireError::Protocol) => return Err(Failed::Kind(ErrorKind::Protocol)),
+                }
+            }
+        };
+        let outcome = match tokio::time::timeout_at(deadline, exchange).await {
+            // The connection is dropped with the request: its answer may still come.
+            Err(_) => Err(Failed::Kind(ErrorKind::Timeout)),
+            Ok(Err(failed)) => Err(failed),
+            Ok(Ok(answer)) => {
+                if answer.keep_alive {
+                    *slot = Some(connection);
+                }
+                let good = if request.expect.is_empty() {
+                    (200..300).contains(&answer.status)
+                } else {
+                    request.expect.contains(&answer.status)
+                };
+                if good { Ok(()) } else { Err(Failed::Status) }
+            }
+        };
+        Sent {
+            at,
+            outcome,
+            opened,
+        }
+    }
+}
+
+/// A request's bytes: the request line, Host (unless the spec sets one), the spec's headers,
+/// Content-Length for a body (or a method that carries one), and the body.
+fn encode(
+    method: &str,
+    path: &str,
+    authority: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Vec<u8> {
+    let has = |wanted: &str| {
+        headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(wanted))
+    };
+    let mut encoded = Vec::with_capacity(64 + path.len() + body.len());
+    encoded.extend_from_slice(format!("{method} {path} HTTP/1.1\r\n").as_bytes());
+    if !has("host") {
+        encoded.extend_from_slice(format!("host: {authority}\r\n").as_bytes());
+    }
+    for (name, value) in headers {
+        encoded.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    let carries_body = !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH");
+    if carries_body && !has("content-length") {
+        encoded.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    }
+    encoded.extend_from_slice(b"\r\n");
+    encoded.extend_from_slice(body);
+    encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_encoded_once_as_http_1_1() {
+        let get = encode("GET", "/api/notes?page=2", "127.0.0.1:8080", &[], b"");
+        assert_eq!(
+            String::from_utf8_lossy(&get),
+            "GET /api/notes?page=2 HTTP/1.1\r\nhost: 127.0.0.1:8080\r\n\r\n"
+        );
+        let headers = [
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("Host".to_owned(), "api.local".to_owned()),
+        ];
+        let post = encode("POST", "/api/notes", "127.0.0.1:8080", &headers, b"{}");
+        assert_eq!(
+            String::from_utf8_lossy(&post),
+            "POST /api/notes HTTP/1.1\r\ncontent-type: application/json\r\nHost: api.local\r\ncontent-length: 2\r\n\r\n{}"
+        );
+        let empty_put = encode("PUT", "/x", "h", &[], b"");
+        assert!(String::from_utf8_lossy(&empty_put).contains("content-length: 0\r\n"));
+    }
+}

@@ -1,0 +1,79 @@
+//! The closed model on one load thread: its share of the virtual users, each a task with its
+//! own connection.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::recorder::{Recorder, Times};
+use super::{Job, Share};
+
+pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorder>>) {
+    let scenario = &job.scenario;
+    // The compiler requires `vus` of a virtual-user executor.
+    let peak = scenario.vus.unwrap_or(0);
+    // Ramping starts from `start_vus`, none unless the spec says.
+    let from = if scenario.executor.is_ramping() {
+        scenario.start_vus.map_or(0.0, |v| v as f64)
+    } else {
+        peak as f64
+    };
+    let mut users = tokio::task::JoinSet::new();
+    // User `u` runs on thread `u % threads`: as users ramp up, every thread gets its turn.
+    for user in (share.index as u64..peak).step_by(share.threads) {
+        users.spawn_local(user_loop(
+            Rc::clone(&job),
+            Rc::clone(&recorder),
+            user,
+            from,
+            peak as f64,
+        ));
+    }
+    while users.join_next().await.is_some() {}
+}
+
+/// One virtual user: active while the schedule has at least `user + 1` users.
+async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, from: f64, peak: f64) {
+    let think = job.scenario.think.map_or(Duration::ZERO, |d| d.as_std());
+    let (start, end) = (job.start, job.start + job.schedule.total());
+    let client = &job.client;
+    let mut connections = client.connections();
+    tokio::time::sleep_until(start).await;
+    loop {
+        let now = Instant::now();
+        if now >= end || *job.cancel.borrow() {
+            break;
+        }
+        let active = job.schedule.at((now - start).as_secs_f64(), from, peak);
+        if (user as f64) >= active.round() {
+            tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
+            continue;
+        }
+        let sent = client
+            .send(&mut connections, client.pick(), now, || ())
+            .await;
+        let done = Instant::now();
+        {
+            let mut recorder = recorder.borrow_mut();
+            for _ in 0..sent.opened {
+                recorder.connected();
+            }
+            // A user's latency runs from its connection ready: its own think and connect are
+            // not the server's answer time.
+            let times = Times {
+                intended: sent.at,
+                released: sent.at,
+                sent: sent.at,
+                done,
+            };
+            recorder.done(times, sent.outcome);
+        }
+        // No think: the next request starts in this same turn (a zero sleep would still wait
+        // for the timer's next tick).
+        if !think.is_zero() && done < end {
+            tokio::time::sleep(think.min(end - done)).await;
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! What one load thread measured: its own histograms and counts, so the hot path takes no
+//! lock and sends nothing; the threads' parts are merged exactly at the end (HDR histograms
+//! add). The per-second windows are merged as each closes, so the live p95 is every thread's.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use hdrhistogram::Histogram;
+use tokio::time::Instant;
+
+use super::{Failed, Live, WINDOW, histogram};
+use crate::http::ErrorKind;
+use crate::results::{
+    Connections, ErrorCounts, RampCounts, ScenarioResult, Window, histogram_summary,
+    serialize_histogram,
+};
+
+/// One request's moments.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Times {
+    /// When it should have started (open model), or when the user's connection was ready
+    /// (closed model): latency runs from here.
+    pub(super) intended: Instant,
+    /// When the generator handed it over: `released - intended` is the generator's own lag.
+    pub(super) released: Instant,
+    /// When a connection was ready to send it on: `sent - released` is connection wait.
+    pub(super) sent: Instant,
+    /// The last byte of the answer, or the moment it failed.
+    pub(super) done: Instant,
+}
+
+/// One thread's figures while it runs.
+pub(super) struct Recorder {
+    start: Instant,
+    measured: Range<Instant>,
+    part: Part,
+    window: Histogram<u64>,
+    window_index: u64,
+    window_errors: u64,
+    windows: Arc<Windows>,
+    live: Arc<Live>,
+}
+
+/// One thread's figures at the end.
+pub(super) struct Part {
+    latency: Histogram<u64>,
+    lag: Histogram<u64>,
+    connection_wait: Histogram<u64>,
+    hold: RampCounts,
+    ramps: RampCounts,
+    connections_opened: u64,
+    queued_at_limit: u64,
+}
+
+impl Part {
+    fn empty() -> Part {
+        Part {
+            latency: histogram(),
+            lag: histogram(),
+            connection_wait: histogram(),
+            hold: RampCounts::default(),
+            ramps: RampCounts::default(),
+            connections_opened: 0,
+            queued_at_limit: 0,
+        }
+    }
+}
+
+impl Recorder {
+    /// A request counts in the figures when its intended start falls in `measured` (the
+    /// hold), and in the ramps' counts otherwise; the windows cover the whole run.
+    pub(super) fn new(
+        start: Instant,
+        measured: Range<Instant>,
+        windows: Arc<Windows>,
+        live: Arc<Live>,
+    ) -> Recorder {
+        Recorder {
+            start,
+            measured,
+            part: Part::empty(),
+            window: histogram(),
+            window_index: 0,
+            window_errors: 0,
+            windows,
+            live,
+        }
+    }
+
+    /// A request that was sent (or tried to be) and ended as `outcome`.
+    pub(super) fn done(&mut self, times: Times, outcome: Result<(), Failed>) {
+        let micros = headroom_results::histogram::micros;
+        self.live.requests.fetch_add(1, Ordering::Relaxed);
+        let latency = micros(times.done.saturating_duration_since(times.intended));
+        let part = &mut self.part;
+        let counts = if self.measured.contains(&times.intended) {
+            let _ = part.latency.record(latency);
+            let lag = times.released.saturating_duration_since(times.intended);
+            let _ = part.lag.record(micros(lag));
+            let waited = times.sent.saturating_duration_since(times.released);
+            let _ = part.connection_wait.record(micros(waited));
+            &mut part.hold
+        } else {
+            &mut part.ramps
+        };
+        counts.count(outcome);
+        self.roll_to(times.done);
+        let _ = self.window.record(latency);
+        if outcome.is_err() {
+            self.live.errors.fetch_add(1, Ordering::Relaxed);
+            self.window_errors += 1;
+        }
+    }
+
+    /// A start skipped because `max_in_flight` requests were outstanding.
+    pub(super) fn dropped(&mut self, intended: Instant) {
+        if self.measured.contains(&intended) {
+            self.part.hold.dropped += 1;
+        } else {
+            self.part.ramps.dropped += 1;
+        }
+        self.roll_to(intended);
+    }
+
+    /// A connection was opened.
+    pub(super) fn connected(&mut self) {
+        self.part.connections_opened += 1;
+    }
+
+    /// An arrival that waited in line because every one of `max_connections` was busy.
+    pub(super) fn queued_at_limit(&mut self) {
+        self.part.queued_at_limit += 1;
+    }
+
+    /// Closes every window before the one `at` falls in.
+    fn roll_to(&mut self, at: Instant) {
+        let index =
+            (at.saturating_duration_since(self.start).as_secs_f64() / WINDOW.as_secs_f64()) as u64;
+        while index > self.window_index {
+            self.windows.add(
+                self.window_index,
+                &self.window,
+                self.window_errors,
+                &self.live,
+            );
+            self.window.reset();
+            self.window_errors = 0;
+            self.window_index += 1;
+        }
+    }
+
+    /// The thread's figures; its last window goes to the merge.
+    pub(super) fn finish(self) -> Part {
+        self.windows.add(
+            self.window_index,
+            &self.window,
+            self.window_errors,
+            &self.live,
+        );
+        self.part
+    }
+}
+
+/// The per-second windows of every thread, merged as they close.
+pub(super) struct Windows {
+    threads: usize,
+    state: Mutex<WindowState>,
+}
+
+#[derive(Default)]
+struct WindowState {
+    /// Windows some thread has not closed yet: the histogram so far, the errors, how many
+    /// threads closed it.
+    open: BTreeMap<u64, (Histogram<u64>, u64, usize)>,
+    closed: Vec<Window>,
+}
+
+impl Windows {
+    pub(super) fn new(threads: usize) -> Windows {
+        Windows {
+            threads,
+            state: Mutex::new(WindowState::default()),
+        }
+    }
+
+    fn add(&self, index: u64, window: &Histogram<u64>, errors: u64, live: &Live) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let (merged, merged_errors, from) = state
+            .open
+            .entry(index)
+            .or_insert_with(|| (histogram(), 0, 0));
+        let _ = merged.add(window);
+        *merged_errors += errors;
+        *from += 1;
+        if *from >= self.threads
+            && let Some((merged, errors, _)) = state.open.remove(&index)
+        {
+            if !merged.is_empty() {
+                live.window_p95_us
+                    .store(merged.value_at_quantile(0.95), Ordering::Relaxed);
+            }
+            state.closed.push(Window::of(index, &merged, errors));
+        }
+    }
+
+    /// Every window in order, from the first second to the last with a request or an error.
+    pub(super) fn finish(&self) -> Vec<Window> {
+        let Ok(mut state) = self.state.lock() else {
+            return Vec::new();
+        };
+        let state = std::mem::take(&mut *state);
+        let mut windows = state.closed;
+        for (index, (merged, errors, _)) in state.open {
+            windows.push(Window::of(index, &merged, errors));
+        }
+        windows.sort_by_key(|window| window.t_s);
+        while windows
+            .last()
+            .is_some_and(|last| last.requests == 0 && last.errors == 0)
+        {
+            windows.pop();
+        }
+        windows
+    }
+}
+
+/// The threads' parts as one scenario's result (duration and rate are the caller's).
+pub(super) fn merge(parts: Vec<Part>, windows: Vec<Window>) -> ScenarioResult {
+    let mut all = Part::empty();
+    for part in parts {
+        let _ = all.latency.add(&part.latency);
+        let _ = all.lag.add(&part.lag);
+        let _ = all.connection_wait.add(&part.connection_wait);
+        add_counts(&mut all.hold, &part.hold);
+        add_counts(&mut all.ramps, &part.ramps);
+        all.connections_opened += part.connections_opened;
+        all.queued_at_limit += part.queued_at_limit;
+    }
+    ScenarioResult {
+        kind: "http".to_owned(),
+        skipped: None,
+        requests: all.hold.requests,
+        ok: all.hold.ok,
+        dropped: all.hold.dropped,
+        errors: all.hold.errors.clone(),
+        duration_s: 0.0,
+        rate: 0.0,
+        latency: histogram_summary(&all.latency),
+        schedule_lag: histogram_summary(&all.lag),
+        connection_wait: histogram_summary(&all.connection_wait),
+        histograms: [
+            ("latency".to_owned(), serialize_histogram(&all.latency)),
+            ("schedule_lag".to_owned(), serialize_histogram(&all.lag)),
+            (
+                "connection_wait".to_owned(),
+                serialize_histogram(&all.connection_wait),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+        windows,
+        ramps: Some(all.ramps),
+        connections: Some(Connections {
+            opened: all.connections_opened,
+            queued_at_limit: all.queued_at_limit,
+        }),
+        rooms: None,
+    }
+}
+
+fn add_counts(into: &mut RampCounts, from: &RampCounts) {
+    into.requests += from.requests;
+    into.ok += from.ok;
+    into.dropped += from.dropped;
+    let (e, f): (&mut ErrorCounts, &ErrorCounts) = (&mut into.errors, &from.errors);
+    e.connect += f.connect;
+    e.timeout += f.timeout;
+    e.status += f.status;
+    e.protocol += f.protocol;
+}
+
+impl Counted for RampCounts {
+    fn count(&mut self, outcome: Result<(), Failed>) {
+        self.requests += 1;
+        match outcome {
+            Ok(()) => self.ok += 1,
+            Err(Failed::Kind(ErrorKind::Connect)) => self.errors.connect += 1,
+            Err(Failed::Kind(ErrorKind::Timeout)) => self.errors.timeout += 1,
+            Err(Failed::Kind(ErrorKind::Protocol)) => self.errors.protocol += 1,
+            Err(Failed::Status) => self.errors.status += 1,
+        }
+    }
+}
+
+/// Counts one request's outcome: a request, and an answer or an error by its kind.
+trait Counted {
+    fn count(&mut self, outcome: Result<(), Failed>);
+}
