@@ -290,6 +290,76 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
     clean("stall");
 }
 
+/// Issue 15: a server whose listen backlog is full (it never accepts), loaded at 110 requests
+/// a second for 3 s with a 2 s timeout. A connect to it would wait out the kernel's SYN
+/// retries (two minutes); the point ends within the hold, the timeout and 5 s, every request is
+/// a `connect` error (or a `timeout`, for a connection the kernel completed into the queue),
+/// and the waiting is the connection's, not the generator's.
+#[test]
+fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (listener, held, port) = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket
+            .bind("127.0.0.1:0".parse().expect("an address"))
+            .expect("bound");
+        let listener = socket.listen(1).expect("listening");
+        let port = listener.local_addr().expect("its address").port();
+        // Fill the accept queue: what it holds completed its handshake and is never accepted.
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
+            if let Ok(Ok(stream)) =
+                tokio::time::timeout(std::time::Duration::from_millis(300), connect).await
+            {
+                held.push(stream);
+            }
+        }
+        (listener, held, port)
+    });
+    let started = std::time::Instant::now();
+    let (output, results) = run_fixture(
+        "starving",
+        &["--no-page"],
+        &[("HEADROOM_TEST_STARVING_PORT", port.to_string())],
+    );
+    let took = started.elapsed();
+    drop((held, listener));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    let api = &run["scenarios"]["api"];
+    let count = |value: &Value| value.as_u64().expect("a count");
+    let requests = count(&api["requests"]);
+    assert_eq!(requests, 330, "{api}");
+    let errors = &api["errors"];
+    assert_eq!(
+        count(&errors["connect"]) + count(&errors["timeout"]),
+        requests,
+        "{errors}"
+    );
+    assert!(count(&errors["connect"]) >= requests - 10, "{errors}");
+    // The load: 3 s; the last requests give up 2 s after their start; 5 s more at most.
+    let load = run["duration_s"].as_f64().expect("the run's duration");
+    assert!(load <= 3.0 + 2.0 + 5.0, "the run took {load} s");
+    assert!(took.as_secs_f64() < 30.0, "headroom took {took:?}");
+    let generator = &run["generator"];
+    assert_eq!(generator["bound"], Value::Bool(false), "{generator}");
+    assert!(
+        api["schedule_lag"]["p99_ms"].as_f64().expect("lag") < 5.0,
+        "{}",
+        api["schedule_lag"]
+    );
+    assert!(
+        api["connection_wait"]["p50_ms"].as_f64().expect("wait") > 1_000.0,
+        "{}",
+        api["connection_wait"]
+    );
+    clean("starving");
+}
+
 #[test]
 fn a_target_that_dies_during_a_point_is_a_named_failure() {
     let (output, results) = run_fixture("dies", &[], &[]);
