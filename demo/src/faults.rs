@@ -21,7 +21,8 @@ impl Stall {
     }
 }
 
-/// Every request waits while a stall is on; its time in the server is recorded.
+/// Every request waits while a stall is on; its time in the server, up to the last of its
+/// answer handed to the connection, is recorded.
 pub async fn gate(
     axum::extract::State(app): axum::extract::State<Arc<App>>,
     request: axum::extract::Request,
@@ -33,10 +34,51 @@ pub async fn gate(
         let _open = app.stall.pass().await;
         next.run(request).await
     };
-    if counted {
-        app.metrics.answered(started.elapsed());
+    if !counted {
+        return response;
     }
-    response
+    response.map(|body| {
+        axum::body::Body::new(Answered {
+            body,
+            started,
+            app: Arc::clone(&app),
+        })
+    })
+}
+
+/// An answer's body that records the request's time in the server when the connection has
+/// taken all of it (hyper drops a body once written): a burst of answers after a stall counts
+/// its wait to be written, as the client sees it.
+struct Answered {
+    body: axum::body::Body,
+    started: std::time::Instant,
+    app: Arc<App>,
+}
+
+impl axum::body::HttpBody for Answered {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        self.app.metrics.answered(self.started.elapsed());
+    }
 }
 
 /// Starts the background faults the options ask for.
