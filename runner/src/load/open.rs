@@ -70,7 +70,7 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         closing: Cell::new(false),
     });
     let pacer = super::pacer::Pacer::new();
-    let total = job.schedule.total().as_secs_f64();
+    let total = job.schedule.total();
     let threads = share.threads as f64;
     // Each thread runs `1/threads` of the rate; fixed arrivals are staggered so that together
     // they are evenly spaced, Poisson ones are independent (their sum is Poisson).
@@ -79,14 +79,20 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         _ => 0.0,
     };
     let mut back_to_back = 0;
-    while t < total && !*job.cancel.borrow() {
+    while !*job.cancel.borrow() {
+        // The end is compared in whole nanoseconds, as the measured window is: 300 gaps of
+        // 1/300 s add up to a hair under a second, and would send a 301st arrival after it.
+        let offset = Duration::from_secs_f64(t);
+        if offset >= total {
+            break;
+        }
         let rate = job.schedule.at(t, from, to) / threads;
         if rate <= 0.0 {
             // Nothing to send yet: look again a little later on the ramp.
             t += 0.01;
             continue;
         }
-        let intended = job.start + Duration::from_secs_f64(t);
+        let intended = job.start + offset;
         if intended > Instant::now() {
             pacer
                 .until(intended, Duration::from_secs_f64(1.0 / rate))

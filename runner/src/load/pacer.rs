@@ -3,11 +3,14 @@
 //! start, so that lateness would land in the server's figures. A timerfd (the kernel's
 //! high-resolution timer) registered with the thread's reactor wakes the pacing task on time.
 //!
-//! Setting a timer and waking on it cost microseconds of CPU (on a virtual machine most of
-//! all), as much as a request: wakes are aligned on a grid of [`FINE`], so no arrival is
-//! released more than that late. When arrivals come closer together than that, the CPU is the
-//! generator's limit: the grid is [`COARSE`], and each wake releases the several arrivals due
-//! (docs/performance.md has the figures).
+//! A wake costs CPU, more than the request it releases: the thread sleeps, the kernel wakes
+//! it, and the answer that follows finds it asleep again (on a 2-core virtual machine, one
+//! arrival a wake costs 2-2.5x wrk2's CPU per request at 10-20k/s). Wakes are aligned on a
+//! grid: [`FINE`] while arrivals are [`FINE_UNTIL`] apart or more, so none is released more
+//! than that late; when they come closer, [`COARSE`], each wake releasing the several due and
+//! the answers to them coming back while the thread is still awake (as wrk2 does on its 1 ms
+//! timer): CPU per request as wrk2's. The lateness is each request's schedule lag, recorded
+//! and counted in its latency (docs/performance.md has the figures).
 
 use std::os::fd::OwnedFd;
 use std::time::Duration;
@@ -23,8 +26,17 @@ use tokio::time::Instant;
 /// The grid wakes are aligned on: the most a wake is late by design.
 const FINE: Duration = Duration::from_micros(50);
 
-/// The grid when arrivals are closer together than [`FINE`].
-const COARSE: Duration = Duration::from_micros(200);
+/// Arrivals closer together than this (over 10,000 a second on one load thread) are released
+/// on the [`COARSE`] grid.
+const FINE_UNTIL: Duration = Duration::from_micros(100);
+
+/// The grid when arrivals are closer together than [`FINE_UNTIL`].
+const COARSE: Duration = Duration::from_micros(500);
+
+/// The grid for arrivals `gap` apart.
+fn grid(gap: Duration) -> Duration {
+    if gap < FINE_UNTIL { COARSE } else { FINE }
+}
 
 /// One thread's precise sleeper; tokio's timer where a timerfd cannot be made.
 pub(super) struct Pacer {
@@ -70,7 +82,7 @@ impl Pacer {
             return;
         };
         // Up to the next tick of the grid.
-        let tick = if gap < FINE { COARSE } else { FINE }.as_nanos();
+        let tick = grid(gap).as_nanos();
         let since = (at - self.origin).as_nanos();
         let aligned = since.div_ceil(tick) * tick;
         let at = self.origin + Duration::from_nanos(u64::try_from(aligned).unwrap_or(u64::MAX));
@@ -106,6 +118,22 @@ fn arm(timer: &OwnedFd, after: Duration) -> rustix::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Up to 10,000 arrivals a second on a thread, each is released within [`FINE`] of its
+    /// time; above, several a wake.
+    #[test]
+    fn the_grid_is_fine_up_to_ten_thousand_a_second() {
+        for rate in [1.0, 2_000.0, 9_999.0, 10_000.0] {
+            assert_eq!(grid(Duration::from_secs_f64(1.0 / rate)), FINE, "{rate}/s");
+        }
+        for rate in [10_001.0, 20_000.0, 50_000.0] {
+            assert_eq!(
+                grid(Duration::from_secs_f64(1.0 / rate)),
+                COARSE,
+                "{rate}/s"
+            );
+        }
+    }
 
     /// Waits end closer to their time than tokio's timer ends them (it rounds up to its next
     /// millisecond tick). Both measured here, alternating, medians of many waits: a shared

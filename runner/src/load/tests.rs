@@ -151,3 +151,149 @@ fn the_schedule_ramps_up_holds_and_ramps_down() {
     };
     assert_eq!(flat.at(0.0, 7.0, 7.0), 7.0);
 }
+
+/// A keep-alive server on loopback answering every request `ok` after `service`; it counts
+/// the connections it accepted.
+async fn keep_alive_server(service: Duration) -> (u16, Arc<AtomicU64>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a listener");
+    let port = listener.local_addr().expect("its address").port();
+    let accepted = Arc::new(AtomicU64::new(0));
+    let counted = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tokio::spawn(async move {
+                let mut pending = Vec::new();
+                let mut buffer = [0u8; 4096];
+                loop {
+                    let Ok(n) = stream.read(&mut buffer).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    pending.extend_from_slice(&buffer[..n]);
+                    // These requests have no body: each ends at its empty line.
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..end + 4);
+                        tokio::time::sleep(service).await;
+                        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if stream.write_all(answer).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (port, accepted)
+}
+
+/// Issue 15: the figures hold however many load threads share the load. Each thread runs its
+/// share of the arrivals (staggered, so together they keep the fixed spacing) or of the users,
+/// and their histograms, counts and windows add up exactly to the one-thread figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_threads_share_the_load_and_add_up_exactly() {
+    let (port, accepted) = keep_alive_server(Duration::from_millis(1)).await;
+    for threads in [1, 3] {
+        let scenario = open_scenario("300/s", "1s", "2s", "1s");
+        let (_, cancel) = tokio::sync::watch::channel(false);
+        let live = Arc::new(Live::default());
+        let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
+        let result = run(
+            &scenario,
+            port,
+            Path::new("headroom"),
+            &http::Allowed::new(&[]),
+            cancel,
+            Arc::clone(&live),
+            threads,
+        )
+        .await
+        .expect("the scenario ran");
+        // 300 arrivals a second for one second, fixed spacing: 300, every one answered.
+        assert_eq!(
+            (result.requests, result.ok, result.dropped),
+            (300, 300, 0),
+            "{threads} threads: {result:?}"
+        );
+        let windowed: u64 = result.windows.iter().map(|w| w.requests).sum();
+        assert_eq!(
+            windowed, 300,
+            "{threads} threads: {:?} {:?}",
+            result.windows, result.ramps
+        );
+        assert_eq!(
+            live.requests.load(std::sync::atomic::Ordering::Relaxed),
+            300
+        );
+        // Each latency at least the server's millisecond, none near the timeout.
+        assert!(
+            result.latency.p50_ms >= 1.0 && result.latency.max_ms < 500.0,
+            "{threads} threads: {:?}",
+            result.latency
+        );
+        // Connections are kept alive: a few per thread, counted as the server counted them.
+        let connections = result.connections.expect("HTTP counts its connections");
+        let opened = accepted.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert_eq!(connections.opened, opened, "{threads} threads");
+        assert!(
+            (threads as u64..=30).contains(&connections.opened),
+            "{threads} threads opened {}",
+            connections.opened
+        );
+        assert_eq!(connections.queued_at_limit, 0);
+    }
+}
+
+/// The closed model on several load threads: each user on one thread with its own kept-alive
+/// connection, so the server sees exactly one connection a user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_on_load_threads_keep_one_connection_each() {
+    let (port, accepted) = keep_alive_server(Duration::from_millis(1)).await;
+    for threads in [1, 3] {
+        let scenario: HttpScenario = serde_json::from_value(serde_json::json!({
+            "name": "api",
+            "executor": "constant-vus",
+            "vus": 4,
+            "arrivals": "poisson",
+            "max_in_flight": 10_000,
+            "max_connections": 10_000,
+            "think": "10ms",
+            "timeout": "2s",
+            "connect_timeout": "1s",
+            "stages": { "ramp_up": "0s", "hold": "1s", "ramp_down": "0s" },
+            "requests": [{ "url": "http://127.0.0.1:{port}/" }],
+        }))
+        .expect("a scenario");
+        let (_, cancel) = tokio::sync::watch::channel(false);
+        let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
+        let result = run(
+            &scenario,
+            port,
+            Path::new("headroom"),
+            &http::Allowed::new(&[]),
+            cancel,
+            Arc::new(Live::default()),
+            threads,
+        )
+        .await
+        .expect("the scenario ran");
+        let opened = accepted.load(std::sync::atomic::Ordering::Relaxed) - before;
+        let connections = result.connections.expect("HTTP counts its connections");
+        assert_eq!((connections.opened, opened), (4, 4), "{threads} threads");
+        // Four users, each a request every 11 ms or a little more, for a second: at most 4 x
+        // 91; a loaded machine makes fewer, never none.
+        assert!(
+            (100..=368).contains(&result.requests),
+            "{threads} threads: {} requests",
+            result.requests
+        );
+        assert_eq!(result.ok, result.requests);
+        let windowed: u64 = result.windows.iter().map(|w| w.requests).sum();
+        assert_eq!(windowed, result.requests, "{threads} threads");
+    }
+}
