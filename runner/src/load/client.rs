@@ -345,6 +345,30 @@ mod tests {
         assert!(now.elapsed() < ms(300), "took {:?}", now.elapsed());
     }
 
+    /// A request's future is built and moved for each request: it stays small. It held the
+    /// room for 100 parsed headers (7 KB in all), and copying it was 2.5 % of a closed loop's
+    /// CPU.
+    #[test]
+    fn a_request_future_stays_small() {
+        let client = Client {
+            requests: vec![Prepared {
+                address: 0,
+                encoded: encode("GET", "/", "127.0.0.1:9", &[], b""),
+                head_only: false,
+                expect: Vec::new(),
+                weight: 1,
+            }],
+            addresses: vec![SocketAddr::from(([127, 0, 0, 1], 9))],
+            total_weight: 1,
+            timeout: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(1),
+        };
+        let mut connections = client.connections();
+        let send = client.send(&mut connections, 0, Instant::now(), || ());
+        let size = std::mem::size_of_val(&send);
+        assert!(size <= 2048, "a request's future is {size} bytes");
+    }
+
     #[test]
     fn a_request_is_encoded_once_as_http_1_1() {
         let get = encode("GET", "/api/notes?page=2", "127.0.0.1:8080", &[], b"");
