@@ -248,8 +248,10 @@ fn command_seconds(spec: &str, option: &str) -> f64 {
 /// Issue 15: against a server that stalls 200 ms every second, at 2,000 requests a second, the
 /// open model's p90 and p99 are within 5 % of the truth: the server's own account of each
 /// answer's time (a stall's wait, and the burst of answers after it, included), and that truth
-/// is the stall's shape computed from the fixture's options (within 10 %: the burst of 400
-/// answers after each stall takes the server a few milliseconds).
+/// follows the stall's shape computed from the fixture's options: at or over it, by at most a
+/// quarter (the 400 answers held by each stall are written after it, which takes the debug-
+/// built server, sharing two cores with the generator, 5 to 13 ms: p90 1.05 to 1.13 of the
+/// shape; the check is that the fixture stalls as set, not how fast it catches up).
 #[test]
 fn a_stalling_target_shows_in_the_open_model_tail() {
     let spec =
@@ -280,7 +282,7 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
             "{key}: headroom measured {measured} ms, the server answered in {server} ms"
         );
         assert!(
-            (server / shape - 1.0).abs() <= 0.10,
+            (0.95..=1.25).contains(&(server / shape)),
             "{key}: the server answered in {server} ms, the stall makes {shape} ms"
         );
     }
