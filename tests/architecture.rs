@@ -7,17 +7,35 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every crate's `src`, the binary's included.
-const SOURCES: [&str; 9] = [
+const SOURCES: [&str; 10] = [
     "spec/src",
     "prices/src",
     "compiler/src",
     "results-file/src",
     "runner/src",
     "pricing/src",
+    "compare/src",
     "templates/src",
     "demo/src",
     "src",
 ];
+
+/// A crate added to the workspace is checked too.
+#[test]
+fn every_workspace_member_is_checked() {
+    let manifest = std::fs::read_to_string(common::root().join("Cargo.toml")).expect("Cargo.toml");
+    let manifest: toml::Table = toml::from_str(&manifest).expect("a TOML manifest");
+    let members = manifest["workspace"]["members"]
+        .as_array()
+        .expect("workspace members");
+    for member in members {
+        let member = member.as_str().expect("a path");
+        assert!(
+            SOURCES.contains(&format!("{member}/src").as_str()),
+            "{member} is a workspace member: add `{member}/src` to SOURCES"
+        );
+    }
+}
 
 /// The longest a source file may be.
 const MOST_LINES: usize = 600;

@@ -1,0 +1,8 @@
+//! Comparing runs (issue 16): a base and a new side, each a figure's repeats, judged better,
+//! worse, within noise, or not to be told apart with so few repeats.
+//!
+//! [`verdict`] is the statistics: a two-sided Mann–Whitney U test on the repeats, so that a
+//! difference is called only when the repeats of one side rank apart from the other's more
+//! often than chance would rank them 5 % of the time.
+
+pub mod verdict;
