@@ -3,6 +3,10 @@
 //!
 //! [`verdict`] is the statistics: a two-sided Mann–Whitney U test on the repeats, so that a
 //! difference is called only when the repeats of one side rank apart from the other's more
-//! often than chance would rank them 5 % of the time.
+//! often than chance would rank them 5 % of the time. [`figures`] names what a run measured and
+//! which way is better; [`matching`] pairs two results files' points by their variables and
+//! judges each figure.
 
+pub mod figures;
+pub mod matching;
 pub mod verdict;

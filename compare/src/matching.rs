@@ -1,0 +1,202 @@
+//! Two results files side by side: points matched by phase and variables, and every figure
+//! both sides measured judged from its repeats.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use headroom_results::{PointResults, Results};
+
+use crate::figures;
+use crate::verdict::{Direction, Judgement, judge};
+
+/// One figure of one matched point, judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub phase: String,
+    /// The point's variables, `rooms=4 fanout=8` (empty when the phase sweeps nothing).
+    pub point: String,
+    pub figure: String,
+    pub direction: Direction,
+    pub judgement: Judgement,
+}
+
+/// What two results files have in common, judged, and what only one of them has.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comparison {
+    pub rows: Vec<Row>,
+    /// Points (`phase: variables`) only the base has.
+    pub only_in_base: Vec<String>,
+    /// Points only the new side has.
+    pub only_in_new: Vec<String>,
+}
+
+/// Matches `base`'s points with `new`'s by phase name and variables, in `base`'s order, and
+/// judges every figure either side measured (a figure one side lacks is judged "cannot tell").
+pub fn compare(base: &Results, new: &Results) -> Comparison {
+    let mut comparison = Comparison::default();
+    for phase in &base.phases {
+        let theirs = new.phases.iter().find(|p| p.name == phase.name);
+        for point in &phase.points {
+            let label = label(point);
+            let Some(other) =
+                theirs.and_then(|p| p.points.iter().find(|other| other.at == point.at))
+            else {
+                comparison.only_in_base.push(place(&phase.name, &label));
+                continue;
+            };
+            let (ours, others) = (repeats(point), repeats(other));
+            let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
+            for name in names {
+                let (direction, base_values) = ours
+                    .get(name)
+                    .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
+                let (other_direction, new_values) = others
+                    .get(name)
+                    .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
+                let Some(direction) = direction.or(other_direction) else {
+                    continue;
+                };
+                comparison.rows.push(Row {
+                    phase: phase.name.clone(),
+                    point: label.clone(),
+                    figure: name.clone(),
+                    direction,
+                    judgement: judge(&base_values, &new_values, direction),
+                });
+            }
+        }
+    }
+    for phase in &new.phases {
+        let ours = base.phases.iter().find(|p| p.name == phase.name);
+        for point in &phase.points {
+            if !ours.is_some_and(|p| p.points.iter().any(|mine| mine.at == point.at)) {
+                comparison
+                    .only_in_new
+                    .push(place(&phase.name, &label(point)));
+            }
+        }
+    }
+    comparison
+}
+
+/// Each figure's values over a point's runs (failed runs give none).
+fn repeats(point: &PointResults) -> BTreeMap<String, (Direction, Vec<f64>)> {
+    let mut repeats: BTreeMap<String, (Direction, Vec<f64>)> = BTreeMap::new();
+    for run in &point.runs {
+        for (name, (direction, value)) in figures::of_run(run) {
+            repeats
+                .entry(name)
+                .or_insert_with(|| (direction, Vec::new()))
+                .1
+                .push(value);
+        }
+    }
+    repeats
+}
+
+fn label(point: &PointResults) -> String {
+    point
+        .at
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn place(phase: &str, label: &str) -> String {
+    if label.is_empty() {
+        phase.to_owned()
+    } else {
+        format!("{phase}: {label}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{CannotTell, Verdict};
+
+    /// A real results file: a relay's `memory` phase (three repeats at 1, 32 and 128 rooms) and
+    /// its `rooms` phase (one repeat each).
+    fn relay() -> Results {
+        Results::from_json(include_str!(
+            "../../tests/fixtures/render/relay-results.json"
+        ))
+        .expect("the fixture reads")
+    }
+
+    /// Sets `point`'s runs to `repeats` copies of its first, RSS scaled by each of `scales`.
+    fn with_rss(results: &mut Results, point: usize, scales: &[f64]) {
+        let points = &mut results.phases[0].points;
+        let first = points[point].runs[0].clone();
+        points[point].runs = scales
+            .iter()
+            .map(|scale| {
+                let mut run = first.clone();
+                let steady = run.process.steady.as_mut().expect("a steady sample");
+                steady.rss_bytes = (steady.rss_bytes as f64 * scale) as u64;
+                run
+            })
+            .collect();
+    }
+
+    #[test]
+    fn a_file_against_itself_calls_nothing() {
+        let relay = relay();
+        let comparison = compare(&relay, &relay);
+        assert!(comparison.only_in_base.is_empty() && comparison.only_in_new.is_empty());
+        // Six points, each with latency figures of the `edits` rooms scenario and RSS.
+        let points: BTreeSet<(&str, &str)> = comparison
+            .rows
+            .iter()
+            .map(|r| (r.phase.as_str(), r.point.as_str()))
+            .collect();
+        assert_eq!(points.len(), 6, "{points:?}");
+        assert!(
+            comparison
+                .rows
+                .iter()
+                .any(|r| r.figure == "edits.seen_by_all.p95")
+        );
+        assert!(comparison.rows.iter().any(|r| r.figure == "rss_mib"));
+        // Three repeats a side (or one) cannot reach 5 %: every figure says so, none is called.
+        for row in &comparison.rows {
+            assert!(
+                matches!(
+                    row.judgement.verdict,
+                    Verdict::CannotTell(CannotTell::TooFewRepeats { .. })
+                ),
+                "{row:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
+        let mut base = relay();
+        let mut new = relay();
+        with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
+        with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
+        new.phases[0].points.remove(2);
+        let comparison = compare(&base, &new);
+        let rss = comparison
+            .rows
+            .iter()
+            .find(|r| r.phase == "memory" && r.point == "rooms=1" && r.figure == "rss_mib")
+            .expect("RSS at one room");
+        assert_eq!(rss.judgement.verdict, Verdict::Worse);
+        let change = rss.judgement.change.expect("a base median");
+        assert!((change - 0.2).abs() < 0.01, "{change}");
+        // Every repeat is a copy of one run: the latencies tie and are within noise.
+        let seen = comparison
+            .rows
+            .iter()
+            .find(|r| r.point == "rooms=1" && r.figure == "edits.seen.p95")
+            .expect("seen p95 at one room");
+        assert_eq!(seen.judgement.verdict, Verdict::WithinNoise);
+        assert_eq!(
+            comparison.only_in_base,
+            vec!["memory: rooms=128".to_owned()]
+        );
+        assert!(comparison.only_in_new.is_empty());
+    }
+}
