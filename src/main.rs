@@ -3,6 +3,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod compare;
 mod demo;
 mod fit;
 mod out;
@@ -94,6 +95,12 @@ enum Command {
         after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
     )]
     Fit(fit::FitArgs),
+    /// Two results files side by side: every figure of every matched point better, worse,
+    /// within noise, or not to be told from its repeats.
+    #[command(
+        after_help = "Examples:\n  headroom compare results/main.json results/change.json\n  headroom compare base.json new.json --allow-cross-hardware\n\nPoints are matched by phase and variables. A verdict needs 4 repeats a side (or 3 against\n5): `repeats` in the spec's phases. Files from different machines or limits get no better\nor worse verdict unless --allow-cross-hardware.\n\nExit codes: 0 compared, 1 a file could not be read."
+    )]
+    Compare(compare::CompareArgs),
     /// Ceilings per instance, the binding one, and the cost per unit-month.
     #[command(
         after_help = "Examples:\n  headroom plan examples/relay.toml --results results/relay/results.json --instance t4g.medium\n  headroom plan --points sweep.csv --x rooms --cap 128 --cpu-ceiling 57 --instance t4g.medium --instance t4g.large\n\nFlags override the spec; with no spec, flags alone are enough. A month is 730 hours.\n\nExit codes: 0 planned, 1 a spec, file or flag is wrong."
@@ -156,6 +163,7 @@ fn main() -> ExitCode {
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
         Command::Fit(args) => fit::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Prices(args) => prices::run(args),
         Command::Plan(args) => plan::run(args, &renderer),
         Command::Render(args) => page::run(args, &renderer),

@@ -198,6 +198,7 @@ fn every_command_has_help_with_an_example() {
         vec!["demo-target", "--help"],
         vec!["run", "--help"],
         vec!["fit", "--help"],
+        vec!["compare", "--help"],
         vec!["prices", "--help"],
         vec!["plan", "--help"],
         vec!["render", "--help"],
@@ -827,4 +828,60 @@ fn plan_prints_the_measured_cpu_ceiling_with_its_fit() {
         output.contains("the CPU fit over `csv` leaves out 1 step where the SLOs failed"),
         "{output}"
     );
+}
+
+/// The relay fixture's first point (one room) with five repeats, the steady RSS of each scaled
+/// by one of `scales`, written to `name` under the tests' scratch folder; `cpu` renames the
+/// machine's CPU.
+fn relay_with_rss(name: &str, scales: &[f64], cpu: Option<&str>) -> String {
+    let text =
+        std::fs::read_to_string(common::root().join("tests/fixtures/render/relay-results.json"))
+            .expect("the fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let phases = results["phases"].as_array_mut().expect("phases");
+    phases.truncate(1);
+    let points = phases[0]["points"].as_array_mut().expect("points");
+    points.truncate(1);
+    let first = points[0]["runs"][0].clone();
+    points[0]["runs"] = scales
+        .iter()
+        .enumerate()
+        .map(|(i, scale)| {
+            let mut run = first.clone();
+            run["repeat"] = serde_json::json!(i + 1);
+            let rss = &mut run["process"]["steady"]["rss_bytes"];
+            *rss = serde_json::json!((rss.as_f64().expect("bytes") * scale) as u64);
+            run
+        })
+        .collect();
+    if let Some(cpu) = cpu {
+        results["environment"]["cpu_model"] = serde_json::json!(cpu);
+    }
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, serde_json::to_string(&results).expect("JSON")).expect("written");
+    path.display().to_string()
+}
+
+/// Issue 16: `compare` judges every figure of every matched point from its repeats. A file
+/// against itself at three repeats cannot tell (and says how many repeats can); 20 % more
+/// memory in each of five repeats is worse, the latencies of identical copies within noise;
+/// from another machine, no figure is called.
+#[test]
+fn compare_judges_each_figure_from_its_repeats() {
+    let fixture = "tests/fixtures/render/relay-results.json";
+    let same = transcript(&["compare", fixture, fixture]);
+    let base = relay_with_rss("compare-base.json", &[1.0, 1.01, 0.99, 1.02, 0.98], None);
+    let more = [1.2, 1.21, 1.19, 1.22, 1.18];
+    let new = relay_with_rss("compare-new.json", &more, None);
+    let elsewhere = relay_with_rss("compare-elsewhere.json", &more, Some("Another CPU"));
+    let output = |args: &[&str], label: &str| {
+        let (code, stdout, stderr) = headroom(args);
+        format!("$ headroom compare {label}\nexit code: {code}\n{stdout}{stderr}")
+    };
+    let worse = output(&["compare", &base, &new], "BASE NEW");
+    let unlike = output(&["compare", &base, &elsewhere], "BASE ELSEWHERE");
+    assert!(worse.contains("worse (p 0.008)"), "{worse}");
+    assert!(unlike.contains("cross-hardware"), "{unlike}");
+    assert!(!unlike.contains("worse (p"), "{unlike}");
+    insta::assert_snapshot!("compare", format!("{same}\n{worse}\n{unlike}"));
 }

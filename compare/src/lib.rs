@@ -8,5 +8,6 @@
 //! judges each figure.
 
 pub mod figures;
+pub mod likeness;
 pub mod matching;
 pub mod verdict;

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use headroom_results::{PointResults, Results};
 
-use crate::figures;
-use crate::verdict::{Direction, Judgement, judge};
+use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
+use crate::{figures, likeness};
 
 /// One figure of one matched point, judged.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,11 @@ pub struct Row {
 /// What two results files have in common, judged, and what only one of them has.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comparison {
+    /// How the new side's machine differs from the base's (empty: alike).
+    pub machine_differences: Vec<String>,
+    /// Matched points whose target ran in different shapes: `phase: variables: base shape
+    /// against new shape`.
+    pub unlike_shapes: Vec<String>,
     pub rows: Vec<Row>,
     /// Points (`phase: variables`) only the base has.
     pub only_in_base: Vec<String>,
@@ -31,8 +36,13 @@ pub struct Comparison {
 
 /// Matches `base`'s points with `new`'s by phase name and variables, in `base`'s order, and
 /// judges every figure either side measured (a figure one side lacks is judged "cannot tell").
-pub fn compare(base: &Results, new: &Results) -> Comparison {
-    let mut comparison = Comparison::default();
+/// Across different machines or instance shapes no figure is better or worse (it is "cannot
+/// tell", the test's verdict kept) unless `across_machines` says to judge anyway.
+pub fn compare(base: &Results, new: &Results, across_machines: bool) -> Comparison {
+    let mut comparison = Comparison {
+        machine_differences: likeness::machine_differences(&base.environment, &new.environment),
+        ..Comparison::default()
+    };
     for phase in &base.phases {
         let theirs = new.phases.iter().find(|p| p.name == phase.name);
         for point in &phase.points {
@@ -43,6 +53,15 @@ pub fn compare(base: &Results, new: &Results) -> Comparison {
                 comparison.only_in_base.push(place(&phase.name, &label));
                 continue;
             };
+            let (base_shape, new_shape) = (likeness::shape(point), likeness::shape(other));
+            if base_shape != new_shape {
+                comparison.unlike_shapes.push(format!(
+                    "{}: {base_shape} against {new_shape}",
+                    place(&phase.name, &label)
+                ));
+            }
+            let unlike = !across_machines
+                && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
             let (ours, others) = (repeats(point), repeats(other));
             let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
             for name in names {
@@ -55,12 +74,17 @@ pub fn compare(base: &Results, new: &Results) -> Comparison {
                 let Some(direction) = direction.or(other_direction) else {
                     continue;
                 };
+                let mut judgement = judge(&base_values, &new_values, direction);
+                if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
+                    let verdict = Box::new(judgement.verdict);
+                    judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
+                }
                 comparison.rows.push(Row {
                     phase: phase.name.clone(),
                     point: label.clone(),
                     figure: name.clone(),
                     direction,
-                    judgement: judge(&base_values, &new_values, direction),
+                    judgement,
                 });
             }
         }
@@ -113,7 +137,6 @@ fn place(phase: &str, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::{CannotTell, Verdict};
 
     /// A real results file: a relay's `memory` phase (three repeats at 1, 32 and 128 rooms) and
     /// its `rooms` phase (one repeat each).
@@ -142,7 +165,8 @@ mod tests {
     #[test]
     fn a_file_against_itself_calls_nothing() {
         let relay = relay();
-        let comparison = compare(&relay, &relay);
+        let comparison = compare(&relay, &relay, false);
+        assert!(comparison.machine_differences.is_empty() && comparison.unlike_shapes.is_empty());
         assert!(comparison.only_in_base.is_empty() && comparison.only_in_new.is_empty());
         // Six points, each with latency figures of the `edits` rooms scenario and RSS.
         let points: BTreeSet<(&str, &str)> = comparison
@@ -177,7 +201,7 @@ mod tests {
         with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
         with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
         new.phases[0].points.remove(2);
-        let comparison = compare(&base, &new);
+        let comparison = compare(&base, &new, false);
         let rss = comparison
             .rows
             .iter()
@@ -198,5 +222,26 @@ mod tests {
             vec!["memory: rooms=128".to_owned()]
         );
         assert!(comparison.only_in_new.is_empty());
+        // The same on another machine: not called, unless told to judge across machines.
+        new.environment.cpu_model = "Another CPU".to_owned();
+        let rss_verdict = |comparison: &Comparison| {
+            comparison
+                .rows
+                .iter()
+                .find(|r| r.point == "rooms=1" && r.figure == "rss_mib")
+                .map(|r| r.judgement.verdict.clone())
+        };
+        let unlike = compare(&base, &new, false);
+        assert_eq!(unlike.machine_differences.len(), 1, "{unlike:?}");
+        assert_eq!(
+            rss_verdict(&unlike),
+            Some(Verdict::CannotTell(CannotTell::Unlike(Box::new(
+                Verdict::Worse
+            ))))
+        );
+        assert_eq!(
+            rss_verdict(&compare(&base, &new, true)),
+            Some(Verdict::Worse)
+        );
     }
 }

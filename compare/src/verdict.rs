@@ -51,6 +51,18 @@ pub enum Verdict {
     CannotTell(CannotTell),
 }
 
+impl Verdict {
+    /// The verdict in a word or two, as tables print it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::WithinNoise => "within noise",
+            Verdict::CannotTell(_) => "cannot tell",
+        }
+    }
+}
+
 /// Why the repeats cannot say.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CannotTell {
@@ -60,6 +72,10 @@ pub enum CannotTell {
     TooFewRepeats { base: usize, new: usize },
     /// A repeat's figure is not a number.
     NotANumber,
+    /// The sides ran on different machines or under different limits, and the comparison was
+    /// not told to judge across them: the difference includes the machine. The test's verdict
+    /// had it been judged.
+    Unlike(Box<Verdict>),
 }
 
 impl std::fmt::Display for CannotTell {
@@ -74,6 +90,11 @@ impl std::fmt::Display for CannotTell {
                  change at 5 %; run 4 a side (or 3 against 5)"
             ),
             CannotTell::NotANumber => write!(f, "a repeat's figure is not a number"),
+            CannotTell::Unlike(verdict) => write!(
+                f,
+                "{} on unlike machines or limits: the difference includes the machine",
+                verdict.word()
+            ),
         }
     }
 }

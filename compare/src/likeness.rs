@@ -1,0 +1,77 @@
+//! Like with like: two sides measured on different machines, or under different limits, differ
+//! by the machine as much as by the change, and no verdict should say which.
+
+use headroom_results::{Environment, PointResults, RunLimits};
+
+/// How `new`'s machine differs from `base`'s, one phrase a difference; empty when alike.
+pub fn machine_differences(base: &Environment, new: &Environment) -> Vec<String> {
+    let mut differences = Vec::new();
+    if base.cpu_model != new.cpu_model {
+        differences.push(format!(
+            "CPU `{}` against `{}`",
+            base.cpu_model, new.cpu_model
+        ));
+    }
+    if base.logical_cores != new.logical_cores {
+        differences.push(format!(
+            "{} cores against {}",
+            count(base.logical_cores),
+            count(new.logical_cores)
+        ));
+    }
+    if base.memory_bytes != new.memory_bytes {
+        let gib = |bytes: Option<u64>| {
+            bytes.map_or("unknown".to_owned(), |b| {
+                format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+            })
+        };
+        differences.push(format!(
+            "{} of memory against {}",
+            gib(base.memory_bytes),
+            gib(new.memory_bytes)
+        ));
+    }
+    if base.kernel != new.kernel {
+        differences.push(format!("kernel {} against {}", base.kernel, new.kernel));
+    }
+    differences
+}
+
+fn count(cores: Option<usize>) -> String {
+    cores.map_or("unknown".to_owned(), |n| n.to_string())
+}
+
+/// The instance shape a point's target ran in, in words (its first run's).
+pub fn shape(point: &PointResults) -> String {
+    match point.runs.first().and_then(|run| run.limits.as_ref()) {
+        Some(RunLimits::Applied(limits)) => limits.describe(),
+        Some(RunLimits::Ignored) => "the whole machine (--ignore-limits)".to_owned(),
+        None => "the whole machine".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machines_differ_by_what_was_recorded() {
+        let base = Environment {
+            cpu_model: "AMD EPYC".to_owned(),
+            logical_cores: Some(2),
+            memory_bytes: Some(24 << 30),
+            kernel: "6.1.0".to_owned(),
+            ..Environment::default()
+        };
+        assert!(machine_differences(&base, &base.clone()).is_empty());
+        let new = Environment {
+            cpu_model: "Apple M2".to_owned(),
+            logical_cores: Some(8),
+            ..base.clone()
+        };
+        assert_eq!(
+            machine_differences(&base, &new),
+            ["CPU `AMD EPYC` against `Apple M2`", "2 cores against 8"]
+        );
+    }
+}
