@@ -1,14 +1,18 @@
 //! `headroom compare BASE NEW`: two results files side by side, points matched by their
-//! variables, every figure both measured judged from its repeats (`headroom_compare`).
+//! variables, every figure both measured judged from its repeats (`headroom_compare`), and the
+//! CI gate.
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use clap::ValueEnum;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_compare::matching::{Comparison, Row, compare};
-use headroom_compare::verdict::{ALPHA, Spread, Verdict};
+use headroom_compare::gate::{self, Gate};
+use headroom_compare::matching::compare;
+use headroom_compare::report::{FigureReport, Report, VerdictWord};
+use headroom_compare::verdict::{ALPHA, Spread};
 
 use crate::exit;
 
@@ -18,109 +22,210 @@ pub struct CompareArgs {
     base: PathBuf,
     /// The results file of the change.
     new: PathBuf,
+    /// Exit 2 when a figure got worse by more than this and not within noise: a figure (or
+    /// its end, `seen_by_all.p95`) and a signed percentage, `'latency.p95 +10%'`. Repeatable.
+    #[arg(long = "fail-on", value_name = "RULE")]
+    fail_on: Vec<String>,
+    /// `table` (the terminal), `md` (a pull-request comment) or `json`
+    /// (schemas/compare.schema.json).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
     /// Call figures better or worse even when the files ran on different machines or limits.
     #[arg(long)]
     allow_cross_hardware: bool,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Md,
+    Json,
+}
+
 pub fn run(args: CompareArgs) -> Result<u8> {
+    let gates = args
+        .fail_on
+        .iter()
+        .map(|rule| Gate::parse(rule))
+        .collect::<Result<Vec<_>, _>>()?;
     let base = crate::read_results(&args.base)?;
     let new = crate::read_results(&args.new)?;
     let comparison = compare(&base, &new, args.allow_cross_hardware);
+    let outcomes = gate::check(&gates, &comparison)?;
+    let report = Report::new(&comparison, args.allow_cross_hardware, outcomes);
+    let quick = base.quick || new.quick;
     let mut out = std::io::stdout().lock();
-    write!(
-        out,
-        "{}",
-        transcript(&comparison, args.allow_cross_hardware)
-    )?;
-    if base.quick || new.quick {
-        writeln!(
-            out,
-            "note: a --quick run is compared: its holds and repeats were cut, its figures are not \
-             ones to plan with"
-        )?;
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        }
+        Format::Table => write!(out, "{}", table(&report, quick))?,
+        Format::Md => write!(out, "{}", markdown(&report, quick))?,
     }
-    Ok(exit::OK)
+    Ok(if report.failed {
+        exit::GATE_FAILED
+    } else {
+        exit::OK
+    })
 }
 
-/// The comparison as the terminal shows it.
-fn transcript(comparison: &Comparison, allow_cross_hardware: bool) -> String {
-    let mut text = String::new();
-    if !comparison.machine_differences.is_empty() {
-        let consequence = if allow_cross_hardware {
+/// What is said above the figures: unlike machines and limits.
+fn warnings(report: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !report.machine_differences.is_empty() {
+        let consequence = if report.across_machines {
             "judged anyway (--allow-cross-hardware)"
         } else {
             "no figure is called better or worse (--allow-cross-hardware to judge anyway)"
         };
-        text.push_str(&format!(
-            "cross-hardware: differences include the machine ({}): {consequence}\n",
-            comparison.machine_differences.join("; ")
+        lines.push(format!(
+            "cross-hardware: differences include the machine ({}): {consequence}",
+            report.machine_differences.join("; ")
         ));
     }
-    for unlike in &comparison.unlike_shapes {
-        text.push_str(&format!("unlike limits: {unlike}\n"));
+    for unlike in &report.unlike_shapes {
+        lines.push(format!("unlike limits: {unlike}"));
+    }
+    lines
+}
+
+/// What is said below the figures: why some cannot be told, unmatched points, the gates.
+fn notes(report: &Report, quick: bool) -> Vec<String> {
+    let reasons: BTreeSet<&String> = report
+        .figures
+        .iter()
+        .filter_map(|f| f.why.as_ref())
+        .collect();
+    let mut lines: Vec<String> = reasons
+        .into_iter()
+        .map(|why| format!("cannot tell: {why}"))
+        .collect();
+    for place in &report.only_in_base {
+        lines.push(format!("only in the base: {place}"));
+    }
+    for place in &report.only_in_new {
+        lines.push(format!("only in the new file: {place}"));
+    }
+    for gate in &report.gates {
+        let change = gate
+            .change
+            .map_or("from 0".to_owned(), |c| format!("{:+.1} %", c * 100.0));
+        let result = if gate.failed { "FAILED" } else { "passed" };
+        lines.push(format!(
+            "gate `{}` at {} ({}): {change}, {}: {result}",
+            gate.rule, gate.point, gate.figure, gate.verdict
+        ));
+    }
+    lines.push(format!(
+        "Each side: the median of its repeats (min–max, ×repeats). Verdicts: a two-sided \
+         Mann–Whitney U test on the repeats at {:.0} %: a figure that did not change is called \
+         better or worse at most once in {:.0} (docs/compare.md).",
+        ALPHA * 100.0,
+        1.0 / ALPHA
+    ));
+    if quick {
+        lines.push(
+            "note: a --quick run is compared: its holds and repeats were cut, its figures are \
+             not ones to plan with"
+                .to_owned(),
+        );
+    }
+    lines
+}
+
+/// The cells of a figure's row: point, figure, base, new, change, verdict.
+fn cells(figure: &FigureReport) -> [String; 6] {
+    let verdict = match figure.verdict {
+        VerdictWord::CannotTell => "cannot tell".to_owned(),
+        VerdictWord::WithinNoise => {
+            format!("within noise (p {:.2})", figure.p_value.unwrap_or(1.0))
+        }
+        VerdictWord::Better | VerdictWord::Worse => format!(
+            "{} (p {:.3})",
+            if matches!(figure.verdict, VerdictWord::Better) {
+                "better"
+            } else {
+                "worse"
+            },
+            figure.p_value.unwrap_or(1.0)
+        ),
+    };
+    let point = if figure.point.is_empty() {
+        figure.phase.clone()
+    } else {
+        format!("{}: {}", figure.phase, figure.point)
+    };
+    [
+        point,
+        figure.figure.clone(),
+        spread(figure.base, &figure.figure),
+        spread(figure.new, &figure.figure),
+        figure
+            .change
+            .map_or("-".to_owned(), |c| format!("{:+.1} %", c * 100.0)),
+        verdict,
+    ]
+}
+
+const HEADER: [&str; 6] = ["point", "figure", "base", "new", "change", "verdict"];
+
+fn table(report: &Report, quick: bool) -> String {
+    let mut text = String::new();
+    for line in warnings(report) {
+        text.push_str(&format!("{line}\n"));
     }
     let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_header(["point", "figure", "base", "new", "change", "verdict"]);
-    let mut reasons = BTreeSet::new();
-    for row in &comparison.rows {
-        let verdict = match &row.judgement.verdict {
-            Verdict::CannotTell(why) => {
-                reasons.insert(why.to_string());
-                "cannot tell".to_owned()
-            }
-            Verdict::WithinNoise => format!(
-                "within noise (p {:.2})",
-                row.judgement.p_value.unwrap_or(1.0)
-            ),
-            called => format!(
-                "{} (p {:.3})",
-                called.word(),
-                row.judgement.p_value.unwrap_or(1.0)
-            ),
-        };
+    table.load_style(UTF8_FULL_CONDENSED).set_header(HEADER);
+    for figure in &report.figures {
+        let [point, name, base, new, change, verdict] = cells(figure);
         table.add_row(vec![
-            Cell::new(point(row)),
-            Cell::new(&row.figure),
-            Cell::new(spread(row.judgement.base, &row.figure)).set_alignment(CellAlignment::Right),
-            Cell::new(spread(row.judgement.new, &row.figure)).set_alignment(CellAlignment::Right),
-            Cell::new(
-                row.judgement
-                    .change
-                    .map_or("-".to_owned(), |c| format!("{:+.1} %", c * 100.0)),
-            )
-            .set_alignment(CellAlignment::Right),
+            Cell::new(point),
+            Cell::new(name),
+            Cell::new(base).set_alignment(CellAlignment::Right),
+            Cell::new(new).set_alignment(CellAlignment::Right),
+            Cell::new(change).set_alignment(CellAlignment::Right),
             Cell::new(verdict),
         ]);
     }
     text.push_str(&format!("{table}\n"));
-    for reason in reasons {
-        text.push_str(&format!("cannot tell: {reason}\n"));
+    for line in notes(report, quick) {
+        text.push_str(&format!("{line}\n"));
     }
-    for place in &comparison.only_in_base {
-        text.push_str(&format!("only in the base: {place}\n"));
-    }
-    for place in &comparison.only_in_new {
-        text.push_str(&format!("only in the new file: {place}\n"));
-    }
-    text.push_str(&format!(
-        "Each side: the median of its repeats (min–max, ×repeats). Verdicts: a two-sided \
-         Mann–Whitney U test on the repeats at {:.0} %: a figure that did not change is called \
-         better or worse at most once in {:.0} (docs/compare.md).\n",
-        ALPHA * 100.0,
-        1.0 / ALPHA
-    ));
     text
 }
 
-fn point(row: &Row) -> String {
-    if row.point.is_empty() {
-        row.phase.clone()
-    } else {
-        format!("{}: {}", row.phase, row.point)
+/// For a pull-request comment: the figures that moved beyond noise first, then the rest.
+fn markdown(report: &Report, quick: bool) -> String {
+    let mut text = String::from("## headroom compare\n\n");
+    if !report.gates.is_empty() {
+        let failed = report.gates.iter().filter(|g| g.failed).count();
+        text.push_str(&format!(
+            "**{failed} of {} gate checks failed** (the gates are listed under the table).\n\n",
+            report.gates.len()
+        ));
     }
+    for line in warnings(report) {
+        text.push_str(&format!("> {line}\n\n"));
+    }
+    text.push_str(&format!("| {} |\n", HEADER.join(" | ")));
+    text.push_str("| --- | --- | ---: | ---: | ---: | --- |\n");
+    let called = |f: &&FigureReport| matches!(f.verdict, VerdictWord::Better | VerdictWord::Worse);
+    let (first, rest): (Vec<&FigureReport>, Vec<&FigureReport>) =
+        report.figures.iter().partition(called);
+    for figure in first.into_iter().chain(rest) {
+        let mut cells = cells(figure);
+        if matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse) {
+            cells[5] = format!("**{}**", cells[5]);
+        }
+        let escaped: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        text.push_str(&format!("| {} |\n", escaped.join(" | ")));
+    }
+    text.push('\n');
+    for line in notes(report, quick) {
+        text.push_str(&format!("- {line}\n"));
+    }
+    text
 }
 
 /// A side's median, range and count, in the figure's unit: `12.40 ms (11.90–12.80, ×5)`.

@@ -31,6 +31,8 @@ mod exit {
     pub const USAGE: u8 = 1;
     /// `run --check`: an SLO failed at some point.
     pub const SLO_FAILED: u8 = 2;
+    /// `compare --fail-on`: a figure got worse past its threshold, beyond noise.
+    pub const GATE_FAILED: u8 = 2;
     /// `run`: a run failed (the target exited, never got ready, died during the load).
     pub const RUN_FAILED: u8 = 3;
     /// The results file could not be written.
@@ -98,7 +100,7 @@ enum Command {
     /// Two results files side by side: every figure of every matched point better, worse,
     /// within noise, or not to be told from its repeats.
     #[command(
-        after_help = "Examples:\n  headroom compare results/main.json results/change.json\n  headroom compare base.json new.json --allow-cross-hardware\n\nPoints are matched by phase and variables. A verdict needs 4 repeats a side (or 3 against\n5): `repeats` in the spec's phases. Files from different machines or limits get no better\nor worse verdict unless --allow-cross-hardware.\n\nExit codes: 0 compared, 1 a file could not be read."
+        after_help = "Examples:\n  headroom compare results/main.json results/change.json\n  headroom compare main.json change.json --fail-on 'latency.p95 +10%' --fail-on 'rate -5%'\n  headroom compare main.json change.json --format md > comment.md\n  headroom compare base.json new.json --allow-cross-hardware\n\nPoints are matched by phase and variables. A verdict needs 4 repeats a side (or 3 against\n5): `repeats` in the spec's phases. Files from different machines or limits get no better\nor worse verdict unless --allow-cross-hardware. A gate fails when its figure moved past the\nthreshold the worse way and the repeats do not put the move within noise (too few repeats\nto tell fails it too).\n\nExit codes: 0 compared (every gate passed), 1 a file or rule could not be read, 2 a gate\nfailed."
     )]
     Compare(compare::CompareArgs),
     /// Ceilings per instance, the binding one, and the cost per unit-month.

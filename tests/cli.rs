@@ -884,4 +884,45 @@ fn compare_judges_each_figure_from_its_repeats() {
     assert!(unlike.contains("cross-hardware"), "{unlike}");
     assert!(!unlike.contains("worse (p"), "{unlike}");
     insta::assert_snapshot!("compare", format!("{same}\n{worse}\n{unlike}"));
+    // The gate: memory 20 % worse beyond noise fails a 10 % rule (exit 2), passes a 25 % one;
+    // the latencies of identical copies pass any.
+    let gated = |rules: &[&str], format: &str| {
+        let mut args = vec!["compare", base.as_str(), new.as_str(), "--format", format];
+        for rule in rules {
+            args.extend(["--fail-on", rule]);
+        }
+        headroom(&args)
+    };
+    let (code, markdown, _) = gated(&["rss_mib +10%", "seen_by_all.p95 +10%"], "md");
+    assert_eq!(code, 2, "{markdown}");
+    insta::assert_snapshot!("compare-md", markdown);
+    let (code, json, _) = gated(&["rss_mib +25%"], "json");
+    assert_eq!(code, 0, "{json}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    common::assert_matches_schema("compare.schema.json", &report);
+    assert_eq!(report["failed"], false);
+    let rss = report["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .find(|f| f["figure"] == "rss_mib")
+        .expect("rss");
+    assert_eq!(
+        (rss["verdict"].as_str(), rss["better"].as_str()),
+        (Some("worse"), Some("lower"))
+    );
+    assert_eq!(rss["base"]["repeats"], 5);
+    // A rule that names no figure, or the better way, is a usage error that says so.
+    let (code, _, stderr) = gated(&["usd_per_unit +5%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("names no figure of these files; they have: edits.delivered"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = gated(&["rss_mib -5%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("`rss_mib` is worse when higher: write its threshold as +5%"),
+        "{stderr}"
+    );
 }

@@ -47,6 +47,14 @@ fn the_plan_schema_is_current() {
 }
 
 #[test]
+fn the_compare_schema_is_current() {
+    check(
+        "compare.schema.json",
+        &generated::<headroom_compare::report::Report>(),
+    );
+}
+
+#[test]
 fn the_page_context_schema_is_current() {
     check(
         "page-context.schema.json",
@@ -96,6 +104,7 @@ fn every_field_of_the_output_contracts_is_described() {
         }
     }
     for file in [
+        "compare.schema.json",
         "plan.schema.json",
         "results.schema.json",
         "page-context.schema.json",

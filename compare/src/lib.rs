@@ -8,6 +8,8 @@
 //! judges each figure.
 
 pub mod figures;
+pub mod gate;
 pub mod likeness;
 pub mod matching;
+pub mod report;
 pub mod verdict;

@@ -99,12 +99,16 @@ impl std::fmt::Display for CannotTell {
     }
 }
 
-/// One side's repeats in brief.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One side's repeats of a figure, in brief, in the figure's unit.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Spread {
+    /// How many repeats measured the figure.
     pub repeats: usize,
+    /// The lowest.
     pub min: f64,
+    /// The median (of an even count, the mean of the middle two).
     pub median: f64,
+    /// The highest.
     pub max: f64,
 }
 

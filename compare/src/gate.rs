@@ -1,0 +1,250 @@
+//! The CI gate: `--fail-on 'seen_by_all.p95 +10%'` fails a comparison when a figure got worse
+//! by more than its threshold and the repeats do not put the change within noise.
+
+use serde::Serialize;
+
+use crate::matching::{Comparison, Row};
+use crate::verdict::{Direction, Verdict};
+
+/// One `--fail-on` rule: the figures it names and how much worse they may get.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// As written: `seen_by_all.p95 +10%`.
+    pub rule: String,
+    /// A figure's name, or its end after a dot (`seen_by_all.p95` names `edits.seen_by_all.p95`).
+    pub figure: String,
+    /// The change allowed, as a fraction with its sign: +0.10 lets a figure rise 10 %.
+    pub threshold: f64,
+}
+
+/// A rule that cannot be read, or that does not fit the figures it names.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum GateError {
+    #[error(
+        "`--fail-on '{0}'`: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
+    )]
+    Syntax(String),
+    #[error("`--fail-on '{rule}'` names no figure of these files; they have: {figures}")]
+    NoFigure { rule: String, figures: String },
+    #[error(
+        "`--fail-on '{rule}'`: `{figure}` is worse when {worse}: write its threshold as {sign}{percent}%"
+    )]
+    WrongSign {
+        rule: String,
+        figure: String,
+        worse: &'static str,
+        sign: char,
+        percent: String,
+    },
+}
+
+impl Gate {
+    pub fn parse(rule: &str) -> Result<Gate, GateError> {
+        let syntax = || GateError::Syntax(rule.to_owned());
+        let (figure, change) = rule
+            .trim()
+            .rsplit_once(char::is_whitespace)
+            .ok_or_else(syntax)?;
+        let figure = figure.trim();
+        let percent = change.strip_suffix('%').ok_or_else(syntax)?;
+        if figure.is_empty() || !(percent.starts_with('+') || percent.starts_with('-')) {
+            return Err(syntax());
+        }
+        let threshold: f64 = percent.parse().map_err(|_| syntax())?;
+        if !threshold.is_finite() || threshold == 0.0 {
+            return Err(syntax());
+        }
+        Ok(Gate {
+            rule: rule.trim().to_owned(),
+            figure: figure.to_owned(),
+            threshold: threshold / 100.0,
+        })
+    }
+
+    fn names(&self, figure: &str) -> bool {
+        figure == self.figure
+            || figure
+                .strip_suffix(self.figure.as_str())
+                .is_some_and(|head| head.ends_with('.'))
+    }
+}
+
+/// What one rule found at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct GateOutcome {
+    /// The rule as written.
+    pub rule: String,
+    /// The point: `phase: variables`.
+    pub point: String,
+    /// The figure the rule named there.
+    pub figure: String,
+    /// The change of the medians, as a fraction (+0.2: 20 % higher); absent when the base's
+    /// median is 0 and the new one is not (counted as past any threshold).
+    pub change: Option<f64>,
+    /// The verdict of the repeats (`better`, `worse`, `within noise`, `cannot tell`).
+    pub verdict: String,
+    /// Past the threshold the wrong way, and not within noise.
+    pub failed: bool,
+}
+
+/// Every rule against every row it names. A rule that names no figure, or whose sign says a
+/// better change is a failure, is an error.
+pub fn check(gates: &[Gate], comparison: &Comparison) -> Result<Vec<GateOutcome>, GateError> {
+    let mut outcomes = Vec::new();
+    for gate in gates {
+        let rows: Vec<&Row> = comparison
+            .rows
+            .iter()
+            .filter(|row| gate.names(&row.figure))
+            .collect();
+        if rows.is_empty() {
+            let figures: std::collections::BTreeSet<&str> =
+                comparison.rows.iter().map(|r| r.figure.as_str()).collect();
+            return Err(GateError::NoFigure {
+                rule: gate.rule.clone(),
+                figures: figures.into_iter().collect::<Vec<_>>().join(", "),
+            });
+        }
+        for row in rows {
+            let worse_up = row.direction == Direction::LowerIsBetter;
+            if worse_up != (gate.threshold > 0.0) {
+                return Err(GateError::WrongSign {
+                    rule: gate.rule.clone(),
+                    figure: row.figure.clone(),
+                    worse: if worse_up { "higher" } else { "lower" },
+                    sign: if worse_up { '+' } else { '-' },
+                    percent: format!("{}", (gate.threshold * 100.0).abs()),
+                });
+            }
+            let past = match row.judgement.change {
+                Some(change) if worse_up => change > gate.threshold,
+                Some(change) => change < gate.threshold,
+                // From 0 to something: past any threshold upwards, never downwards.
+                None => worse_up,
+            };
+            let failed = past && row.judgement.verdict != Verdict::WithinNoise;
+            outcomes.push(GateOutcome {
+                rule: gate.rule.clone(),
+                point: if row.point.is_empty() {
+                    row.phase.clone()
+                } else {
+                    format!("{}: {}", row.phase, row.point)
+                },
+                figure: row.figure.clone(),
+                change: row.judgement.change,
+                verdict: row.judgement.verdict.word().to_owned(),
+                failed,
+            });
+        }
+    }
+    Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::judge;
+
+    fn row(figure: &str, direction: Direction, base: &[f64], new: &[f64]) -> Row {
+        Row {
+            phase: "load".to_owned(),
+            point: "users=10".to_owned(),
+            figure: figure.to_owned(),
+            direction,
+            judgement: judge(base, new, direction),
+        }
+    }
+
+    #[test]
+    fn a_rule_is_a_figure_and_a_signed_percentage() {
+        let gate = Gate::parse("seen_by_all.p95 +10%").expect("a rule");
+        assert_eq!(
+            (gate.figure.as_str(), gate.threshold),
+            ("seen_by_all.p95", 0.1)
+        );
+        assert!(gate.names("edits.seen_by_all.p95"));
+        assert!(gate.names("seen_by_all.p95"));
+        assert!(!gate.names("edits.seen_by_all.p950"));
+        assert!(!gate.names("xseen_by_all.p95"));
+        assert_eq!(
+            Gate::parse("api.rate -5%").expect("a rule").threshold,
+            -0.05
+        );
+        for bad in ["p95", "p95 10%", "p95 +10", "+10%", "p95 +x%", "p95 +0%"] {
+            assert_eq!(
+                Gate::parse(bad),
+                Err(GateError::Syntax(bad.to_owned())),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn worse_past_the_threshold_fails_unless_within_noise() {
+        let comparison = Comparison {
+            rows: vec![
+                // 20 % slower in every one of five repeats: worse, fails a 10 % gate.
+                row(
+                    "api.latency.p95",
+                    Direction::LowerIsBetter,
+                    &[10.0, 10.1, 9.9, 10.2, 9.8],
+                    &[12.0, 12.1, 11.9, 12.2, 11.8],
+                ),
+                // 20 % lower rate in one noisy repeat each: cannot tell, past the threshold:
+                // fails (a gate errs towards stopping a change it cannot clear).
+                row("api.rate", Direction::HigherIsBetter, &[100.0], &[80.0]),
+                // Errors from none to some: no ratio, past any threshold.
+                row(
+                    "api.errors",
+                    Direction::LowerIsBetter,
+                    &[0.0; 5],
+                    &[0.01; 5],
+                ),
+            ],
+            ..Comparison::default()
+        };
+        let gates = [
+            Gate::parse("latency.p95 +10%").expect("rule"),
+            Gate::parse("rate -10%").expect("rule"),
+            Gate::parse("errors +50%").expect("rule"),
+            Gate::parse("latency.p95 +25%").expect("rule"),
+        ];
+        let outcomes = check(&gates, &comparison).expect("checked");
+        let failed: Vec<bool> = outcomes.iter().map(|o| o.failed).collect();
+        assert_eq!(failed, [true, true, true, false]);
+        // Within noise never fails, however far the medians moved.
+        let noisy = Comparison {
+            rows: vec![row(
+                "api.latency.p95",
+                Direction::LowerIsBetter,
+                &[10.0, 30.0, 12.0, 28.0, 11.0],
+                &[29.0, 11.0, 31.0, 12.0, 27.0],
+            )],
+            ..Comparison::default()
+        };
+        let outcome = check(&gates[..1], &noisy).expect("checked");
+        assert_eq!(outcome[0].verdict, "within noise");
+        assert!(!outcome[0].failed);
+    }
+
+    #[test]
+    fn a_rule_that_names_nothing_or_the_wrong_way_is_an_error() {
+        let comparison = Comparison {
+            rows: vec![row("api.rate", Direction::HigherIsBetter, &[1.0], &[1.0])],
+            ..Comparison::default()
+        };
+        let nothing = check(
+            &[Gate::parse("usd_per_unit +5%").expect("rule")],
+            &comparison,
+        );
+        assert_eq!(
+            nothing.map_err(|e| e.to_string()),
+            Err("`--fail-on 'usd_per_unit +5%'` names no figure of these files; they have: api.rate".to_owned())
+        );
+        let wrong = check(&[Gate::parse("rate +5%").expect("rule")], &comparison);
+        assert_eq!(
+            wrong.map_err(|e| e.to_string()),
+            Err("`--fail-on 'rate +5%'`: `api.rate` is worse when lower: write its threshold as -5%".to_owned())
+        );
+    }
+}

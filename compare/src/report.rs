@@ -1,0 +1,163 @@
+//! A comparison as data: what `headroom compare --format json` prints
+//! (`schemas/compare.schema.json`).
+
+use serde::Serialize;
+
+use crate::gate::GateOutcome;
+use crate::matching::Comparison;
+use crate::verdict::{ALPHA, CannotTell, Direction, EXACT_UP_TO, Spread, Verdict};
+
+/// Two results files compared: every figure of every matched point judged from its repeats,
+/// and the gates.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Report {
+    /// The test behind every verdict.
+    pub method: Method,
+    /// How the new file's machine differs from the base's, one phrase a difference; empty
+    /// when alike.
+    pub machine_differences: Vec<String>,
+    /// Matched points whose target ran under different limits: `phase: variables: base shape
+    /// against new shape`.
+    pub unlike_shapes: Vec<String>,
+    /// Whether figures were called better or worse across unlike machines or limits
+    /// (`--allow-cross-hardware`).
+    pub across_machines: bool,
+    /// Every figure of every matched point, in the base file's order.
+    pub figures: Vec<FigureReport>,
+    /// Points only the base file has (`phase: variables`).
+    pub only_in_base: Vec<String>,
+    /// Points only the new file has.
+    pub only_in_new: Vec<String>,
+    /// Every `--fail-on` rule at every point whose figure it names.
+    pub gates: Vec<GateOutcome>,
+    /// Whether a gate failed: the command's exit code is then 2.
+    pub failed: bool,
+}
+
+/// The statistical test.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Method {
+    /// `mann-whitney-u, two-sided`.
+    pub test: String,
+    /// The significance level: the most often a figure that did not change is called better
+    /// or worse.
+    pub alpha: f64,
+    /// Repeats in all (both sides) up to which the p-value is exact.
+    pub exact_up_to: usize,
+}
+
+/// One figure of one matched point.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FigureReport {
+    /// The phase's name.
+    pub phase: String,
+    /// The point's variables, `rooms=4 fanout=8` (empty when the phase sweeps nothing).
+    pub point: String,
+    /// The figure's name (`api.latency.p95`, `rss_mib`); docs/compare.md lists them.
+    pub figure: String,
+    /// Which way is better.
+    pub better: Better,
+    /// The base file's repeats; absent when it did not measure the figure there.
+    pub base: Option<Spread>,
+    /// The new file's repeats; absent when it did not measure the figure there.
+    pub new: Option<Spread>,
+    /// The new median over the base's, less one (+0.1: 10 % higher); absent when the base's
+    /// median is 0 and the new one is not.
+    pub change: Option<f64>,
+    /// The test's two-sided p-value; absent when it could not be run (too few repeats, a side
+    /// missing).
+    pub p_value: Option<f64>,
+    /// What the repeats say.
+    pub verdict: VerdictWord,
+    /// Why the repeats cannot tell, in words.
+    pub why: Option<String>,
+    /// Across unlike machines or limits: what the test said, not called.
+    pub unlike_verdict: Option<VerdictWord>,
+}
+
+/// Which way is better for a figure.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Lower is better: latency, errors, memory, CPU.
+    Lower,
+    /// Higher is better: throughput, delivered messages.
+    Higher,
+}
+
+/// A verdict.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictWord {
+    /// Better beyond the noise of the repeats.
+    Better,
+    /// Worse beyond the noise of the repeats.
+    Worse,
+    /// The repeats of both sides rank together.
+    WithinNoise,
+    /// Too few repeats, a side missing, or unlike machines: see `why`.
+    CannotTell,
+}
+
+impl VerdictWord {
+    fn of(verdict: &Verdict) -> VerdictWord {
+        match verdict {
+            Verdict::Better => VerdictWord::Better,
+            Verdict::Worse => VerdictWord::Worse,
+            Verdict::WithinNoise => VerdictWord::WithinNoise,
+            Verdict::CannotTell(_) => VerdictWord::CannotTell,
+        }
+    }
+}
+
+impl Report {
+    pub fn new(comparison: &Comparison, across_machines: bool, gates: Vec<GateOutcome>) -> Report {
+        let figures = comparison
+            .rows
+            .iter()
+            .map(|row| {
+                let verdict = &row.judgement.verdict;
+                let (why, unlike_verdict) = match verdict {
+                    Verdict::CannotTell(CannotTell::Unlike(was)) => (
+                        Some(CannotTell::Unlike(was.clone()).to_string()),
+                        Some(VerdictWord::of(was)),
+                    ),
+                    Verdict::CannotTell(why) => (Some(why.to_string()), None),
+                    _ => (None, None),
+                };
+                FigureReport {
+                    phase: row.phase.clone(),
+                    point: row.point.clone(),
+                    figure: row.figure.clone(),
+                    better: match row.direction {
+                        Direction::LowerIsBetter => Better::Lower,
+                        Direction::HigherIsBetter => Better::Higher,
+                    },
+                    base: row.judgement.base,
+                    new: row.judgement.new,
+                    change: row.judgement.change,
+                    p_value: row.judgement.p_value,
+                    verdict: VerdictWord::of(verdict),
+                    why,
+                    unlike_verdict,
+                }
+            })
+            .collect();
+        let failed = gates.iter().any(|g| g.failed);
+        Report {
+            method: Method {
+                test: "mann-whitney-u, two-sided".to_owned(),
+                alpha: ALPHA,
+                exact_up_to: EXACT_UP_TO,
+            },
+            machine_differences: comparison.machine_differences.clone(),
+            unlike_shapes: comparison.unlike_shapes.clone(),
+            across_machines,
+            figures,
+            only_in_base: comparison.only_in_base.clone(),
+            only_in_new: comparison.only_in_new.clone(),
+            gates,
+            failed,
+        }
+    }
+}
