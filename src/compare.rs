@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::ValueEnum;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_compare::gate::{self, Gate};
-use headroom_compare::matching::compare;
+use headroom_compare::matching::{compare, compare_levers};
 use headroom_compare::report::{FigureReport, Report, VerdictWord};
 use headroom_compare::verdict::{ALPHA, Spread};
 
@@ -18,10 +18,16 @@ use crate::exit;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// The results file compared against (the base branch, the old version).
+    /// The results file compared against (the base branch, the old version); with `--by`,
+    /// the one file whose lever is compared.
     base: PathBuf,
     /// The results file of the change.
-    new: PathBuf,
+    #[arg(required_unless_present = "by", conflicts_with = "by")]
+    new: Option<PathBuf>,
+    /// Compare the values of one swept variable inside BASE (a lever: `cache = ["off",
+    /// "on"]`): each later value against the phase's first, the other variables alike.
+    #[arg(long, value_name = "VARIABLE")]
+    by: Option<String>,
     /// Exit 2 when a figure got worse by more than this and not within noise: a figure (or
     /// its end, `seen_by_all.p95`) and a signed percentage, `'latency.p95 +10%'`. Repeatable.
     #[arg(long = "fail-on", value_name = "RULE")]
@@ -49,11 +55,17 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         .map(|rule| Gate::parse(rule))
         .collect::<Result<Vec<_>, _>>()?;
     let base = crate::read_results(&args.base)?;
-    let new = crate::read_results(&args.new)?;
-    let comparison = compare(&base, &new, args.allow_cross_hardware);
+    let (comparison, quick) = match (&args.by, &args.new) {
+        (Some(variable), _) => (compare_levers(&base, variable)?, base.quick),
+        (None, Some(new)) => {
+            let new = crate::read_results(new)?;
+            let comparison = compare(&base, &new, args.allow_cross_hardware);
+            (comparison, base.quick || new.quick)
+        }
+        (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
+    };
     let outcomes = gate::check(&gates, &comparison)?;
     let report = Report::new(&comparison, args.allow_cross_hardware, outcomes);
-    let quick = base.quick || new.quick;
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
@@ -106,6 +118,9 @@ fn notes(report: &Report, quick: bool) -> Vec<String> {
     }
     for place in &report.only_in_new {
         lines.push(format!("only in the new file: {place}"));
+    }
+    for note in &report.notes {
+        lines.push(format!("note: {note}"));
     }
     for gate in &report.gates {
         let change = gate

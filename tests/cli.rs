@@ -926,3 +926,16 @@ fn compare_judges_each_figure_from_its_repeats() {
         "{stderr}"
     );
 }
+
+/// Issue 16: `compare --by` on one file whose phases sweep a lever prints the levers table:
+/// each value against the phase's first, and says its repeats were not interleaved.
+#[test]
+fn compare_by_a_lever_inside_one_file() {
+    let fixture = "tests/fixtures/render/relay-results.json";
+    let levers = transcript(&["compare", fixture, "--by", "rooms"]);
+    assert!(levers.contains("rooms 1 → 32"), "{levers}");
+    assert!(levers.contains("not interleaved"), "{levers}");
+    let wrong = transcript(&["compare", fixture, "--by", "fanout"]);
+    assert!(wrong.contains("exit code: 1"), "{wrong}");
+    insta::assert_snapshot!("compare-by", format!("{levers}\n{wrong}"));
+}

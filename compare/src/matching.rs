@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use headroom_results::{PointResults, Results};
+use headroom_spec::VarValue;
 
 use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
 use crate::{figures, likeness};
@@ -32,6 +33,8 @@ pub struct Comparison {
     pub only_in_base: Vec<String>,
     /// Points only the new side has.
     pub only_in_new: Vec<String>,
+    /// What a reader must know to read the verdicts (repeats not interleaved).
+    pub notes: Vec<String>,
 }
 
 /// Matches `base`'s points with `new`'s by phase name and variables, in `base`'s order, and
@@ -62,31 +65,7 @@ pub fn compare(base: &Results, new: &Results, across_machines: bool) -> Comparis
             }
             let unlike = !across_machines
                 && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
-            let (ours, others) = (repeats(point), repeats(other));
-            let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
-            for name in names {
-                let (direction, base_values) = ours
-                    .get(name)
-                    .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
-                let (other_direction, new_values) = others
-                    .get(name)
-                    .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
-                let Some(direction) = direction.or(other_direction) else {
-                    continue;
-                };
-                let mut judgement = judge(&base_values, &new_values, direction);
-                if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
-                    let verdict = Box::new(judgement.verdict);
-                    judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
-                }
-                comparison.rows.push(Row {
-                    phase: phase.name.clone(),
-                    point: label.clone(),
-                    figure: name.clone(),
-                    direction,
-                    judgement,
-                });
-            }
+            judge_pair(&phase.name, &label, (point, other), unlike, &mut comparison);
         }
     }
     for phase in &new.phases {
@@ -100,6 +79,132 @@ pub fn compare(base: &Results, new: &Results, across_machines: bool) -> Comparis
         }
     }
     comparison
+}
+
+/// Judges every figure either of two points measured, as rows labelled `phase` and `label`;
+/// `unlike`: better and worse become "cannot tell", the test's verdict kept.
+fn judge_pair(
+    phase: &str,
+    label: &str,
+    (point, other): (&PointResults, &PointResults),
+    unlike: bool,
+    comparison: &mut Comparison,
+) {
+    let (ours, others) = (repeats(point), repeats(other));
+    let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
+    for name in names {
+        let (direction, base_values) = ours
+            .get(name)
+            .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
+        let (other_direction, new_values) = others
+            .get(name)
+            .map_or((None, Vec::new()), |(d, v)| (Some(*d), v.clone()));
+        let Some(direction) = direction.or(other_direction) else {
+            continue;
+        };
+        let mut judgement = judge(&base_values, &new_values, direction);
+        if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
+            let verdict = Box::new(judgement.verdict);
+            judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
+        }
+        comparison.rows.push(Row {
+            phase: phase.to_owned(),
+            point: label.to_owned(),
+            figure: name.clone(),
+            direction,
+            judgement,
+        });
+    }
+}
+
+/// `--by` names no variable that a phase of the file gives two values or more.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("`--by {variable}`: no phase of this file gives `{variable}` two values or more; {swept}")]
+pub struct NotALever {
+    pub variable: String,
+    /// The variables that are levers, in words.
+    pub swept: String,
+}
+
+/// A lever inside one file: in each phase that gives `variable` several values, its points
+/// are grouped by their other variables, and each later value of the lever (in the phase's
+/// order) is judged against its first. One file is one machine; points differing in their
+/// limits differ by the lever, so nothing is withheld as unlike.
+pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, NotALever> {
+    let mut comparison = Comparison::default();
+    let mut levers = BTreeSet::new();
+    let mut found = false;
+    for phase in &results.phases {
+        let mut values: Vec<&VarValue> = Vec::new();
+        for point in &phase.points {
+            for (name, value) in &point.at {
+                if phase.points.iter().any(|p| p.at.get(name) != Some(value)) {
+                    levers.insert(name.clone());
+                }
+            }
+            if let Some(value) = point.at.get(variable)
+                && !values.contains(&value)
+            {
+                values.push(value);
+            }
+        }
+        let Some((first, later)) = values.split_first().filter(|(_, later)| !later.is_empty())
+        else {
+            continue;
+        };
+        found = true;
+        let rest = |point: &PointResults| {
+            let mut at = point.at.clone();
+            at.remove(variable);
+            at
+        };
+        for point in phase
+            .points
+            .iter()
+            .filter(|p| p.at.get(variable) == Some(*first))
+        {
+            let others = rest(point);
+            let others_label = label_of(&others);
+            for value in later {
+                let lever = format!("{variable} {first} → {value}");
+                let label = if others_label.is_empty() {
+                    lever
+                } else {
+                    format!("{others_label}, {lever}")
+                };
+                let other = phase
+                    .points
+                    .iter()
+                    .find(|o| o.at.get(variable) == Some(*value) && rest(o) == others);
+                match other {
+                    Some(other) => {
+                        judge_pair(&phase.name, &label, (point, other), false, &mut comparison);
+                    }
+                    None => comparison.notes.push(format!(
+                        "{}: no point with {variable} = {value} to compare",
+                        place(&phase.name, &others_label)
+                    )),
+                }
+            }
+        }
+    }
+    if !found {
+        let swept = if levers.is_empty() {
+            "no phase sweeps a variable".to_owned()
+        } else {
+            let names: Vec<String> = levers.iter().map(|l| format!("`{l}`")).collect();
+            format!("its levers are {}", names.join(", "))
+        };
+        return Err(NotALever {
+            variable: variable.to_owned(),
+            swept,
+        });
+    }
+    comparison.notes.push(format!(
+        "the repeats of `{variable}`'s values ran one value after the other (A A A B B B), not \
+         interleaved: a drift of the machine during the phase falls on one side"
+    ));
+    Ok(comparison)
 }
 
 /// Each figure's values over a point's runs (failed runs give none).
@@ -118,9 +223,11 @@ fn repeats(point: &PointResults) -> BTreeMap<String, (Direction, Vec<f64>)> {
 }
 
 fn label(point: &PointResults) -> String {
-    point
-        .at
-        .iter()
+    label_of(&point.at)
+}
+
+fn label_of(at: &BTreeMap<String, VarValue>) -> String {
+    at.iter()
         .map(|(name, value)| format!("{name}={value}"))
         .collect::<Vec<_>>()
         .join(" ")
@@ -242,6 +349,46 @@ mod tests {
         assert_eq!(
             rss_verdict(&compare(&base, &new, true)),
             Some(Verdict::Worse)
+        );
+    }
+    #[test]
+    fn a_lever_is_judged_against_its_first_value_in_each_phase() {
+        let relay = relay();
+        let levers = compare_levers(&relay, "rooms").expect("rooms is swept");
+        let points: BTreeSet<(&str, &str)> = levers
+            .rows
+            .iter()
+            .map(|r| (r.phase.as_str(), r.point.as_str()))
+            .collect();
+        assert_eq!(
+            points.into_iter().collect::<Vec<_>>(),
+            [
+                ("memory", "rooms 1 → 128"),
+                ("memory", "rooms 1 → 32"),
+                ("rooms", "rooms 16 → 128"),
+                ("rooms", "rooms 16 → 64")
+            ]
+        );
+        let rss = levers
+            .rows
+            .iter()
+            .find(|r| r.point == "rooms 1 → 32" && r.figure == "rss_mib")
+            .expect("RSS from 1 to 32 rooms");
+        // 7.8 to 22.8 MiB in three repeats a side: too few to call.
+        let change = rss.judgement.change.expect("a base median");
+        assert!((change - 1.92).abs() < 0.05, "{change}");
+        assert!(matches!(
+            rss.judgement.verdict,
+            Verdict::CannotTell(CannotTell::TooFewRepeats { base: 3, new: 3 })
+        ));
+        assert!(
+            levers.notes[0].contains("not interleaved"),
+            "{:?}",
+            levers.notes
+        );
+        assert_eq!(
+            compare_levers(&relay, "fanout").map_err(|e| e.to_string()),
+            Err("`--by fanout`: no phase of this file gives `fanout` two values or more; its levers are `rooms`".to_owned())
         );
     }
 }

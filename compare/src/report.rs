@@ -28,6 +28,9 @@ pub struct Report {
     pub only_in_base: Vec<String>,
     /// Points only the new file has.
     pub only_in_new: Vec<String>,
+    /// What a reader must know to read the verdicts: a lever's repeats not interleaved, a
+    /// lever's value with no point to compare.
+    pub notes: Vec<String>,
     /// Every `--fail-on` rule at every point whose figure it names.
     pub gates: Vec<GateOutcome>,
     /// Whether a gate failed: the command's exit code is then 2.
@@ -156,6 +159,7 @@ impl Report {
             figures,
             only_in_base: comparison.only_in_base.clone(),
             only_in_new: comparison.only_in_new.clone(),
+            notes: comparison.notes.clone(),
             gates,
             failed,
         }
