@@ -122,6 +122,14 @@ fn notes(report: &Report, quick: bool) -> Vec<String> {
     for note in &report.notes {
         lines.push(format!("note: {note}"));
     }
+    let noisy = report.figures.iter().filter(|f| f.noisy).count();
+    if noisy > 0 {
+        lines.push(format!(
+            "noisy: {noisy} of the figures have repeats that spread more than {:.0} % (standard \
+             deviation over mean) on a side: add repeats",
+            report.method.noisy_cv * 100.0
+        ));
+    }
     for gate in &report.gates {
         let change = gate
             .change
@@ -165,6 +173,11 @@ fn cells(figure: &FigureReport) -> [String; 6] {
             },
             figure.p_value.unwrap_or(1.0)
         ),
+    };
+    let verdict = if figure.noisy {
+        format!("{verdict}, noisy")
+    } else {
+        verdict
     };
     let point = if figure.point.is_empty() {
         figure.phase.clone()

@@ -912,6 +912,15 @@ fn compare_judges_each_figure_from_its_repeats() {
         (Some("worse"), Some("lower"))
     );
     assert_eq!(rss["base"]["repeats"], 5);
+    // Repeats that spread (here 0.7x to 1.3x) make the figure noisy, with the advice.
+    let scattered = relay_with_rss("compare-noisy.json", &[1.0, 1.3, 0.7, 1.2, 0.8], None);
+    let (code, noisy, _) = headroom(&["compare", &base, &scattered]);
+    assert_eq!(code, 0);
+    assert!(noisy.contains("within noise (p 1.00), noisy"), "{noisy}");
+    assert!(
+        noisy.contains("noisy: 1 of the figures have repeats that spread more than 10 %"),
+        "{noisy}"
+    );
     // A rule that names no figure, or the better way, is a usage error that says so.
     let (code, _, stderr) = gated(&["usd_per_unit +5%"], "table");
     assert_eq!(code, 1);

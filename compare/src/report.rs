@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::gate::GateOutcome;
 use crate::matching::Comparison;
-use crate::verdict::{ALPHA, CannotTell, Direction, EXACT_UP_TO, Spread, Verdict};
+use crate::verdict::{ALPHA, CannotTell, Direction, EXACT_UP_TO, NOISY_CV, Spread, Verdict};
 
 /// Two results files compared: every figure of every matched point judged from its repeats,
 /// and the gates.
@@ -47,6 +47,8 @@ pub struct Method {
     pub alpha: f64,
     /// Repeats in all (both sides) up to which the p-value is exact.
     pub exact_up_to: usize,
+    /// The coefficient of variation over which a side's repeats make a figure noisy.
+    pub noisy_cv: f64,
 }
 
 /// One figure of one matched point.
@@ -76,6 +78,8 @@ pub struct FigureReport {
     pub why: Option<String>,
     /// Across unlike machines or limits: what the test said, not called.
     pub unlike_verdict: Option<VerdictWord>,
+    /// A side's repeats spread more than `noisy_cv` (coefficient of variation): add repeats.
+    pub noisy: bool,
 }
 
 /// Which way is better for a figure.
@@ -143,6 +147,10 @@ impl Report {
                     verdict: VerdictWord::of(verdict),
                     why,
                     unlike_verdict,
+                    noisy: [row.judgement.base, row.judgement.new]
+                        .iter()
+                        .flatten()
+                        .any(Spread::noisy),
                 }
             })
             .collect();
@@ -152,6 +160,7 @@ impl Report {
                 test: "mann-whitney-u, two-sided".to_owned(),
                 alpha: ALPHA,
                 exact_up_to: EXACT_UP_TO,
+                noisy_cv: NOISY_CV,
             },
             machine_differences: comparison.machine_differences.clone(),
             unlike_shapes: comparison.unlike_shapes.clone(),

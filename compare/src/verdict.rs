@@ -110,6 +110,20 @@ pub struct Spread {
     pub median: f64,
     /// The highest.
     pub max: f64,
+    /// The coefficient of variation: the repeats' sample standard deviation over their mean;
+    /// absent with one repeat or a mean of 0.
+    pub cv: Option<f64>,
+}
+
+/// Repeats that spread more than this (coefficient of variation) make a figure noisy: its
+/// verdict rests on few, scattered values, and more repeats would firm it up.
+pub const NOISY_CV: f64 = 0.10;
+
+impl Spread {
+    /// Whether the repeats spread more than [`NOISY_CV`].
+    pub fn noisy(&self) -> bool {
+        self.cv.is_some_and(|cv| cv > NOISY_CV)
+    }
 }
 
 /// A figure's base and new repeats, judged.
@@ -194,11 +208,18 @@ fn spread(values: &[f64]) -> Option<Spread> {
     } else {
         sorted[middle]
     };
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let cv = (sorted.len() > 1 && mean != 0.0).then(|| {
+        let variance = sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        variance.sqrt() / mean.abs()
+    });
     Some(Spread {
         repeats: sorted.len(),
         min: sorted[0],
         median,
         max: sorted[sorted.len() - 1],
+        cv,
     })
 }
 

@@ -149,6 +149,15 @@ fn identical_figures_are_within_noise() {
         (spread.repeats, spread.min, spread.median, spread.max),
         (5, 300.0, 300.0, 300.0)
     );
+    assert_eq!(spread.cv, Some(0.0));
+    assert!(!spread.noisy());
+    // 10, 12, 14: standard deviation 2, mean 12: 16.7 % spread, noisy.
+    let spread = judge(&[10.0, 12.0, 14.0], &[12.0], Direction::LowerIsBetter)
+        .base
+        .expect("a base");
+    let cv = spread.cv.expect("three repeats");
+    assert!((cv - 2.0 / 12.0).abs() < 1e-12, "{cv}");
+    assert!(spread.noisy());
     // Errors from none to some: no base median to divide by.
     let errors = judge(
         &[0.0; 5],
