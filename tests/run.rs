@@ -1682,3 +1682,55 @@ fn emulated_instances_have_measured_ceilings() {
     assert!(leftovers("1030B").is_empty(), "{:?}", leftovers("1030B"));
     clean("emulate");
 }
+
+/// Issue 16: an A/A comparison end to end. The same spec against the demo target, run twice
+/// with three repeats a point, compared: the points match, the machines are alike, every
+/// figure is there on both sides, and none is called better or worse (three repeats a side
+/// cannot reach 5 %, and the comparison says how many can).
+#[test]
+fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
+    let out = fresh_out("a-a");
+    let (first, second) = (out.with_file_name("a.json"), out.with_file_name("b.json"));
+    for file in [&first, &second] {
+        let path = file.display().to_string();
+        let output = headroom(
+            &[
+                "run",
+                "tests/fixtures/run/a-a.toml",
+                "--no-page",
+                "--out",
+                &path,
+            ],
+            &[],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let (a, b) = (first.display().to_string(), second.display().to_string());
+    let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
+    common::assert_matches_schema("compare.schema.json", &report);
+    assert_eq!(report["machine_differences"], serde_json::json!([]));
+    let figures = report["figures"].as_array().expect("figures");
+    let names: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f["figure"].as_str())
+        .collect();
+    for wanted in [
+        "api.latency.p95",
+        "api.rate",
+        "api.errors",
+        "rss_mib",
+        "cpu_cores",
+    ] {
+        assert!(names.contains(&wanted), "{wanted} in {names:?}");
+    }
+    for figure in figures {
+        assert_eq!(figure["base"]["repeats"], 3, "{figure}");
+        assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
+        let why = figure["why"].as_str().expect("why");
+        assert!(why.contains("run 4 a side"), "{why}");
+    }
+    assert!(leftovers("1003B").is_empty());
+    clean("a-a");
+}
