@@ -1734,3 +1734,53 @@ fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
     assert!(leftovers("1003B").is_empty());
     clean("a-a");
 }
+
+/// Issue 16: a known regression is caught. The demo target's notes requests cost 2 ms of CPU,
+/// then 2.4 ms (20 % more); five repeats a side. The latency is worse beyond noise and a 10 %
+/// gate on it exits 2.
+#[test]
+fn a_known_regression_is_worse_and_fails_the_gate() {
+    let out = fresh_out("regression");
+    let (before, after) = (
+        out.with_file_name("2ms.json"),
+        out.with_file_name("2.4ms.json"),
+    );
+    for (file, cpu) in [(&before, "2ms"), (&after, "2400us")] {
+        let path = file.display().to_string();
+        let output = headroom(
+            &[
+                "run",
+                "tests/fixtures/run/regression.toml",
+                "--no-page",
+                "--out",
+                &path,
+            ],
+            &[("HEADROOM_TEST_REQUEST_CPU", cpu.to_owned())],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let (a, b) = (before.display().to_string(), after.display().to_string());
+    let gate = ["--fail-on", "latency.p50 +10%", "--format", "json"];
+    let output = headroom(
+        &[&["compare", a.as_str(), b.as_str()][..], &gate[..]].concat(),
+        &[],
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
+    let figure = |name: &str| {
+        report["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .find(|f| f["figure"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {report}"))
+    };
+    let p50 = figure("api.latency.p50");
+    assert_eq!(p50["verdict"], "worse", "{p50}");
+    let change = common::number(&p50["change"]);
+    assert!((0.10..0.40).contains(&change), "{p50}");
+    assert_eq!(output.status.code(), Some(2), "{report}");
+    assert_eq!(report["failed"], true);
+    assert!(leftovers("1004B").is_empty());
+    clean("regression");
+}
