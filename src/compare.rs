@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::ValueEnum;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_compare::gate::{self, Gate};
@@ -59,7 +59,9 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         (Some(variable), _) => (compare_levers(&base, variable)?, base.quick),
         (None, Some(new)) => {
             let new = crate::read_results(new)?;
-            let comparison = compare(&base, &new, args.allow_cross_hardware);
+            let table = headroom_pricing::PriceTable::embedded()
+                .context("the shipped price table is broken")?;
+            let comparison = compare(&base, &new, args.allow_cross_hardware, &table);
             (comparison, base.quick || new.quick)
         }
         (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
@@ -304,6 +306,10 @@ impl Unit {
             unit("MiB", 1.0, 1)
         } else if figure == "cpu_cores" {
             unit("cores", 1.0, 3)
+        } else if figure.ends_with(".per_unit_month") {
+            unit("per unit-month", 1.0, 4)
+        } else if figure.starts_with("plan.") && figure.ends_with(".units") {
+            unit("units", 1.0, 1)
         } else if figure.ends_with(".rate") {
             unit("/s", 1.0, 1)
         } else {

@@ -7,6 +7,7 @@
 //! which way is better; [`matching`] pairs two results files' points by their variables and
 //! judges each figure.
 
+pub mod derived;
 pub mod figures;
 pub mod gate;
 pub mod likeness;

@@ -3,11 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use headroom_prices::PriceTable;
 use headroom_results::{PointResults, Results};
 use headroom_spec::VarValue;
 
 use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
-use crate::{figures, likeness};
+use crate::{derived, figures, likeness};
 
 /// One figure of one matched point, judged.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +42,15 @@ pub struct Comparison {
 /// judges every figure either side measured (a figure one side lacks is judged "cannot tell").
 /// Across different machines or instance shapes no figure is better or worse (it is "cannot
 /// tell", the test's verdict kept) unless `across_machines` says to judge anyway.
-pub fn compare(base: &Results, new: &Results, across_machines: bool) -> Comparison {
+///
+/// The plans the two files' specs ask for (`[plan] instances`) are derived from each, priced
+/// with `table`, and their figures judged as the phase `plan` ([`derived`]).
+pub fn compare(
+    base: &Results,
+    new: &Results,
+    across_machines: bool,
+    table: &PriceTable,
+) -> Comparison {
     let mut comparison = Comparison {
         machine_differences: likeness::machine_differences(&base.environment, &new.environment),
         ..Comparison::default()
@@ -68,6 +77,12 @@ pub fn compare(base: &Results, new: &Results, across_machines: bool) -> Comparis
             judge_pair(&phase.name, &label, (point, other), unlike, &mut comparison);
         }
     }
+    let unlike = !across_machines && !comparison.machine_differences.is_empty();
+    let (ours, others) = (
+        derived::of_results(base, table),
+        derived::of_results(new, table),
+    );
+    judge_figures("plan", "", (&ours, &others), unlike, &mut comparison);
     for phase in &new.phases {
         let ours = base.phases.iter().find(|p| p.name == phase.name);
         for point in &phase.points {
@@ -90,7 +105,26 @@ fn judge_pair(
     unlike: bool,
     comparison: &mut Comparison,
 ) {
-    let (ours, others) = (repeats(point), repeats(other));
+    judge_figures(
+        phase,
+        label,
+        (&repeats(point), &repeats(other)),
+        unlike,
+        comparison,
+    );
+}
+
+/// Figures by name, each with its direction and its repeats.
+type Figures = BTreeMap<String, (Direction, Vec<f64>)>;
+
+/// Judges every figure either side has, as rows labelled `phase` and `label`.
+fn judge_figures(
+    phase: &str,
+    label: &str,
+    (ours, others): (&Figures, &Figures),
+    unlike: bool,
+    comparison: &mut Comparison,
+) {
     let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
     for name in names {
         let (direction, base_values) = ours
@@ -208,8 +242,8 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
 }
 
 /// Each figure's values over a point's runs (failed runs give none).
-fn repeats(point: &PointResults) -> BTreeMap<String, (Direction, Vec<f64>)> {
-    let mut repeats: BTreeMap<String, (Direction, Vec<f64>)> = BTreeMap::new();
+fn repeats(point: &PointResults) -> Figures {
+    let mut repeats = Figures::new();
     for run in &point.runs {
         for (name, (direction, value)) in figures::of_run(run) {
             repeats
@@ -254,6 +288,10 @@ mod tests {
         .expect("the fixture reads")
     }
 
+    fn table() -> PriceTable {
+        PriceTable::embedded().expect("the shipped table")
+    }
+
     /// Sets `point`'s runs to `repeats` copies of its first, RSS scaled by each of `scales`.
     fn with_rss(results: &mut Results, point: usize, scales: &[f64]) {
         let points = &mut results.phases[0].points;
@@ -272,7 +310,7 @@ mod tests {
     #[test]
     fn a_file_against_itself_calls_nothing() {
         let relay = relay();
-        let comparison = compare(&relay, &relay, false);
+        let comparison = compare(&relay, &relay, false, &table());
         assert!(comparison.machine_differences.is_empty() && comparison.unlike_shapes.is_empty());
         assert!(comparison.only_in_base.is_empty() && comparison.only_in_new.is_empty());
         // Six points, each with latency figures of the `edits` rooms scenario and RSS.
@@ -308,7 +346,7 @@ mod tests {
         with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
         with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
         new.phases[0].points.remove(2);
-        let comparison = compare(&base, &new, false);
+        let comparison = compare(&base, &new, false, &table());
         let rss = comparison
             .rows
             .iter()
@@ -338,7 +376,7 @@ mod tests {
                 .find(|r| r.point == "rooms=1" && r.figure == "rss_mib")
                 .map(|r| r.judgement.verdict.clone())
         };
-        let unlike = compare(&base, &new, false);
+        let unlike = compare(&base, &new, false, &table());
         assert_eq!(unlike.machine_differences.len(), 1, "{unlike:?}");
         assert_eq!(
             rss_verdict(&unlike),
@@ -347,7 +385,7 @@ mod tests {
             ))))
         );
         assert_eq!(
-            rss_verdict(&compare(&base, &new, true)),
+            rss_verdict(&compare(&base, &new, true, &table())),
             Some(Verdict::Worse)
         );
     }
