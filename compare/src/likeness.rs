@@ -50,6 +50,34 @@ pub fn shape(point: &PointResults) -> String {
     }
 }
 
+/// Runs of a point where the generator, not the server, may have set the figures, in words
+/// (`side` names the file). The machine's load average is not judged here: the bench's own
+/// target and generator count in it.
+pub fn disturbed(side: &str, place: &str, point: &PointResults) -> Vec<String> {
+    let bound: Vec<&str> = point
+        .runs
+        .iter()
+        .filter(|run| run.generator.bound)
+        .map(|run| {
+            run.generator
+                .reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        })
+        .collect();
+    bound
+        .first()
+        .map(|reason| {
+            format!(
+                "{side}, {place}: the generator was the bottleneck in {} of {} runs ({reason}): those figures are not the server's",
+                bound.len(),
+                point.runs.len()
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,7 +34,8 @@ pub struct Comparison {
     pub only_in_base: Vec<String>,
     /// Points only the new side has.
     pub only_in_new: Vec<String>,
-    /// What a reader must know to read the verdicts (repeats not interleaved).
+    /// What a reader must know to read the verdicts (a generator that was the bottleneck,
+    /// repeats not interleaved).
     pub notes: Vec<String>,
 }
 
@@ -65,6 +66,13 @@ pub fn compare(
                 comparison.only_in_base.push(place(&phase.name, &label));
                 continue;
             };
+            let place_here = place(&phase.name, &label);
+            comparison
+                .notes
+                .extend(likeness::disturbed("base", &place_here, point));
+            comparison
+                .notes
+                .extend(likeness::disturbed("new", &place_here, other));
             let (base_shape, new_shape) = (likeness::shape(point), likeness::shape(other));
             if base_shape != new_shape {
                 comparison.unlike_shapes.push(format!(
@@ -192,6 +200,12 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
             at.remove(variable);
             at
         };
+        for point in &phase.points {
+            let here = place(&phase.name, &label(point));
+            comparison
+                .notes
+                .extend(likeness::disturbed("the file", &here, point));
+        }
         for point in phase
             .points
             .iter()
@@ -345,6 +359,9 @@ mod tests {
         let mut new = relay();
         with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
         with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
+        let run = &mut new.phases[0].points[0].runs[1];
+        run.generator.bound = true;
+        run.generator.reason = Some("the generator's schedule lag p99 was 9.0 ms".to_owned());
         new.phases[0].points.remove(2);
         let comparison = compare(&base, &new, false, &table());
         let rss = comparison
@@ -365,6 +382,12 @@ mod tests {
         assert_eq!(
             comparison.only_in_base,
             vec!["memory: rooms=128".to_owned()]
+        );
+        assert_eq!(
+            comparison.notes,
+            [
+                "new, memory: rooms=1: the generator was the bottleneck in 1 of 5 runs (the generator's schedule lag p99 was 9.0 ms): those figures are not the server's"
+            ]
         );
         assert!(comparison.only_in_new.is_empty());
         // The same on another machine: not called, unless told to judge across machines.

@@ -28,8 +28,8 @@ pub struct Report {
     pub only_in_base: Vec<String>,
     /// Points only the new file has.
     pub only_in_new: Vec<String>,
-    /// What a reader must know to read the verdicts: a lever's repeats not interleaved, a
-    /// lever's value with no point to compare.
+    /// What a reader must know to read the verdicts: runs where the generator was the
+    /// bottleneck, a lever's repeats not interleaved, a lever's value with no point to compare.
     pub notes: Vec<String>,
     /// Every `--fail-on` rule at every point whose figure it names.
     pub gates: Vec<GateOutcome>,
