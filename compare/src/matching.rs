@@ -56,6 +56,13 @@ pub fn compare(
         machine_differences: likeness::machine_differences(&base.environment, &new.environment),
         ..Comparison::default()
     };
+    if base.spec.hash != new.spec.hash {
+        comparison.notes.push(format!(
+            "the files come from different specs (`{}` {}, `{}` {}): the differences include \
+             the spec's, not only the server's",
+            base.spec.path, base.spec.hash, new.spec.path, new.spec.hash
+        ));
+    }
     for phase in &base.phases {
         let theirs = new.phases.iter().find(|p| p.name == phase.name);
         for point in &phase.points {
@@ -388,6 +395,14 @@ mod tests {
             [
                 "new, memory: rooms=1: the generator was the bottleneck in 1 of 5 runs (the generator's schedule lag p99 was 9.0 ms): those figures are not the server's"
             ]
+        );
+        // From an edited spec: said first.
+        new.spec.hash = "0123456789abcdef".to_owned();
+        let edited = compare(&base, &new, false, &table());
+        assert!(
+            edited.notes[0].starts_with("the files come from different specs"),
+            "{:?}",
+            edited.notes
         );
         assert!(comparison.only_in_new.is_empty());
         // The same on another machine: not called, unless told to judge across machines.
