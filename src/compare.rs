@@ -37,7 +37,7 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Call figures better or worse even when the files ran on different machines or limits.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "by")]
     allow_cross_hardware: bool,
 }
 
@@ -56,7 +56,11 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         .collect::<Result<Vec<_>, _>>()?;
     let base = crate::read_results(&args.base)?;
     let (comparison, quick) = match (&args.by, &args.new) {
-        (Some(variable), _) => (compare_levers(&base, variable)?, base.quick),
+        (Some(variable), _) => {
+            let levers = compare_levers(&base, variable)
+                .with_context(|| format!("{}", args.base.display()))?;
+            (levers, base.quick)
+        }
         (None, Some(new)) => {
             let new = crate::read_results(new)?;
             let table = headroom_pricing::PriceTable::embedded()

@@ -946,5 +946,18 @@ fn compare_by_a_lever_inside_one_file() {
     assert!(levers.contains("not interleaved"), "{levers}");
     let wrong = transcript(&["compare", fixture, "--by", "fanout"]);
     assert!(wrong.contains("exit code: 1"), "{wrong}");
+    // One file is one machine: the cross-hardware flag would do nothing, and is refused.
+    let (code, _, stderr) = headroom(&[
+        "compare",
+        fixture,
+        "--by",
+        "rooms",
+        "--allow-cross-hardware",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot be used with '--allow-cross-hardware'"),
+        "{stderr}"
+    );
     insta::assert_snapshot!("compare-by", format!("{levers}\n{wrong}"));
 }

@@ -84,11 +84,19 @@ impl std::fmt::Display for CannotTell {
             CannotTell::Missing { base, new } => {
                 write!(f, "a side has no value ({base} base, {new} new)")
             }
-            CannotTell::TooFewRepeats { base, new } => write!(
-                f,
-                "{base} against {new} repeats: no ranking of so few is unlikely enough to call a \
-                 change at 5 %; run 4 a side (or 3 against 5)"
-            ),
+            CannotTell::TooFewRepeats { base, new } => {
+                let repeats = |n: &usize| format!("{n} repeat{}", if *n == 1 { "" } else { "s" });
+                let sides = if base == new {
+                    format!("{} a side", repeats(base))
+                } else {
+                    format!("{} against {new}", repeats(base))
+                };
+                write!(
+                    f,
+                    "{sides}: no ranking of so few is unlikely enough to call a change at 5 %; \
+                     run 4 a side (or 3 against 5)"
+                )
+            }
             CannotTell::NotANumber => write!(f, "a repeat's figure is not a number"),
             CannotTell::Unlike(verdict) => write!(
                 f,

@@ -111,6 +111,14 @@ fn too_few_repeats_cannot_tell_and_says_why() {
     assert_eq!(judgement.verdict, Verdict::CannotTell(reason.clone()));
     assert_eq!(judgement.p_value, None);
     assert!(reason.to_string().contains("run 4 a side"), "{reason}");
+    assert!(
+        reason.to_string().starts_with("3 repeats a side: "),
+        "{reason}"
+    );
+    let one = CannotTell::TooFewRepeats { base: 1, new: 1 }.to_string();
+    assert!(one.starts_with("1 repeat a side: "), "{one}");
+    let uneven = CannotTell::TooFewRepeats { base: 1, new: 3 }.to_string();
+    assert!(uneven.starts_with("1 repeat against 3: "), "{uneven}");
     // Four a side can: complete separation is p = 2/70.
     let four = judge(
         &[1.0, 1.1, 0.9, 1.05],

@@ -53,6 +53,27 @@ async fn only_the_hold_is_measured() {
     assert_eq!(only_ramps.measured(start), start..at(10.0));
 }
 
+/// Runs `scenario` against `127.0.0.1:{port}` on `threads` load threads, never cancelled.
+async fn run_local(
+    scenario: &HttpScenario,
+    port: u16,
+    live: Arc<Live>,
+    threads: usize,
+) -> ScenarioResult {
+    let (_, cancel) = tokio::sync::watch::channel(false);
+    run(
+        scenario,
+        port,
+        Path::new("headroom"),
+        &http::Allowed::new(&[]),
+        cancel,
+        live,
+        threads,
+    )
+    .await
+    .expect("the scenario ran")
+}
+
 /// A scenario of the open model at `rate` for a `hold` against `127.0.0.1:{port}`.
 fn open_scenario(rate: &str, hold: &str, timeout: &str, connect_timeout: &str) -> HttpScenario {
     serde_json::from_value(serde_json::json!({
@@ -94,19 +115,8 @@ async fn a_server_that_never_accepts_costs_a_connect_timeout_not_minutes() {
         }
     }
     let scenario = open_scenario("20/s", "1s", "700ms", "200ms");
-    let (_, cancel) = tokio::sync::watch::channel(false);
     let started = std::time::Instant::now();
-    let result = run(
-        &scenario,
-        port,
-        Path::new("headroom"),
-        &http::Allowed::new(&[]),
-        cancel,
-        Arc::new(Live::default()),
-        1,
-    )
-    .await
-    .expect("the scenario ran");
+    let result = run_local(&scenario, port, Arc::new(Live::default()), 1).await;
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2_500), "took {took:?}");
     assert_eq!(result.requests, 20, "{result:?}");
@@ -200,20 +210,9 @@ async fn load_threads_share_the_load_and_add_up_exactly() {
     let (port, accepted) = keep_alive_server(Duration::from_millis(1)).await;
     for threads in [1, 3] {
         let scenario = open_scenario("300/s", "1s", "2s", "1s");
-        let (_, cancel) = tokio::sync::watch::channel(false);
         let live = Arc::new(Live::default());
         let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
-        let result = run(
-            &scenario,
-            port,
-            Path::new("headroom"),
-            &http::Allowed::new(&[]),
-            cancel,
-            Arc::clone(&live),
-            threads,
-        )
-        .await
-        .expect("the scenario ran");
+        let result = run_local(&scenario, port, Arc::clone(&live), threads).await;
         // 300 arrivals a second for one second, fixed spacing: 300, every one answered.
         assert_eq!(
             (result.requests, result.ok, result.dropped),
@@ -269,19 +268,8 @@ async fn users_on_load_threads_keep_one_connection_each() {
             "requests": [{ "url": "http://127.0.0.1:{port}/" }],
         }))
         .expect("a scenario");
-        let (_, cancel) = tokio::sync::watch::channel(false);
         let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
-        let result = run(
-            &scenario,
-            port,
-            Path::new("headroom"),
-            &http::Allowed::new(&[]),
-            cancel,
-            Arc::new(Live::default()),
-            threads,
-        )
-        .await
-        .expect("the scenario ran");
+        let result = run_local(&scenario, port, Arc::new(Live::default()), threads).await;
         let opened = accepted.load(std::sync::atomic::Ordering::Relaxed) - before;
         let connections = result.connections.expect("HTTP counts its connections");
         assert_eq!((connections.opened, opened), (4, 4), "{threads} threads");
