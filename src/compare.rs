@@ -163,8 +163,9 @@ fn notes(report: &Report, quick: bool) -> Vec<String> {
     lines
 }
 
-/// The cells of a figure's row: point, figure, base, new, change, verdict.
-fn cells(figure: &FigureReport) -> [String; 6] {
+/// The cells of a figure's row: point, figure, base, new, change, verdict; `unit` is what
+/// one unit is (`user`).
+fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
     let verdict = match figure.verdict {
         VerdictWord::CannotTell => "cannot tell".to_owned(),
         VerdictWord::WithinNoise => {
@@ -193,8 +194,8 @@ fn cells(figure: &FigureReport) -> [String; 6] {
     [
         point,
         figure.figure.clone(),
-        spread(figure.base, &figure.figure),
-        spread(figure.new, &figure.figure),
+        spread(figure.base, &figure.figure, unit),
+        spread(figure.new, &figure.figure, unit),
         figure
             .change
             .map_or("-".to_owned(), |c| format!("{:+.1} %", c * 100.0)),
@@ -212,7 +213,7 @@ fn table(report: &Report, quick: bool) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(HEADER);
     for figure in &report.figures {
-        let [point, name, base, new, change, verdict] = cells(figure);
+        let [point, name, base, new, change, verdict] = cells(figure, &report.unit);
         table.add_row(vec![
             Cell::new(point),
             Cell::new(name),
@@ -248,7 +249,7 @@ fn markdown(report: &Report, quick: bool) -> String {
     let (first, rest): (Vec<&FigureReport>, Vec<&FigureReport>) =
         report.figures.iter().partition(called);
     for figure in first.into_iter().chain(rest) {
-        let mut cells = cells(figure);
+        let mut cells = cells(figure, &report.unit);
         if matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse) {
             cells[5] = format!("**{}**", cells[5]);
         }
@@ -262,18 +263,19 @@ fn markdown(report: &Report, quick: bool) -> String {
     text
 }
 
-/// A side's median, range and count, in the figure's unit: `12.40 ms (11.90–12.80, ×5)`.
-fn spread(side: Option<Spread>, figure: &str) -> String {
+/// A side's median, range and count, in the figure's unit: `12.40 ms (11.90–12.80, ×5)`,
+/// `$0.1456 per user-month (0.1432–0.1464, ×5)`; `unit` is what one unit is (`user`).
+fn spread(side: Option<Spread>, figure: &str, unit: &str) -> String {
     let Some(side) = side else {
         return "-".to_owned();
     };
-    let unit = Unit::of(figure, side.max.abs().max(side.min.abs()));
+    let unit = Unit::of(figure, side.max.abs().max(side.min.abs()), unit);
+    let median = format!("{}{}", unit.currency, unit.number(side.median));
     if side.repeats == 1 {
-        return format!("{} {}", unit.number(side.median), unit.name);
+        return format!("{median} {}", unit.name);
     }
     format!(
-        "{} {} ({}–{}, ×{})",
-        unit.number(side.median),
+        "{median} {} ({}–{}, ×{})",
         unit.name,
         unit.number(side.min),
         unit.number(side.max),
@@ -281,22 +283,39 @@ fn spread(side: Option<Spread>, figure: &str) -> String {
     )
 }
 
-/// How a figure's values are written: scaled, to some decimals, with a unit.
+/// How a figure's values are written: scaled, to some decimals, with a unit (and a currency
+/// sign before the median).
 struct Unit {
-    name: &'static str,
+    currency: &'static str,
+    name: String,
     scale: f64,
     decimals: usize,
 }
 
 impl Unit {
-    /// The unit of `figure` (read from its name), for values up to `largest`.
-    fn of(figure: &str, largest: f64) -> Unit {
+    /// The unit of `figure` (read from its name), for values up to `largest`; `counted` is
+    /// what one of the plan's units is (`user`).
+    fn of(figure: &str, largest: f64, counted: &str) -> Unit {
         let last = figure.rsplit('.').next().unwrap_or(figure);
-        let unit = |name, scale, decimals| Unit {
-            name,
+        let unit = |name: &str, scale, decimals| Unit {
+            currency: "",
+            name: name.to_owned(),
             scale,
             decimals,
         };
+        if figure.starts_with("plan.") {
+            return match last.split_once("_per_unit_month") {
+                Some((currency, "")) => Unit {
+                    currency: match currency {
+                        "usd" => "$",
+                        "eur" => "€",
+                        _ => "",
+                    },
+                    ..unit(&format!("per {counted}-month"), 1.0, 4)
+                },
+                _ => unit(&headroom_pricing::numbers::plural(counted), 1.0, 0),
+            };
+        }
         if last.len() > 1 && last.starts_with('p') && last[1..].chars().all(|c| c.is_ascii_digit())
         {
             if largest >= 1000.0 {
@@ -310,10 +329,6 @@ impl Unit {
             unit("MiB", 1.0, 1)
         } else if figure == "cpu_cores" {
             unit("cores", 1.0, 3)
-        } else if figure.ends_with(".per_unit_month") {
-            unit("per unit-month", 1.0, 4)
-        } else if figure.starts_with("plan.") && figure.ends_with(".units") {
-            unit("units", 1.0, 1)
         } else if figure.ends_with(".rate") {
             unit("/s", 1.0, 1)
         } else {

@@ -1,6 +1,6 @@
 //! The figures a plan derives from a results file, per instance the spec prices: the units to
-//! plan with (`plan.t4g.medium.units`) and the cost of a unit-month
-//! (`plan.t4g.medium.per_unit_month`). Each is worked out from one repeat of every point at a
+//! plan with (`plan.t4g.medium.units`) and the cost of a unit-month in the instance's currency
+//! (`plan.t4g.medium.usd_per_unit_month`, `plan.CX22.eur_per_unit_month`). Each is worked out from one repeat of every point at a
 //! time (the first runs, then the second, …), so a derived figure has repeats like a measured
 //! one and is judged the same way; a plan from the median would have none to judge. A plan
 //! stands on every phase, so there are as many as the point with the fewest repeats has.
@@ -12,6 +12,11 @@ use headroom_pricing::planner::{Measured, Request, plan};
 use headroom_results::Results;
 
 use crate::verdict::Direction;
+
+/// What one unit is in the spec behind `results` (`room`; `unit` when it names none).
+pub fn unit_of(results: &Results) -> String {
+    Request::of_spec(&results.matrix, None).model.unit
+}
 
 /// Each derived figure's value in every repeat that could be planned.
 pub fn of_results(
@@ -58,7 +63,11 @@ pub fn of_results(
             }
             if let Some(cost) = instance.per_unit_month {
                 add(
-                    format!("plan.{}.per_unit_month", instance.name),
+                    format!(
+                        "plan.{}.{}_per_unit_month",
+                        instance.name,
+                        instance.currency.to_lowercase()
+                    ),
                     Direction::LowerIsBetter,
                     cost,
                 );
@@ -102,10 +111,10 @@ mod tests {
         assert_eq!(
             names,
             [
-                "plan.t4g.large.per_unit_month",
                 "plan.t4g.large.units",
-                "plan.t4g.medium.per_unit_month",
-                "plan.t4g.medium.units"
+                "plan.t4g.large.usd_per_unit_month",
+                "plan.t4g.medium.units",
+                "plan.t4g.medium.usd_per_unit_month"
             ]
         );
         let (direction, units) = &figures["plan.t4g.medium.units"];
@@ -113,7 +122,7 @@ mod tests {
             (*direction, units.as_slice()),
             (Direction::HigherIsBetter, &[128.0][..])
         );
-        let (direction, cost) = &figures["plan.t4g.medium.per_unit_month"];
+        let (direction, cost) = &figures["plan.t4g.medium.usd_per_unit_month"];
         assert_eq!(*direction, Direction::LowerIsBetter);
         // $24.528 a month (730 hours of t4g.medium) over 128 rooms.
         assert!((cost[0] - 24.528 / 128.0).abs() < 1e-9, "{cost:?}");

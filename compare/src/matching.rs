@@ -29,6 +29,8 @@ pub struct Comparison {
     /// Matched points whose target ran in different shapes: `phase: variables: base shape
     /// against new shape`.
     pub unlike_shapes: Vec<String>,
+    /// What one unit is in the base's spec (`room`), for the plan's figures.
+    pub unit: String,
     pub rows: Vec<Row>,
     /// Points (`phase: variables`) only the base has.
     pub only_in_base: Vec<String>,
@@ -54,6 +56,7 @@ pub fn compare(
 ) -> Comparison {
     let mut comparison = Comparison {
         machine_differences: likeness::machine_differences(&base.environment, &new.environment),
+        unit: derived::unit_of(base),
         ..Comparison::default()
     };
     if base.spec.hash != new.spec.hash {
@@ -180,7 +183,10 @@ pub struct NotALever {
 /// order) is judged against its first. One file is one machine; points differing in their
 /// limits differ by the lever, so nothing is withheld as unlike.
 pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, NotALever> {
-    let mut comparison = Comparison::default();
+    let mut comparison = Comparison {
+        unit: derived::unit_of(results),
+        ..Comparison::default()
+    };
     let mut levers = BTreeSet::new();
     let mut found = false;
     // Whether a compared point ran more than once: only then were repeats not interleaved.

@@ -19,6 +19,9 @@ pub struct Report {
     /// Matched points whose target ran under different limits: `phase: variables: base shape
     /// against new shape`.
     pub unlike_shapes: Vec<String>,
+    /// What one unit is (the base spec's `[bench] unit`, `room`; `unit` when it names none):
+    /// what `plan.INSTANCE.units` counts and `plan.INSTANCE.usd_per_unit_month` prices.
+    pub unit: String,
     /// Whether figures were called better or worse across unlike machines or limits
     /// (`--allow-cross-hardware`).
     pub across_machines: bool,
@@ -164,6 +167,7 @@ impl Report {
             },
             machine_differences: comparison.machine_differences.clone(),
             unlike_shapes: comparison.unlike_shapes.clone(),
+            unit: comparison.unit.clone(),
             across_machines,
             figures,
             only_in_base: comparison.only_in_base.clone(),
