@@ -383,6 +383,47 @@ fn a_target_that_dies_during_a_point_is_a_named_failure() {
     clean("dies");
 }
 
+/// Issue 16: `on_failure = "stop"` with repeats in rounds. The second point's target dies
+/// during its hold: the third point never runs, in either round; the first two run in rounds
+/// (life 30s, 500ms, then again), each twice.
+#[test]
+fn a_stopped_phase_runs_its_rounds_up_to_the_failed_point() {
+    let (output, results) = run_fixture("stop", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let points = results["phases"][0]["points"].as_array().expect("points");
+    let lives: Vec<&str> = points
+        .iter()
+        .map(|p| p["at"]["life"].as_str().expect("life"))
+        .collect();
+    assert_eq!(lives, ["30s", "500ms"]);
+    let mut order: Vec<(u64, &str, u64, bool)> = points
+        .iter()
+        .flat_map(|point| {
+            point["runs"].as_array().expect("runs").iter().map(|run| {
+                (
+                    run["started_ms"].as_u64().expect("started"),
+                    point["at"]["life"].as_str().expect("life"),
+                    run["repeat"].as_u64().expect("repeat"),
+                    run["failure"].is_null(),
+                )
+            })
+        })
+        .collect();
+    order.sort_unstable();
+    let order: Vec<(&str, u64, bool)> = order.into_iter().map(|(_, l, r, ok)| (l, r, ok)).collect();
+    assert_eq!(
+        order,
+        [
+            ("30s", 1, true),
+            ("500ms", 1, false),
+            ("30s", 2, true),
+            ("500ms", 2, false)
+        ]
+    );
+    assert!(leftovers("1031B").is_empty());
+    clean("stop");
+}
+
 #[test]
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);
@@ -1765,6 +1806,18 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         );
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     }
+    // The repeats ran in rounds (interleaved, the default): every step once, then again.
+    let mut starts: Vec<(u64, u64)> = runs(&read_results(&before))
+        .iter()
+        .map(|run| {
+            let n = |key: &str| run[key].as_u64().expect(key);
+            (n("started_ms"), n("repeat"))
+        })
+        .collect();
+    starts.sort_unstable();
+    let rounds: Vec<u64> = starts.iter().map(|(_, repeat)| *repeat).collect();
+    let expected: Vec<u64> = (1..=5).flat_map(|repeat| [repeat; 4]).collect();
+    assert_eq!(rounds, expected);
     let (a, b) = (before.display().to_string(), after.display().to_string());
     let gate = [
         "--fail-on",
@@ -1790,10 +1843,11 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         assert!(!found.is_empty(), "{name} in {report}");
         found
     };
-    // Every step of users: the CPU about 20 % worse (the demo's own work on a request, about
-    // 0.3 ms, is not scaled: 12 to 30 %), the median latency worse (by 13 to 26 % in the runs
-    // this was written from; a request's wait for a busy worker adds noise: 5 to 50 %).
-    for (name, range) in [("cpu_cores", 0.12..0.30), ("api.latency.p50", 0.05..0.50)] {
+    // Every step of users: the CPU worse (by 11 to 20 % in the runs this was written from: the
+    // demo's own work on a request, about 0.3 ms, and the idle process are not scaled, and a
+    // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
+    // worse (by 13 to 26 %; a request's wait for a busy worker adds noise: 5 to 50 %).
+    for (name, range) in [("cpu_cores", 0.05..0.35), ("api.latency.p50", 0.05..0.50)] {
         let steps = figures(name);
         assert_eq!(steps.len(), 4, "{name}: {steps:?}");
         for step in steps {

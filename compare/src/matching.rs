@@ -189,8 +189,8 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
     };
     let mut levers = BTreeSet::new();
     let mut found = false;
-    // Whether a compared point ran more than once: only then were repeats not interleaved.
-    let mut repeated = false;
+    // Whether two compared points ran their repeats one after the other (A A A B B B).
+    let mut grouped = false;
     for phase in &results.phases {
         let mut values: Vec<&VarValue> = Vec::new();
         for point in &phase.points {
@@ -210,7 +210,6 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
             continue;
         };
         found = true;
-        repeated |= phase.points.iter().any(|point| point.runs.len() > 1);
         let rest = |point: &PointResults| {
             let mut at = point.at.clone();
             at.remove(variable);
@@ -242,6 +241,7 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
                     .find(|o| o.at.get(variable) == Some(*value) && rest(o) == others);
                 match other {
                     Some(other) => {
+                        grouped |= !interleaved(point, other);
                         judge_pair(&phase.name, &label, (point, other), false, &mut comparison);
                     }
                     None => comparison.notes.push(format!(
@@ -264,13 +264,32 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
             swept,
         });
     }
-    if repeated {
+    if grouped {
         comparison.notes.push(format!(
             "the repeats of `{variable}`'s values ran one value after the other (A A A B B B), \
-             not interleaved: a drift of the machine during the phase falls on one side"
+             not interleaved: a drift of the machine during the phase falls on one side \
+             (a phase's `order = \"interleaved\"`, the default, runs them in rounds)"
         ));
     }
     Ok(comparison)
+}
+
+/// Whether two points' repeats ran mixed in time, by their start times: false when every run
+/// of one started before every run of the other and both ran more than once.
+fn interleaved(a: &PointResults, b: &PointResults) -> bool {
+    let span = |point: &PointResults| {
+        let starts = point.runs.iter().map(|run| run.started_ms);
+        (starts.clone().min(), starts.max())
+    };
+    if a.runs.len() < 2 || b.runs.len() < 2 {
+        return true;
+    }
+    match (span(a), span(b)) {
+        ((Some(a_first), Some(a_last)), (Some(b_first), Some(b_last))) => {
+            a_last > b_first && b_last > a_first
+        }
+        _ => true,
+    }
 }
 
 /// Each figure's values over a point's runs (failed runs give none).
@@ -468,10 +487,27 @@ mod tests {
             rss.judgement.verdict,
             Verdict::CannotTell(CannotTell::TooFewRepeats { base: 3, new: 3 })
         ));
+        // The relay's repeats ran point by point (their start times say so).
         assert!(
             levers.notes[0].contains("not interleaved"),
             "{:?}",
             levers.notes
+        );
+        // The same runs started in rounds (every point once, then again): no such note.
+        let mut rounds = relay.clone();
+        for phase in &mut rounds.phases {
+            for (position, point) in phase.points.iter_mut().enumerate() {
+                for (repeat, run) in point.runs.iter_mut().enumerate() {
+                    run.started_ms = (repeat * 1000 + position) as u64;
+                }
+            }
+        }
+        let notes = compare_levers(&rounds, "rooms")
+            .expect("rooms is swept")
+            .notes;
+        assert!(
+            notes.iter().all(|n| !n.contains("interleaved")),
+            "{notes:?}"
         );
         assert_eq!(
             compare_levers(&relay, "fanout").map_err(|e| e.to_string()),

@@ -92,10 +92,31 @@ fn relay_points_carry_their_values() {
         .find(|r| r.name == "reach")
         .expect("reach slo");
     assert_eq!(reach.threshold_value, 1.0);
-    // Runs go phase by phase, point by point, repeat by repeat.
-    assert_eq!(plan.runs[0].point, 0);
-    assert_eq!(plan.runs[2].repeat, 3);
-    assert_eq!(plan.runs[3].point, 1);
+    // Runs go phase by phase, and in a phase in rounds (interleaved): every point once, then
+    // every point again.
+    let first = &plan.phases[0];
+    let points = first.points.len();
+    assert!(points > 1 && first.repeats > 1, "{first:?}");
+    let at = |i: usize| {
+        (
+            plan.runs[i].phase.as_str(),
+            plan.runs[i].point,
+            plan.runs[i].repeat,
+        )
+    };
+    assert_eq!(at(0), (first.name.as_str(), 0, 1));
+    assert_eq!(at(1), (first.name.as_str(), 1, 1));
+    assert_eq!(at(points), (first.name.as_str(), 0, 2));
+    assert_eq!(at(points * 2 + 1), (first.name.as_str(), 1, 3));
+    // `order = "grouped"`: every repeat of a point before the next.
+    let grouped =
+        compile(&example("relay").replace("[[phase]]\n", "[[phase]]\norder = \"grouped\"\n"));
+    let plan = grouped.matrix.expect("the grouped relay compiles");
+    let at = |i: usize| (plan.runs[i].point, plan.runs[i].repeat);
+    assert_eq!(
+        (at(0), at(1), at(first.repeats as usize)),
+        ((0, 1), (0, 2), (1, 1))
+    );
 }
 
 #[test]

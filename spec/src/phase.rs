@@ -40,6 +40,10 @@ pub struct Phase {
     /// What a failed point does to the rest of the phase.
     #[serde(default)]
     pub on_failure: OnFailure,
+    /// The order of the runs when points repeat: every point once, then every point again
+    /// (`interleaved`), or every repeat of a point before the next (`grouped`).
+    #[serde(default)]
+    pub order: RunOrder,
     /// Overrides `[measure]` for this phase, key by key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure: Option<Measure>,
@@ -62,6 +66,19 @@ pub enum OnFailure {
     Continue,
     /// Stop the phase at the first failed point (a crash past the ceiling says enough).
     Stop,
+}
+
+/// The order of a phase's runs when its points repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunOrder {
+    /// In rounds, A B C A B C …: every point once, then every point again. A drift of a
+    /// shared machine (another job, a warmer CPU) falls on every point alike, so points compare.
+    #[default]
+    Interleaved,
+    /// A A A B B B C C C: every repeat of a point before the next point (for a server whose
+    /// first runs warm a cache the next point must not inherit, say).
+    Grouped,
 }
 
 /// What is measured at every point. Every key is optional; defaults are in [`MeasureDefaults`].

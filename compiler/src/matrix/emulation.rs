@@ -141,18 +141,19 @@ fn in_shape(
     copy
 }
 
-/// Every run of `phases`: phase, point, repeat.
+/// Every run of `phases` in the order they run: phase, point, repeat.
 pub(super) fn runs_of(phases: &[MatrixPhase]) -> Vec<Run> {
     phases
         .iter()
         .flat_map(|phase| {
-            phase.points.iter().flat_map(|point| {
-                (1..=phase.repeats).map(|repeat| Run {
+            phase
+                .run_order(phase.repeats)
+                .into_iter()
+                .map(|(point, repeat)| Run {
                     phase: phase.name.clone(),
-                    point: point.index,
+                    point: phase.points[point].index,
                     repeat,
                 })
-            })
         })
         .collect()
 }

@@ -90,6 +90,7 @@ impl Expansion<'_, '_> {
             repeats: phase.repeats,
             cooldown: phase.cooldown,
             on_failure: phase.on_failure,
+            order: phase.order,
             process: spec.target.process,
             measure,
             scenarios: scenarios.iter().map(|s| s.name().to_owned()).collect(),

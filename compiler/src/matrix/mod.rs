@@ -8,7 +8,8 @@ use headroom_spec::phase::MeasureDefaults;
 use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::target::ProcessMode;
 use headroom_spec::{
-    Duration, Measure, OnFailure, Param, Scenario, Series, Spec, SteadyState, Target, VarValue,
+    Duration, Measure, OnFailure, Param, RunOrder, Scenario, Series, Spec, SteadyState, Target,
+    VarValue,
 };
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +88,10 @@ pub struct MatrixPhase {
     pub cooldown: Duration,
     /// What a failed run does to the rest of the phase.
     pub on_failure: OnFailure,
+    /// The order of the runs when points repeat (files from before it was recorded ran
+    /// `grouped`).
+    #[serde(default = "grouped")]
+    pub order: RunOrder,
     /// A fresh target per point (the only mode carried out).
     pub process: ProcessMode,
     /// What is measured at every point of the phase.
@@ -152,6 +157,26 @@ pub struct Run {
     pub point: usize,
     /// From 1.
     pub repeat: u32,
+}
+
+fn grouped() -> RunOrder {
+    RunOrder::Grouped
+}
+
+impl MatrixPhase {
+    /// Its runs in the order they run, as (position in `points`, repeat from 1), with
+    /// `repeats` runs a point: in rounds when interleaved (A B A B), else point by point.
+    pub fn run_order(&self, repeats: u32) -> Vec<(usize, u32)> {
+        let points = 0..self.points.len();
+        match self.order {
+            RunOrder::Interleaved => (1..=repeats)
+                .flat_map(|repeat| points.clone().map(move |point| (point, repeat)))
+                .collect(),
+            RunOrder::Grouped => points
+                .flat_map(|point| (1..=repeats).map(move |repeat| (point, repeat)))
+                .collect(),
+        }
+    }
 }
 
 /// Where a variable's value at a point was written, for diagnostics about that value.

@@ -138,60 +138,58 @@ pub async fn run(
     let mut number = 0;
     'phases: for phase in selected {
         let slot = phase_slot(&mut outcome.results, &phase.name);
-        for point in &phase.points {
-            outcome.results.phases[slot].points.push(PointResults {
-                index: point.index,
-                at: point.at.clone(),
-                runs: Vec::new(),
+        // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in
+        // this round and the later ones (its own repeats still run).
+        let mut cut: Option<usize> = None;
+        for (position, repeat) in phase.run_order(repeats(phase)) {
+            if cut.is_some_and(|cut| position > cut) {
+                continue;
+            }
+            if *cancel.borrow() {
+                outcome.interrupted = true;
+                break 'phases;
+            }
+            let point = &phase.points[position];
+            number += 1;
+            on_event(Event::RunStarted {
+                phase: &phase.name,
+                point,
+                repeat,
+                number,
+                runs,
             });
-            let mut failed_here = false;
-            for repeat in 1..=repeats(phase) {
-                if *cancel.borrow() {
-                    outcome.interrupted = true;
-                    break 'phases;
-                }
-                number += 1;
-                on_event(Event::RunStarted {
-                    phase: &phase.name,
-                    point,
+            let result = run_once(
+                &plan,
+                phase,
+                point,
+                Attempt {
                     repeat,
                     number,
-                    runs,
-                });
-                let result = run_once(
-                    &plan,
-                    phase,
-                    point,
-                    Attempt {
-                        repeat,
-                        number,
-                        emulation: &emulation,
-                    },
-                    options,
-                    cancel.clone(),
-                    on_event,
-                )
-                .await;
-                failed_here |= outcome.count(&result, is_baseline(&plan, point));
-                on_event(Event::RunFinished {
-                    phase: &phase.name,
-                    point,
-                    result: &result,
-                });
-                let results = &mut outcome.results;
-                if let Some(points) = results.phases[slot].points.last_mut() {
-                    points.runs.push(result);
-                }
-                results.write(&options.out)?;
-                if outcome.interrupted {
-                    break 'phases;
-                }
-                if !phase.cooldown.as_std().is_zero() {
-                    tokio::time::sleep(phase.cooldown.as_std()).await;
-                }
+                    emulation: &emulation,
+                },
+                options,
+                cancel.clone(),
+                on_event,
+            )
+            .await;
+            let failed = outcome.count(&result, is_baseline(&plan, point));
+            on_event(Event::RunFinished {
+                phase: &phase.name,
+                point,
+                result: &result,
+            });
+            point_results(&mut outcome.results.phases[slot], point)
+                .runs
+                .push(result);
+            outcome.results.write(&options.out)?;
+            if outcome.interrupted {
+                break 'phases;
             }
-            if failed_here && phase.on_failure == OnFailure::Stop {
-                break;
+            if failed && phase.on_failure == OnFailure::Stop {
+                cut = Some(cut.map_or(position, |cut| cut.min(position)));
+            }
+            if !phase.cooldown.as_std().is_zero() {
+                tokio::time::sleep(phase.cooldown.as_std()).await;
             }
         }
     }
@@ -214,6 +212,23 @@ impl Outcome {
         self.failed_runs += usize::from(failed);
         failed
     }
+}
+
+/// The results of `point` in its phase's, added (in the points' order: a point runs first
+/// after every earlier one) the first time it runs.
+fn point_results<'a>(phase: &'a mut PhaseResults, point: &Point) -> &'a mut PointResults {
+    let position = match phase.points.iter().position(|p| p.index == point.index) {
+        Some(position) => position,
+        None => {
+            phase.points.push(PointResults {
+                index: point.index,
+                at: point.at.clone(),
+                runs: Vec::new(),
+            });
+            phase.points.len() - 1
+        }
+    };
+    &mut phase.points[position]
 }
 
 /// Where a phase's results go in the file: its earlier place, emptied, or a new one.
