@@ -123,9 +123,7 @@ pub struct Spread {
     pub cv: Option<f64>,
 }
 
-/// Repeats that spread more than this (coefficient of variation) make a figure noisy: its
-/// verdict rests on few, scattered values, and more repeats would firm it up.
-pub const NOISY_CV: f64 = 0.10;
+pub use headroom_results::spread::NOISY_CV;
 
 impl Spread {
     /// Whether the repeats spread more than [`NOISY_CV`].
@@ -216,12 +214,7 @@ fn spread(values: &[f64]) -> Option<Spread> {
     } else {
         sorted[middle]
     };
-    let n = sorted.len() as f64;
-    let mean = sorted.iter().sum::<f64>() / n;
-    let cv = (sorted.len() > 1 && mean != 0.0).then(|| {
-        let variance = sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        variance.sqrt() / mean.abs()
-    });
+    let cv = headroom_results::spread::coefficient_of_variation(&sorted);
     Some(Spread {
         repeats: sorted.len(),
         min: sorted[0],

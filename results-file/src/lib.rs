@@ -12,6 +12,7 @@ pub mod histogram;
 mod limits;
 pub mod process;
 mod scenario;
+pub mod spread;
 
 use std::collections::BTreeMap;
 use std::path::Path;

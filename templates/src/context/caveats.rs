@@ -40,15 +40,29 @@ pub(super) fn caveats(
         .iter()
         .flat_map(|phase| {
             phase.points.iter().filter_map(move |point| {
-                let rss = point.rss_bytes?;
-                (rss.n > 1 && rss.min > 0.0 && rss.max / rss.min > 1.10)
-                    .then(|| format!("{} at {}", phase.name, point.variables))
+                let mut figures = Vec::new();
+                if point.rss_bytes.is_some_and(|rss| rss.noisy) {
+                    figures.push("RSS".to_owned());
+                }
+                for cell in &point.scenarios {
+                    if cell.p95_ms.is_some_and(|p95| p95.noisy) {
+                        figures.push(format!("{} p95", cell.name));
+                    }
+                }
+                (!figures.is_empty()).then(|| {
+                    format!(
+                        "{} in `{}` ({})",
+                        point.variables,
+                        phase.name,
+                        figures.join(", ")
+                    )
+                })
             })
         })
         .collect();
     if !noisy.is_empty() {
         out.push(format!(
-            "The resident set varied by more than 10 % between repeats at {}: treat those points as noisy.",
+            "The repeats spread more than 10 % (standard deviation over mean) at {}: those medians are noisy; add repeats (the phase's `repeats`, or `headroom run --repeat N`) before planning with them.",
             noisy.join("; ")
         ));
     }

@@ -186,6 +186,9 @@ pub struct Stat {
     pub max: f64,
     /// How many repeats had the figure.
     pub n: usize,
+    /// The repeats spread more than 10 % (standard deviation over mean,
+    /// `headroom_results::spread::NOISY_CV`): more repeats would firm the median up.
+    pub noisy: bool,
 }
 
 impl Stat {
@@ -201,6 +204,8 @@ impl Stat {
             median: Reducer::Median.of(&sorted)?,
             max: sorted[sorted.len() - 1],
             n: sorted.len(),
+            noisy: headroom_results::spread::coefficient_of_variation(&sorted)
+                .is_some_and(|cv| cv > headroom_results::spread::NOISY_CV),
         })
     }
 }

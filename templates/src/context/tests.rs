@@ -88,9 +88,50 @@ fn stats_over_repeats() {
             min: 1.0,
             median: 2.0,
             max: 3.0,
-            n: 3
+            n: 3,
+            // Standard deviation 1 over a mean of 2.
+            noisy: true
         }
     );
+    assert!(!Stat::of(&[100.0, 101.0, 99.0]).expect("values").noisy);
     assert_eq!(Stat::of(&[4.0, 2.0]).map(|s| s.median), Some(3.0));
     assert!(Stat::of(&[]).is_none());
+}
+
+/// A point whose repeats spread more than 10 % (RSS or a p95) is named among the caveats,
+/// with the advice to add repeats; a tight one is not.
+#[test]
+fn points_whose_repeats_spread_are_called_noisy() {
+    let point = |variables: &str, rss: [f64; 3], p95: [f64; 3]| {
+        let mut point = step(variables, 0.0, false);
+        point.runs = 3;
+        point.rss_bytes = Stat::of(&rss);
+        point.scenarios[0].p95_ms = Stat::of(&p95);
+        point
+    };
+    let tight = point("rooms = 2", [100e6, 102e6, 101e6], [10.0, 10.2, 9.9]);
+    let scattered_latency = point("rooms = 4", [100e6, 102e6, 101e6], [10.0, 14.0, 9.0]);
+    let scattered_memory = point("rooms = 8", [100e6, 130e6, 90e6], [10.0, 10.2, 9.9]);
+    let phase = Phase {
+        name: "memory".into(),
+        description: None,
+        points: vec![tight, scattered_latency, scattered_memory],
+        scenarios: vec!["api".into()],
+        latency_slos: Vec::new(),
+        limits: None,
+    };
+    let machine = Machine {
+        cpu_model: "test".into(),
+        logical_cores: Some(2),
+        memory_bytes: None,
+        kernel: "6".into(),
+    };
+    let said = caveats(false, &machine, None, &RunCounts::default(), &[phase]);
+    let noisy: Vec<&String> = said.iter().filter(|c| c.contains("noisy")).collect();
+    assert_eq!(
+        noisy,
+        [
+            "The repeats spread more than 10 % (standard deviation over mean) at rooms = 4 in `memory` (api p95); rooms = 8 in `memory` (RSS): those medians are noisy; add repeats (the phase's `repeats`, or `headroom run --repeat N`) before planning with them."
+        ]
+    );
 }
