@@ -29,7 +29,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "VARIABLE")]
     by: Option<String>,
     /// Exit 2 when a figure got worse by more than this and not within noise: a figure (or
-    /// its end, `seen_by_all.p95`) and a signed percentage, `'latency.p95 +10%'`. Repeatable.
+    /// its end, `seen_by_all.p95`) and a signed percentage, `'latency.p95 +10%'`. Repeatable;
+    /// the rules of the new file's spec (`[compare] fail_on`) are held too.
     #[arg(long = "fail-on", value_name = "RULE")]
     fail_on: Vec<String>,
     /// `table` (the terminal), `md` (a pull-request comment) or `json`
@@ -49,27 +50,33 @@ enum Format {
 }
 
 pub fn run(args: CompareArgs) -> Result<u8> {
-    let gates = args
+    let mut gates = args
         .fail_on
         .iter()
-        .map(|rule| Gate::parse(rule))
+        .map(|rule| gate::parse(rule))
         .collect::<Result<Vec<_>, _>>()?;
     let base = crate::read_results(&args.base)?;
-    let (comparison, quick) = match (&args.by, &args.new) {
+    let (comparison, quick, spec_gates) = match (&args.by, &args.new) {
         (Some(variable), _) => {
             let levers = compare_levers(&base, variable)
                 .with_context(|| format!("{}", args.base.display()))?;
-            (levers, base.quick)
+            (levers, base.quick, base.matrix.gates.clone())
         }
         (None, Some(new)) => {
             let new = crate::read_results(new)?;
             let table = headroom_pricing::PriceTable::embedded()
                 .context("the shipped price table is broken")?;
             let comparison = compare(&base, &new, args.allow_cross_hardware, &table);
-            (comparison, base.quick || new.quick)
+            // The change is held to the gates its own spec commits.
+            (comparison, base.quick || new.quick, new.matrix.gates)
         }
         (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
     };
+    for gate in spec_gates {
+        if !gates.iter().any(|g: &Gate| g.rule == gate.rule) {
+            gates.push(gate);
+        }
+    }
     let outcomes = gate::check(&gates, &comparison)?;
     let report = Report::new(&comparison, args.allow_cross_hardware, outcomes);
     let mut out = std::io::stdout().lock();

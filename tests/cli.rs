@@ -921,6 +921,20 @@ fn compare_judges_each_figure_from_its_repeats() {
         noisy.contains("noisy: 1 of the figures have repeats that spread more than 10 %"),
         "{noisy}"
     );
+    // The new file's spec commits its gates (`[compare] fail_on`, in the results' plan):
+    // held with no flag.
+    let mut committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&new).expect("new")).expect("JSON");
+    committed["plan"]["gates"] =
+        serde_json::json!([{ "rule": "rss_mib +10%", "figure": "rss_mib", "threshold": 0.1 }]);
+    let committed_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-committed.json");
+    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    let (code, out, _) = headroom(&["compare", &base, &committed_path.display().to_string()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("gate `rss_mib +10%` at memory: rooms=1 (rss_mib): +20.0 %, worse: FAILED"),
+        "{out}"
+    );
     // A rule that names no figure, or the better way, is a usage error that says so.
     let (code, _, stderr) = gated(&["usd_per_unit +5%"], "table");
     assert_eq!(code, 1);

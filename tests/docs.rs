@@ -55,6 +55,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Range", "[[phase]] vary = { name = {…} }"),
     ("Capacity", "[capacity]"),
     ("Plan", "[plan]"),
+    ("Compare", "[compare]"),
 ];
 
 fn definition<'a>(schema: &'a Value, name: &str) -> &'a Value {

@@ -6,16 +6,9 @@ use serde::Serialize;
 use crate::matching::{Comparison, Row};
 use crate::verdict::{Direction, Verdict};
 
-/// One `--fail-on` rule: the figures it names and how much worse they may get.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gate {
-    /// As written: `seen_by_all.p95 +10%`.
-    pub rule: String,
-    /// A figure's name, or its end after a dot (`seen_by_all.p95` names `edits.seen_by_all.p95`).
-    pub figure: String,
-    /// The change allowed, as a fraction with its sign: +0.10 lets a figure rise 10 %.
-    pub threshold: f64,
-}
+/// One rule (`--fail-on`, or the spec's `[compare] fail_on`): the figures it names and how
+/// much worse they may get.
+pub use headroom_spec::compare::GateRule as Gate;
 
 /// A rule that cannot be read, or that does not fit the figures it names.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -24,10 +17,10 @@ pub enum GateError {
         "`--fail-on '{0}'`: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
     )]
     Syntax(String),
-    #[error("`--fail-on '{rule}'` names no figure of these files; they have: {figures}")]
+    #[error("gate `{rule}` names no figure of these files; they have: {figures}")]
     NoFigure { rule: String, figures: String },
     #[error(
-        "`--fail-on '{rule}'`: `{figure}` is worse when {worse}: write its threshold as {sign}{percent}%"
+        "gate `{rule}`: `{figure}` is worse when {worse}: write its threshold as {sign}{percent}%"
     )]
     WrongSign {
         rule: String,
@@ -38,35 +31,9 @@ pub enum GateError {
     },
 }
 
-impl Gate {
-    pub fn parse(rule: &str) -> Result<Gate, GateError> {
-        let syntax = || GateError::Syntax(rule.to_owned());
-        let (figure, change) = rule
-            .trim()
-            .rsplit_once(char::is_whitespace)
-            .ok_or_else(syntax)?;
-        let figure = figure.trim();
-        let percent = change.strip_suffix('%').ok_or_else(syntax)?;
-        if figure.is_empty() || !(percent.starts_with('+') || percent.starts_with('-')) {
-            return Err(syntax());
-        }
-        let threshold: f64 = percent.parse().map_err(|_| syntax())?;
-        if !threshold.is_finite() || threshold == 0.0 {
-            return Err(syntax());
-        }
-        Ok(Gate {
-            rule: rule.trim().to_owned(),
-            figure: figure.to_owned(),
-            threshold: threshold / 100.0,
-        })
-    }
-
-    fn names(&self, figure: &str) -> bool {
-        figure == self.figure
-            || figure
-                .strip_suffix(self.figure.as_str())
-                .is_some_and(|head| head.ends_with('.'))
-    }
+/// Reads a `--fail-on` rule: `seen_by_all.p95 +10%`.
+pub fn parse(rule: &str) -> Result<Gate, GateError> {
+    Gate::parse(rule).map_err(|_| GateError::Syntax(rule.to_owned()))
 }
 
 /// What one rule found at one point.
@@ -157,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_rule_is_a_figure_and_a_signed_percentage() {
-        let gate = Gate::parse("seen_by_all.p95 +10%").expect("a rule");
+        let gate = parse("seen_by_all.p95 +10%").expect("a rule");
         assert_eq!(
             (gate.figure.as_str(), gate.threshold),
             ("seen_by_all.p95", 0.1)
@@ -166,16 +133,9 @@ mod tests {
         assert!(gate.names("seen_by_all.p95"));
         assert!(!gate.names("edits.seen_by_all.p950"));
         assert!(!gate.names("xseen_by_all.p95"));
-        assert_eq!(
-            Gate::parse("api.rate -5%").expect("a rule").threshold,
-            -0.05
-        );
+        assert_eq!(parse("api.rate -5%").expect("a rule").threshold, -0.05);
         for bad in ["p95", "p95 10%", "p95 +10", "+10%", "p95 +x%", "p95 +0%"] {
-            assert_eq!(
-                Gate::parse(bad),
-                Err(GateError::Syntax(bad.to_owned())),
-                "{bad}"
-            );
+            assert_eq!(parse(bad), Err(GateError::Syntax(bad.to_owned())), "{bad}");
         }
     }
 
@@ -204,10 +164,10 @@ mod tests {
             ..Comparison::default()
         };
         let gates = [
-            Gate::parse("latency.p95 +10%").expect("rule"),
-            Gate::parse("rate -10%").expect("rule"),
-            Gate::parse("errors +50%").expect("rule"),
-            Gate::parse("latency.p95 +25%").expect("rule"),
+            parse("latency.p95 +10%").expect("rule"),
+            parse("rate -10%").expect("rule"),
+            parse("errors +50%").expect("rule"),
+            parse("latency.p95 +25%").expect("rule"),
         ];
         let outcomes = check(&gates, &comparison).expect("checked");
         let failed: Vec<bool> = outcomes.iter().map(|o| o.failed).collect();
@@ -233,18 +193,21 @@ mod tests {
             rows: vec![row("api.rate", Direction::HigherIsBetter, &[1.0], &[1.0])],
             ..Comparison::default()
         };
-        let nothing = check(
-            &[Gate::parse("usd_per_unit +5%").expect("rule")],
-            &comparison,
-        );
+        let nothing = check(&[parse("usd_per_unit +5%").expect("rule")], &comparison);
         assert_eq!(
             nothing.map_err(|e| e.to_string()),
-            Err("`--fail-on 'usd_per_unit +5%'` names no figure of these files; they have: api.rate".to_owned())
+            Err(
+                "gate `usd_per_unit +5%` names no figure of these files; they have: api.rate"
+                    .to_owned()
+            )
         );
-        let wrong = check(&[Gate::parse("rate +5%").expect("rule")], &comparison);
+        let wrong = check(&[parse("rate +5%").expect("rule")], &comparison);
         assert_eq!(
             wrong.map_err(|e| e.to_string()),
-            Err("`--fail-on 'rate +5%'`: `api.rate` is worse when lower: write its threshold as -5%".to_owned())
+            Err(
+                "gate `rate +5%`: `api.rate` is worse when lower: write its threshold as -5%"
+                    .to_owned()
+            )
         );
     }
 }

@@ -106,6 +106,7 @@ codes! {
     BadPattern = "E036", "bad-pattern", Error, "A regular expression that does not compile (`ready.log`).";
     RegionNotPriced = "E037", "region-not-priced", Error, "`[plan] region` names a region the price table has no prices for.";
     TooLarge = "E038", "too-large", Error, "A matrix, a run or a message larger than one machine should be asked to handle (the limits are in docs/cli.md).";
+    BadGate = "E039", "bad-gate", Error, "A `[compare] fail_on` gate that is not a figure and a signed percentage (`latency.p95 +10%`).";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod compare;
 pub mod numbers;
 pub mod param;
 pub mod phase;
@@ -64,6 +65,9 @@ pub struct Spec {
     /// The machines to price and the monthly lines beside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Plan>,
+    /// The gates `headroom compare` holds a change to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<compare::Compare>,
 }
 
 /// The load generator itself.

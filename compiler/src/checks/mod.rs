@@ -45,6 +45,8 @@ pub struct Checker<'a> {
     typed_only: Vec<(String, Usage)>,
     /// The SLOs, parsed against the figures the spec produces.
     pub slo: Vec<SloRule>,
+    /// `[compare] fail_on`, read.
+    pub gates: Vec<headroom_spec::compare::GateRule>,
 }
 
 impl<'a> Checker<'a> {
@@ -64,6 +66,7 @@ impl<'a> Checker<'a> {
             usages: BTreeMap::new(),
             typed_only: Vec::new(),
             slo: Vec::new(),
+            gates: Vec::new(),
         }
     }
 
@@ -77,6 +80,7 @@ impl<'a> Checker<'a> {
         self.phases();
         self.measure();
         self.slos();
+        self.gates();
         self.capacity();
         self.plan();
         self.unused_variables();

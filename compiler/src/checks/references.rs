@@ -32,6 +32,27 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `[compare] fail_on`: each rule read (the schema's pattern has refused what is not one).
+    pub(super) fn gates(&mut self) {
+        let Some(compare) = &self.spec.compare else {
+            return;
+        };
+        for (i, rule) in compare.fail_on.iter().enumerate() {
+            match headroom_spec::compare::GateRule::parse(rule) {
+                Ok(gate) => self.gates.push(gate),
+                Err(error) => {
+                    let pointer = format!("/compare/fail_on/{i}");
+                    let span = self.value_span(&pointer);
+                    self.push(
+                        Diagnostic::new(Code::BadGate, error.to_string())
+                            .at(&pointer, span)
+                            .label("expected a figure and a signed percentage"),
+                    );
+                }
+            }
+        }
+    }
+
     pub(super) fn capacity(&mut self) {
         self.capacity_units();
         self.capacity_memory();

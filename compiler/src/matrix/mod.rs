@@ -64,6 +64,10 @@ pub struct RunMatrix {
     /// `[plan]`, when the spec prices instances.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<headroom_spec::Plan>,
+    /// The gates `headroom compare` holds a results file of this spec to (`[compare]
+    /// fail_on`), read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<headroom_spec::compare::GateRule>,
     /// The phases, in order, each with its points.
     pub phases: Vec<MatrixPhase>,
     /// Every run, in the order the runner executes them: phase, point, repeat.
@@ -228,7 +232,7 @@ pub fn expand(
     // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
     // value in [vars] (the checker refuses one that a phase varies).
     let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
-    // Runs go phase, point, repeat.
+    // Runs go phase by phase, in each in rounds or point by point (its `order`).
     let runs = emulation::runs_of(&phases);
     let estimated = phases
         .iter()
@@ -242,6 +246,7 @@ pub fn expand(
         slo: checker.slo.clone(),
         capacity: spec.capacity.clone(),
         plan: spec.plan.clone(),
+        gates: checker.gates.clone(),
         phases,
         runs,
         estimated,

@@ -364,6 +364,12 @@ impl SchemaCheck {
             .label(format!("expected a {}", kind.name()))
             .hint(format!("write it as {}{variable}", kind.forms()));
         }
+        if pattern == headroom_spec::compare::GATE_PATTERN {
+            return Diagnostic::new(Code::BadGate, format!("`{text}` is not a gate"))
+                .at(pointer, span)
+                .label("expected a figure and a signed percentage")
+                .hint("write the figure (or the end of its name) and how much worse it may get, signed the worse way: \"latency.p95 +10%\" (fails past 10 % slower), \"api.rate -5%\" (fails past 5 % fewer)");
+        }
         if pattern == PLACEHOLDER_PATTERN {
             return Diagnostic::new(
                 Code::WrongType,
