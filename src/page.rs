@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
+use headroom_compare::matching::compare;
+use headroom_compare::report::Report as CompareReport;
 use headroom_pricing::planner::{self, Measured, Request};
 use headroom_runner::results::write_atomically;
-use headroom_templates::{Bench, Inputs, PageContext, Templates, plots};
+use headroom_templates::{Bench, Compared, Inputs, PageContext, Templates, plots};
 
 use crate::exit;
 
@@ -31,6 +33,10 @@ pub struct RenderArgs {
     /// Print the template context as JSON (schemas/page-context.schema.json) instead of the page.
     #[arg(long)]
     dump_context: bool,
+    /// A results file to compare these with (the base branch, the old version): the page
+    /// gets a "compared with" section, as `headroom compare BASELINE RESULTS` judges it.
+    #[arg(long, value_name = "BASE")]
+    baseline: Option<PathBuf>,
 }
 
 pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
@@ -60,11 +66,16 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         &results,
         &results_path,
     )?;
+    let baseline = match &args.baseline {
+        Some(path) => Some((path.as_path(), crate::read_results(path)?)),
+        None => None,
+    };
     let source = Source {
         spec: &args.spec,
         compiled: &compiled,
         results: &results,
         results_path: &results_path,
+        baseline: baseline.as_ref().map(|(path, results)| (*path, results)),
     };
     if args.dump_context {
         let mut stdout = std::io::stdout().lock();
@@ -93,6 +104,8 @@ pub(crate) struct Source<'a> {
     pub results: &'a headroom_results::Results,
     /// Where the results are (the page goes beside them by default).
     pub results_path: &'a Path,
+    /// A results file to compare with, and its path (`--baseline`).
+    pub baseline: Option<(&'a Path, &'a headroom_results::Results)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -233,8 +246,23 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
         plan: report,
         reproduce: vec![
             format!("headroom run {quick}{spec} --out {results}"),
-            format!("headroom render {spec} --results {results}"),
+            match source.baseline {
+                Some((base, _)) => format!(
+                    "headroom render {spec} --results {results} --baseline {}",
+                    base.display()
+                ),
+                None => format!("headroom render {spec} --results {results}"),
+            },
         ],
+        compared: source.baseline.map(|(path, base)| {
+            let comparison = compare(base, source.results, false, &source.compiled.prices);
+            let report = CompareReport::new(&comparison, false, Vec::new());
+            Compared::of(
+                path.display().to_string(),
+                &report,
+                base.quick || source.results.quick,
+            )
+        }),
     };
     Ok(PageContext::build(source.results, inputs))
 }

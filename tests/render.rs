@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::headroom;
 
@@ -831,5 +831,76 @@ fn a_lower_bound_runner_up_trails_by_at_least() {
         stdout.contains("t4g.medium: cap binds at 128; slo trails at ≥ 128 (at least +0 %)"),
         "{stdout}"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The relay fixture with every point run five times (copies of its first run, the RSS
+/// scaled by `scale` and spread by ±2 %) and every SLO of the `rooms` phase passed, so the
+/// plan prices: for comparisons with repeats enough to call.
+fn five_repeats(path: &Path, scale: f64) {
+    let text = std::fs::read_to_string(common::root().join(RESULTS)).expect("fixture");
+    let mut results: serde_json::Value = serde_json::from_str(&text).expect("json");
+    for phase in results["phases"].as_array_mut().expect("phases") {
+        let rooms = phase["name"] == "rooms";
+        for point in phase["points"].as_array_mut().expect("points") {
+            let first = point["runs"][0].clone();
+            let runs: Vec<serde_json::Value> = [1.0, 1.01, 0.99, 1.02, 0.98]
+                .iter()
+                .enumerate()
+                .map(|(i, jitter)| {
+                    let mut run = first.clone();
+                    run["repeat"] = serde_json::json!(i + 1);
+                    let rss = &mut run["process"]["steady"]["rss_bytes"];
+                    *rss =
+                        serde_json::json!((rss.as_f64().expect("bytes") * scale * jitter) as u64);
+                    if rooms {
+                        for verdict in run["slo"].as_array_mut().expect("verdicts") {
+                            verdict["pass"] = serde_json::Value::Bool(true);
+                        }
+                    }
+                    run
+                })
+                .collect();
+            point["runs"] = serde_json::Value::Array(runs);
+        }
+    }
+    std::fs::write(path, results.to_string()).expect("write");
+}
+
+/// Issue 16: `render --baseline BASE` gives the page a "compared with" section: the cost per
+/// room before and after, the figures called better or worse (20 % more memory at every
+/// point, in five repeats a side), and how many were within noise, not listed.
+#[test]
+fn a_baseline_gives_the_page_a_compared_with_section() {
+    let dir = scratch("baseline");
+    let (base, new) = (dir.join("base.json"), dir.join("new.json"));
+    five_repeats(&base, 1.0);
+    five_repeats(&new, 1.2);
+    let out = dir.join("capacity.md");
+    let [base_arg, new_arg, out_arg] = [&base, &new, &out].map(|p| p.display().to_string());
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &new_arg,
+        "--baseline",
+        &base_arg,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    let start = page.find("## Compared with").expect("the section");
+    let end = page
+        .find("## What was not measured")
+        .expect("the next section");
+    let section = page[start..end].replace(&dir.display().to_string(), "SCRATCH");
+    insta::assert_snapshot!("relay-page-compared", section);
+    // The reproduce commands say how the section was made.
+    assert!(page.contains(&format!("--baseline {base_arg}")), "{page}");
+    // Without a baseline, no section.
+    let (_, plain, _) = render_fixture("no-baseline", "capacity.md", &[]);
+    let plain = std::fs::read_to_string(plain).expect("page");
+    assert!(!plain.contains("## Compared with"));
     let _ = std::fs::remove_dir_all(dir);
 }

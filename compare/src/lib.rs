@@ -13,4 +13,5 @@ pub mod gate;
 pub mod likeness;
 pub mod matching;
 pub mod report;
+pub mod text;
 pub mod verdict;

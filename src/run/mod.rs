@@ -156,6 +156,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             compiled: &compiled,
             results: &outcome.results,
             results_path: &out,
+            baseline: None,
         };
         match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
             Ok(Ok(rendered)) => rendered.report(&mut stdout)?,

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 mod caveats;
 mod ceiling;
+mod compared;
 mod fits;
 mod limits;
 mod rows;
@@ -21,6 +22,7 @@ mod words;
 
 use caveats::{caveats, not_measured};
 use ceiling::ceiling;
+pub use compared::Compared;
 use fits::fit_rows;
 use rows::point_row;
 use words::{latency_slos, scenario_texts, steady_state};
@@ -55,6 +57,8 @@ pub struct Inputs {
     pub plan: Option<Report>,
     /// The commands that reproduce the page, in order.
     pub reproduce: Vec<String>,
+    /// The comparison with a baseline results file (`render --baseline`).
+    pub compared: Option<Compared>,
 }
 
 /// Everything a capacity page says, as data (`schemas/page-context.schema.json`).
@@ -99,6 +103,8 @@ pub struct PageContext {
     pub not_measured: Vec<String>,
     /// The commands that reproduce the page, in order.
     pub reproduce: Vec<String>,
+    /// What moved against a baseline results file (`render --baseline BASE`).
+    pub compared: Option<Compared>,
     /// The plots drawn from this context (`headroom_templates::plots`), as the files written
     /// beside the page; the page links them by `file`.
     pub plots: Vec<Plot>,
@@ -533,6 +539,7 @@ impl PageContext {
             caveats,
             not_measured,
             reproduce: inputs.reproduce,
+            compared: inputs.compared,
             plots,
         }
     }
