@@ -1860,6 +1860,19 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         panic!("one units figure: {report}")
     };
     assert_eq!(units["verdict"], "worse", "{units}");
+    // The CPU per user, fitted over every run of the sweep (20 points a side): 20 % steeper.
+    let [slope] = &figures("fit.cpu.cores_per_unit")[..] else {
+        panic!("one CPU slope: {report}")
+    };
+    assert_eq!(
+        (&slope["verdict"], &slope["basis"]),
+        (&"worse".into(), &"fit".into()),
+        "{slope}"
+    );
+    assert!(
+        (0.12..0.30).contains(&common::number(&slope["change"])),
+        "{slope}"
+    );
     assert_eq!(report["unit"], "user");
     assert_eq!(output.status.code(), Some(2), "{report}");
     assert_eq!(report["failed"], true);

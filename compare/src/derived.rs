@@ -11,24 +11,49 @@ use headroom_prices::PriceTable;
 use headroom_pricing::planner::{Measured, Request, plan};
 use headroom_results::Results;
 
+use crate::slopes::Slope;
 use crate::verdict::Direction;
 
-/// What one unit is in the spec behind `results` (`room`; `unit` when it names none).
-pub fn unit_of(results: &Results) -> String {
-    Request::of_spec(&results.matrix, None).model.unit
+/// A fitted slope of a results file: where it was fitted (`` `memory` phase, per rooms ``) and
+/// the line's slope.
+pub type FittedSlopes = BTreeMap<String, (String, Slope)>;
+
+/// The slopes the planner fits over a results file's sweeps, every run of every point:
+/// memory per unit (`fit.rss.bytes_per_unit`) and CPU per unit (`fit.cpu.cores_per_unit`),
+/// named by series and unit. Lower is better for each: what a unit costs the server.
+pub fn slopes_of(results: &Results, table: &PriceTable) -> FittedSlopes {
+    let request = Request::of_spec(&results.matrix, None);
+    let Ok(planned) = plan(&request, &Measured::from_results(results), table) else {
+        return FittedSlopes::new();
+    };
+    planned
+        .report
+        .fits
+        .iter()
+        .map(|fit| {
+            (
+                format!("fit.{}.{}_per_unit", fit.series, fit.unit),
+                (
+                    format!("`{}` phase, per {}", fit.phase, fit.x),
+                    Slope {
+                        slope: fit.slope,
+                        ci95: fit.slope_ci95,
+                        n: fit.n,
+                    },
+                ),
+            )
+        })
+        .collect()
 }
 
-/// Each derived figure's value in every repeat that could be planned.
-pub fn of_results(
+/// Plans every repeat that can be planned: every point's first run, then its second, … as
+/// many times as the point with the fewest runs has.
+fn for_each_repeat(
     results: &Results,
     table: &PriceTable,
-) -> BTreeMap<String, (Direction, Vec<f64>)> {
-    let mut figures: BTreeMap<String, (Direction, Vec<f64>)> = BTreeMap::new();
+    mut each: impl FnMut(&headroom_pricing::planner::Planned),
+) {
     let request = Request::of_spec(&results.matrix, None);
-    if request.instances.is_empty() {
-        return figures;
-    }
-    // A plan stands on every phase: as many plans as the point with the fewest repeats has.
     let repeats = results
         .phases
         .iter()
@@ -43,16 +68,50 @@ pub fn of_results(
                 point.runs = point.runs.get(repeat).cloned().into_iter().collect();
             }
         }
-        let Ok(planned) = plan(&request, &Measured::from_results(&one), table) else {
-            continue;
-        };
+        if let Ok(planned) = plan(&request, &Measured::from_results(&one), table) {
+            each(&planned);
+        }
+    }
+}
+
+/// What a results file's plans give, repeat by repeat.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Derived {
+    /// Each figure's value in every repeat that gave it, with its direction.
+    pub figures: BTreeMap<String, (Direction, Vec<f64>)>,
+    /// The resource that binds each priced instance (`memory`, `cpu_measured`, `slo`,
+    /// `cap`), one a repeat, by instance.
+    pub bindings: BTreeMap<String, Vec<String>>,
+}
+
+/// What one unit is in the spec behind `results` (`room`; `unit` when it names none).
+pub fn unit_of(results: &Results) -> String {
+    Request::of_spec(&results.matrix, None).model.unit
+}
+
+/// The figures of the plans of every repeat: the SLO ceiling where it was measured
+/// (`ceiling.slo.units`: not a lower bound, not below the first step), and per priced
+/// instance the units to plan with and the cost of a unit-month; and what binds each.
+pub fn of_results(results: &Results, table: &PriceTable) -> Derived {
+    let mut derived = Derived::default();
+    for_each_repeat(results, table, |planned| {
         let mut add = |name: String, direction, value: f64| {
-            figures
+            derived
+                .figures
                 .entry(name)
                 .or_insert_with(|| (direction, Vec::new()))
                 .1
                 .push(value);
         };
+        if let Some(slo) = &planned.model.slo
+            && let Some(units) = slo.units.filter(|_| !slo.lower_bound)
+        {
+            add(
+                "ceiling.slo.units".to_owned(),
+                Direction::HigherIsBetter,
+                units,
+            );
+        }
         for instance in &planned.plans {
             if let Some(units) = instance.planned_units {
                 add(
@@ -72,9 +131,14 @@ pub fn of_results(
                     cost,
                 );
             }
+            derived
+                .bindings
+                .entry(instance.name.clone())
+                .or_default()
+                .push(instance.binding.resource.as_str().to_owned());
         }
-    }
-    figures
+    });
+    derived
 }
 
 #[cfg(test)]
@@ -104,9 +168,11 @@ mod tests {
         let table = PriceTable::embedded().expect("the shipped table");
         // The relay's SLOs failed at the first step of its ceiling phase: nothing to plan with,
         // so no cost and no units (never a figure the plan refused to give).
-        assert!(of_results(&relay, &table).is_empty());
+        assert!(of_results(&relay, &table).figures.is_empty());
         // Passing at every step: the ceiling is the cap (128 rooms), priced on both instances.
-        let figures = of_results(&passing(relay.clone(), 1), &table);
+        let derived = of_results(&passing(relay.clone(), 1), &table);
+        // No `ceiling.slo.units`: every step passed, the SLO ceiling is a lower bound.
+        let figures = derived.figures;
         let names: Vec<&str> = figures.keys().map(String::as_str).collect();
         assert_eq!(
             names,
@@ -126,8 +192,17 @@ mod tests {
         assert_eq!(*direction, Direction::LowerIsBetter);
         // $24.528 a month (730 hours of t4g.medium) over 128 rooms.
         assert!((cost[0] - 24.528 / 128.0).abs() < 1e-9, "{cost:?}");
+        assert_eq!(derived.bindings["t4g.medium"], ["cap"]);
         // Three runs at every point: three plans.
-        let three = of_results(&passing(relay, 3), &table);
-        assert_eq!(three["plan.t4g.medium.units"].1.len(), 3);
+        let three = of_results(&passing(relay.clone(), 3), &table);
+        assert_eq!(three.figures["plan.t4g.medium.units"].1.len(), 3);
+        // The relay's memory per room, fitted over every run of its `memory` phase.
+        let slopes = slopes_of(&relay, &table);
+        let (label, rss) = &slopes["fit.rss.bytes_per_unit"];
+        assert_eq!(label, "`memory` phase, per rooms");
+        // 497.4 KiB a room (the page's fit of the same file), n 9 (three repeats of three).
+        assert!((rss.slope / 1024.0 - 497.4).abs() < 0.1, "{rss:?}");
+        assert_eq!(rss.n, 9);
+        assert!(rss.ci95[0] < rss.slope && rss.slope < rss.ci95[1]);
     }
 }

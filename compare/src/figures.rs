@@ -1,19 +1,21 @@
 //! The figures of one run that a comparison judges, each with the way that is better.
 //!
 //! Only what was measured: a latency summary of no requests, a process never sampled or a
-//! failed run gives no figure (never a 0 to compare). `[measure]` series are not here yet:
-//! the spec does not say whether more of a series is better.
+//! failed run gives no figure (never a 0 to compare). A `[measure]` series is a figure
+//! (`series.NAME`) when the spec says which way of it is better (`better = "lower"`).
 
 use std::collections::BTreeMap;
 
 use headroom_results::{RunResult, ScenarioResult, Summary};
+use headroom_spec::{Better, Series};
 
 use crate::verdict::Direction;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// A run's figures by name (`api.latency.p95`, `rss_mib`), each with its better direction.
-pub fn of_run(run: &RunResult) -> BTreeMap<String, (Direction, f64)> {
+/// A run's figures by name (`api.latency.p95`, `rss_mib`, `series.heap`), each with its better
+/// direction; `series` are the `[measure]` series of the run's phase.
+pub fn of_run(run: &RunResult, series: &[Series]) -> BTreeMap<String, (Direction, f64)> {
     let mut figures = BTreeMap::new();
     if run.failure.is_some() {
         return figures;
@@ -31,6 +33,16 @@ pub fn of_run(run: &RunResult) -> BTreeMap<String, (Direction, f64)> {
     }
     if let Some(cores) = run.process.hold_cpu_cores {
         figures.insert("cpu_cores".to_owned(), (Direction::LowerIsBetter, cores));
+    }
+    for one in series {
+        let direction = match one.better {
+            Some(Better::Lower) => Direction::LowerIsBetter,
+            Some(Better::Higher) => Direction::HigherIsBetter,
+            None => continue,
+        };
+        if let Some(value) = run.metrics.steady.get(&one.name) {
+            figures.insert(format!("series.{}", one.name), (direction, *value));
+        }
     }
     figures
 }
@@ -127,7 +139,18 @@ mod tests {
             ..ProcessSample::default()
         });
         run.process.hold_cpu_cores = Some(0.25);
-        let figures = of_run(&run);
+        run.metrics.steady.insert("heap".to_owned(), 5e6);
+        run.metrics.steady.insert("queue".to_owned(), 3.0);
+        let series = |name: &str, better| Series {
+            name: name.to_owned(),
+            metric: format!("app_{name}"),
+            labels: BTreeMap::new(),
+            unit: None,
+            better,
+        };
+        // `heap` says lower is better: a figure; `queue` says nothing: none.
+        let declared = [series("heap", Some(Better::Lower)), series("queue", None)];
+        let figures = of_run(&run, &declared);
         let names: Vec<&str> = figures.keys().map(String::as_str).collect();
         assert_eq!(
             names,
@@ -139,9 +162,11 @@ mod tests {
                 "api.latency.p99",
                 "api.rate",
                 "cpu_cores",
-                "rss_mib"
+                "rss_mib",
+                "series.heap"
             ]
         );
+        assert_eq!(figures["series.heap"], (Direction::LowerIsBetter, 5e6));
         assert_eq!(figures["api.errors"], (Direction::LowerIsBetter, 0.02));
         assert_eq!(figures["api.rate"], (Direction::HigherIsBetter, 50.0));
         assert_eq!(figures["api.latency.p95"], (Direction::LowerIsBetter, 7.0));
@@ -150,6 +175,6 @@ mod tests {
         run.failure = Some(Failure::SpawnFailed {
             message: "no such program".to_owned(),
         });
-        assert!(of_run(&run).is_empty());
+        assert!(of_run(&run, &declared).is_empty());
     }
 }

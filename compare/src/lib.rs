@@ -13,5 +13,6 @@ pub mod gate;
 pub mod likeness;
 pub mod matching;
 pub mod report;
+pub mod slopes;
 pub mod text;
 pub mod verdict;

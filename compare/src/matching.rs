@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use headroom_prices::PriceTable;
 use headroom_results::{PointResults, Results};
-use headroom_spec::VarValue;
+use headroom_spec::{Series, VarValue};
 
+use crate::slopes::judge_slopes;
 use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
 use crate::{derived, figures, likeness};
 
@@ -92,15 +93,41 @@ pub fn compare(
             }
             let unlike = !across_machines
                 && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
-            judge_pair(&phase.name, &label, (point, other), unlike, &mut comparison);
+            let series = declared_series(base, &phase.name);
+            judge_pair(
+                &phase.name,
+                &label,
+                (point, other),
+                series,
+                unlike,
+                &mut comparison,
+            );
         }
     }
+    comparison.notes.extend(uncompared_series(base));
     let unlike = !across_machines && !comparison.machine_differences.is_empty();
     let (ours, others) = (
         derived::of_results(base, table),
         derived::of_results(new, table),
     );
-    judge_figures("plan", "", (&ours, &others), unlike, &mut comparison);
+    judge_figures(
+        "plan",
+        "",
+        (&ours.figures, &others.figures),
+        unlike,
+        &mut comparison,
+    );
+    comparison
+        .notes
+        .extend(binding_changes(&ours.bindings, &others.bindings));
+    judge_fitted_slopes(
+        (
+            &derived::slopes_of(base, table),
+            &derived::slopes_of(new, table),
+        ),
+        unlike,
+        &mut comparison,
+    );
     for phase in &new.phases {
         let ours = base.phases.iter().find(|p| p.name == phase.name);
         for point in &phase.points {
@@ -120,13 +147,14 @@ fn judge_pair(
     phase: &str,
     label: &str,
     (point, other): (&PointResults, &PointResults),
+    series: &[Series],
     unlike: bool,
     comparison: &mut Comparison,
 ) {
     judge_figures(
         phase,
         label,
-        (&repeats(point), &repeats(other)),
+        (&repeats(point, series), &repeats(other, series)),
         unlike,
         comparison,
     );
@@ -167,6 +195,68 @@ fn judge_figures(
             judgement,
         });
     }
+}
+
+/// Judges the slopes either side fitted, as rows of the phase `fit`, each labelled where it
+/// was fitted; `unlike`: better and worse become "cannot tell".
+fn judge_fitted_slopes(
+    (ours, others): (&derived::FittedSlopes, &derived::FittedSlopes),
+    unlike: bool,
+    comparison: &mut Comparison,
+) {
+    let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
+    for name in names {
+        let (base, new) = (ours.get(name), others.get(name));
+        let Some((label, _)) = base.or(new) else {
+            continue;
+        };
+        let direction = Direction::LowerIsBetter;
+        let mut judgement = judge_slopes(base.map(|b| b.1), new.map(|n| n.1), direction);
+        if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
+            let verdict = Box::new(judgement.verdict);
+            judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
+        }
+        comparison.rows.push(Row {
+            phase: "fit".to_owned(),
+            point: label.clone(),
+            figure: name.clone(),
+            direction,
+            judgement,
+        });
+    }
+}
+
+/// A note for each priced instance whose binding resource is not the same on both sides:
+/// `t4g.medium binds on memory (5 of 5 repeats) in the base, on cpu_measured (5 of 5) in the
+/// new file`.
+fn binding_changes(
+    ours: &BTreeMap<String, Vec<String>>,
+    others: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    // The resource that bound most often, and how often, of how many.
+    let most = |bindings: &Vec<String>| {
+        let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+        for binding in bindings {
+            *counts.entry(binding).or_default() += 1;
+        }
+        counts
+            .into_iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(resource, n)| (resource.clone(), n, bindings.len()))
+    };
+    let mut notes = Vec::new();
+    for (instance, bindings) in ours {
+        let (Some(base), Some(new)) = (most(bindings), others.get(instance).and_then(most)) else {
+            continue;
+        };
+        if base.0 != new.0 {
+            notes.push(format!(
+                "{instance} binds on {} ({} of {} repeats) in the base, on {} ({} of {}) in the new file",
+                base.0, base.1, base.2, new.0, new.1, new.2
+            ));
+        }
+    }
+    notes
 }
 
 /// `--by` names no variable that a phase of the file gives two values or more.
@@ -242,7 +332,15 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
                 match other {
                     Some(other) => {
                         grouped |= !interleaved(point, other);
-                        judge_pair(&phase.name, &label, (point, other), false, &mut comparison);
+                        let series = declared_series(results, &phase.name);
+                        judge_pair(
+                            &phase.name,
+                            &label,
+                            (point, other),
+                            series,
+                            false,
+                            &mut comparison,
+                        );
                     }
                     None => comparison.notes.push(format!(
                         "{}: no point with {variable} = {value} to compare",
@@ -271,6 +369,7 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
              (a phase's `order = \"interleaved\"`, the default, runs them in rounds)"
         ));
     }
+    comparison.notes.extend(uncompared_series(results));
     Ok(comparison)
 }
 
@@ -292,11 +391,42 @@ fn interleaved(a: &PointResults, b: &PointResults) -> bool {
     }
 }
 
+/// The `[measure]` series of the phase `name` in the spec behind `results`.
+fn declared_series<'a>(results: &'a Results, name: &str) -> &'a [Series] {
+    results
+        .matrix
+        .phases
+        .iter()
+        .find(|phase| phase.name == name)
+        .map_or(&[], |phase| phase.measure.series.as_slice())
+}
+
+/// A note naming the `[measure]` series that are not compared because the spec does not say
+/// which way of them is better.
+fn uncompared_series(results: &Results) -> Option<String> {
+    let names: BTreeSet<&str> = results
+        .matrix
+        .phases
+        .iter()
+        .flat_map(|phase| phase.measure.series.iter())
+        .filter(|series| series.better.is_none())
+        .map(|series| series.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        format!(
+            "[measure] series not compared, the spec does not say which way of them is better \
+             (give them `better = \"lower\"` or `\"higher\"`): {}",
+            names.join(", ")
+        )
+    })
+}
+
 /// Each figure's values over a point's runs (failed runs give none).
-fn repeats(point: &PointResults) -> Figures {
+fn repeats(point: &PointResults, series: &[Series]) -> Figures {
     let mut repeats = Figures::new();
     for run in &point.runs {
-        for (name, (direction, value)) in figures::of_run(run) {
+        for (name, (direction, value)) in figures::of_run(run, series) {
             repeats
                 .entry(name)
                 .or_insert_with(|| (direction, Vec::new()))
@@ -327,191 +457,4 @@ fn place(phase: &str, label: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A real results file: a relay's `memory` phase (three repeats at 1, 32 and 128 rooms) and
-    /// its `rooms` phase (one repeat each).
-    fn relay() -> Results {
-        Results::from_json(include_str!(
-            "../../tests/fixtures/render/relay-results.json"
-        ))
-        .expect("the fixture reads")
-    }
-
-    fn table() -> PriceTable {
-        PriceTable::embedded().expect("the shipped table")
-    }
-
-    /// Sets `point`'s runs to `repeats` copies of its first, RSS scaled by each of `scales`.
-    fn with_rss(results: &mut Results, point: usize, scales: &[f64]) {
-        let points = &mut results.phases[0].points;
-        let first = points[point].runs[0].clone();
-        points[point].runs = scales
-            .iter()
-            .map(|scale| {
-                let mut run = first.clone();
-                let steady = run.process.steady.as_mut().expect("a steady sample");
-                steady.rss_bytes = (steady.rss_bytes as f64 * scale) as u64;
-                run
-            })
-            .collect();
-    }
-
-    #[test]
-    fn a_file_against_itself_calls_nothing() {
-        let relay = relay();
-        let comparison = compare(&relay, &relay, false, &table());
-        assert!(comparison.machine_differences.is_empty() && comparison.unlike_shapes.is_empty());
-        assert!(comparison.only_in_base.is_empty() && comparison.only_in_new.is_empty());
-        // Six points, each with latency figures of the `edits` rooms scenario and RSS.
-        let points: BTreeSet<(&str, &str)> = comparison
-            .rows
-            .iter()
-            .map(|r| (r.phase.as_str(), r.point.as_str()))
-            .collect();
-        assert_eq!(points.len(), 6, "{points:?}");
-        assert!(
-            comparison
-                .rows
-                .iter()
-                .any(|r| r.figure == "edits.seen_by_all.p95")
-        );
-        assert!(comparison.rows.iter().any(|r| r.figure == "rss_mib"));
-        // Three repeats a side (or one) cannot reach 5 %: every figure says so, none is called.
-        for row in &comparison.rows {
-            assert!(
-                matches!(
-                    row.judgement.verdict,
-                    Verdict::CannotTell(CannotTell::TooFewRepeats { .. })
-                ),
-                "{row:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
-        let mut base = relay();
-        let mut new = relay();
-        with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
-        with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
-        let run = &mut new.phases[0].points[0].runs[1];
-        run.generator.bound = true;
-        run.generator.reason = Some("the generator's schedule lag p99 was 9.0 ms".to_owned());
-        new.phases[0].points.remove(2);
-        let comparison = compare(&base, &new, false, &table());
-        let rss = comparison
-            .rows
-            .iter()
-            .find(|r| r.phase == "memory" && r.point == "rooms=1" && r.figure == "rss_mib")
-            .expect("RSS at one room");
-        assert_eq!(rss.judgement.verdict, Verdict::Worse);
-        let change = rss.judgement.change.expect("a base median");
-        assert!((change - 0.2).abs() < 0.01, "{change}");
-        // Every repeat is a copy of one run: the latencies tie and are within noise.
-        let seen = comparison
-            .rows
-            .iter()
-            .find(|r| r.point == "rooms=1" && r.figure == "edits.seen.p95")
-            .expect("seen p95 at one room");
-        assert_eq!(seen.judgement.verdict, Verdict::WithinNoise);
-        assert_eq!(
-            comparison.only_in_base,
-            vec!["memory: rooms=128".to_owned()]
-        );
-        assert_eq!(
-            comparison.notes,
-            [
-                "new, memory: rooms=1: the generator was the bottleneck in 1 of 5 runs (the generator's schedule lag p99 was 9.0 ms): those figures are not the server's"
-            ]
-        );
-        // From an edited spec: said first.
-        new.spec.hash = "0123456789abcdef".to_owned();
-        let edited = compare(&base, &new, false, &table());
-        assert!(
-            edited.notes[0].starts_with("the files come from different specs"),
-            "{:?}",
-            edited.notes
-        );
-        assert!(comparison.only_in_new.is_empty());
-        // The same on another machine: not called, unless told to judge across machines.
-        new.environment.cpu_model = "Another CPU".to_owned();
-        let rss_verdict = |comparison: &Comparison| {
-            comparison
-                .rows
-                .iter()
-                .find(|r| r.point == "rooms=1" && r.figure == "rss_mib")
-                .map(|r| r.judgement.verdict.clone())
-        };
-        let unlike = compare(&base, &new, false, &table());
-        assert_eq!(unlike.machine_differences.len(), 1, "{unlike:?}");
-        assert_eq!(
-            rss_verdict(&unlike),
-            Some(Verdict::CannotTell(CannotTell::Unlike(Box::new(
-                Verdict::Worse
-            ))))
-        );
-        assert_eq!(
-            rss_verdict(&compare(&base, &new, true, &table())),
-            Some(Verdict::Worse)
-        );
-    }
-    #[test]
-    fn a_lever_is_judged_against_its_first_value_in_each_phase() {
-        let relay = relay();
-        let levers = compare_levers(&relay, "rooms").expect("rooms is swept");
-        let points: BTreeSet<(&str, &str)> = levers
-            .rows
-            .iter()
-            .map(|r| (r.phase.as_str(), r.point.as_str()))
-            .collect();
-        assert_eq!(
-            points.into_iter().collect::<Vec<_>>(),
-            [
-                ("memory", "rooms 1 → 128"),
-                ("memory", "rooms 1 → 32"),
-                ("rooms", "rooms 16 → 128"),
-                ("rooms", "rooms 16 → 64")
-            ]
-        );
-        let rss = levers
-            .rows
-            .iter()
-            .find(|r| r.point == "rooms 1 → 32" && r.figure == "rss_mib")
-            .expect("RSS from 1 to 32 rooms");
-        // 7.8 to 22.8 MiB in three repeats a side: too few to call.
-        let change = rss.judgement.change.expect("a base median");
-        assert!((change - 1.92).abs() < 0.05, "{change}");
-        assert!(matches!(
-            rss.judgement.verdict,
-            Verdict::CannotTell(CannotTell::TooFewRepeats { base: 3, new: 3 })
-        ));
-        // The relay's repeats ran point by point (their start times say so).
-        assert!(
-            levers.notes[0].contains("not interleaved"),
-            "{:?}",
-            levers.notes
-        );
-        // The same runs started in rounds (every point once, then again): no such note.
-        let mut rounds = relay.clone();
-        for phase in &mut rounds.phases {
-            for (position, point) in phase.points.iter_mut().enumerate() {
-                for (repeat, run) in point.runs.iter_mut().enumerate() {
-                    run.started_ms = (repeat * 1000 + position) as u64;
-                }
-            }
-        }
-        let notes = compare_levers(&rounds, "rooms")
-            .expect("rooms is swept")
-            .notes;
-        assert!(
-            notes.iter().all(|n| !n.contains("interleaved")),
-            "{notes:?}"
-        );
-        assert_eq!(
-            compare_levers(&relay, "fanout").map_err(|e| e.to_string()),
-            Err("`--by fanout`: no phase of this file gives `fanout` two values or more; its levers are `rooms`".to_owned())
-        );
-    }
-}
+mod tests;

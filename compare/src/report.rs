@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::gate::GateOutcome;
 use crate::matching::Comparison;
-use crate::verdict::{ALPHA, CannotTell, Direction, EXACT_UP_TO, NOISY_CV, Spread, Verdict};
+use crate::verdict::{ALPHA, Basis, CannotTell, Direction, EXACT_UP_TO, NOISY_CV, Spread, Verdict};
 
 /// Two results files compared: every figure of every matched point judged from its repeats,
 /// and the gates.
@@ -65,6 +65,9 @@ pub struct FigureReport {
     pub figure: String,
     /// Which way is better.
     pub better: Better,
+    /// What `base` and `new` summarize: a figure's repeats (`repeats`), or a fitted slope
+    /// (`fit`: `median` the slope, `min`–`max` its 95 % interval, `repeats` the points).
+    pub basis: Basis,
     /// The base file's repeats; absent when it did not measure the figure there.
     pub base: Option<Spread>,
     /// The new file's repeats; absent when it did not measure the figure there.
@@ -143,6 +146,7 @@ impl Report {
                         Direction::LowerIsBetter => Better::Lower,
                         Direction::HigherIsBetter => Better::Higher,
                     },
+                    basis: row.judgement.basis,
                     base: row.judgement.base,
                     new: row.judgement.new,
                     change: row.judgement.change,

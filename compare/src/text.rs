@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::report::{FigureReport, Report, VerdictWord};
-use crate::verdict::{ALPHA, Spread};
+use crate::verdict::{ALPHA, Basis, Spread};
 
 /// What is said above the figures: unlike machines and limits.
 pub fn warnings(report: &Report) -> Vec<String> {
@@ -89,15 +89,17 @@ pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
         VerdictWord::WithinNoise => {
             format!("within noise (p {:.2})", figure.p_value.unwrap_or(1.0))
         }
-        VerdictWord::Better | VerdictWord::Worse => format!(
-            "{} (p {:.3})",
-            if matches!(figure.verdict, VerdictWord::Better) {
+        VerdictWord::Better | VerdictWord::Worse => {
+            let word = if matches!(figure.verdict, VerdictWord::Better) {
                 "better"
             } else {
                 "worse"
-            },
-            figure.p_value.unwrap_or(1.0)
-        ),
+            };
+            match figure.p_value.unwrap_or(1.0) {
+                p if p < 0.001 => format!("{word} (p < 0.001)"),
+                p => format!("{word} (p {p:.3})"),
+            }
+        }
     };
     let verdict = if figure.noisy {
         format!("{verdict}, noisy")
@@ -112,8 +114,8 @@ pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
     [
         point,
         figure.figure.clone(),
-        spread(figure.base, &figure.figure, unit),
-        spread(figure.new, &figure.figure, unit),
+        spread(figure.base, figure, unit),
+        spread(figure.new, figure, unit),
         figure
             .change
             .map_or("-".to_owned(), |c| format!("{:+.1} %", c * 100.0)),
@@ -122,13 +124,24 @@ pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
 }
 
 /// A side's median, range and count, in the figure's unit: `12.40 ms (11.90–12.80, ×5)`,
-/// `$0.1456 per user-month (0.1432–0.1464, ×5)`; `unit` is what one unit is (`user`).
-fn spread(side: Option<Spread>, figure: &str, unit: &str) -> String {
+/// `$0.1456 per user-month (0.1432–0.1464, ×5)`; a fitted slope with its 95 % interval and
+/// points: `497.4 KiB per room (495.6–499.2 at 95 %, 9 points)`. `unit` is what one unit is
+/// (`user`).
+fn spread(side: Option<Spread>, figure: &FigureReport, unit: &str) -> String {
     let Some(side) = side else {
         return "-".to_owned();
     };
-    let unit = Unit::of(figure, side.max.abs().max(side.min.abs()), unit);
+    let unit = Unit::of(&figure.figure, side.max.abs().max(side.min.abs()), unit);
     let median = format!("{}{}", unit.currency, unit.number(side.median));
+    if figure.basis == Basis::Fit {
+        return format!(
+            "{median} {} ({}–{} at 95 %, {} points)",
+            unit.name,
+            unit.number(side.min),
+            unit.number(side.max),
+            side.repeats
+        );
+    }
     if side.repeats == 1 {
         return format!("{median} {}", unit.name);
     }
@@ -161,6 +174,18 @@ impl Unit {
             scale,
             decimals,
         };
+        if figure.starts_with("fit.") {
+            let per = format!("per {counted}");
+            return match last.strip_suffix("_per_unit") {
+                Some("bytes") => unit(&format!("KiB {per}"), 1.0 / 1024.0, 1),
+                Some("cores") => unit(&format!("millicores {per}"), 1000.0, 2),
+                Some("seconds") => unit(&format!("ms {per}"), 1000.0, 3),
+                _ => unit(&per, 1.0, 4),
+            };
+        }
+        if figure == "ceiling.slo.units" {
+            return unit(&headroom_spec::numbers::plural(counted), 1.0, 0);
+        }
         if figure.starts_with("plan.") {
             return match last.split_once("_per_unit_month") {
                 Some((currency, "")) => Unit {

@@ -143,6 +143,22 @@ pub struct Judgement {
     /// The test's two-sided p-value, when it could be run.
     pub p_value: Option<f64>,
     pub verdict: Verdict,
+    /// What the sides summarize: repeats, or a fitted slope.
+    pub basis: Basis,
+}
+
+/// What a side's [`Spread`] summarizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The repeats of a figure: their count, lowest, median and highest; judged by the
+    /// Mann–Whitney U test.
+    #[default]
+    Repeats,
+    /// A least-squares slope over a sweep: `median` is the slope, `min` and `max` its 95 %
+    /// confidence interval, `repeats` the points fitted; judged by Welch's t on the
+    /// difference of the slopes.
+    Fit,
 }
 
 /// Judges a figure from its repeats on each side.
@@ -159,6 +175,7 @@ pub fn judge(base: &[f64], new: &[f64], direction: Direction) -> Judgement {
         change,
         p_value: None,
         verdict: Verdict::WithinNoise,
+        basis: Basis::Repeats,
     };
     let cannot_tell = if base.is_empty() || new.is_empty() {
         Some(CannotTell::Missing {

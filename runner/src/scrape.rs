@@ -116,6 +116,7 @@ broken{segment="x" 1
                 .map(|(k, v)| ((*k).into(), (*v).into()))
                 .collect(),
             unit: None,
+            better: None,
         }
     }
 

@@ -23,7 +23,9 @@ pub mod units;
 pub mod vars;
 
 pub use param::{Param, ParamValue, ValueKind};
-pub use phase::{Measure, OnFailure, Phase, Reducer, RunOrder, Series, SeriesUnit, SteadyState};
+pub use phase::{
+    Better, Measure, OnFailure, Phase, Reducer, RunOrder, Series, SeriesUnit, SteadyState,
+};
 pub use scenario::{HttpScenario, RoomsScenario, Scenario, Stages};
 pub use target::Target;
 pub use units::{Duration, Percent, QuantityKind, Rate, Size};

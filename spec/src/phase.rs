@@ -222,6 +222,20 @@ pub struct Series {
     /// What the values are; taken from the metric's name (`_bytes`, `_seconds`) by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<SeriesUnit>,
+    /// Which way is better, for `headroom compare` (`"lower"` for a cache's misses, `"higher"`
+    /// for its hits); a series without it is not compared, and the comparison says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub better: Option<Better>,
+}
+
+/// Which way of a figure is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Better {
+    /// Less is better (memory, misses, a queue's depth).
+    Lower,
+    /// More is better (hits, messages delivered).
+    Higher,
 }
 
 /// What a `[measure]` series counts, when its name does not say.
