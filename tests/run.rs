@@ -424,6 +424,55 @@ fn a_stopped_phase_runs_its_rounds_up_to_the_failed_point() {
     clean("stop");
 }
 
+/// Issue 17: two routes of very different speed in one scenario (3 % of the requests cost
+/// 30 ms of CPU). Each named request is measured apart: the run table and the page show both,
+/// and the SLO on the slow one fails while the scenario's overall p95 passes.
+#[test]
+fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
+    let (output, results) = run_fixture("routes", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    let api = &run["scenarios"]["api"];
+    let (health, notes) = (&api["by_request"]["health"], &api["by_request"]["notes"]);
+    // Every request is one of the two: their counts add up to the scenario's.
+    assert_eq!(
+        common::number(&health["requests"]) + common::number(&notes["requests"]),
+        common::number(&api["requests"]),
+        "{api}"
+    );
+    assert!(common::number(&notes["requests"]) >= 5.0, "{notes}");
+    // The notes route's own p95 is its 30 ms of CPU at least; the scenario's is the fast one's.
+    assert!(
+        common::number(&notes["latency"]["p95_ms"]) >= 30.0,
+        "{notes}"
+    );
+    assert!(common::number(&api["latency"]["p95_ms"]) < 15.0, "{api}");
+    let verdict = |name: &str| {
+        run["slo"]
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .find(|v| v["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    assert_eq!(verdict("overall")["pass"], true, "{}", verdict("overall"));
+    assert_eq!(verdict("notes")["pass"], false, "{}", verdict("notes"));
+    // The run table shows each request beside the other.
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains("load, by request"), "{table}");
+    for request in ["api.health", "api.notes"] {
+        assert!(table.contains(request), "{request} in {table}");
+    }
+    // So does the page.
+    let page =
+        std::fs::read_to_string(out("routes").with_file_name("capacity.md")).expect("the page");
+    assert!(page.contains("Each named request measured apart"), "{page}");
+    assert!(page.contains("| `api.notes` |"), "{page}");
+    assert!(leftovers("1032B").is_empty());
+    clean("routes");
+}
+
 #[test]
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);

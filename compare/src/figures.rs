@@ -81,6 +81,23 @@ fn scenario_figures(
             ),
         );
     }
+    // Each named request measured apart: `browse.list.latency.p95`, `browse.list.errors`.
+    for (request, apart) in &scenario.by_request {
+        percentiles(
+            &format!("{name}.{request}.latency"),
+            &apart.latency,
+            figures,
+        );
+        if apart.requests > 0 {
+            figures.insert(
+                format!("{name}.{request}.errors"),
+                (
+                    Direction::LowerIsBetter,
+                    apart.errors.total() as f64 / apart.requests as f64,
+                ),
+            );
+        }
+    }
 }
 
 /// p50, p90, p95 and p99 of a summary of at least one value, in milliseconds.
@@ -125,6 +142,20 @@ mod tests {
             p99_ms: 30.0,
             ..Summary::default()
         };
+        // A named request measured apart: its own latencies and errors.
+        api.by_request.insert(
+            "list".to_owned(),
+            headroom_results::RequestResult {
+                requests: 100,
+                ok: 100,
+                latency: Summary {
+                    count: 100,
+                    p95_ms: 9.0,
+                    ..Summary::default()
+                },
+                ..Default::default()
+            },
+        );
         run.scenarios.insert("api".to_owned(), api);
         // A scenario that did not run, and one that measured nothing: no figures.
         let skipped = ScenarioResult {
@@ -160,6 +191,11 @@ mod tests {
                 "api.latency.p90",
                 "api.latency.p95",
                 "api.latency.p99",
+                "api.list.errors",
+                "api.list.latency.p50",
+                "api.list.latency.p90",
+                "api.list.latency.p95",
+                "api.list.latency.p99",
                 "api.rate",
                 "cpu_cores",
                 "rss_mib",
@@ -171,6 +207,11 @@ mod tests {
         assert_eq!(figures["api.rate"], (Direction::HigherIsBetter, 50.0));
         assert_eq!(figures["api.latency.p95"], (Direction::LowerIsBetter, 7.0));
         assert_eq!(figures["rss_mib"], (Direction::LowerIsBetter, 64.0));
+        assert_eq!(
+            figures["api.list.latency.p95"],
+            (Direction::LowerIsBetter, 9.0)
+        );
+        assert_eq!(figures["api.list.errors"], (Direction::LowerIsBetter, 0.0));
         // A failed run's figures are not compared.
         run.failure = Some(Failure::SpawnFailed {
             message: "no such program".to_owned(),

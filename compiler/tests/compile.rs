@@ -142,6 +142,40 @@ fn a_rate_that_rounds_to_zero_is_blamed_on_the_phase_value() {
     );
 }
 
+/// Issue 17: a request's name is a segment of its figures' names (`browse.list.latency.p95`):
+/// a dot in it is refused with the reason, and two requests of one scenario may not share one.
+#[test]
+fn request_names_are_segments_and_unique_in_their_scenario() {
+    let dotted =
+        compile(&example("notes-api").replace(r#"name = "search""#, r#"name = "by.query""#));
+    let bad: Vec<_> = dotted
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::BadName)
+        .collect();
+    assert_eq!(bad.len(), 1, "{:?}", dotted.diagnostics);
+    assert_eq!(bad[0].pointer, "/scenario/0/requests/2/name");
+    assert_eq!(bad[0].message, "\"by.query\" is not a valid request name");
+    assert!(
+        bad[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("no dot") || h.contains("a dot would split"))
+    );
+    let twice = compile(&example("notes-api").replace(r#"name = "page""#, r#"name = "list""#));
+    let duplicate: Vec<_> = twice
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::DuplicateName)
+        .collect();
+    assert_eq!(duplicate.len(), 1, "{:?}", twice.diagnostics);
+    assert_eq!(duplicate[0].pointer, "/scenario/0/requests/1/name");
+    assert_eq!(
+        duplicate[0].message,
+        "two requests of `browse` are named `list`"
+    );
+}
+
 #[test]
 fn schema_errors_are_all_reported_at_once() {
     let source = example("pad")

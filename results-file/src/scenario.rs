@@ -119,9 +119,29 @@ pub struct ScenarioResult {
     /// HTTP: the connections the generator opened. Absent before format 1's files had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
+    /// HTTP, a scenario of several requests: each named request measured apart over the
+    /// hold, by name (`browse.list.latency.p95`); the scenario's own figures are their union
+    /// (with the unnamed requests').
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_request: BTreeMap<String, RequestResult>,
     /// What a rooms scenario measured beyond the common figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RoomsResult>,
+}
+
+/// One named request of an HTTP scenario, measured apart over the hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestResult {
+    /// Requests of this kind that completed (answered or failed) in the hold.
+    pub requests: u64,
+    /// Of `requests`, the ones answered as expected.
+    pub ok: u64,
+    /// The failed ones by why.
+    pub errors: ErrorCounts,
+    /// From the intended start (open model) or the send (closed model) to the last byte.
+    pub latency: Summary,
+    /// The full latency distribution, HdrHistogram V2 compressed in base64.
+    pub histogram: String,
 }
 
 /// The connections an HTTP scenario opened.

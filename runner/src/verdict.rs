@@ -63,6 +63,26 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
         return Err(format!("scenario `{scenario}` was not measured: {skipped}"));
     }
     let statistic = rule.statistic;
+    if let Some(request) = &rule.request {
+        let apart = result.by_request.get(request).ok_or_else(|| {
+            format!("request `{request}` of scenario `{scenario}` was not measured apart")
+        })?;
+        return match figure {
+            ScenarioFigure::Latency => {
+                summary_statistic(&apart.latency, statistic, "no such request completed")
+            }
+            ScenarioFigure::Failed => ratio(
+                apart.errors.total(),
+                apart.requests,
+                "no such request was sent",
+            ),
+            ScenarioFigure::Requests => Ok(apart.requests as f64),
+            other => Err(format!(
+                "`{}` is not measured for one request",
+                other.as_str()
+            )),
+        };
+    }
     if let Some(rooms) = &result.rooms {
         return rooms_figure(figure, statistic, result, rooms);
     }
@@ -221,11 +241,19 @@ mod tests {
     fn rule(expression: &str) -> SloRule {
         let figure = |scenario: Option<&str>, name: &str, unit| Figure {
             scenario: scenario.map(str::to_owned),
+            request: None,
             name: name.to_owned(),
             unit,
         };
+        let slow = |name: &str, unit| Figure {
+            request: Some("slow".to_owned()),
+            ..figure(Some("api"), name, unit)
+        };
         let figures = [
             figure(Some("api"), "failed", FigureUnit::Ratio),
+            figure(Some("api"), "latency", FigureUnit::Latency),
+            slow("latency", FigureUnit::Latency),
+            slow("failed", FigureUnit::Ratio),
             figure(None, "cpu", FigureUnit::Cpu),
             figure(None, "rss", FigureUnit::Size),
         ];
@@ -290,5 +318,70 @@ mod tests {
                 .contains("two readings")
         );
         assert_eq!(verdicts[1].pass, Some(true));
+    }
+
+    /// Issue 17: an SLO on one named request reads that request's figures: the slow route
+    /// fails its p95 while the scenario's, mostly fast answers, passes.
+    #[test]
+    fn a_request_is_judged_by_its_own_figures() {
+        let mut run = run();
+        let mut api = ScenarioResult {
+            requests: 100,
+            latency: Summary {
+                count: 100,
+                p95_ms: 40.0,
+                ..Summary::default()
+            },
+            ..ScenarioResult::default()
+        };
+        api.by_request.insert(
+            "slow".to_owned(),
+            crate::results::RequestResult {
+                requests: 10,
+                ok: 9,
+                latency: Summary {
+                    count: 10,
+                    p95_ms: 400.0,
+                    ..Summary::default()
+                },
+                errors: crate::results::ErrorCounts {
+                    status: 1,
+                    ..Default::default()
+                },
+                histogram: String::new(),
+            },
+        );
+        run.scenarios.insert("api".to_owned(), api);
+        let verdicts = evaluate(
+            &[
+                rule("api.latency.p95 < 100ms"),
+                rule("api.slow.latency.p95 < 100ms"),
+                rule("api.slow.failed < 5%"),
+            ],
+            &run,
+        );
+        let passes: Vec<Option<bool>> = verdicts.iter().map(|v| v.pass).collect();
+        assert_eq!(
+            passes,
+            [Some(true), Some(false), Some(false)],
+            "{verdicts:?}"
+        );
+        assert_eq!(verdicts[1].value, Some(0.4));
+        assert_eq!(verdicts[2].value, Some(0.1));
+        // A request that was not measured apart (results from before): unmeasured, said.
+        run.scenarios
+            .get_mut("api")
+            .expect("api")
+            .by_request
+            .clear();
+        let unmeasured = evaluate(&[rule("api.slow.latency.p95 < 100ms")], &run);
+        assert_eq!(unmeasured[0].pass, None);
+        assert!(
+            unmeasured[0]
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("not measured apart")),
+            "{unmeasured:?}"
+        );
     }
 }

@@ -12,9 +12,7 @@ pub struct Compare {
     /// `"usd_per_unit_month +5%"`, `"api.rate -5%"`. `compare` exits 2 when a figure is worse
     /// by more than that and its repeats do not put the change within noise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(inner(regex(
-        pattern = r"^\s*\S+\s+[+-]([0-9]*[1-9][0-9]*(\.[0-9]*)?|[0-9]*\.[0-9]*[1-9][0-9]*)%\s*$"
-    )))]
+    #[schemars(inner(regex(pattern = GATE_PATTERN)))]
     pub fail_on: Vec<String>,
 }
 

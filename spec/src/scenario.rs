@@ -238,12 +238,18 @@ impl Method {
     }
 }
 
+/// The pattern a request's name matches (the schema's), for the compiler's diagnostic.
+pub const REQUEST_NAME_PATTERN: &str = r"^[a-z0-9][a-z0-9_-]*$";
+
 /// One request of an HTTP scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// Names the request in results; the method and URL by default.
+    /// Names the request in results, and in a scenario of several its own figures
+    /// (`browse.list.latency.p95`); the method and URL by default (then it is measured only
+    /// in the scenario's figures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = REQUEST_NAME_PATTERN), length(max = 64))]
     pub name: Option<String>,
     /// The HTTP method.
     #[serde(default)]

@@ -17,8 +17,8 @@ mod progress;
 mod tables;
 
 use progress::Progress;
-use tables::phase_table;
 pub(crate) use tables::variables;
+use tables::{phase_table, request_table};
 
 /// The flags of `headroom run`.
 #[derive(clap::Args)]
@@ -203,6 +203,9 @@ fn write_tables(
 ) -> Result<()> {
     for phase in &results.phases {
         writeln!(stdout, "\n{}", phase_table(phase))?;
+        if let Some(requests) = request_table(phase) {
+            writeln!(stdout, "\n{requests}")?;
+        }
         let ignored = phase
             .points
             .iter()

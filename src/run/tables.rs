@@ -134,6 +134,53 @@ pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> Str
     format!("{}{}\n{table}", phase.name, limits_title(phase))
 }
 
+/// A row per run and named request, for the phases whose HTTP scenarios measured requests
+/// apart: a slow route is seen beside the fast ones the scenario's percentiles mix it with.
+pub(super) fn request_table(phase: &headroom_runner::results::PhaseResults) -> Option<String> {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED).set_header([
+        "point",
+        "variables",
+        "run",
+        "request",
+        "requests",
+        "p50",
+        "p95",
+        "p99",
+        "errors",
+    ]);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    let mut rows = 0;
+    for point in &phase.points {
+        for run in &point.runs {
+            for (scenario, result) in &run.scenarios {
+                for (request, apart) in &result.by_request {
+                    let latency = |value: f64| {
+                        if apart.latency.count == 0 {
+                            "-".to_owned()
+                        } else {
+                            ms(value)
+                        }
+                    };
+                    table.add_row(vec![
+                        right((point.index + 1).to_string()),
+                        Cell::new(variables(&point.at)),
+                        right(run.repeat.to_string()),
+                        Cell::new(format!("{scenario}.{request}")),
+                        right(thousands(apart.requests)),
+                        right(latency(apart.latency.p50_ms)),
+                        right(latency(apart.latency.p95_ms)),
+                        right(latency(apart.latency.p99_ms)),
+                        right(thousands(apart.errors.total())),
+                    ]);
+                    rows += 1;
+                }
+            }
+        }
+    }
+    (rows > 0).then(|| format!("{}, by request\n{table}", phase.name))
+}
+
 /// The run's limits, when a cgroup applied them.
 fn applied(run: &RunResult) -> Option<&headroom_runner::results::AppliedLimits> {
     match &run.limits {

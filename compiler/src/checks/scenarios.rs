@@ -32,8 +32,26 @@ impl<'a> Checker<'a> {
 
     fn http(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
         let everywhere = builtin::EVERYWHERE;
+        let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (j, request) in http.requests.iter().enumerate() {
             let pointer = format!("{base}/requests/{j}");
+            if let Some(name) = request.name.as_deref()
+                && let Some(first) = names.insert(name, j)
+            {
+                let at = format!("{pointer}/name");
+                self.push(
+                    Diagnostic::new(
+                        Code::DuplicateName,
+                        format!("two requests of `{}` are named `{name}`", http.name),
+                    )
+                    .at(&at, self.value_span(&at))
+                    .label(format!("request #{} has this name too", first + 1))
+                    .hint(format!(
+                        "give each request its own name: its figures are `{}.{name}.latency.p95` and the like",
+                        http.name
+                    )),
+                );
+            }
             self.string(
                 &format!("{pointer}/url"),
                 &request.url,

@@ -364,6 +364,12 @@ impl SchemaCheck {
             .label(format!("expected a {}", kind.name()))
             .hint(format!("write it as {}{variable}", kind.forms()));
         }
+        if pattern == headroom_spec::scenario::REQUEST_NAME_PATTERN {
+            return Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid request name"))
+                .at(pointer, span)
+                .label("not a valid request name")
+                .hint("use lower-case letters, digits, `_` and `-`, starting with a letter or digit: a request's figures are named `scenario.request.latency.p95`, so a dot would split them");
+        }
         if pattern == headroom_spec::compare::GATE_PATTERN {
             return Diagnostic::new(Code::BadGate, format!("`{text}` is not a gate"))
                 .at(pointer, span)

@@ -188,6 +188,13 @@ impl ScenarioFigure {
     /// What a rooms scenario that reloads produces too.
     pub const ROOMS_RELOADING: [ScenarioFigure; 2] =
         [ScenarioFigure::Reload, ScenarioFigure::ReloadFailed];
+    /// What each named request of an HTTP scenario of several produces
+    /// (`browse.list.latency.p95`).
+    pub const BY_REQUEST: [ScenarioFigure; 3] = [
+        ScenarioFigure::Latency,
+        ScenarioFigure::Failed,
+        ScenarioFigure::Requests,
+    ];
 
     /// As an SLO writes it: `seen_by_all`.
     pub fn as_str(self) -> &'static str {
@@ -270,6 +277,9 @@ impl<'a> PointFigure<'a> {
 pub struct Figure {
     /// `None` for figures of the whole point (`rss`, a metrics series).
     pub scenario: Option<String>,
+    /// A named request of the scenario, for its figures measured apart (`list` in
+    /// `browse.list.latency.p95`).
+    pub request: Option<String>,
     /// Its name: `latency`, `failed`, `rss`, a series.
     pub name: String,
     /// What it measures, which decides its threshold's unit.
@@ -282,6 +292,7 @@ pub fn catalogue(spec: &Spec) -> Vec<Figure> {
     let mut add = |scenario: Option<&str>, name: &str, unit| {
         figures.push(Figure {
             scenario: scenario.map(str::to_owned),
+            request: None,
             name: name.to_owned(),
             unit,
         });
@@ -317,6 +328,25 @@ pub fn catalogue(spec: &Spec) -> Vec<Figure> {
         };
         for figure in produced {
             add(name, figure.as_str(), figure.unit());
+        }
+    }
+    // Each named request of an HTTP scenario of several, measured apart.
+    for scenario in &spec.scenarios {
+        let Scenario::Http(http) = scenario else {
+            continue;
+        };
+        if http.requests.len() < 2 {
+            continue;
+        }
+        for request in http.requests.iter().filter_map(|r| r.name.as_deref()) {
+            for figure in ScenarioFigure::BY_REQUEST {
+                figures.push(Figure {
+                    scenario: Some(http.name.clone()),
+                    request: Some(request.to_owned()),
+                    name: figure.as_str().to_owned(),
+                    unit: figure.unit(),
+                });
+            }
         }
     }
     figures
@@ -408,6 +438,10 @@ pub struct SloRule {
     /// The scenario the figure belongs to; `None` for a figure of the whole point (`rss`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// The scenario's named request whose figure it is, measured apart (`list` in
+    /// `browse.list.latency.p95`); `None` for the scenario's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
     /// The figure: `latency`, `failed`, `seen_by_all`, `rss`, a series…
     pub figure: String,
     /// `p95`, `max`…, for a distribution.
@@ -479,6 +513,7 @@ mod tests {
     fn figures() -> Vec<Figure> {
         let mut figures = vec![Figure {
             scenario: None,
+            request: None,
             name: "rss".into(),
             unit: FigureUnit::Size,
         }];
@@ -488,6 +523,13 @@ mod tests {
         ] {
             figures.push(Figure {
                 scenario: Some("browse".into()),
+                request: None,
+                name: name.into(),
+                unit,
+            });
+            figures.push(Figure {
+                scenario: Some("browse".into()),
+                request: Some("list".into()),
                 name: name.into(),
                 unit,
             });
@@ -505,6 +547,26 @@ mod tests {
         assert!((rule.threshold_value - 0.01).abs() < 1e-12);
         let rule = parse("memory", "rss < 3GiB", &figures()).expect("rule");
         assert_eq!(rule.threshold_value, 3.0 * 1024.0 * 1024.0 * 1024.0);
+        // A named request's own figure: scenario, request, figure, statistic (with its dot).
+        let rule = parse("list", "browse.list.latency.p99.9 < 200ms", &figures()).expect("rule");
+        assert_eq!(
+            (
+                rule.scenario.as_deref(),
+                rule.request.as_deref(),
+                rule.figure.as_str()
+            ),
+            (Some("browse"), Some("list"), "latency")
+        );
+        assert_eq!(rule.statistic, Some(Statistic::P999));
+        let rule = parse("list", "browse.list.failed < 1%", &figures()).expect("rule");
+        assert_eq!(rule.request.as_deref(), Some("list"));
+        // The scenario's own stays the scenario's.
+        let rule = parse("p95", "browse.latency.p95 < 1s", &figures()).expect("rule");
+        assert_eq!(rule.request, None);
+        // A request that is not one: the figures named, with the request's among them.
+        let error = parse("x", "browse.lst.latency.p95 < 1s", &figures()).expect_err("no such");
+        assert_eq!(error.kind, SloErrorKind::UnknownFigure);
+        assert!(error.hint.contains("browse.list.latency"), "{}", error.hint);
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub fn parse(name: &str, expression: &str, figures: &[Figure]) -> Result<SloRule
         name: name.to_owned(),
         expression: expression.to_owned(),
         scenario: named.scenario.map(str::to_owned),
+        request: named.request.map(str::to_owned),
         figure: figure.name.clone(),
         statistic,
         unit: figure.unit,
@@ -116,6 +117,8 @@ struct Named<'a> {
     /// Whether more than one segment was written.
     dotted: bool,
     scenario: Option<&'a str>,
+    /// A named request of the scenario (`list` in `browse.list.latency.p95`).
+    request: Option<&'a str>,
     figure: Option<&'a str>,
     statistic: Option<&'a str>,
     /// The spec's scenarios that produce figures, each once, in order.
@@ -132,20 +135,36 @@ impl<'a> Named<'a> {
                 scenarios.push(scenario);
             }
         }
-        let (scenario, figure, statistic) = if scenarios.contains(&segments[0]) {
+        // `scenario.request.figure.stat`, when the second segment names one of its requests.
+        let by_request: Vec<&str> = left.splitn(4, '.').collect();
+        let is_request = by_request.len() > 2
+            && figures.iter().any(|f| {
+                f.scenario.as_deref() == Some(by_request[0])
+                    && f.request.as_deref() == Some(by_request[1])
+            });
+        let (scenario, request, figure, statistic) = if is_request {
+            (
+                Some(by_request[0]),
+                Some(by_request[1]),
+                by_request.get(2).copied(),
+                by_request.get(3).copied(),
+            )
+        } else if scenarios.contains(&segments[0]) {
             (
                 Some(segments[0]),
+                None,
                 segments.get(1).copied(),
                 segments.get(2).copied(),
             )
         } else {
             let mut rest = left.splitn(2, '.');
-            (None, rest.next(), rest.next())
+            (None, None, rest.next(), rest.next())
         };
         Named {
             first: segments[0],
             dotted: segments.len() > 1,
             scenario,
+            request,
             figure,
             statistic,
             scenarios,
@@ -164,7 +183,7 @@ fn find_figure<'f>(
     let Some(figure_name) = named.figure else {
         let known: Vec<String> = figures
             .iter()
-            .filter(|f| f.scenario.as_deref() == scenario)
+            .filter(|f| f.scenario.as_deref() == scenario && f.request.is_none())
             .map(|f| format!("`{}.{}`", named.first, f.name))
             .collect();
         return Err(SloError {
@@ -177,22 +196,25 @@ fn find_figure<'f>(
             hint: format!("add a figure: {}", known.join(", ")),
         });
     };
-    if let Some(figure) = figures
-        .iter()
-        .find(|f| f.scenario.as_deref() == scenario && f.name == figure_name)
-    {
+    if let Some(figure) = figures.iter().find(|f| {
+        f.scenario.as_deref() == scenario
+            && f.request.as_deref() == named.request
+            && f.name == figure_name
+    }) {
         return Ok(figure);
     }
     let candidates: Vec<String> = figures
         .iter()
-        .map(|f| match &f.scenario {
-            Some(s) => format!("{s}.{}", f.name),
-            None => f.name.clone(),
+        .map(|f| match (&f.scenario, &f.request) {
+            (Some(s), Some(r)) => format!("{s}.{r}.{}", f.name),
+            (Some(s), None) => format!("{s}.{}", f.name),
+            _ => f.name.clone(),
         })
         .collect();
-    let written = match scenario {
-        Some(s) => format!("{s}.{figure_name}"),
-        None => figure_name.to_owned(),
+    let written = match (scenario, named.request) {
+        (Some(s), Some(r)) => format!("{s}.{r}.{figure_name}"),
+        (Some(s), None) => format!("{s}.{figure_name}"),
+        _ => figure_name.to_owned(),
     };
     let hint = conditional_figure(figure_name)
         .map(str::to_owned)
@@ -217,7 +239,10 @@ fn find_figure<'f>(
             }
         });
     let start = sides.left_range.start;
-    let end = start + scenario.map_or(0, |s| s.len() + 1) + figure_name.len();
+    let end = start
+        + scenario.map_or(0, |s| s.len() + 1)
+        + named.request.map_or(0, |r| r.len() + 1)
+        + figure_name.len();
     Err(SloError {
         kind: SloErrorKind::UnknownFigure,
         message: format!("SLO `{name}` is over `{written}`, which no scenario produces"),

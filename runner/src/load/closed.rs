@@ -51,9 +51,8 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
             tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
             continue;
         }
-        let sent = client
-            .send(&mut connections, client.pick(), now, || ())
-            .await;
+        let request = client.pick();
+        let sent = client.send(&mut connections, request, now, || ()).await;
         let done = Instant::now();
         {
             let mut recorder = recorder.borrow_mut();
@@ -68,7 +67,7 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
                 sent: sent.at,
                 done,
             };
-            recorder.done(times, sent.outcome);
+            recorder.done(times, request, sent.outcome);
         }
         // No think: the next request starts in this same turn (a zero sleep would still wait
         // for the timer's next tick).

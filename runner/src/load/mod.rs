@@ -117,6 +117,13 @@ pub async fn run(
     let start = Instant::now() + STARTUP;
     let measured = schedule.measured(start);
     let windows = Arc::new(Windows::new(threads));
+    // Several requests: each is measured apart too (one request's figures are the scenario's).
+    let names: Vec<Option<String>> = scenario.requests.iter().map(|r| r.name.clone()).collect();
+    let apart = if names.len() > 1 && names.iter().any(Option::is_some) {
+        names.len()
+    } else {
+        0
+    };
     let scenario = Arc::new(scenario.clone());
     let mut parts = Vec::new();
     for index in 0..threads {
@@ -131,6 +138,7 @@ pub async fn run(
         let recorder = Recorder::new(
             start,
             measured.clone(),
+            apart,
             Arc::clone(&windows),
             Arc::clone(&live),
         );
@@ -150,7 +158,7 @@ pub async fn run(
                 .map_err(|_| "a load thread failed (a headroom bug)".to_owned())??,
         );
     }
-    let mut result = recorder::merge(finished, windows.finish());
+    let mut result = recorder::merge(finished, windows.finish(), &names);
     result.duration_s = start.elapsed().as_secs_f64();
     let window = (measured.end - measured.start).as_secs_f64();
     result.rate = result.requests as f64 / window.max(1e-9);

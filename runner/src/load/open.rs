@@ -150,6 +150,8 @@ impl Line {
             let next = self.queue.borrow_mut().pop_front();
             match next {
                 Some(arrival) => {
+                    // Picked first, so a request that never got a connection counts as its own.
+                    let request = client.pick();
                     let times = Times {
                         intended: arrival.intended,
                         released: arrival.released,
@@ -175,7 +177,7 @@ impl Line {
                             }
                         };
                         let sent = client
-                            .send(&mut connections, client.pick(), arrival.intended, opened)
+                            .send(&mut connections, request, arrival.intended, opened)
                             .await;
                         let mut recorder = self.recorder.borrow_mut();
                         for _ in 0..sent.opened {
@@ -188,7 +190,7 @@ impl Line {
                         };
                         (at, sent.outcome)
                     };
-                    self.recorder.borrow_mut().done(times, outcome);
+                    self.recorder.borrow_mut().done(times, request, outcome);
                     self.outstanding.set(self.outstanding.get() - 1);
                 }
                 None if self.closing.get() => break,

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::{Failed, Live, WINDOW, histogram};
 use crate::http::ErrorKind;
 use crate::results::{
-    Connections, ErrorCounts, RampCounts, ScenarioResult, Window, histogram_summary,
+    Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, Window, histogram_summary,
     serialize_histogram,
 };
 
@@ -46,6 +46,9 @@ pub(super) struct Recorder {
 /// One thread's figures at the end.
 pub(super) struct Part {
     latency: Histogram<u64>,
+    /// Each request of the scenario measured apart, by its index in the spec's list; empty
+    /// for a scenario of one request (its figures are the scenario's).
+    by_request: Vec<ByRequest>,
     lag: Histogram<u64>,
     connection_wait: Histogram<u64>,
     hold: RampCounts,
@@ -54,10 +57,23 @@ pub(super) struct Part {
     queued_at_limit: u64,
 }
 
+/// One request of a scenario, over the hold: its latency and its counts.
+struct ByRequest {
+    latency: Histogram<u64>,
+    counts: RampCounts,
+}
+
 impl Part {
-    fn empty() -> Part {
+    /// No figures yet; `requests` measured apart (0 for a scenario of one request).
+    fn empty(requests: usize) -> Part {
         Part {
             latency: histogram(),
+            by_request: (0..requests)
+                .map(|_| ByRequest {
+                    latency: histogram(),
+                    counts: RampCounts::default(),
+                })
+                .collect(),
             lag: histogram(),
             connection_wait: histogram(),
             hold: RampCounts::default(),
@@ -70,17 +86,19 @@ impl Part {
 
 impl Recorder {
     /// A request counts in the figures when its intended start falls in `measured` (the
-    /// hold), and in the ramps' counts otherwise; the windows cover the whole run.
+    /// hold), and in the ramps' counts otherwise; the windows cover the whole run. `requests`
+    /// are measured apart as well (0: the scenario has one request).
     pub(super) fn new(
         start: Instant,
         measured: Range<Instant>,
+        requests: usize,
         windows: Arc<Windows>,
         live: Arc<Live>,
     ) -> Recorder {
         Recorder {
             start,
             measured,
-            part: Part::empty(),
+            part: Part::empty(requests),
             window: histogram(),
             window_index: 0,
             window_errors: 0,
@@ -89,8 +107,8 @@ impl Recorder {
         }
     }
 
-    /// A request that was sent (or tried to be) and ended as `outcome`.
-    pub(super) fn done(&mut self, times: Times, outcome: Result<(), Failed>) {
+    /// The request at `request` in the scenario's list, sent (or tried) and ended as `outcome`.
+    pub(super) fn done(&mut self, times: Times, request: usize, outcome: Result<(), Failed>) {
         let micros = headroom_results::histogram::micros;
         self.live.requests.fetch_add(1, Ordering::Relaxed);
         let latency = micros(times.done.saturating_duration_since(times.intended));
@@ -101,6 +119,10 @@ impl Recorder {
             let _ = part.lag.record(micros(lag));
             let waited = times.sent.saturating_duration_since(times.released);
             let _ = part.connection_wait.record(micros(waited));
+            if let Some(apart) = part.by_request.get_mut(request) {
+                let _ = apart.latency.record(latency);
+                apart.counts.count(outcome);
+            }
             &mut part.hold
         } else {
             &mut part.ramps
@@ -228,11 +250,22 @@ impl Windows {
     }
 }
 
-/// The threads' parts as one scenario's result (duration and rate are the caller's).
-pub(super) fn merge(parts: Vec<Part>, windows: Vec<Window>) -> ScenarioResult {
-    let mut all = Part::empty();
+/// The threads' parts as one scenario's result (duration and rate are the caller's);
+/// `names` are the scenario's requests' names, in order: each named one measured apart gets
+/// its figures (`by_request`).
+pub(super) fn merge(
+    parts: Vec<Part>,
+    windows: Vec<Window>,
+    names: &[Option<String>],
+) -> ScenarioResult {
+    let apart = parts.first().map_or(0, |part| part.by_request.len());
+    let mut all = Part::empty(apart);
     for part in parts {
         let _ = all.latency.add(&part.latency);
+        for (into, from) in all.by_request.iter_mut().zip(&part.by_request) {
+            let _ = into.latency.add(&from.latency);
+            add_counts(&mut into.counts, &from.counts);
+        }
         let _ = all.lag.add(&part.lag);
         let _ = all.connection_wait.add(&part.connection_wait);
         add_counts(&mut all.hold, &part.hold);
@@ -268,6 +301,22 @@ pub(super) fn merge(parts: Vec<Part>, windows: Vec<Window>) -> ScenarioResult {
             opened: all.connections_opened,
             queued_at_limit: all.queued_at_limit,
         }),
+        by_request: all
+            .by_request
+            .iter()
+            .zip(names)
+            .filter_map(|(one, name)| {
+                let name = name.as_ref()?;
+                let figures = RequestResult {
+                    requests: one.counts.requests,
+                    ok: one.counts.ok,
+                    errors: one.counts.errors.clone(),
+                    latency: histogram_summary(&one.latency),
+                    histogram: serialize_histogram(&one.latency),
+                };
+                Some((name.clone(), figures))
+            })
+            .collect(),
         rooms: None,
     }
 }

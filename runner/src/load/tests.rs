@@ -1,7 +1,8 @@
 use super::*;
 
 /// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
-/// ing up) stays out of them and is counted on its own.
+/// ing up) stays out of them and is counted on its own. Issue 17: of two requests, the named
+/// one is measured apart (the hold's only), the unnamed one only in the scenario's figures.
 #[tokio::test]
 async fn only_the_hold_is_measured() {
     let start = Instant::now();
@@ -15,6 +16,7 @@ async fn only_the_hold_is_measured() {
     let mut recorder = Recorder::new(
         start,
         measured,
+        2,
         Arc::clone(&windows),
         Arc::new(Live::default()),
     );
@@ -26,15 +28,27 @@ async fn only_the_hold_is_measured() {
         done: at(intended) + Duration::from_millis(ms),
     };
     // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
+    // Request 0 (`fast`) at the even steps of the hold, request 1 (unnamed, 4 ms) at the odd.
     for t in [1.0, 5.0, 9.0] {
-        recorder.done(done(t, 900), Err(Failed::Status));
+        recorder.done(done(t, 900), 0, Err(Failed::Status));
     }
     for i in 0..100 {
-        recorder.done(done(10.0 + 0.19 * f64::from(i), 5), Ok(()));
+        let (request, ms) = if i % 2 == 0 { (0, 5) } else { (1, 4) };
+        recorder.done(done(10.0 + 0.19 * f64::from(i), ms), request, Ok(()));
     }
     recorder.dropped(at(35.0));
-    recorder.done(done(31.0, 800), Ok(()));
-    let result = recorder::merge(vec![recorder.finish()], windows.finish());
+    recorder.done(done(31.0, 800), 0, Ok(()));
+    let names = [Some("fast".to_owned()), None];
+    let result = recorder::merge(vec![recorder.finish()], windows.finish(), &names);
+    let fast = &result.by_request["fast"];
+    assert_eq!((fast.requests, fast.ok), (50, 50));
+    assert!(
+        (fast.latency.p50_ms - 5.0).abs() < 0.01,
+        "{:?}",
+        fast.latency
+    );
+    assert!(!fast.histogram.is_empty());
+    assert_eq!(result.by_request.len(), 1, "only the named request");
     // One window a second, from the first to the last with a request.
     assert_eq!(result.windows.len(), 36, "{:?}", result.windows);
     assert_eq!(result.windows[10].requests, 6);

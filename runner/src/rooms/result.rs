@@ -71,6 +71,7 @@ pub(super) fn result(
         // Rooms send only in the hold: nothing of a ramp is in the figures.
         ramps: None,
         connections: None,
+        by_request: Default::default(),
         rooms: Some(RoomsResult {
             rooms: sizes.len() as u64,
             peers: u64::from(shared.sockets),

@@ -8,7 +8,7 @@ use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{Sweep, Unit};
 use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
-use headroom_spec::{Reducer, VarValue};
+use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -18,6 +18,8 @@ mod compared;
 mod fits;
 mod limits;
 mod rows;
+pub use rows::RequestCell;
+mod stat;
 mod words;
 
 use caveats::{caveats, not_measured};
@@ -25,6 +27,7 @@ use ceiling::ceiling;
 pub use compared::Compared;
 use fits::fit_rows;
 use rows::point_row;
+pub use stat::Stat;
 use words::{latency_slos, scenario_texts, steady_state};
 
 /// What the page is about, from the spec.
@@ -181,41 +184,6 @@ pub struct RunCounts {
     pub generator_bound: u64,
 }
 
-/// Lowest, median and highest over a point's repeats.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-pub struct Stat {
-    /// The lowest of the repeats.
-    pub min: f64,
-    /// The median of the repeats (the mean of the two middle ones for an even count).
-    pub median: f64,
-    /// The highest of the repeats.
-    pub max: f64,
-    /// How many repeats had the figure.
-    pub n: usize,
-    /// The repeats spread more than 10 % (standard deviation over mean,
-    /// `headroom_results::spread::NOISY_CV`): more repeats would firm the median up.
-    pub noisy: bool,
-}
-
-impl Stat {
-    /// Min, median and max of the values, or `None` without any.
-    pub fn of(values: &[f64]) -> Option<Stat> {
-        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        if sorted.is_empty() {
-            return None;
-        }
-        sorted.sort_by(f64::total_cmp);
-        Some(Stat {
-            min: sorted[0],
-            median: Reducer::Median.of(&sorted)?,
-            max: sorted[sorted.len() - 1],
-            n: sorted.len(),
-            noisy: headroom_results::spread::coefficient_of_variation(&sorted)
-                .is_some_and(|cv| cv > headroom_results::spread::NOISY_CV),
-        })
-    }
-}
-
 /// One phase as the page shows it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Phase {
@@ -256,6 +224,8 @@ pub struct Point {
     pub rss_bytes: Option<Stat>,
     /// A cell per scenario of the phase, in `Phase.scenarios`' order.
     pub scenarios: Vec<ScenarioCell>,
+    /// A cell per named request measured apart (`browse.list`), in order.
+    pub requests: Vec<RequestCell>,
     /// SLOs that failed at some run of the point.
     pub slo_failed: Vec<String>,
     /// SLOs whose figure was not measured at some run (no request sent): never a pass.

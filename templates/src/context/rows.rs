@@ -1,6 +1,63 @@
 //! A row per point: min, median and max over its repeats, per scenario.
 
+use std::collections::BTreeSet;
+
 use super::*;
+
+/// One named request of an HTTP scenario at one point, measured apart over the repeats.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RequestCell {
+    /// `scenario.request`: `browse.list`.
+    pub name: String,
+    /// Requests of this kind over the repeats.
+    pub requests: Option<Stat>,
+    /// Its latency's p50 over the repeats, in milliseconds.
+    pub p50_ms: Option<Stat>,
+    /// Its latency's p95 over the repeats, in milliseconds.
+    pub p95_ms: Option<Stat>,
+    /// Its latency's p99 over the repeats, in milliseconds.
+    pub p99_ms: Option<Stat>,
+    /// Failed requests of this kind, summed over the repeats.
+    pub errors: u64,
+}
+
+/// The named requests of `names`' scenarios measured apart at `point`, scenario by scenario.
+fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
+    let mut cells = Vec::new();
+    for scenario in names {
+        let requests: BTreeSet<&String> = point
+            .runs
+            .iter()
+            .filter_map(|r| r.scenarios.get(scenario))
+            .flat_map(|s| s.by_request.keys())
+            .collect();
+        for request in requests {
+            let apart: Vec<&headroom_results::RequestResult> = point
+                .runs
+                .iter()
+                .filter_map(|r| r.scenarios.get(scenario)?.by_request.get(request))
+                .collect();
+            let quantile = |pick: fn(&Summary) -> f64| {
+                let values: Vec<f64> = apart
+                    .iter()
+                    .filter(|a| a.latency.count > 0)
+                    .map(|a| pick(&a.latency))
+                    .collect();
+                Stat::of(&values)
+            };
+            let counts: Vec<f64> = apart.iter().map(|a| a.requests as f64).collect();
+            cells.push(RequestCell {
+                name: format!("{scenario}.{request}"),
+                requests: Stat::of(&counts),
+                p50_ms: quantile(|s| s.p50_ms),
+                p95_ms: quantile(|s| s.p95_ms),
+                p99_ms: quantile(|s| s.p99_ms),
+                errors: apart.iter().map(|a| a.errors.total()).sum(),
+            });
+        }
+    }
+    cells
+}
 
 pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
     let runs = &point.runs;
@@ -82,6 +139,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         runs: runs.len(),
         rss_bytes: Stat::of(&rss),
         scenarios,
+        requests: request_cells(point, names),
         slo_failed,
         slo_unmeasured,
         failures,

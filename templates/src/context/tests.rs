@@ -18,6 +18,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
             delivered: None,
             expected: None,
         }],
+        requests: Vec::new(),
         slo_failed: if failed {
             vec!["p95".into()]
         } else {

@@ -1,0 +1,40 @@
+//! A figure over a point's repeats: lowest, median, highest, and whether they spread.
+
+use headroom_spec::Reducer;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Lowest, median and highest over a point's repeats.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+pub struct Stat {
+    /// The lowest of the repeats.
+    pub min: f64,
+    /// The median of the repeats (the mean of the two middle ones for an even count).
+    pub median: f64,
+    /// The highest of the repeats.
+    pub max: f64,
+    /// How many repeats had the figure.
+    pub n: usize,
+    /// The repeats spread more than 10 % (standard deviation over mean,
+    /// `headroom_results::spread::NOISY_CV`): more repeats would firm the median up.
+    pub noisy: bool,
+}
+
+impl Stat {
+    /// Min, median and max of the values, or `None` without any.
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        Some(Stat {
+            min: sorted[0],
+            median: Reducer::Median.of(&sorted)?,
+            max: sorted[sorted.len() - 1],
+            n: sorted.len(),
+            noisy: headroom_results::spread::coefficient_of_variation(&sorted)
+                .is_some_and(|cv| cv > headroom_results::spread::NOISY_CV),
+        })
+    }
+}
