@@ -473,6 +473,48 @@ fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
     clean("routes");
 }
 
+/// Issue 17: checks on answers. Against known answers (the health page says "ok", the notes
+/// list is JSON of three seeded notes, over 100 bytes), the checks that hold pass and the ones
+/// that cannot (a text it does not say, a size it exceeds) fail every request of theirs, as
+/// `check` errors, counted per request and named in the run table.
+#[test]
+fn answers_are_checked_and_a_failed_check_is_its_own_error() {
+    let (output, results) = run_fixture("checks", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let api = &runs(&results)[0]["scenarios"]["api"];
+    let request = |name: &str| {
+        let apart = &api["by_request"][name];
+        let requests = common::number(&apart["requests"]);
+        assert!(requests >= 20.0, "{name}: {apart}");
+        (
+            requests,
+            common::number(&apart["errors"]["check"]),
+            apart.clone(),
+        )
+    };
+    for name in ["health", "notes"] {
+        let (_, checks, apart) = request(name);
+        assert_eq!(checks, 0.0, "{name}: {apart}");
+        assert_eq!(
+            common::number(&apart["ok"]),
+            common::number(&apart["requests"]),
+            "{apart}"
+        );
+    }
+    let mut failed = 0.0;
+    for name in ["wrong_text", "too_big"] {
+        let (requests, checks, apart) = request(name);
+        assert_eq!(checks, requests, "{name}: {apart}");
+        assert_eq!(common::number(&apart["errors"]["status"]), 0.0, "{apart}");
+        failed += checks;
+    }
+    assert_eq!(common::number(&api["errors"]["check"]), failed, "{api}");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(table.contains(&format!("({failed} check)")), "{table}");
+    assert!(leftovers("1033B").is_empty());
+    clean("checks");
+}
+
 #[test]
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);

@@ -176,6 +176,38 @@ fn request_names_are_segments_and_unique_in_their_scenario() {
     );
 }
 
+/// Issue 17: the checks of an answer are checked before anything runs: a regex that does not
+/// compile, a JSON pointer that does not start at the root.
+#[test]
+fn answer_checks_that_cannot_work_are_refused() {
+    let source = example("notes-api").replace(
+        r#"q=budget", expect = 200"#,
+        r#"q=budget", expect = { body_regex = "(unclosed", json = { "title" = "x" } }"#,
+    );
+    let compilation = compile(&source);
+    let found: Vec<(Code, &str, &str)> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.pointer.as_str(), d.message.as_str()))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(code, pointer, message)| *code == Code::BadPattern
+                && *pointer == "/scenario/0/requests/2/expect/body_regex"
+                && message.starts_with("`body_regex` is not a regular expression")),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&(
+            Code::WrongType,
+            "/scenario/0/requests/2/expect/json/title",
+            "`title` is not a JSON pointer"
+        )),
+        "{found:?}"
+    );
+}
+
 #[test]
 fn schema_errors_are_all_reported_at_once() {
     let source = example("pad")

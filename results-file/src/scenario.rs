@@ -13,12 +13,15 @@ pub struct ErrorCounts {
     pub status: u64,
     /// An answer that was not valid HTTP, or a connection cut mid-answer.
     pub protocol: u64,
+    /// Answers with the expected status that failed a check of `expect` (the body, its size).
+    #[serde(default)]
+    pub check: u64,
 }
 
 impl ErrorCounts {
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.status + self.protocol
+        self.connect + self.timeout + self.status + self.protocol + self.check
     }
 }
 

@@ -171,7 +171,7 @@ pub(super) fn request_table(phase: &headroom_runner::results::PhaseResults) -> O
                         right(latency(apart.latency.p50_ms)),
                         right(latency(apart.latency.p95_ms)),
                         right(latency(apart.latency.p99_ms)),
-                        right(thousands(apart.errors.total())),
+                        right(errors_cell(apart.errors.total(), apart.errors.check)),
                     ]);
                     rows += 1;
                 }
@@ -242,6 +242,7 @@ fn http_cells(run: &RunResult) -> [String; 6] {
             .map_or_else(|| "-".to_owned(), ms)
     };
     let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
+    let checks: u64 = http.iter().map(|s| s.errors.check).sum();
     [
         thousands(requests),
         // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
@@ -253,8 +254,17 @@ fn http_cells(run: &RunResult) -> [String; 6] {
         worst(|s| s.p50_ms),
         worst(|s| s.p95_ms),
         worst(|s| s.p99_ms),
-        thousands(errors),
+        errors_cell(errors, checks),
     ]
+}
+
+/// Errors, with how many were failed checks of the answers when some were: `98 (98 check)`.
+fn errors_cell(errors: u64, checks: u64) -> String {
+    if checks == 0 {
+        thousands(errors)
+    } else {
+        format!("{} ({} check)", thousands(errors), thousands(checks))
+    }
 }
 
 /// The rooms columns of a run: sockets opened, messages delivered, seen p95, seen by all p95.

@@ -30,11 +30,45 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `expect = { body_regex, json }`: a regex that compiles, pointers from the root.
+    fn answer_checks(&mut self, pointer: &str, checks: &headroom_spec::scenario::Checks) {
+        if let Some(pattern) = &checks.body_regex
+            && let Err(error) = regex::Regex::new(pattern)
+        {
+            let at = format!("{pointer}/expect/body_regex");
+            self.push(
+                Diagnostic::new(
+                    Code::BadPattern,
+                    format!("`body_regex` is not a regular expression: {}", super::target::regex_error(&error)),
+                )
+                .at(&at, self.value_span(&at))
+                .label("does not compile")
+                .hint("write a Rust regex (https://docs.rs/regex); escape `.`, `(`, `[` and `{` to match them literally"),
+            );
+        }
+        for key in checks.json.keys() {
+            if !key.is_empty() && !key.starts_with('/') {
+                let at = format!("{pointer}/expect/json/{}", escape(key));
+                self.push(
+                    Diagnostic::new(Code::WrongType, format!("`{key}` is not a JSON pointer"))
+                        .at(&at, self.key_span(&at))
+                        .label("a JSON pointer starts at the root, with `/`")
+                        .hint(format!(
+                            "write `\"/{key}\"` (RFC 6901: `/user/id`, `/items/0`)"
+                        )),
+                );
+            }
+        }
+    }
+
     fn http(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
         let everywhere = builtin::EVERYWHERE;
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (j, request) in http.requests.iter().enumerate() {
             let pointer = format!("{base}/requests/{j}");
+            if let Some(checks) = request.expect.as_ref().and_then(|e| e.checks()) {
+                self.answer_checks(&pointer, checks);
+            }
             if let Some(name) = request.name.as_deref()
                 && let Some(first) = names.insert(name, j)
             {

@@ -144,13 +144,7 @@ impl<'a> Checker<'a> {
         if let Some(pattern) = &target.ready.log
             && let Err(error) = regex::Regex::new(pattern)
         {
-            let why = match &error {
-                regex::Error::Syntax(text) => {
-                    let last = text.lines().last().unwrap_or(text).trim();
-                    last.strip_prefix("error: ").unwrap_or(last).to_owned()
-                }
-                other => other.to_string(),
-            };
+            let why = regex_error(&error);
             self.push(
                 Diagnostic::new(Code::BadPattern, format!("`ready.log` is not a regular expression: {why}"))
                     .at("/target/ready/log", self.value_span("/target/ready/log"))
@@ -213,5 +207,16 @@ impl<'a> Checker<'a> {
                 .label("not 127.0.0.1, ::1 or localhost")
                 .hint(format!("use 127.0.0.1, or add `allow_hosts = [\"{host}\"]` to [target] if this host is yours to load")),
         );
+    }
+}
+
+/// What is wrong with a regular expression, in its error's last line.
+pub(super) fn regex_error(error: &regex::Error) -> String {
+    match error {
+        regex::Error::Syntax(text) => {
+            let last = text.lines().last().unwrap_or(text).trim();
+            last.strip_prefix("error: ").unwrap_or(last).to_owned()
+        }
+        other => other.to_string(),
     }
 }

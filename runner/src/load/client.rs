@@ -15,7 +15,7 @@ use rand::Rng;
 use tokio::time::{Instant, Sleep};
 
 use super::Failed;
-use super::wire::{Connection, WireError};
+use super::wire::{Connection, Sink, WireError};
 use crate::http::{self, ErrorKind};
 
 /// A request ready to send: where, and its bytes.
@@ -25,7 +25,76 @@ struct Prepared {
     /// A HEAD request: its answer has no body.
     head_only: bool,
     expect: Vec<u16>,
+    /// The checks of `expect` beyond the status, ready to apply.
+    checks: Option<Checks>,
     weight: u32,
+}
+
+/// The body kept for checks when `max_size` does not say: answers to check are pages and
+/// API documents, not downloads.
+const CHECKED_BODY_LIMIT: u64 = 1024 * 1024;
+
+/// An answer's checks beyond its status (`expect = { … }`), compiled once.
+struct Checks {
+    contains: Option<Vec<u8>>,
+    regex: Option<regex::bytes::Regex>,
+    json: Vec<(String, serde_json::Value)>,
+    /// The largest body that passes, and the most kept to check.
+    max_size: u64,
+    /// Whether a check reads the body (then it is kept).
+    reads_body: bool,
+}
+
+impl Checks {
+    fn of(checks: &headroom_spec::scenario::Checks, url: &str) -> Result<Checks, String> {
+        let regex = match &checks.body_regex {
+            Some(pattern) => Some(
+                regex::bytes::Regex::new(pattern)
+                    .map_err(|e| format!("`body_regex` of `{url}`: {e}"))?,
+            ),
+            None => None,
+        };
+        let contains = checks.body_contains.as_ref().map(|t| t.as_bytes().to_vec());
+        let reads_body = contains.is_some() || regex.is_some() || !checks.json.is_empty();
+        Ok(Checks {
+            contains,
+            regex,
+            json: checks.json.clone().into_iter().collect(),
+            max_size: checks
+                .max_size
+                .map_or(CHECKED_BODY_LIMIT, |size| size.bytes()),
+            reads_body,
+        })
+    }
+
+    /// Whether an answer of `size` bytes, of which `kept` were kept, passes every check.
+    fn pass(&self, size: u64, kept: &[u8]) -> bool {
+        if size > self.max_size {
+            return false;
+        }
+        if let Some(text) = &self.contains
+            && !kept
+                .windows(text.len().max(1))
+                .any(|w| w == text.as_slice())
+        {
+            return false;
+        }
+        if let Some(regex) = &self.regex
+            && !regex.is_match(kept)
+        {
+            return false;
+        }
+        if !self.json.is_empty() {
+            let Ok(document) = serde_json::from_slice::<serde_json::Value>(kept) else {
+                return false;
+            };
+            return self
+                .json
+                .iter()
+                .all(|(pointer, value)| document.pointer(pointer) == Some(value));
+        }
+        true
+    }
 }
 
 /// A scenario's requests and limits, shared read-only by its load threads.
@@ -135,16 +204,20 @@ impl Client {
                     "the path of `{url}` has white space: encode it (%20)"
                 ));
             }
-            let expect = match &request.expect {
-                None => Vec::new(),
-                Some(Expect::One(status)) => vec![*status],
-                Some(Expect::Any(statuses)) => statuses.clone(),
+            let expect = request
+                .expect
+                .as_ref()
+                .map_or_else(Vec::new, Expect::statuses);
+            let checks = match request.expect.as_ref().and_then(Expect::checks) {
+                Some(checks) => Some(Checks::of(checks, &url)?),
+                None => None,
             };
             requests.push(Prepared {
                 address,
                 encoded: encode(method, &path, &authority, &headers, body.as_bytes()),
                 head_only: method == "HEAD",
                 expect,
+                checks,
                 weight: request.weight,
             });
         }
@@ -224,11 +297,17 @@ impl Client {
         };
         on_ready();
         let at = Instant::now();
+        // The body is kept only for checks that read it.
+        let mut kept = Vec::new();
+        let checks = request.checks.as_ref();
+        let keep = checks.filter(|c| c.reads_body);
+        let limit = keep.map_or(0, |c| usize::try_from(c.max_size).unwrap_or(usize::MAX));
+        let mut sink = Sink::new(keep.map(|_| &mut kept), limit);
         let exchange = async {
             let mut fresh = fresh;
             loop {
                 match connection
-                    .exchange(&request.encoded, request.head_only)
+                    .exchange(&request.encoded, request.head_only, &mut sink)
                     .await
                 {
                     Ok(answer) => return Ok(answer),
@@ -260,7 +339,11 @@ impl Client {
                 } else {
                     request.expect.contains(&answer.status)
                 };
-                if good { Ok(()) } else { Err(Failed::Status) }
+                match checks {
+                    _ if !good => Err(Failed::Status),
+                    Some(checks) if !checks.pass(answer.body_size, &kept) => Err(Failed::Check),
+                    _ => Ok(()),
+                }
             }
         };
         Sent {
@@ -345,6 +428,29 @@ mod tests {
         assert!(now.elapsed() < ms(300), "took {:?}", now.elapsed());
     }
 
+    /// The checks of an answer, on bodies whose answers are known.
+    #[test]
+    fn checks_pass_what_holds_and_fail_what_does_not() {
+        let spec = |toml: &str| -> headroom_spec::scenario::Checks {
+            toml::from_str(toml).expect("checks")
+        };
+        let checks = |toml: &str| Checks::of(&spec(toml), "http://x/").expect("compiles");
+        let body = br#"{"user":{"id":42,"name":"ada"},"items":[1,2]}"#;
+        let size = body.len() as u64;
+        assert!(checks(r#"body_contains = "ada""#).pass(size, body));
+        assert!(!checks(r#"body_contains = "bob""#).pass(size, body));
+        assert!(checks(r#"body_regex = '"id":\d+'"#).pass(size, body));
+        assert!(!checks(r#"body_regex = '^\['"#).pass(size, body));
+        assert!(checks(r#"json = { "/user/id" = 42, "/items/1" = 2 }"#).pass(size, body));
+        assert!(!checks(r#"json = { "/user/id" = "42" }"#).pass(size, body));
+        assert!(!checks(r#"json = { "/user/id" = 42 }"#).pass(3, b"not"));
+        assert!(checks(r#"max_size = "1KiB""#).pass(size, body));
+        assert!(!checks(r#"max_size = "10B""#).pass(size, body));
+        // Only checks that read the body keep it.
+        assert!(!checks(r#"max_size = "10B""#).reads_body);
+        assert!(checks(r#"body_contains = "x""#).reads_body);
+    }
+
     /// A request's future is built and moved for each request: it stays small. It held the
     /// room for 100 parsed headers (7 KB in all), and copying it was 2.5 % of a closed loop's
     /// CPU.
@@ -356,6 +462,7 @@ mod tests {
                 encoded: encode("GET", "/", "127.0.0.1:9", &[], b""),
                 head_only: false,
                 expect: Vec::new(),
+                checks: None,
                 weight: 1,
             }],
             addresses: vec![SocketAddr::from(([127, 0, 0, 1], 9))],

@@ -52,6 +52,8 @@ pub use headroom_results::histogram::new as histogram;
 enum Failed {
     Kind(ErrorKind),
     Status,
+    /// The status was expected; a check of the answer failed.
+    Check,
 }
 
 /// Live figures for progress reports.

@@ -330,6 +330,7 @@ fn add_counts(into: &mut RampCounts, from: &RampCounts) {
     e.timeout += f.timeout;
     e.status += f.status;
     e.protocol += f.protocol;
+    e.check += f.check;
 }
 
 impl Counted for RampCounts {
@@ -341,6 +342,7 @@ impl Counted for RampCounts {
             Err(Failed::Kind(ErrorKind::Timeout)) => self.errors.timeout += 1,
             Err(Failed::Kind(ErrorKind::Protocol)) => self.errors.protocol += 1,
             Err(Failed::Status) => self.errors.status += 1,
+            Err(Failed::Check) => self.errors.check += 1,
         }
     }
 }

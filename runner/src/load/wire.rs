@@ -42,6 +42,35 @@ pub(super) struct Answer {
     pub(super) status: u16,
     /// Whether the connection can carry the next request.
     pub(super) keep_alive: bool,
+    /// The body's length in bytes (decoded, for a chunked one).
+    pub(super) body_size: u64,
+}
+
+/// Where an answer's body goes: counted always, and its first `limit` bytes kept when `kept`
+/// is given (for the checks of `expect`).
+pub(super) struct Sink<'a> {
+    pub(super) kept: Option<&'a mut Vec<u8>>,
+    pub(super) limit: usize,
+    size: u64,
+}
+
+impl<'a> Sink<'a> {
+    /// Keeps up to `limit` bytes into `kept`, when given.
+    pub(super) fn new(kept: Option<&'a mut Vec<u8>>, limit: usize) -> Sink<'a> {
+        Sink {
+            kept,
+            limit,
+            size: 0,
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        self.size += bytes.len() as u64;
+        if let Some(kept) = self.kept.as_deref_mut() {
+            let room = self.limit.saturating_sub(kept.len());
+            kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
 }
 
 /// How an answer's body ends.
@@ -67,6 +96,7 @@ impl Connection {
         &mut self,
         request: &[u8],
         head_only: bool,
+        sink: &mut Sink<'_>,
     ) -> Result<Answer, WireError> {
         self.buffer.clear();
         if self.stream.write_all(request).await.is_err() {
@@ -86,22 +116,26 @@ impl Connection {
             };
             let keep_alive = match body {
                 Body::Length(length) => {
-                    self.skip(length).await?;
+                    self.skip(length, Some(&mut *sink)).await?;
                     keep_alive
                 }
                 Body::Chunked => {
-                    self.skip_chunks().await?;
+                    self.skip_chunks(sink).await?;
                     keep_alive
                 }
                 Body::ToClose => {
-                    self.skip_to_close().await?;
+                    self.skip_to_close(sink).await?;
                     false
                 }
             };
             if keep_alive {
                 self.expect_nothing();
             }
-            return Ok(Answer { status, keep_alive });
+            return Ok(Answer {
+                status,
+                keep_alive,
+                body_size: sink.size,
+            });
         }
     }
 
@@ -139,10 +173,17 @@ impl Connection {
         self.stream.read_buf(&mut self.buffer).await
     }
 
-    /// Skips `length` bytes of body.
-    async fn skip(&mut self, mut length: u64) -> Result<(), WireError> {
+    /// Skips `length` bytes of body, into `sink` when given.
+    async fn skip(
+        &mut self,
+        mut length: u64,
+        mut sink: Option<&mut Sink<'_>>,
+    ) -> Result<(), WireError> {
         loop {
             let here = (self.buffer.len() as u64).min(length);
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.take(&self.buffer[..here as usize]);
+            }
             self.buffer.advance(here as usize);
             length -= here;
             if length == 0 {
@@ -154,8 +195,9 @@ impl Connection {
         }
     }
 
-    /// Skips a chunked body: chunks up to the last (size 0), then its trailer lines.
-    async fn skip_chunks(&mut self) -> Result<(), WireError> {
+    /// Skips a chunked body, its chunks into `sink`: chunks up to the last (size 0), then its
+    /// trailer lines.
+    async fn skip_chunks(&mut self, sink: &mut Sink<'_>) -> Result<(), WireError> {
         loop {
             let size = loop {
                 match httparse::parse_chunk_size(&self.buffer) {
@@ -174,8 +216,9 @@ impl Connection {
             if size == 0 {
                 return self.skip_trailers().await;
             }
-            // The chunk and the line end after it.
-            self.skip(size.saturating_add(2)).await?;
+            // The chunk, then the line end after it.
+            self.skip(size, Some(&mut *sink)).await?;
+            self.skip(2, None).await?;
         }
     }
 
@@ -195,9 +238,10 @@ impl Connection {
         }
     }
 
-    /// Skips a body that ends with the connection.
-    async fn skip_to_close(&mut self) -> Result<(), WireError> {
+    /// Skips a body that ends with the connection, into `sink`.
+    async fn skip_to_close(&mut self, sink: &mut Sink<'_>) -> Result<(), WireError> {
         loop {
+            sink.take(&self.buffer);
             self.buffer.clear();
             match self.fill().await {
                 Ok(0) => return Ok(()),
@@ -335,9 +379,22 @@ mod tests {
         .await;
         let mut connection = Connection::open(address).await.expect("connected");
         let mut answers = Vec::new();
+        let mut bodies = Vec::new();
         for _ in 0..6 {
-            answers.push(connection.exchange(GET, false).await.expect("an answer"));
+            // Each body kept whole (a limit of 64 bytes), chunks decoded.
+            let mut kept = Vec::new();
+            let mut sink = Sink::new(Some(&mut kept), 64);
+            answers.push(
+                connection
+                    .exchange(GET, false, &mut sink)
+                    .await
+                    .expect("an answer"),
+            );
+            bodies.push(String::from_utf8(kept).expect("text"));
         }
+        assert_eq!(bodies, ["ok", "hello", "wikipedia", "", "", "x"]);
+        let sizes: Vec<u64> = answers.iter().map(|a| a.body_size).collect();
+        assert_eq!(sizes, [2, 5, 9, 0, 0, 1]);
         let statuses: Vec<(u16, bool)> = answers.iter().map(|a| (a.status, a.keep_alive)).collect();
         assert_eq!(
             statuses,
@@ -359,16 +416,21 @@ mod tests {
     async fn a_body_to_the_close_ends_the_connection() {
         let (address, server) = serve(vec![vec![b"HTTP/1.0 200 OK\r\n\r\nall of it"]]).await;
         let mut connection = Connection::open(address).await.expect("connected");
-        let exchange = connection.exchange(GET, false);
+        // Kept up to its limit, counted whole.
+        let mut kept = Vec::new();
+        let mut sink = Sink::new(Some(&mut kept), 3);
+        let exchange = connection.exchange(GET, false, &mut sink);
         // The server task ends after its one answer, closing the connection.
         let answer = exchange.await.expect("an answer");
         assert_eq!(
             answer,
             Answer {
                 status: 200,
-                keep_alive: false
+                keep_alive: false,
+                body_size: 9
             }
         );
+        assert_eq!(kept, b"all");
         server.await.expect("the server");
     }
 
@@ -380,14 +442,18 @@ mod tests {
         let mut connection = Connection::open(address).await.expect("connected");
         server.await.expect("the server");
         assert_eq!(
-            connection.exchange(GET, false).await,
+            connection
+                .exchange(GET, false, &mut Sink::new(None, 0))
+                .await,
             Err(WireError::ClosedBeforeAnswer)
         );
 
         let (address, _server) = serve(vec![vec![b"SSH-2.0-OpenSSH\r\n\r\n"]]).await;
         let mut connection = Connection::open(address).await.expect("connected");
         assert_eq!(
-            connection.exchange(GET, false).await,
+            connection
+                .exchange(GET, false, &mut Sink::new(None, 0))
+                .await,
             Err(WireError::Protocol)
         );
 
@@ -397,7 +463,9 @@ mod tests {
         .await;
         let mut connection = Connection::open(address).await.expect("connected");
         assert_eq!(
-            connection.exchange(GET, false).await,
+            connection
+                .exchange(GET, false, &mut Sink::new(None, 0))
+                .await,
             Err(WireError::Protocol)
         );
     }
@@ -412,9 +480,15 @@ mod tests {
         .await;
         let mut connection = Connection::open(address).await.expect("connected");
         let head = b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n";
-        let answer = connection.exchange(head, true).await.expect("an answer");
+        let answer = connection
+            .exchange(head, true, &mut Sink::new(None, 0))
+            .await
+            .expect("an answer");
         assert_eq!(answer.status, 200);
-        let answer = connection.exchange(GET, false).await.expect("an answer");
+        let answer = connection
+            .exchange(GET, false, &mut Sink::new(None, 0))
+            .await
+            .expect("an answer");
         assert_eq!(answer.status, 200);
         drop(connection);
         server.await.expect("the server");

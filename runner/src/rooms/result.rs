@@ -56,6 +56,7 @@ pub(super) fn result(
             timeout: failed.timeout,
             status: failed.status,
             protocol: 0,
+            check: 0,
         },
         duration_s,
         rate: if hold_s > 0.0 {
