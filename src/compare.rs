@@ -49,34 +49,45 @@ enum Format {
 }
 
 pub fn run(args: CompareArgs) -> Result<u8> {
-    let mut gates = args
+    let gates = args
         .fail_on
         .iter()
         .map(|rule| gate::parse(rule))
         .collect::<Result<Vec<_>, _>>()?;
     let base = crate::read_results(&args.base)?;
-    let (comparison, quick, spec_gates) = match (&args.by, &args.new) {
+    // The gates a spec commits, and the file whose spec it is (for an error's context).
+    let (comparison, quick, spec_gates, gated) = match (&args.by, &args.new) {
         (Some(variable), _) => {
             let levers = compare_levers(&base, variable)
                 .with_context(|| format!("{}", args.base.display()))?;
-            (levers, base.quick, base.matrix.gates.clone())
+            (levers, base.quick, base.matrix.gates.clone(), &args.base)
         }
-        (None, Some(new)) => {
-            let new = crate::read_results(new)?;
+        (None, Some(new_path)) => {
+            let new = crate::read_results(new_path)?;
             let table = headroom_pricing::PriceTable::embedded()
                 .context("the shipped price table is broken")?;
             let comparison = compare(&base, &new, args.allow_cross_hardware, &table);
             // The change is held to the gates its own spec commits.
-            (comparison, base.quick || new.quick, new.matrix.gates)
+            (
+                comparison,
+                base.quick || new.quick,
+                new.matrix.gates,
+                new_path,
+            )
         }
         (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
     };
-    for gate in spec_gates {
-        if !gates.iter().any(|g: &Gate| g.rule == gate.rule) {
-            gates.push(gate);
-        }
-    }
-    let outcomes = gate::check(&gates, &comparison)?;
+    let mut outcomes = gate::check(&gates, &comparison)?;
+    let committed: Vec<Gate> = spec_gates
+        .into_iter()
+        .filter(|gate| !gates.iter().any(|g: &Gate| g.rule == gate.rule))
+        .collect();
+    outcomes.extend(gate::check(&committed, &comparison).with_context(|| {
+        format!(
+            "a gate of the spec behind {} (`[compare] fail_on`): fix or remove it there",
+            gated.display()
+        )
+    })?);
     let report = Report::new(&comparison, args.allow_cross_hardware, outcomes);
     let mut out = std::io::stdout().lock();
     match args.format {

@@ -935,6 +935,18 @@ fn compare_judges_each_figure_from_its_repeats() {
         out.contains("gate `rss_mib +10%` at memory: rooms=1 (rss_mib): +20.0 %, worse: FAILED"),
         "{out}"
     );
+    // A committed gate that names no figure is an error that says whose spec holds it.
+    committed["plan"]["gates"] = serde_json::json!([{ "rule": "usd_per_unit +5%", "figure": "usd_per_unit", "threshold": 0.05 }]);
+    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    let (code, _, stderr) = headroom(&["compare", &base, &committed_path.display().to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: a gate of the spec behind {} (`[compare] fail_on`): fix or remove it there: gate `usd_per_unit +5%` names no figure of these files",
+            committed_path.display()
+        )),
+        "{stderr}"
+    );
     // A rule that names no figure, or the better way, is a usage error that says so.
     let (code, _, stderr) = gated(&["usd_per_unit +5%"], "table");
     assert_eq!(code, 1);

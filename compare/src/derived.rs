@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use headroom_prices::PriceTable;
+use headroom_pricing::plan::Resource;
 use headroom_pricing::planner::{Measured, Request, plan};
 use headroom_results::Results;
 
@@ -37,6 +38,7 @@ pub fn slopes_of(results: &Results, table: &PriceTable) -> FittedSlopes {
                     format!("`{}` phase, per {}", fit.phase, fit.x),
                     Slope {
                         slope: fit.slope,
+                        se: fit.slope_se,
                         ci95: fit.slope_ci95,
                         n: fit.n,
                     },
@@ -79,9 +81,19 @@ fn for_each_repeat(
 pub struct Derived {
     /// Each figure's value in every repeat that gave it, with its direction.
     pub figures: BTreeMap<String, (Direction, Vec<f64>)>,
-    /// The resource that binds each priced instance (`memory`, `cpu_measured`, `slo`,
-    /// `cap`), one a repeat, by instance.
+    /// What binds each instance the plan priced, in words (`the measured memory ceiling`,
+    /// `the cap`), one a repeat that priced it, by instance.
     pub bindings: BTreeMap<String, Vec<String>>,
+}
+
+/// The ceiling a plan's units stand on, as the comparison's notes say it: measured or not.
+fn binding_phrase(resource: Resource) -> String {
+    match resource {
+        Resource::Cap => "the cap, not a measured ceiling".to_owned(),
+        Resource::Cpu => "the given CPU ceiling, not a measured one".to_owned(),
+        Resource::None => "nothing".to_owned(),
+        measured => format!("the measured {} ceiling", measured.name()),
+    }
 }
 
 /// What one unit is in the spec behind `results` (`room`; `unit` when it names none).
@@ -131,11 +143,13 @@ pub fn of_results(results: &Results, table: &PriceTable) -> Derived {
                     cost,
                 );
             }
-            derived
-                .bindings
-                .entry(instance.name.clone())
-                .or_default()
-                .push(instance.binding.resource.as_str().to_owned());
+            if instance.planned_units.is_some() {
+                derived
+                    .bindings
+                    .entry(instance.name.clone())
+                    .or_default()
+                    .push(binding_phrase(instance.binding.resource));
+            }
         }
     });
     derived
@@ -192,7 +206,10 @@ mod tests {
         assert_eq!(*direction, Direction::LowerIsBetter);
         // $24.528 a month (730 hours of t4g.medium) over 128 rooms.
         assert!((cost[0] - 24.528 / 128.0).abs() < 1e-9, "{cost:?}");
-        assert_eq!(derived.bindings["t4g.medium"], ["cap"]);
+        assert_eq!(
+            derived.bindings["t4g.medium"],
+            ["the cap, not a measured ceiling"]
+        );
         // Three runs at every point: three plans.
         let three = of_results(&passing(relay.clone(), 3), &table);
         assert_eq!(three.figures["plan.t4g.medium.units"].1.len(), 3);

@@ -226,9 +226,9 @@ fn judge_fitted_slopes(
     }
 }
 
-/// A note for each priced instance whose binding resource is not the same on both sides:
-/// `t4g.medium binds on memory (5 of 5 repeats) in the base, on cpu_measured (5 of 5) in the
-/// new file`.
+/// A note for each priced instance saying what its plan figures stand on, on both sides or
+/// each: `t4g.medium: the units and costs stand on the measured memory ceiling, in 5 of 5
+/// repeats of the base; on the measured CPU ceiling, in 5 of 5 of the new file`.
 fn binding_changes(
     ours: &BTreeMap<String, Vec<String>>,
     others: &BTreeMap<String, Vec<String>>,
@@ -249,12 +249,17 @@ fn binding_changes(
         let (Some(base), Some(new)) = (most(bindings), others.get(instance).and_then(most)) else {
             continue;
         };
-        if base.0 != new.0 {
-            notes.push(format!(
-                "{instance} binds on {} ({} of {} repeats) in the base, on {} ({} of {}) in the new file",
+        notes.push(if base.0 == new.0 {
+            format!(
+                "{instance}: the units and costs stand on {}, in {} of {} repeats of the base and {} of {} of the new file",
+                base.0, base.1, base.2, new.1, new.2
+            )
+        } else {
+            format!(
+                "{instance}: the units and costs stand on {}, in {} of {} repeats of the base; on {}, in {} of {} of the new file",
                 base.0, base.1, base.2, new.0, new.1, new.2
-            ));
-        }
+            )
+        });
     }
     notes
 }

@@ -97,7 +97,7 @@ impl std::fmt::Display for CannotTell {
                      run 4 a side (or 3 against 5)"
                 )
             }
-            CannotTell::NotANumber => write!(f, "a repeat's figure is not a number"),
+            CannotTell::NotANumber => write!(f, "a figure is not a number"),
             CannotTell::Unlike(verdict) => write!(
                 f,
                 "{} on unlike machines or limits: the difference includes the machine",

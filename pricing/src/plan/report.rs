@@ -54,6 +54,9 @@ pub struct FitJson {
     pub n: usize,
     /// The slope's 95 % confidence interval (Student t, n − 2 degrees of freedom).
     pub slope_ci95: [f64; 2],
+    /// The slope's standard error, in `unit` per unit of x: what `slope_ci95` is made of, and
+    /// what two slopes are compared by (`headroom compare`).
+    pub slope_se: f64,
     /// The largest x measured.
     pub max_x: f64,
     /// The fit is too weak to plan with unflagged (`weaknesses` says why).
@@ -84,6 +87,7 @@ impl FitJson {
             r2: fit.r2,
             n: fit.n,
             slope_ci95: fit.slope_ci95,
+            slope_se: fit.slope_se,
             max_x: fit.max_x,
             weak: fit.is_weak(),
             weaknesses: fit.weaknesses(),

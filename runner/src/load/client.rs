@@ -73,9 +73,8 @@ impl Checks {
             return false;
         }
         if let Some(text) = &self.contains
-            && !kept
-                .windows(text.len().max(1))
-                .any(|w| w == text.as_slice())
+            && !text.is_empty()
+            && !kept.windows(text.len()).any(|w| w == text.as_slice())
         {
             return false;
         }
@@ -439,6 +438,7 @@ mod tests {
         let size = body.len() as u64;
         assert!(checks(r#"body_contains = "ada""#).pass(size, body));
         assert!(!checks(r#"body_contains = "bob""#).pass(size, body));
+        assert!(checks(r#"body_contains = """#).pass(0, b""));
         assert!(checks(r#"body_regex = '"id":\d+'"#).pass(size, body));
         assert!(!checks(r#"body_regex = '^\['"#).pass(size, body));
         assert!(checks(r#"json = { "/user/id" = 42, "/items/1" = 2 }"#).pass(size, body));
