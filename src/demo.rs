@@ -69,6 +69,12 @@ pub struct DemoTarget {
     /// Threads that spin on the CPU for as long as the server runs (to test CPU limits).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     busy_threads: u32,
+    /// Serve HTTPS and WSS (HTTP/1.1 and HTTP/2 by ALPN) with this PEM certificate chain.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
 }
 
 impl DemoTarget {
@@ -94,6 +100,7 @@ impl DemoTarget {
             idle_close: self.idle_close,
             frame_cpu: self.frame_cpu,
             busy_threads: self.busy_threads,
+            tls: self.tls_cert.zip(self.tls_key),
         }
     }
 }

@@ -548,6 +548,115 @@ fn answers_are_checked_and_a_failed_check_is_its_own_error() {
     clean("checks");
 }
 
+/// Writes `tls.toml` (the fixture, edited by `edit`) beside a self-signed certificate for
+/// localhost and 127.0.0.1 made here (`server.pem`, `server.key`) and the CA file the spec
+/// trusts (`ca.pem`: that certificate, or `ca` when given); the spec's path.
+fn tls_spec(test: &str, ca: Option<&str>, edit: impl Fn(String) -> String) -> PathBuf {
+    let dir = fresh_out(test).parent().expect("a folder").to_path_buf();
+    std::fs::create_dir_all(&dir).expect("test folder");
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .expect("a certificate");
+    std::fs::write(dir.join("server.pem"), certified.cert.pem()).expect("write");
+    std::fs::write(
+        dir.join("server.key"),
+        certified.signing_key.serialize_pem(),
+    )
+    .expect("write");
+    let trusted = ca.map_or_else(|| certified.cert.pem(), str::to_owned);
+    std::fs::write(dir.join("ca.pem"), trusted).expect("write");
+    let fixture = std::fs::read_to_string(root().join("tests/fixtures/run/tls.toml"))
+        .expect("the tls fixture");
+    let spec = dir.join("tls.toml");
+    std::fs::write(&spec, edit(fixture)).expect("write");
+    spec
+}
+
+/// Issue 17: HTTPS over HTTP/1.1 and HTTP/2 and WSS rooms against the demo target serving a
+/// certificate made in the test, trusted through `ca`: every answer passes its check, every
+/// frame arrives, readiness and scrapes go over HTTPS too, and HTTP/2 carries requests held by
+/// the target's stalls (50 ms, twice a second) on fewer connections than HTTP/1.1 needs.
+#[test]
+fn https_http2_and_wss_run_against_a_certificate_made_here() {
+    let spec = tls_spec("tls", None, |text| text);
+    let out = out("tls");
+    let (spec_arg, out_arg) = (spec.display().to_string(), out.display().to_string());
+    let output = headroom(&["run", &spec_arg, "--out", &out_arg, "--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = read_results(&out);
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    let opened = |name: &str| {
+        let scenario = &run["scenarios"][name];
+        let requests = count(&scenario["requests"]);
+        assert!(requests >= 150, "{name}: {scenario}");
+        assert_eq!(count(&scenario["ok"]), requests, "{name}: {scenario}");
+        // Every connection opened was a TLS session, its handshake timed apart.
+        let opened = count(&scenario["connections"]["opened"]);
+        assert_eq!(
+            count(&scenario["tls"]["handshakes"]),
+            opened,
+            "{name}: {scenario}"
+        );
+        assert!(common::number(&scenario["tls"]["handshake"]["p50_ms"]) > 0.0);
+        opened
+    };
+    let (h1, h2) = (opened("h1"), opened("h2"));
+    // 100/s held 50 ms: about five requests at once on HTTP/1.1, each on its own connection;
+    // HTTP/2 multiplexes twice the rate on one connection per load thread.
+    assert!(h1 >= 5, "HTTP/1.1 opened {h1}");
+    assert!(h2 < h1 && h2 <= 4, "HTTP/2 opened {h2}, HTTP/1.1 {h1}");
+    let (_, rooms) = rooms_run(&results, "chat");
+    let messages = &rooms["messages"];
+    assert!(count(&messages["sent"]) >= 30, "{messages}");
+    assert_eq!(count(&messages["expected"]), count(&messages["sent"]) * 4);
+    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+    assert_eq!(count(&rooms["sockets"]["opened"]), 10);
+    assert_eq!(count(&run["scenarios"]["chat"]["tls"]["handshakes"]), 10);
+    // The scrape went over HTTPS (to 127.0.0.1: the certificate's address name).
+    assert_eq!(common::number(&run["metrics"]["steady"]["peers"]), 10.0);
+    assert!(leftovers("1034B").is_empty());
+    clean("tls");
+}
+
+/// Issue 17: a certificate not signed by the CA the spec trusts fails the point before any
+/// load, naming the host and the fix (readiness by TCP here, so the load's own check says it).
+#[test]
+fn a_certificate_from_another_ca_fails_with_the_host_named() {
+    let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "another CA");
+    let key = rcgen::KeyPair::generate().expect("key");
+    let stranger = params.self_signed(&key).expect("another certificate");
+    let spec = tls_spec("tls-wrong-ca", Some(&stranger.pem()), |text| {
+        text.replace(
+            r#"ready = { http = "https://localhost:{port}/healthz", timeout = "20s" }"#,
+            r#"ready = { tcp = true, timeout = "20s" }"#,
+        )
+        // A marker of its own: the other TLS test may run beside it.
+        .replace("1034B", "1035B")
+        .replace("metrics = \"https://127.0.0.1:{port}/metrics\"\n", "")
+        .replace(
+            "[measure]\nseries = [{ name = \"peers\", metric = \"demo_peers\" }]\n",
+            "",
+        )
+    });
+    let out = out("tls-wrong-ca");
+    let (spec_arg, out_arg) = (spec.display().to_string(), out.display().to_string());
+    let output = headroom(&["run", &spec_arg, "--out", &out_arg, "--no-page"], &[]);
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = read_results(&out);
+    let failure = runs(&results)[0]["failure"].to_string();
+    assert!(
+        failure.contains("TLS to `localhost:") && failure.contains("not signed by a CA"),
+        "{failure}"
+    );
+    assert!(failure.contains("ca = "), "{failure}");
+    assert!(leftovers("1035B").is_empty());
+    clean("tls-wrong-ca");
+}
+
 #[test]
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);

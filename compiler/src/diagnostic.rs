@@ -107,11 +107,14 @@ codes! {
     RegionNotPriced = "E037", "region-not-priced", Error, "`[plan] region` names a region the price table has no prices for.";
     TooLarge = "E038", "too-large", Error, "A matrix, a run or a message larger than one machine should be asked to handle (the limits are in docs/cli.md).";
     BadGate = "E039", "bad-gate", Error, "A `[compare] fail_on` gate that is not a figure and a signed percentage (`latency.p95 +10%`).";
+    InsecureTls = "E040", "insecure-tls", Error, "`insecure_skip_verify` with a URL whose host is not loopback: certificates go unchecked on loopback only.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
     PlanWithoutUnits = "W004", "plan-without-units", Warning, "A plan without `[capacity] units`: instances can be priced, but not per unit.";
     LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
+    UnusedTls = "W007", "unused-tls", Warning, "`ca` or `insecure_skip_verify` in a spec with no `https://` or `wss://` URL: it would do nothing.";
+    UncheckedCertificates = "W008", "unchecked-certificates", Warning, "`insecure_skip_verify = true`: the server's certificate is not checked, so the run proves nothing about it.";
 }
 
 /// One problem in a spec, located by its JSON pointer and its byte span in the source.

@@ -17,8 +17,10 @@ mod metrics;
 mod notes;
 pub use notes::seed_bytes;
 mod rooms;
+mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -74,6 +76,9 @@ pub struct Options {
     /// Threads that spin on the CPU for as long as the server runs: a server that uses every
     /// core it is given, to test CPU limits against.
     pub busy_threads: u32,
+    /// Serve TLS with this PEM certificate chain and private key: HTTPS (HTTP/1.1 or HTTP/2,
+    /// by ALPN) and WSS. Plain HTTP otherwise (HTTP/1.1, or HTTP/2 by prior knowledge).
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl Default for Options {
@@ -99,6 +104,7 @@ impl Default for Options {
             idle_close: None,
             frame_cpu: Duration::ZERO,
             busy_threads: 0,
+            tls: None,
         }
     }
 }
@@ -119,12 +125,18 @@ pub(crate) struct App {
 pub struct Server {
     listener: tokio::net::TcpListener,
     app: Arc<App>,
+    /// TLS, when the options ask for it.
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// Binds the port and prepares the state (seeded notes included).
 pub async fn bind(options: Options) -> std::io::Result<Server> {
     let address = SocketAddr::new(options.host, options.port);
     let listener = tokio::net::TcpListener::bind(address).await?;
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     let app = Arc::new(App {
         notes: notes::Notes::seeded(options.seed_notes, options.note_size.bytes()),
         rooms: rooms::Rooms::default(),
@@ -134,7 +146,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         started: Instant::now(),
         options,
     });
-    Ok(Server { listener, app })
+    Ok(Server { listener, app, tls })
 }
 
 impl Server {
@@ -145,7 +157,7 @@ impl Server {
 
     /// Serves until SIGTERM or SIGINT (or until a fault knob ends the process).
     pub async fn run(self) -> std::io::Result<()> {
-        let Server { listener, app } = self;
+        let Server { listener, app, tls } = self;
         faults::start(&app);
         let router = Router::new()
             .route("/healthz", get(healthz))
@@ -163,6 +175,9 @@ impl Server {
             listener.local_addr()?
         );
         let shutdown = faults::shutdown_signal(app.options.ignore_sigterm);
+        if let Some(acceptor) = tls {
+            return tls::serve(listener, acceptor, router, shutdown).await;
+        }
         tokio::select! {
             // Small frames go out at once, as Node's `ws` and most servers send them.
             served = axum::serve(listener.tap_io(|tcp| { let _ = tcp.set_nodelay(true); }), router) => served,

@@ -31,7 +31,7 @@ pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
     ConnectFailures, Connections, ErrorCounts, MessageCounts, RampCounts, ReloadResult,
-    RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, Window,
+    RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
 };
 
 /// The version of this file's shape; readers refuse other versions.

@@ -111,7 +111,7 @@ pub struct ScenarioResult {
     /// took, counted apart from the generator's lag. Empty before format 1's files had it.
     #[serde(default)]
     pub connection_wait: Summary,
-    /// The full distributions (`latency`, `schedule_lag`, `connection_wait`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
+    /// The full distributions (`latency`, `schedule_lag`, `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
     pub histograms: BTreeMap<String, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
@@ -130,6 +130,20 @@ pub struct ScenarioResult {
     /// What a rooms scenario measured beyond the common figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RoomsResult>,
+    /// `https://` and `wss://`: the TLS handshakes of the connections opened, ramps included
+    /// (the histogram is `tls_handshake`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsFigures>,
+}
+
+/// The TLS handshakes of a scenario's connections.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsFigures {
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// How long each took, from the TCP connection open to the session established (apart
+    /// from the TCP connect, which `connection_wait` or `connect` include with it).
+    pub handshake: Summary,
 }
 
 /// One named request of an HTTP scenario, measured apart over the hold.

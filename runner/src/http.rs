@@ -2,12 +2,15 @@
 //! go. The load itself has a leaner client of its own (`load::wire`).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
+
+use crate::tls::{TlsTo, Transport, Trust};
 
 /// What can go wrong with one request, by the kind results count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,28 +20,26 @@ pub enum ErrorKind {
     Protocol,
 }
 
-/// `(host:port, path)` of a readiness or metrics target: a path on the target's own address, or
-/// a full `http://` URL.
-pub fn split_target(path_or_url: &str, default: SocketAddr) -> (String, String) {
-    match path_or_url.strip_prefix("http://") {
-        Some(rest) => {
-            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-            (host.to_owned(), format!("/{path}"))
-        }
-        None => (default.to_string(), path_or_url.to_owned()),
+/// `(host:port, path, https)` of a readiness or metrics target: a path on the target's own
+/// address (plain HTTP), or a full `http://` or `https://` URL.
+pub fn split_target(path_or_url: &str, default: SocketAddr) -> (String, String, bool) {
+    match parse_web_url(path_or_url) {
+        Some(url) => (url.dial, url.path, url.secure),
+        None => (default.to_string(), path_or_url.to_owned(), false),
     }
 }
 
-/// A single GET on a fresh connection to an address already checked (`resolve`): the status
-/// and the whole body. `host` is the Host header.
+/// A single GET on a fresh connection to an address already checked (`resolve`), over TLS
+/// when `tls` says: the status and the whole body. `host` is the Host header.
 pub async fn get(
     address: SocketAddr,
     host: &str,
     path: &str,
+    tls: Option<&TlsTo>,
     timeout: Duration,
 ) -> Result<(u16, Bytes), ErrorKind> {
     let request = async {
-        let stream = tokio::net::TcpStream::connect(address)
+        let (stream, _) = Transport::open(address, tls)
             .await
             .map_err(|_| ErrorKind::Connect)?;
         let (mut sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))
@@ -123,10 +124,15 @@ pub async fn resolve(
 ) -> Result<SocketAddr, String> {
     let address = match authority.parse::<SocketAddr>() {
         Ok(address) => address,
+        // A name with addresses of both families (`localhost`: ::1 and 127.0.0.1) goes to its
+        // IPv4 one: the servers under test and the demo target listen on 127.0.0.1 by default.
         Err(_) => tokio::net::lookup_host(authority)
             .await
             .ok()
-            .and_then(|mut all| all.next())
+            .and_then(|all| {
+                let all: Vec<SocketAddr> = all.collect();
+                all.iter().find(|a| a.is_ipv4()).or(all.first()).copied()
+            })
             .ok_or_else(|| {
                 format!(
                     "cannot resolve `{authority}` of `{url}`: use a loopback address such as 127.0.0.1"
@@ -140,34 +146,89 @@ pub async fn resolve(
     Ok(address)
 }
 
-/// A readiness or metrics target resolved and checked: the address, the Host header, the path.
+/// A readiness or metrics target resolved and checked: the address, the Host header, the
+/// path, and TLS for `https://`.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     pub address: SocketAddr,
     pub host: String,
     pub path: String,
+    pub(crate) tls: Option<Arc<TlsTo>>,
 }
 
-/// A path on the target's own address (`/metrics`), or a full `http://` URL (filled in;
-/// `written` as the spec wrote it), resolved and checked like any load.
+/// A path on the target's own address (`/metrics`, plain HTTP), or a full `http://` or
+/// `https://` URL (filled in; `written` as the spec wrote it), resolved and checked like any
+/// load; `trust` says what its certificate must be signed by.
 pub async fn endpoint(
     path_or_url: &str,
     written: &str,
     own: SocketAddr,
     allowed: &Allowed,
+    trust: &Trust,
 ) -> Result<Endpoint, String> {
-    let (host, path) = split_target(path_or_url, own);
+    let (host, path, secure) = split_target(path_or_url, own);
     let address = resolve(&host, path_or_url, written, allowed).await?;
+    let tls = if secure {
+        trust.check(address, path_or_url)?;
+        Some(Arc::new(TlsTo {
+            connector: tokio_rustls::TlsConnector::from(trust.config(&[crate::tls::ALPN_HTTP1])?),
+            name: crate::tls::server_name(crate::tls::host_of(&host))?,
+        }))
+    } else {
+        None
+    };
     Ok(Endpoint {
         address,
         host,
         path,
+        tls,
     })
 }
 
-/// The host:port and path of a request URL of a scenario.
-pub fn parse_url(url: &str) -> Option<(String, String)> {
-    let rest = url.strip_prefix("http://")?;
+/// An `http://` or `https://` URL taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebUrl {
+    /// `https://`.
+    pub secure: bool,
+    /// `host[:port]` as written: the Host header (`:authority` in HTTP/2).
+    pub authority: String,
+    /// `host:port` to connect to, the port filled in when the URL leaves it out (80, 443).
+    pub dial: String,
+    /// The path and query, `/` at least.
+    pub path: String,
+}
+
+/// An `http://` or `https://` URL of a scenario, readiness check or scrape.
+pub fn parse_web_url(url: &str) -> Option<WebUrl> {
+    let (secure, rest) = match url.strip_prefix("https://") {
+        Some(rest) => (true, rest),
+        None => (false, url.strip_prefix("http://")?),
+    };
+    let (authority, path) = split_authority(rest);
+    let dial = with_port(&authority, secure);
+    Some(WebUrl {
+        secure,
+        authority,
+        dial,
+        path,
+    })
+}
+
+/// `authority` with its port, the scheme's default (80, or 443 for TLS) when it has none.
+pub fn with_port(authority: &str, secure: bool) -> String {
+    let has_port = match authority.rfind(']') {
+        Some(end) => authority[end..].contains(':'),
+        None => authority.contains(':'),
+    };
+    if has_port {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{}", if secure { 443 } else { 80 })
+    }
+}
+
+/// `host:port` and the path (`/` at least) of what follows a URL's `scheme://`.
+fn split_authority(rest: &str) -> (String, String) {
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -177,7 +238,12 @@ pub fn parse_url(url: &str) -> Option<(String, String)> {
     } else {
         path.to_owned()
     };
-    Some((authority.to_owned(), path))
+    (authority.to_owned(), path)
+}
+
+/// The host:port and path of a plain `http://` URL.
+pub fn parse_url(url: &str) -> Option<(String, String)> {
+    Some(split_authority(url.strip_prefix("http://")?))
 }
 
 #[cfg(test)]
@@ -266,14 +332,31 @@ mod tests {
             Some(("[::1]:80".into(), "/?x=1".into()))
         );
         assert_eq!(parse_url("https://x/"), None);
+        let secure = parse_web_url("https://localhost/a?b").expect("https");
+        assert!(secure.secure);
+        assert_eq!(
+            (
+                secure.authority.as_str(),
+                secure.dial.as_str(),
+                secure.path.as_str()
+            ),
+            ("localhost", "localhost:443", "/a?b")
+        );
+        let v6 = parse_web_url("http://[::1]:8080").expect("v6");
+        assert_eq!((v6.dial.as_str(), v6.path.as_str()), ("[::1]:8080", "/"));
+        assert_eq!(parse_web_url("ws://x/"), None);
         let default = SocketAddr::from(([127, 0, 0, 1], 9));
         assert_eq!(
             split_target("/metrics", default),
-            ("127.0.0.1:9".into(), "/metrics".into())
+            ("127.0.0.1:9".into(), "/metrics".into(), false)
         );
         assert_eq!(
             split_target("http://127.0.0.2:7/m", default),
-            ("127.0.0.2:7".into(), "/m".into())
+            ("127.0.0.2:7".into(), "/m".into(), false)
+        );
+        assert_eq!(
+            split_target("https://localhost:8443/healthz", default),
+            ("localhost:8443".into(), "/healthz".into(), true)
         );
     }
 }

@@ -20,6 +20,7 @@ mod limits;
 mod load;
 pub mod machine;
 mod quick;
+mod reach;
 pub use headroom_results as results;
 pub mod rooms;
 mod run;
@@ -28,6 +29,7 @@ mod scenarios;
 mod scrape;
 mod steady;
 pub mod target;
+mod tls;
 mod verdict;
 
 pub use event::Event;

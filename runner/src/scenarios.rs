@@ -2,7 +2,6 @@
 //! target's death, Ctrl-C), and judged for having measured anything at all.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -13,9 +12,10 @@ use tokio::time::Instant;
 
 use crate::event::Event;
 use crate::gates::Gates;
+use crate::load;
+use crate::reach::Reach;
 use crate::results::{Failure, RunResult, ScenarioResult};
 use crate::target::Running;
-use crate::{http, load};
 
 /// The first scenario of the point that had load to send (sockets to open, users or a rate
 /// above 0) and measured nothing: no request completed, or no socket opened.
@@ -110,34 +110,6 @@ impl Watch<'_> {
     }
 }
 
-/// Where a point's load goes and what it runs on.
-pub(crate) struct Reach {
-    /// The target's port.
-    pub(crate) port: u16,
-    /// This binary, for `{headroom}` in URLs.
-    pub(crate) headroom_bin: PathBuf,
-    /// The hosts load may go to.
-    pub(crate) allowed: http::Allowed,
-    /// Load threads for each HTTP scenario.
-    pub(crate) threads: usize,
-}
-
-impl Reach {
-    pub(crate) fn new(
-        port: u16,
-        headroom_bin: &std::path::Path,
-        allowed: &http::Allowed,
-        threads: usize,
-    ) -> Reach {
-        Reach {
-            port,
-            headroom_bin: headroom_bin.to_path_buf(),
-            allowed: allowed.clone(),
-            threads,
-        }
-    }
-}
-
 pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
     reach: Reach,
@@ -145,31 +117,26 @@ pub(crate) async fn run_scenarios(
     live: Arc<load::Live>,
     gates: Gates,
 ) -> ScenarioOutcomes {
-    let Reach {
-        port,
-        headroom_bin,
-        allowed,
-        threads,
-    } = reach;
+    let reach = Arc::new(reach);
     let mut running = Vec::new();
     for scenario in scenarios {
         let name = scenario.name().to_owned();
-        let (headroom, allowed, abort, live, gate) = (
-            headroom_bin.clone(),
-            allowed.clone(),
+        let (reach, abort, live, gate) = (
+            Arc::clone(&reach),
             abort.clone(),
             Arc::clone(&live),
             gates.gate(),
         );
-        let task = match scenario {
-            Scenario::Http(http) => tokio::spawn(async move {
-                let _gate = gate;
-                load::run(&http, port, &headroom, &allowed, abort, live, threads).await
-            }),
-            Scenario::Rooms(rooms) => tokio::spawn(async move {
-                crate::rooms::run(&rooms, port, &headroom, &allowed, abort, live, gate).await
-            }),
-        };
+        let task =
+            match scenario {
+                Scenario::Http(http) => tokio::spawn(async move {
+                    let _gate = gate;
+                    load::run(&http, &reach, abort, live).await
+                }),
+                Scenario::Rooms(rooms) => tokio::spawn(async move {
+                    crate::rooms::run(&rooms, &reach, abort, live, gate).await
+                }),
+            };
         running.push((name, task));
     }
     drop(gates);

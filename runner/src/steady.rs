@@ -34,6 +34,7 @@ pub(crate) async fn steady_state(
                 endpoint.address,
                 &endpoint.host,
                 &endpoint.path,
+                endpoint.tls.as_deref(),
                 Duration::from_secs(5),
             )
             .await;

@@ -271,6 +271,7 @@ impl Running {
                         endpoint.address,
                         &endpoint.host,
                         &endpoint.path,
+                        endpoint.tls.as_deref(),
                         Duration::from_secs(2)
                     )
                     .await,
@@ -290,9 +291,16 @@ impl Running {
                 return Ok(started.elapsed());
             }
             if Instant::now() >= deadline {
+                let mut check = describe_ready(target);
+                if let Some(endpoint) = ready_http
+                    && let Some(tls) = &endpoint.tls
+                    && let Some(why) = tls.why_not(endpoint.address, &endpoint.host).await
+                {
+                    check = format!("{check}; {why}");
+                }
                 return Err(Failure::NeverReady {
                     waited_s: started.elapsed().as_secs_f64(),
-                    check: describe_ready(target),
+                    check,
                     stderr_tail: self.stderr_tail(),
                 });
             }
@@ -491,13 +499,15 @@ pub(crate) async fn endpoints(
     port: u16,
     headroom_bin: &Path,
     allowed: &http::Allowed,
+    spec_dir: &Path,
 ) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
+    let trust = crate::tls::Trust::of(target, spec_dir);
     let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let mut found = [None, None];
     for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
         if let Some(written) = written {
             let filled = crate::target::fill(written, port, headroom_bin)?;
-            *slot = Some(http::endpoint(&filled, written, own, allowed).await?);
+            *slot = Some(http::endpoint(&filled, written, own, allowed, &trust).await?);
         }
     }
     let [ready, metrics] = found;
@@ -511,12 +521,12 @@ pub(crate) async fn external_url_allowed(
     allowed: &http::Allowed,
 ) -> Result<(), String> {
     let written = target.url.as_deref().unwrap_or(url);
-    let Some((authority, _)) = http::parse_url(url) else {
+    let Some(parsed) = http::parse_web_url(url) else {
         return Err(format!(
-            "the external target `{url}` is not an http:// URL the runner can load"
+            "the external target `{url}` is not an http:// or https:// URL the runner can load"
         ));
     };
-    http::resolve(&authority, url, written, allowed)
+    http::resolve(&parsed.dial, url, written, allowed)
         .await
         .map(drop)
 }

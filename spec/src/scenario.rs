@@ -168,7 +168,8 @@ pub struct HttpScenario {
     /// connection reused request after request. When every one is busy, a due request waits
     /// in the generator for the next free one, its latency still counted from its intended
     /// start (what wrk2 and oha `-q` do). `max_in_flight` by default: a connection for every
-    /// request outstanding.
+    /// request outstanding. With `http_version = "2"` it bounds the requests in flight at once
+    /// (streams on one connection per load thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_connections: Option<u64>,
@@ -182,12 +183,39 @@ pub struct HttpScenario {
     /// retries, two minutes).
     #[serde(default = "default_http_connect_timeout")]
     pub connect_timeout: Duration,
+    /// `"1.1"` (the default): one request at a time on each keep-alive connection. `"2"`:
+    /// HTTP/2, its requests multiplexed as streams over one connection per load thread and
+    /// address (ALPN `h2` over TLS; prior knowledge, h2c, on `http://`).
+    #[serde(default)]
+    pub http_version: HttpVersion,
     /// Ramp-up, hold and ramp-down.
     #[serde(default)]
     pub stages: Stages,
     /// The requests, picked by weight.
     #[schemars(length(min = 1))]
     pub requests: Vec<Request>,
+}
+
+/// The HTTP version a scenario speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub enum HttpVersion {
+    /// HTTP/1.1 with keep-alive.
+    #[default]
+    #[serde(rename = "1.1")]
+    Http1,
+    /// HTTP/2.
+    #[serde(rename = "2")]
+    Http2,
+}
+
+impl HttpVersion {
+    /// As the spec writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpVersion::Http1 => "1.1",
+            HttpVersion::Http2 => "2",
+        }
+    }
 }
 
 fn default_max_in_flight() -> u64 {

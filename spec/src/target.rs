@@ -52,6 +52,14 @@ pub struct Target {
     /// allowed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_hosts: Vec<String>,
+    /// A PEM file of the certificate authorities `https://` and `wss://` load trusts instead of
+    /// the platform's roots (a private CA, a self-signed certificate); relative to the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<String>,
+    /// Accept any certificate `https://` and `wss://` servers present: for a loopback server
+    /// with a throwaway certificate only. Refused (E040) for any other host; warned about.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
 }
 
 /// Exactly one of `http`, `tcp` or `log` says the server is ready.

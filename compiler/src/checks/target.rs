@@ -7,6 +7,122 @@ impl<'a> Checker<'a> {
         self.target_strings();
         self.target_lifecycle();
         self.readiness();
+        self.tls_settings();
+    }
+
+    /// Every URL load, readiness checks or scrapes go to, with its pointer.
+    fn urls(&self) -> Vec<(String, &'a str)> {
+        let spec = self.spec;
+        let target = &spec.target;
+        let mut urls = Vec::new();
+        for (pointer, url) in [
+            ("/target/url", &target.url),
+            ("/target/metrics", &target.metrics),
+            ("/target/ready/http", &target.ready.http),
+        ] {
+            if let Some(url) = url {
+                urls.push((pointer.to_owned(), url.as_str()));
+            }
+        }
+        for (i, scenario) in spec.scenarios.iter().enumerate() {
+            match scenario {
+                Scenario::Http(http) => {
+                    for (j, request) in http.requests.iter().enumerate() {
+                        urls.push((format!("/scenario/{i}/requests/{j}/url"), &request.url));
+                    }
+                }
+                Scenario::Rooms(rooms) => {
+                    urls.push((format!("/scenario/{i}/url"), &rooms.url));
+                    if let Some(reload) = &rooms.reload {
+                        urls.push((format!("/scenario/{i}/reload/url"), &reload.url));
+                    }
+                }
+            }
+        }
+        urls
+    }
+
+    /// `ca` and `insecure_skip_verify`: used by some `https://` or `wss://` URL, not both,
+    /// and certificates unchecked on loopback only.
+    fn tls_settings(&mut self) {
+        let target = &self.spec.target;
+        let insecure = target.insecure_skip_verify;
+        if target.ca.is_none() && !insecure {
+            return;
+        }
+        let key = if insecure {
+            "insecure_skip_verify"
+        } else {
+            "ca"
+        };
+        let pointer = format!("/target/{key}");
+        let secure: Vec<(String, &str)> = self
+            .urls()
+            .into_iter()
+            .filter(|(_, url)| url.starts_with("https://") || url.starts_with("wss://"))
+            .collect();
+        if secure.is_empty() {
+            self.push(
+                Diagnostic::new(
+                    Code::UnusedTls,
+                    format!("`{key}` is set, and no URL of this spec uses TLS"),
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("applies to https:// and wss:// URLs only")
+                .hint("remove it, or load the server over https:// or wss://"),
+            );
+            return;
+        }
+        if !insecure {
+            return;
+        }
+        if target.ca.is_some() {
+            self.push(
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    "`ca` and `insecure_skip_verify` are both set",
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("then `ca` would check nothing")
+                .hint(
+                    "keep `ca` (certificates checked against it) and remove `insecure_skip_verify`",
+                ),
+            );
+        }
+        let mut refused = false;
+        for (at, url) in &secure {
+            let Some(host) = url_host(url) else {
+                continue;
+            };
+            if host.contains('{') || is_loopback(host) {
+                continue;
+            }
+            refused = true;
+            let start = url.find(host).unwrap_or(0);
+            let span = self.inner_span(at, start..start + host.len());
+            self.push(
+                Diagnostic::new(
+                    Code::InsecureTls,
+                    format!("`insecure_skip_verify` would accept any certificate from `{host}`, which is not loopback"),
+                )
+                .at(at, span)
+                .label("certificates go unchecked on loopback only")
+                .hint("set `ca = \"file.pem\"` in [target] to the CA that signed its certificate, and remove `insecure_skip_verify`"),
+            );
+        }
+        // Refused already: a warning on top would say less.
+        if refused {
+            return;
+        }
+        self.push(
+            Diagnostic::new(
+                Code::UncheckedCertificates,
+                "the server's certificate is not checked",
+            )
+            .at(&pointer, self.key_span(&pointer))
+            .label("any certificate is accepted")
+            .hint("for a loopback server with a throwaway certificate only; `ca = \"cert.pem\"` checks it instead"),
+        );
     }
 
     /// The target's strings (placeholders, hosts) and parameters.
@@ -178,25 +294,13 @@ impl<'a> Checker<'a> {
 
     /// Load goes to loopback, or to a host the spec allows by name.
     pub(super) fn host(&mut self, pointer: &str, url: &str) {
-        let Some(rest) = url.split_once("://").map(|(_, rest)| rest) else {
+        let Some(host) = url_host(url) else {
             return;
         };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        let authority = authority.rsplit('@').next().unwrap_or_default();
-        let host = if let Some(v6) = authority.strip_prefix('[') {
-            v6.split(']').next().unwrap_or_default()
-        } else {
-            authority.split(':').next().unwrap_or_default()
-        };
-        if host.is_empty() || host.contains('{') {
+        if host.contains('{') {
             return;
         }
-        let loopback = host == "localhost"
-            || host == "::1"
-            || host
-                .parse::<std::net::Ipv4Addr>()
-                .is_ok_and(|ip| ip.is_loopback());
-        if loopback || self.spec.target.allow_hosts.iter().any(|h| h == host) {
+        if is_loopback(host) || self.spec.target.allow_hosts.iter().any(|h| h == host) {
             return;
         }
         let start = url.find(host).unwrap_or(0);
@@ -208,6 +312,28 @@ impl<'a> Checker<'a> {
                 .hint(format!("use 127.0.0.1, or add `allow_hosts = [\"{host}\"]` to [target] if this host is yours to load")),
         );
     }
+}
+
+/// The host of a URL (`[…]` stripped from IPv6), if it has one.
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map(|(_, rest)| rest)?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or_default()
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// 127.0.0.0/8, ::1 or localhost.
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What is wrong with a regular expression, in its error's last line.

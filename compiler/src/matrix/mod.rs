@@ -344,6 +344,8 @@ fn target_at(
             .map(|limits| resolved::Limits::at(limits, vars))
             .transpose()?,
         allow_hosts: written.allow_hosts.clone(),
+        ca: written.ca.clone(),
+        insecure_skip_verify: written.insecure_skip_verify,
     })
 }
 
@@ -383,6 +385,7 @@ fn scenario_at(
             max_connections: http.max_connections.unwrap_or(http.max_in_flight),
             timeout: http.timeout,
             connect_timeout: http.connect_timeout,
+            http_version: http.http_version,
             stages: stages(&http.stages)?,
             requests: http
                 .requests

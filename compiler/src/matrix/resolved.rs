@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use headroom_spec::scenario::{
-    Arrivals, Executor, Messages as WrittenMessages, Ping, RatePer, Reload as WrittenReload,
-    Request, Senders, StampForm,
+    Arrivals, Executor, HttpVersion, Messages as WrittenMessages, Ping, RatePer,
+    Reload as WrittenReload, Request, Senders, StampForm,
 };
 use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Stop};
 use headroom_spec::{Duration, Param, ParamValue, Rate, Size, VarValue};
@@ -77,6 +77,12 @@ pub struct Target {
     /// Hosts other than loopback that load may go to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_hosts: Vec<String>,
+    /// A PEM file of the certificate authorities TLS trusts, relative to the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<String>,
+    /// Whether TLS accepts any certificate (loopback only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
 }
 
 /// `[target.limits]` at one point.
@@ -185,6 +191,9 @@ pub struct HttpScenario {
     /// The most one connection attempt may take (5 s in results written before it was a key).
     #[serde(default = "five_seconds")]
     pub connect_timeout: Duration,
+    /// HTTP/1.1 or HTTP/2 (1.1 in results written before it was a key).
+    #[serde(default)]
+    pub http_version: HttpVersion,
     /// Ramp-up, hold and ramp-down.
     pub stages: Stages,
     /// The requests, with the point's variables filled.

@@ -39,7 +39,7 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
     let think = job.scenario.think.map_or(Duration::ZERO, |d| d.as_std());
     let (start, end) = (job.start, job.start + job.schedule.total());
     let client = &job.client;
-    let mut connections = client.connections();
+    let mut connections = client.connections(&job.streams);
     tokio::time::sleep_until(start).await;
     loop {
         let now = Instant::now();
@@ -58,6 +58,9 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
             let mut recorder = recorder.borrow_mut();
             for _ in 0..sent.opened {
                 recorder.connected();
+            }
+            if let Some(took) = sent.handshake {
+                recorder.handshake(took);
             }
             // A user's latency runs from its connection ready: its own think and connect are
             // not the server's answer time.

@@ -15,7 +15,6 @@
 //! of the arrivals or the users (wrk's shape): a request never crosses threads, and each
 //! thread records into its own histograms ([`recorder`]), merged exactly at the end.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -25,11 +24,15 @@ use headroom_spec::Rate;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::http::{self, ErrorKind};
+use crate::http::ErrorKind;
+use crate::reach::Reach;
 use crate::results::ScenarioResult;
 
+mod checks;
 mod client;
 mod closed;
+mod deadline;
+mod h2;
 mod open;
 mod pacer;
 mod recorder;
@@ -87,6 +90,8 @@ impl Share {
 struct Job {
     scenario: Arc<HttpScenario>,
     client: Arc<Client>,
+    /// The thread's HTTP/2 connections.
+    streams: Arc<h2::Streams>,
     schedule: Schedule,
     start: Instant,
     cancel: watch::Receiver<bool>,
@@ -94,16 +99,23 @@ struct Job {
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
 /// `threads` load threads (fewer when there are fewer users or connections to share).
-pub async fn run(
+pub(crate) async fn run(
     scenario: &HttpScenario,
-    port: u16,
-    headroom_bin: &Path,
-    allowed: &http::Allowed,
+    reach: &Reach,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
-    threads: usize,
 ) -> Result<ScenarioResult, String> {
-    let client = Arc::new(Client::prepare(scenario, port, headroom_bin, allowed).await?);
+    let client = Arc::new(
+        Client::prepare(
+            scenario,
+            reach.port,
+            &reach.headroom_bin,
+            &reach.allowed,
+            &reach.trust,
+        )
+        .await?,
+    );
+    let threads = reach.threads;
     let units = if scenario.executor.is_open() {
         scenario.max_connections.min(scenario.max_in_flight)
     } else {
@@ -131,6 +143,7 @@ pub async fn run(
     for index in 0..threads {
         let job = Job {
             scenario: Arc::clone(&scenario),
+            streams: client.streams(),
             client: Arc::clone(&client),
             schedule,
             start,

@@ -143,7 +143,7 @@ impl Line {
     /// One connection's worker: takes arrivals until the line closes empty.
     async fn work(self: Rc<Self>) {
         let client = &self.job.client;
-        let mut connections = client.connections();
+        let mut connections = client.connections(&self.job.streams);
         let wake = Rc::new(Notify::new());
         let mut first = true;
         loop {
@@ -182,6 +182,9 @@ impl Line {
                         let mut recorder = self.recorder.borrow_mut();
                         for _ in 0..sent.opened {
                             recorder.connected();
+                        }
+                        if let Some(took) = sent.handshake {
+                            recorder.handshake(took);
                         }
                         let at = Times {
                             sent: sent.at,

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use super::{Failed, Live, WINDOW, histogram};
 use crate::http::ErrorKind;
 use crate::results::{
-    Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, Window, histogram_summary,
-    serialize_histogram,
+    Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, TlsFigures, Window,
+    histogram_summary, serialize_histogram,
 };
 
 /// One request's moments.
@@ -55,6 +55,8 @@ pub(super) struct Part {
     ramps: RampCounts,
     connections_opened: u64,
     queued_at_limit: u64,
+    /// TLS handshakes of the connections opened (none on `http://`).
+    tls_handshake: Histogram<u64>,
 }
 
 /// One request of a scenario, over the hold: its latency and its counts.
@@ -80,6 +82,7 @@ impl Part {
             ramps: RampCounts::default(),
             connections_opened: 0,
             queued_at_limit: 0,
+            tls_handshake: histogram(),
         }
     }
 }
@@ -149,6 +152,14 @@ impl Recorder {
     /// A connection was opened.
     pub(super) fn connected(&mut self) {
         self.part.connections_opened += 1;
+    }
+
+    /// A TLS handshake took `took`.
+    pub(super) fn handshake(&mut self, took: std::time::Duration) {
+        let _ = self
+            .part
+            .tls_handshake
+            .record(u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1));
     }
 
     /// An arrival that waited in line because every one of `max_connections` was busy.
@@ -272,7 +283,12 @@ pub(super) fn merge(
         add_counts(&mut all.ramps, &part.ramps);
         all.connections_opened += part.connections_opened;
         all.queued_at_limit += part.queued_at_limit;
+        let _ = all.tls_handshake.add(&part.tls_handshake);
     }
+    let tls = (!all.tls_handshake.is_empty()).then(|| TlsFigures {
+        handshakes: all.tls_handshake.len(),
+        handshake: histogram_summary(&all.tls_handshake),
+    });
     ScenarioResult {
         kind: "http".to_owned(),
         skipped: None,
@@ -294,6 +310,12 @@ pub(super) fn merge(
             ),
         ]
         .into_iter()
+        .chain(tls.is_some().then(|| {
+            (
+                "tls_handshake".to_owned(),
+                serialize_histogram(&all.tls_handshake),
+            )
+        }))
         .collect(),
         windows,
         ramps: Some(all.ramps),
@@ -318,6 +340,7 @@ pub(super) fn merge(
             })
             .collect(),
         rooms: None,
+        tls,
     }
 }
 

@@ -75,17 +75,16 @@ async fn run_local(
     threads: usize,
 ) -> ScenarioResult {
     let (_, cancel) = tokio::sync::watch::channel(false);
-    run(
-        scenario,
+    let reach = Reach::new(
         port,
-        Path::new("headroom"),
-        &http::Allowed::new(&[]),
-        cancel,
-        live,
+        std::path::Path::new("headroom"),
+        &crate::http::Allowed::new(&[]),
         threads,
-    )
-    .await
-    .expect("the scenario ran")
+        &crate::tls::Trust::default(),
+    );
+    run(scenario, &reach, cancel, live)
+        .await
+        .expect("the scenario ran")
 }
 
 /// A scenario of the open model at `rate` for a `hold` against `127.0.0.1:{port}`.

@@ -9,9 +9,12 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 
+use std::time::Duration;
+
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use crate::tls::{TlsTo, Transport};
 
 /// The most header lines an answer may have.
 const MAX_HEADERS: usize = 100;
@@ -32,7 +35,7 @@ pub(super) enum WireError {
 
 /// One open connection and what was read on it.
 pub(super) struct Connection {
-    stream: TcpStream,
+    stream: Transport,
     buffer: BytesMut,
 }
 
@@ -64,7 +67,12 @@ impl<'a> Sink<'a> {
         }
     }
 
-    fn take(&mut self, bytes: &[u8]) {
+    /// The body's bytes so far.
+    pub(super) fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub(super) fn take(&mut self, bytes: &[u8]) {
         self.size += bytes.len() as u64;
         if let Some(kept) = self.kept.as_deref_mut() {
             let room = self.limit.saturating_sub(kept.len());
@@ -81,13 +89,20 @@ enum Body {
 }
 
 impl Connection {
-    pub(super) async fn open(address: SocketAddr) -> io::Result<Connection> {
-        let stream = TcpStream::connect(address).await?;
-        stream.set_nodelay(true)?;
-        Ok(Connection {
-            stream,
-            buffer: BytesMut::with_capacity(8 * 1024),
-        })
+    /// A connection to `address`, over TLS when `tls` says, and how long its TLS handshake
+    /// took.
+    pub(super) async fn open(
+        address: SocketAddr,
+        tls: Option<&TlsTo>,
+    ) -> io::Result<(Connection, Option<Duration>)> {
+        let (stream, handshake) = Transport::open(address, tls).await?;
+        Ok((
+            Connection {
+                stream,
+                buffer: BytesMut::with_capacity(8 * 1024),
+            },
+            handshake,
+        ))
     }
 
     /// Sends `request` (a whole encoded request) and reads its answer. `head_only` for a
@@ -100,6 +115,11 @@ impl Connection {
     ) -> Result<Answer, WireError> {
         self.buffer.clear();
         if self.stream.write_all(request).await.is_err() {
+            return Err(WireError::ClosedBeforeAnswer);
+        }
+        if let Transport::Tls(_) = self.stream
+            && self.stream.flush().await.is_err()
+        {
             return Err(WireError::ClosedBeforeAnswer);
         }
         loop {
@@ -144,8 +164,13 @@ impl Connection {
     /// that would find nothing (EAGAIN) after the next request is written: a syscall of the
     /// four a request takes. Data that arrives later (the next answer, a close) is a new
     /// readiness event.
+    /// Over TLS the session reads records of its own (tickets after the handshake): it is left
+    /// alone.
     fn expect_nothing(&self) {
-        let _ = self.stream.try_io(tokio::io::Interest::READABLE, || {
+        let Transport::Plain(tcp) = &self.stream else {
+            return;
+        };
+        let _ = tcp.try_io(tokio::io::Interest::READABLE, || {
             Err::<(), _>(io::ErrorKind::WouldBlock.into())
         });
     }
@@ -377,7 +402,7 @@ mod tests {
             vec![b"HTTP/1.1 503 Busy\r\nconnection: close\r\ncontent-length: 1\r\n\r\nx"],
         ])
         .await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         let mut answers = Vec::new();
         let mut bodies = Vec::new();
         for _ in 0..6 {
@@ -415,7 +440,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_to_the_close_ends_the_connection() {
         let (address, server) = serve(vec![vec![b"HTTP/1.0 200 OK\r\n\r\nall of it"]]).await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         // Kept up to its limit, counted whole.
         let mut kept = Vec::new();
         let mut sink = Sink::new(Some(&mut kept), 3);
@@ -439,7 +464,7 @@ mod tests {
     #[tokio::test]
     async fn closed_garbage_and_cut_answers_are_told_apart() {
         let (address, server) = serve(vec![]).await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         server.await.expect("the server");
         assert_eq!(
             connection
@@ -449,7 +474,7 @@ mod tests {
         );
 
         let (address, _server) = serve(vec![vec![b"SSH-2.0-OpenSSH\r\n\r\n"]]).await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         assert_eq!(
             connection
                 .exchange(GET, false, &mut Sink::new(None, 0))
@@ -461,7 +486,7 @@ mod tests {
             b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort",
         ]])
         .await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         assert_eq!(
             connection
                 .exchange(GET, false, &mut Sink::new(None, 0))
@@ -478,7 +503,7 @@ mod tests {
             vec![b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"],
         ])
         .await;
-        let mut connection = Connection::open(address).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
         let head = b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n";
         let answer = connection
             .exchange(head, true, &mut Sink::new(None, 0))

@@ -19,7 +19,6 @@
 //! place, updates the message's atomics and batches latencies (see [`crate::fanout`]).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,7 +29,6 @@ use headroom_compiler::matrix::resolved::RoomsScenario;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::scenario::{Arrivals, RatePer, Senders, StampForm};
 use rand::Rng;
-use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
@@ -44,6 +42,7 @@ use crate::results::{
     ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
     SocketCounts, Window, histogram_summary, serialize_histogram,
 };
+use crate::tls::Transport;
 use headroom_results::histogram::micros;
 
 mod peer;
@@ -131,6 +130,10 @@ struct Socket {
 /// Shared by every socket of a run.
 struct Shared {
     url: String,
+    /// TLS to the server, for `wss://`.
+    tls: Option<crate::tls::TlsTo>,
+    /// The TLS handshakes of the sockets opened.
+    handshakes: Mutex<Histogram<u64>>,
     join: Option<String>,
     template: Option<Template>,
     socket_config: WebSocketConfig,
@@ -188,17 +191,20 @@ struct Reloads {
 /// Runs one rooms scenario through its timeline (or until `cancel` turns true).
 pub(crate) async fn run(
     scenario: &RoomsScenario,
-    port: u16,
-    headroom_bin: &Path,
-    allowed: &crate::http::Allowed,
+    reach: &crate::reach::Reach,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
     gate: Gate,
 ) -> Result<ScenarioResult, String> {
-    let fill = |text: &str| crate::target::fill(text, port, headroom_bin);
+    let allowed = &reach.allowed;
+    let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
     let (sizes, sockets) = topology(scenario)?;
     let url = fill(&scenario.url)?;
-    let address = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
+    let (address, secure) = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
+    let tls = match secure {
+        Some(authority) => Some(wss(reach, address, &authority, &url, scenario).await?),
+        None => None,
+    };
     let stages = &scenario.stages;
     let ramp_up = stages.ramp_up.as_std();
     let hold = stages.hold.map_or(Duration::ZERO, |hold| hold.as_std());
@@ -213,15 +219,7 @@ pub(crate) async fn run(
         )),
         None => None,
     };
-    // Every message needs a slot; the budget is the expected count with room for Poisson.
-    let expected_sends: f64 = sockets
-        .iter()
-        .filter_map(|s| s.sends)
-        .map(|plan| plan.rate * hold.as_secs_f64())
-        .sum();
-    let capacity = (expected_sends * 1.5 + 10.0 * expected_sends.sqrt()) as u64
-        + sockets.iter().filter(|s| s.sends.is_some()).count() as u64
-        + 1024;
+    let capacity = tracker_capacity(&sockets, hold);
     let reload = match &scenario.reload {
         Some(reload) => {
             let url = fill(&reload.url)?;
@@ -246,6 +244,8 @@ pub(crate) async fn run(
     let epoch = Instant::now();
     let shared = Arc::new(Shared {
         url,
+        tls,
+        handshakes: Mutex::new(histogram()),
         join: scenario.join.as_deref().map(fill).transpose()?,
         socket_config: socket_config(template.as_ref().map(|t| t.size)),
         template,
@@ -294,6 +294,35 @@ pub(crate) async fn run(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(result(&shared, &sizes, hold_started, hold_s, windows))
+}
+
+/// Messages the tracker makes room for: every message needs a slot; the budget is the
+/// expected count with room for Poisson.
+fn tracker_capacity(sockets: &[Socket], hold: Duration) -> u64 {
+    let expected_sends: f64 = sockets
+        .iter()
+        .filter_map(|s| s.sends)
+        .map(|plan| plan.rate * hold.as_secs_f64())
+        .sum();
+    (expected_sends * 1.5 + 10.0 * expected_sends.sqrt()) as u64
+        + sockets.iter().filter(|s| s.sends.is_some()).count() as u64
+        + 1024
+}
+
+/// TLS for `wss://` sockets, checked before any opens (`Trust::session_to`).
+async fn wss(
+    reach: &crate::reach::Reach,
+    address: SocketAddr,
+    authority: &str,
+    url: &str,
+    scenario: &RoomsScenario,
+) -> Result<crate::tls::TlsTo, String> {
+    let timeout = scenario.connect_timeout.as_std();
+    let alpn = crate::tls::ALPN_HTTP1;
+    reach
+        .trust
+        .session_to(alpn, address, authority, url, timeout)
+        .await
 }
 
 /// The coordinator's side of the timeline.

@@ -185,7 +185,7 @@ async fn connect(
     address: SocketAddr,
     scheduled: Instant,
     stages: &mut watch::Receiver<Stage>,
-) -> Option<WebSocketStream<TcpStream>> {
+) -> Option<WebSocketStream<Transport>> {
     let counts = &shared.counts;
     tokio::select! {
         _ = tokio::time::sleep_until(scheduled) => {}
@@ -336,15 +336,21 @@ pub(super) async fn open(
     shared: &Shared,
     socket: Socket,
     address: SocketAddr,
-) -> Result<WebSocketStream<TcpStream>, OpenFailure> {
-    let stream = TcpStream::connect(address).await.map_err(|e| {
-        if e.kind() == std::io::ErrorKind::ConnectionRefused {
-            OpenFailure::Refused
-        } else {
-            OpenFailure::Other
-        }
-    })?;
-    let _ = stream.set_nodelay(true);
+) -> Result<WebSocketStream<Transport>, OpenFailure> {
+    let (stream, handshake) = Transport::open(address, shared.tls.as_ref())
+        .await
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                OpenFailure::Refused
+            } else {
+                OpenFailure::Other
+            }
+        })?;
+    if let Some(took) = handshake
+        && let Ok(mut handshakes) = shared.handshakes.lock()
+    {
+        let _ = handshakes.record(micros(took).max(1));
+    }
     let url = per_socket(&shared.url, socket.room, socket.peer);
     let (mut ws, _) =
         tokio_tungstenite::client_async_with_config(url, stream, Some(shared.socket_config))
@@ -368,7 +374,7 @@ pub(super) async fn send_due(
     shared: &Shared,
     socket: Socket,
     plan: SendSchedule,
-    ws: &mut WebSocketStream<TcpStream>,
+    ws: &mut WebSocketStream<Transport>,
     next_send: &mut Instant,
     hold_end: Instant,
     seq: &mut u64,

@@ -13,8 +13,14 @@ pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Insta
     shared.reloads_in_flight.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
         let Some(reload) = &shared.reload else { return };
-        let outcome =
-            crate::http::get(reload.address, &reload.authority, &path, reload.timeout).await;
+        let outcome = crate::http::get(
+            reload.address,
+            &reload.authority,
+            &path,
+            None,
+            reload.timeout,
+        )
+        .await;
         let done = Instant::now();
         if let Ok(mut reloads) = shared.reloads.lock() {
             let _ = reloads.latency.record(micros(done - intended));

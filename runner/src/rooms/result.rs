@@ -44,6 +44,7 @@ pub(super) fn result(
             latency: histogram_summary(&reloads.latency),
         })
     });
+    let tls = tls_figures(shared, &mut histograms);
     let duration_s = shared.epoch.elapsed().as_secs_f64();
     ScenarioResult {
         kind: "rooms".to_owned(),
@@ -98,5 +99,22 @@ pub(super) fn result(
             seen_by_all: histogram_summary(&all),
             reload,
         }),
+        tls,
     }
+}
+
+/// The TLS handshakes of the sockets opened (`wss://`), their histogram into `histograms`.
+fn tls_figures(
+    shared: &Shared,
+    histograms: &mut std::collections::BTreeMap<String, String>,
+) -> Option<crate::results::TlsFigures> {
+    let handshakes = shared.handshakes.lock().ok()?;
+    if handshakes.is_empty() {
+        return None;
+    }
+    histograms.insert("tls_handshake".to_owned(), serialize_histogram(&handshakes));
+    Some(crate::results::TlsFigures {
+        handshakes: handshakes.len(),
+        handshake: histogram_summary(&handshakes),
+    })
 }

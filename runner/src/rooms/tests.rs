@@ -106,14 +106,22 @@ fn templates_fill_to_the_size_with_the_stamp_inside() {
 }
 
 #[tokio::test]
-async fn urls_other_than_loopback_ws_are_refused_with_the_reason() {
+async fn urls_other_than_loopback_ws_or_wss_are_refused_with_the_reason() {
     let allowed = crate::http::Allowed::default();
     let resolve = |url: &'static str| resolve(url, url, &allowed);
+    // wss:// is checked like ws://: not loopback, refused before any socket.
     assert!(
-        resolve("wss://example.com/x")
+        resolve("wss://10.1.2.3/x")
             .await
-            .expect_err("wss")
-            .contains("TLS")
+            .expect_err("wss elsewhere")
+            .contains("not loopback")
+    );
+    assert_eq!(
+        resolve("wss://127.0.0.1:9/x").await,
+        Ok((
+            SocketAddr::from(([127, 0, 0, 1], 9)),
+            Some("127.0.0.1:9".to_owned())
+        ))
     );
     assert!(
         resolve("http://127.0.0.1:1/")
@@ -123,7 +131,7 @@ async fn urls_other_than_loopback_ws_are_refused_with_the_reason() {
     );
     assert_eq!(
         resolve("ws://127.0.0.1:9/rooms/1?x=2").await,
-        Ok(SocketAddr::from(([127, 0, 0, 1], 9)))
+        Ok((SocketAddr::from(([127, 0, 0, 1], 9)), None))
     );
 }
 

@@ -110,28 +110,27 @@ pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket
     Ok((sizes, sockets))
 }
 
-/// The address to connect to for `ws://host:port/path` (`written` as the spec wrote it), if
-/// load may go there; other schemes are refused with why.
+/// The address to connect to for `ws://` or `wss://host:port/path` (`written` as the spec
+/// wrote it), if load may go there, and its authority when it is `wss://`; other schemes are
+/// refused with why.
 pub(super) async fn resolve(
     url: &str,
     written: &str,
     allowed: &crate::http::Allowed,
-) -> Result<SocketAddr, String> {
-    let rest = match url.strip_prefix("ws://") {
-        Some(rest) => rest,
-        None if url.starts_with("wss://") => {
+) -> Result<(SocketAddr, Option<String>), String> {
+    let (secure, rest) = match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
+        (Some(rest), _) => (false, rest),
+        (None, Some(rest)) => (true, rest),
+        (None, None) => {
             return Err(format!(
-                "`{url}`: wss:// needs TLS, which the runner does not speak; load goes to a loopback ws:// URL"
-            ));
-        }
-        None => {
-            return Err(format!(
-                "`{url}` is not a ws:// URL the runner can open: write it as ws://127.0.0.1:{{port}}/…"
+                "`{url}` is not a ws:// or wss:// URL the runner can open: write it as ws://127.0.0.1:{{port}}/…"
             ));
         }
     };
     let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    crate::http::resolve(authority, url, written, allowed).await
+    let dial = crate::http::with_port(authority, secure);
+    let address = crate::http::resolve(&dial, url, written, allowed).await?;
+    Ok((address, secure.then(|| authority.to_owned())))
 }
 
 /// Fills `{room}` and `{peer}` (the rest was filled before).

@@ -16,11 +16,12 @@ use crate::event::Event;
 use crate::gates::Gates;
 use crate::generator::generator;
 use crate::limits::{Emulation, LIMITS_IGNORED};
+use crate::reach::Reach;
 use crate::results::{
     Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult, SpecRef,
 };
 use crate::sample::sampler;
-use crate::scenarios::{Reach, Watch, nothing_measured, run_scenarios};
+use crate::scenarios::{Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
 use crate::target::{Launch, Running, endpoints, external_pid, external_url_allowed};
 use crate::{http, load, sample, verdict};

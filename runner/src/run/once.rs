@@ -80,7 +80,8 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let reach = Reach::new(port, &options.headroom_bin, &allowed, threads);
+    let trust = crate::tls::Trust::of(target, &options.spec_dir);
+    let reach = Reach::new(port, &options.headroom_bin, &allowed, threads, &trust);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         reach,
@@ -278,14 +279,21 @@ async fn start_target(
                     return None;
                 }
             };
-            let (ready, metrics) =
-                match endpoints(target, port, &options.headroom_bin, allowed).await {
-                    Ok(endpoints) => endpoints,
-                    Err(message) => {
-                        result.failure = Some(Failure::Load { message });
-                        return None;
-                    }
-                };
+            let (ready, metrics) = match endpoints(
+                target,
+                port,
+                &options.headroom_bin,
+                allowed,
+                &options.spec_dir,
+            )
+            .await
+            {
+                Ok(endpoints) => endpoints,
+                Err(message) => {
+                    result.failure = Some(Failure::Load { message });
+                    return None;
+                }
+            };
             let log_name = format!(
                 "logs/{}-p{}-r{}.log",
                 sanitize(&phase.name),
@@ -352,11 +360,20 @@ async fn external(
     result: &mut RunResult,
 ) -> Option<Started> {
     let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
-    let port = http::parse_url(&url)
-        .and_then(|(authority, _)| authority.rsplit(':').next()?.parse().ok())
+    let port = http::parse_web_url(&url)
+        .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
         .unwrap_or(80);
     let checked = match external_url_allowed(&url, target, allowed).await {
-        Ok(()) => endpoints(target, port, &options.headroom_bin, allowed).await,
+        Ok(()) => {
+            endpoints(
+                target,
+                port,
+                &options.headroom_bin,
+                allowed,
+                &options.spec_dir,
+            )
+            .await
+        }
         Err(message) => Err(message),
     };
     let (ready, metrics) = match checked {

@@ -1,0 +1,38 @@
+//! Where a point's load goes: the target's port and hosts, what TLS trusts, and the load
+//! threads. Read by the HTTP and rooms scenarios alike.
+
+use std::path::PathBuf;
+
+use crate::http;
+
+/// Where a point's load goes and what it runs on.
+pub(crate) struct Reach {
+    /// The target's port.
+    pub(crate) port: u16,
+    /// This binary, for `{headroom}` in URLs.
+    pub(crate) headroom_bin: PathBuf,
+    /// The hosts load may go to.
+    pub(crate) allowed: http::Allowed,
+    /// Load threads for each HTTP scenario.
+    pub(crate) threads: usize,
+    /// What TLS trusts.
+    pub(crate) trust: crate::tls::Trust,
+}
+
+impl Reach {
+    pub(crate) fn new(
+        port: u16,
+        headroom_bin: &std::path::Path,
+        allowed: &http::Allowed,
+        threads: usize,
+        trust: &crate::tls::Trust,
+    ) -> Reach {
+        Reach {
+            port,
+            headroom_bin: headroom_bin.to_path_buf(),
+            allowed: allowed.clone(),
+            threads,
+            trust: trust.clone(),
+        }
+    }
+}
