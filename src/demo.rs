@@ -75,6 +75,10 @@ pub struct DemoTarget {
     /// The PEM private key of --tls-cert.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
+    /// Serve HTTPS and WSS with a certificate for localhost made at start, which nothing
+    /// trusts: load it with `insecure_skip_verify = true`.
+    #[arg(long, conflicts_with = "tls_cert")]
+    tls_self_signed: bool,
 }
 
 impl DemoTarget {
@@ -100,7 +104,11 @@ impl DemoTarget {
             idle_close: self.idle_close,
             frame_cpu: self.frame_cpu,
             busy_threads: self.busy_threads,
-            tls: self.tls_cert.zip(self.tls_key),
+            tls: match (self.tls_cert, self.tls_key) {
+                (Some(cert), Some(key)) => Some(headroom_demo::Certificate::Files { cert, key }),
+                _ if self.tls_self_signed => Some(headroom_demo::Certificate::SelfSigned),
+                _ => None,
+            },
         }
     }
 }

@@ -247,13 +247,36 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
         })?;
         prices.extend(user);
     }
-    let compilation = compiler.compile(&source, &prices);
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let data: headroom_compiler::DataColumns = headroom_compiler::data_file_references(&source)
+        .into_iter()
+        .map(|file| {
+            let columns = data_columns(&folder.join(&file));
+            (file, columns)
+        })
+        .collect();
+    let compilation = compiler.compile_with_data(&source, &prices, &data);
     Ok(Compiled {
         path: path.display().to_string(),
         source,
         compilation,
         prices,
     })
+}
+
+/// The column names on the first line of a CSV data file, or why there are none.
+fn data_columns(path: &Path) -> std::result::Result<Vec<String>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .from_path(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let header = reader
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let columns: Vec<String> = header.iter().map(|c| c.trim().to_owned()).collect();
+    if columns.iter().all(String::is_empty) {
+        return Err(format!("{} has no header line", path.display()));
+    }
+    Ok(columns)
 }
 
 /// Compiles a spec for a command that uses it; its diagnostics are shown unless `renderer` is

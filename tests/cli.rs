@@ -83,6 +83,7 @@ fn every_code_has_a_fixture_with_its_rendering_and_json() {
 fn every_example_validates() {
     let examples = [
         "examples/chat.toml",
+        "examples/members.toml",
         "examples/notes-api.toml",
         "examples/pad.toml",
         "examples/relay.toml",

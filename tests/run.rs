@@ -657,6 +657,36 @@ fn a_certificate_from_another_ca_fails_with_the_host_named() {
     clean("tls-wrong-ca");
 }
 
+/// Issue 17: log in, then browse. Each virtual user takes its own row of the data file, logs
+/// in once with it (`once`), captures its token and sends it with every later request; the
+/// user whose password is wrong logs in again and again and never browses.
+#[test]
+fn virtual_users_log_in_with_their_rows_and_browse_with_their_tokens() {
+    let (output, results) = run_fixture("login", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let visit = &runs(&results)[0]["scenarios"]["visit"];
+    let login = &visit["by_request"]["login"];
+    let me = &visit["by_request"]["me"];
+    // Three right passwords, each used once; the fourth fails every try.
+    assert_eq!(count(&login["ok"]), 3, "{login}");
+    assert!(count(&login["requests"]) >= 20, "{login}");
+    assert_eq!(
+        count(&login["errors"]["status"]),
+        count(&login["requests"]) - 3,
+        "{login}"
+    );
+    // Every `me` carried a valid token (none refused); the server named its user, and only
+    // Ada's pass the check: about a third, each user browsing at the same pace.
+    let (requests, ok) = (count(&me["requests"]), count(&me["ok"]));
+    assert!(requests >= 60, "{me}");
+    assert_eq!(count(&me["errors"]["status"]), 0, "{me}");
+    assert_eq!(count(&me["errors"]["check"]), requests - ok, "{me}");
+    let share = ok as f64 / requests as f64;
+    assert!((0.25..=0.42).contains(&share), "Ada's share {share}: {me}");
+    assert!(leftovers("1036B").is_empty());
+    clean("login");
+}
+
 #[test]
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);

@@ -108,6 +108,8 @@ codes! {
     TooLarge = "E038", "too-large", Error, "A matrix, a run or a message larger than one machine should be asked to handle (the limits are in docs/cli.md).";
     BadGate = "E039", "bad-gate", Error, "A `[compare] fail_on` gate that is not a figure and a signed percentage (`latency.p95 +10%`).";
     InsecureTls = "E040", "insecure-tls", Error, "`insecure_skip_verify` with a URL whose host is not loopback: certificates go unchecked on loopback only.";
+    UnknownColumn = "E041", "unknown-column", Error, "`{row.NAME}` names a column the scenario's data file does not have, or a scenario without `data`.";
+    DataFile = "E042", "data-file", Error, "A scenario's data file cannot be read, or has no header line of column names.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

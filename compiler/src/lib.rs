@@ -47,6 +47,11 @@ impl Compilation {
     }
 }
 
+/// The column names of each data file a spec's scenarios read (`data = { file }`), by the
+/// file as the spec writes it, or why it could not be read: the CLI reads the files, so the
+/// compiler checks `{row.column}` without any I/O. A file not in the map is not checked.
+pub type DataColumns = std::collections::BTreeMap<String, Result<Vec<String>, String>>;
+
 /// Compiles specs; holds the compiled schema so several files share it.
 pub struct Compiler {
     schema: SchemaCheck,
@@ -60,8 +65,20 @@ impl Compiler {
         }
     }
 
-    /// Validates `source` and, when it has no errors, expands it into a plan.
+    /// Validates `source` and, when it has no errors, expands it into a plan; data files'
+    /// columns are not checked.
     pub fn compile(&self, source: &str, prices: &PriceTable) -> Compilation {
+        self.compile_with_data(source, prices, &DataColumns::new())
+    }
+
+    /// `compile`, with the columns of the data files (`data_file_references`) to check
+    /// `{row.column}` against.
+    pub fn compile_with_data(
+        &self,
+        source: &str,
+        prices: &PriceTable,
+        data: &DataColumns,
+    ) -> Compilation {
         let (document, mut diagnostics) = Document::parse(source);
         let Some(document) = document else {
             return Compilation {
@@ -74,7 +91,7 @@ impl Compiler {
             // Go on without the rejected values, to report the semantic problems too.
             if let Some(recovered) = recovery::recover(&document.json, &diagnostics) {
                 let checker =
-                    checks::Checker::new(source, &recovered.spec, &document, prices).run();
+                    checks::Checker::new(source, &recovered.spec, &document, prices, data).run();
                 diagnostics.extend(
                     checker
                         .diagnostics
@@ -99,7 +116,7 @@ impl Compiler {
                 };
             }
         };
-        let checker = checks::Checker::new(source, &spec, &document, prices).run();
+        let checker = checks::Checker::new(source, &spec, &document, prices, data).run();
         diagnostics.extend(checker.diagnostics.iter().cloned());
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
         let mut plan = if has_errors {
@@ -137,6 +154,25 @@ impl Default for Compiler {
 /// In source order; diagnostics without a place last.
 fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by_key(|d| d.span.as_ref().map_or(usize::MAX, |s| s.start));
+}
+
+/// The data files a spec's scenarios name (`data = { file }`), as written, so the caller can
+/// read their header lines before compiling.
+pub fn data_file_references(source: &str) -> Vec<String> {
+    let Ok(document) = source.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = document
+        .get("scenario")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|scenario| scenario.get("data")?.get("file")?.as_str())
+        .map(str::to_owned)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// The price table a spec names in `[plan] prices`, with the span of that value, so the

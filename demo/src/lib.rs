@@ -2,7 +2,7 @@
 //! on a fresh machine with nothing else installed (`headroom demo-target --port N`).
 //!
 //! It is not part of the pipeline: it is what the pipeline measures. It serves an in-memory
-//! notes REST API, `/healthz`, WebSocket rooms that broadcast each message to the room's other
+//! notes REST API, sign-in (`/api/login`, `/api/me`), `/healthz`, WebSocket rooms that broadcast each message to the room's other
 //! peers, per-room state of a configurable size (memory grows with open rooms), optional
 //! synchronous CPU work per save (a CPU ceiling exists), fault knobs for tests, and `/metrics`
 //! in Prometheus text. Its output (one line when it listens, and what the knobs ask for) goes
@@ -12,6 +12,7 @@
 // A server program: its output is its log, which the runner captures into a file per point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod accounts;
 mod faults;
 mod metrics;
 mod notes;
@@ -76,9 +77,9 @@ pub struct Options {
     /// Threads that spin on the CPU for as long as the server runs: a server that uses every
     /// core it is given, to test CPU limits against.
     pub busy_threads: u32,
-    /// Serve TLS with this PEM certificate chain and private key: HTTPS (HTTP/1.1 or HTTP/2,
-    /// by ALPN) and WSS. Plain HTTP otherwise (HTTP/1.1, or HTTP/2 by prior knowledge).
-    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Serve TLS: HTTPS (HTTP/1.1 or HTTP/2, by ALPN) and WSS. Plain HTTP otherwise
+    /// (HTTP/1.1, or HTTP/2 by prior knowledge).
+    pub tls: Option<Certificate>,
 }
 
 impl Default for Options {
@@ -109,6 +110,21 @@ impl Default for Options {
     }
 }
 
+/// The certificate the demo target serves TLS with.
+#[derive(Debug, Clone)]
+pub enum Certificate {
+    /// A PEM certificate chain and its private key.
+    Files {
+        /// The chain.
+        cert: PathBuf,
+        /// Its key.
+        key: PathBuf,
+    },
+    /// A certificate for localhost and 127.0.0.1 made at start, trusted by nobody: for
+    /// `insecure_skip_verify` on loopback.
+    SelfSigned,
+}
+
 /// What every handler shares.
 pub(crate) struct App {
     pub options: Options,
@@ -119,6 +135,8 @@ pub(crate) struct App {
     pub stall: faults::Stall,
     /// The one worker that serves API requests when they cost CPU (`request_cpu`).
     pub api_worker: tokio::sync::Mutex<()>,
+    /// Who signed in (`/api/login`).
+    pub sessions: accounts::Sessions,
 }
 
 /// A bound demo target, not yet serving.
@@ -134,7 +152,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
     let address = SocketAddr::new(options.host, options.port);
     let listener = tokio::net::TcpListener::bind(address).await?;
     let tls = match &options.tls {
-        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        Some(certificate) => Some(tls::acceptor(certificate)?),
         None => None,
     };
     let app = Arc::new(App {
@@ -143,6 +161,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         metrics: metrics::Counters::default(),
         stall: faults::Stall::default(),
         api_worker: tokio::sync::Mutex::new(()),
+        sessions: accounts::Sessions::default(),
         started: Instant::now(),
         options,
     });
@@ -163,6 +182,7 @@ impl Server {
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics::render))
             .merge(notes::routes())
+            .merge(accounts::routes())
             .merge(rooms::routes())
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&app),

@@ -11,11 +11,11 @@ use axum::response::IntoResponse;
 use crate::App;
 
 /// The routes counted, in the order they are shown.
-const ROUTES: [&str; 4] = ["list", "get", "create", "page"];
+const ROUTES: [&str; 6] = ["list", "get", "create", "page", "login", "me"];
 
 #[derive(Default)]
 pub struct Counters {
-    requests: [AtomicU64; 4],
+    requests: [AtomicU64; ROUTES.len()],
     pub messages_received: AtomicU64,
     pub sent: AtomicU64,
     pub dropped: AtomicU64,

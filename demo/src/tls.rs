@@ -14,8 +14,42 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-/// A TLS acceptor for the certificate chain and key in these PEM files.
-pub(crate) fn acceptor(cert: &Path, key: &Path) -> io::Result<TlsAcceptor> {
+use crate::Certificate;
+
+/// A TLS acceptor for the certificate.
+pub(crate) fn acceptor(certificate: &Certificate) -> io::Result<TlsAcceptor> {
+    let (chain, key) = match certificate {
+        Certificate::Files { cert, key } => from_files(cert, key)?,
+        Certificate::SelfSigned => {
+            let made = rcgen::generate_simple_self_signed(vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+            ])
+            .map_err(io::Error::other)?;
+            let key = PrivateKeyDer::try_from(made.signing_key.serialize_der())
+                .map_err(io::Error::other)?;
+            (vec![made.cert.der().clone()], key)
+        }
+    };
+    let invalid = |e: &dyn std::fmt::Display| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("the certificate: {e}"))
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| invalid(&e))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| invalid(&e))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// The chain and key in these PEM files.
+fn from_files(
+    cert: &Path,
+    key: &Path,
+) -> io::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let invalid = |what: &Path, e: &dyn std::fmt::Display| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -27,15 +61,7 @@ pub(crate) fn acceptor(cert: &Path, key: &Path) -> io::Result<TlsAcceptor> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| invalid(cert, &e))?;
     let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| invalid(key, &e))?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| invalid(cert, &e))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key_der)
-        .map_err(|e| invalid(cert, &e))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok((chain, key_der))
 }
 
 /// Accepts TLS connections and serves `router` on each until `shutdown`.

@@ -17,6 +17,8 @@ pub(crate) struct Reach {
     pub(crate) threads: usize,
     /// What TLS trusts.
     pub(crate) trust: crate::tls::Trust,
+    /// The spec's folder, which data files are relative to.
+    pub(crate) spec_dir: PathBuf,
 }
 
 impl Reach {
@@ -33,6 +35,7 @@ impl Reach {
             allowed: allowed.clone(),
             threads,
             trust: trust.clone(),
+            spec_dir: trust.spec_dir().to_path_buf(),
         }
     }
 }

@@ -81,7 +81,7 @@ pub fn fill(text: &str, port: u16, headroom_bin: &Path) -> Result<String, String
                 None
             }
         },
-        PlaceholderName::Name(_) => None,
+        PlaceholderName::Name(_) | PlaceholderName::Row(_) | PlaceholderName::Capture(_) => None,
     });
     match missing {
         Some(variable) => Err(format!(

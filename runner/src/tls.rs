@@ -34,6 +34,8 @@ pub struct Trust {
     /// The `ca` file resolved against the spec's folder, and as the spec wrote it.
     ca: Option<(PathBuf, String)>,
     insecure: bool,
+    /// The spec's folder.
+    spec_dir: PathBuf,
 }
 
 impl Trust {
@@ -42,6 +44,7 @@ impl Trust {
         Trust {
             ca: ca.map(|written| (spec_dir.join(written), written.to_owned())),
             insecure: insecure_skip_verify,
+            spec_dir: spec_dir.to_path_buf(),
         }
     }
 
@@ -69,6 +72,11 @@ impl Trust {
             connector: TlsConnector::from(config),
             name: server_name(host_of(authority))?,
         })
+    }
+
+    /// The spec's folder, which `ca` is relative to.
+    pub(crate) fn spec_dir(&self) -> &Path {
+        &self.spec_dir
     }
 
     /// A client configuration that offers `alpn` (in order of preference).

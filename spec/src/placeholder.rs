@@ -39,6 +39,10 @@ pub enum PlaceholderName<'a> {
     Name(&'a str),
     /// `{env:TOKEN}`: an environment variable of the machine that runs the bench.
     Env(&'a str),
+    /// `{row.email}`: a column of the scenario's data file, in the row the request takes.
+    Row(&'a str),
+    /// `{capture.token}`: a value a virtual user captured from an earlier answer.
+    Capture(&'a str),
 }
 
 /// One placeholder found in a string, with its byte range (braces included).
@@ -69,6 +73,15 @@ fn is_env_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
+/// A column of a data file: names as CSV headers write them (`email`, `user_id`, `Zip-Code`).
+fn is_column_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
+}
+
+/// The prefixes of the two dotted forms: `{row.column}` and `{capture.name}`.
+const ROW: &str = "row.";
+const CAPTURE: &str = "capture.";
+
 /// Finds the placeholders of `text`, in order.
 pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
     let bytes = text.as_bytes();
@@ -86,6 +99,32 @@ pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
         } else {
             (false, body)
         };
+        // `{row.column}`, `{capture.name}`.
+        let dotted = [ROW, CAPTURE]
+            .into_iter()
+            .find(|prefix| text[body..].starts_with(prefix));
+        if let Some(prefix) = dotted {
+            let name_start = body + prefix.len();
+            let mut end = name_start;
+            while end < bytes.len() && is_column_char(bytes[end]) {
+                end += 1;
+            }
+            if end > name_start && end < bytes.len() && bytes[end] == b'}' {
+                let name = &text[name_start..end];
+                found.push(Ok(Placeholder {
+                    name: if prefix == ROW {
+                        PlaceholderName::Row(name)
+                    } else {
+                        PlaceholderName::Capture(name)
+                    },
+                    range: start..end + 1,
+                }));
+            } else {
+                found.push(Err(Unclosed { range: start..end }));
+            }
+            i = end.max(body);
+            continue;
+        }
         let mut end = name_start;
         if is_env {
             while end < bytes.len() && is_env_char(bytes[end]) {
@@ -154,6 +193,29 @@ mod tests {
                 Ok(PlaceholderName::Env("TOKEN"))
             ]
         );
+    }
+
+    #[test]
+    fn finds_rows_and_captures() {
+        let text = "/users/{row.user-id}?t={capture.token}&p={page}";
+        let found: Vec<_> = scan(text).into_iter().map(|p| p.map(|p| p.name)).collect();
+        assert_eq!(
+            found,
+            [
+                Ok(PlaceholderName::Row("user-id")),
+                Ok(PlaceholderName::Capture("token")),
+                Ok(PlaceholderName::Name("page"))
+            ]
+        );
+        // `{row}` alone is a name; `{row.}` opens and never closes a column.
+        assert_eq!(
+            scan("{row}")
+                .into_iter()
+                .map(|p| p.map(|p| p.name))
+                .collect::<Vec<_>>(),
+            [Ok(PlaceholderName::Name("row"))]
+        );
+        assert!(scan("{row.}")[0].is_err());
     }
 
     #[test]

@@ -183,6 +183,10 @@ pub struct HttpScenario {
     /// retries, two minutes).
     #[serde(default = "default_http_connect_timeout")]
     pub connect_timeout: Duration,
+    /// Rows of a CSV file whose columns fill `{row.column}` in the requests' URLs, headers and
+    /// bodies: a row per virtual user (closed model) or per request (open model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSource>,
     /// `"1.1"` (the default): one request at a time on each keep-alive connection. `"2"`:
     /// HTTP/2, its requests multiplexed as streams over one connection per load thread and
     /// address (ALPN `h2` over TLS; prior knowledge, h2c, on `http://`).
@@ -194,6 +198,32 @@ pub struct HttpScenario {
     /// The requests, picked by weight.
     #[schemars(length(min = 1))]
     pub requests: Vec<Request>,
+}
+
+/// `data = { file = "users.csv", mode = "unique" }`: a CSV file with a header line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataSource {
+    /// The CSV file, relative to the spec; its first line names the columns.
+    #[schemars(length(min = 1))]
+    pub file: String,
+    /// Which row a virtual user (or, in the open model, a request) takes.
+    #[serde(default)]
+    pub mode: DataMode,
+}
+
+/// How rows are handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMode {
+    /// In file order, from the first row again after the last.
+    #[default]
+    Sequential,
+    /// A row drawn at random each time.
+    Random,
+    /// Each row at most once: one per virtual user (closed model only); fewer rows than
+    /// users fails the run before any load.
+    Unique,
 }
 
 /// The HTTP version a scenario speaks.
@@ -298,6 +328,28 @@ pub struct Request {
     #[serde(default = "one")]
     #[schemars(range(min = 1))]
     pub weight: u32,
+    /// Sent once by each virtual user, in list order, before it picks among the other
+    /// requests (a login); again if one of them fails. Closed model only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
+    /// Values taken from the answer for the virtual user's later requests, which use them as
+    /// `{capture.NAME}`: `capture = { token = { json = "/token" } }`. A value not found makes
+    /// the request a `check` error. Closed model only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capture: BTreeMap<String, Capture>,
+}
+
+/// Where a captured value is in an answer's body: exactly one of `json` and `regex`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// A JSON pointer from the root (`/token`): a string is taken as is, any other value as
+    /// JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json: Option<String>,
+    /// A regular expression: its first group, or the whole match when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
 }
 
 fn one() -> u32 {

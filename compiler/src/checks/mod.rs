@@ -2,6 +2,7 @@
 //! spec types stay free of spans. One module per part of the spec; `Checker` holds what they
 //! share: the spec, the spans, the variables' uses and the diagnostics.
 
+mod data;
 mod phases;
 mod references;
 mod scenarios;
@@ -13,7 +14,7 @@ use std::ops::Range;
 
 use headroom_prices::PriceTable;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
-use headroom_spec::scenario::Executor;
+use headroom_spec::scenario::{Capture, DataMode, Executor};
 use headroom_spec::{Param, ParamValue, Scenario, Spec, ValueKind, VarValue};
 use serde_json::Value;
 
@@ -47,6 +48,10 @@ pub struct Checker<'a> {
     pub slo: Vec<SloRule>,
     /// `[compare] fail_on`, read.
     pub gates: Vec<headroom_spec::compare::GateRule>,
+    /// The columns of each data file, as the CLI read them.
+    data: &'a crate::DataColumns,
+    /// While an HTTP scenario's requests are checked: what they may fill.
+    requests_context: Option<data::RequestsContext>,
 }
 
 impl<'a> Checker<'a> {
@@ -56,12 +61,15 @@ impl<'a> Checker<'a> {
         spec: &'a Spec,
         document: &'a Document,
         prices: &'a PriceTable,
+        data: &'a crate::DataColumns,
     ) -> Checker<'a> {
         Checker {
             source,
             spec,
             document,
             prices,
+            data,
+            requests_context: None,
             diagnostics: Vec::new(),
             usages: BTreeMap::new(),
             typed_only: Vec::new(),

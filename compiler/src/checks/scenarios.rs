@@ -62,6 +62,7 @@ impl<'a> Checker<'a> {
     }
 
     fn http(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
+        self.data_and_captures(base, http);
         let everywhere = builtin::EVERYWHERE;
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
         for (j, request) in http.requests.iter().enumerate() {
@@ -121,6 +122,7 @@ impl<'a> Checker<'a> {
         if let Some(think) = &http.think {
             self.param(&format!("{base}/think"), think);
         }
+        self.requests_context = None;
         self.executor_settings(base, http);
     }
 

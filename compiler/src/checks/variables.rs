@@ -44,6 +44,12 @@ impl<'a> Checker<'a> {
                 }
                 Ok(found) => match found.name {
                     PlaceholderName::Env(_) => {}
+                    PlaceholderName::Row(column) => {
+                        self.row_placeholder(pointer, column, found.range.clone());
+                    }
+                    PlaceholderName::Capture(name) => {
+                        self.capture_placeholder(pointer, name, found.range.clone());
+                    }
                     PlaceholderName::Name(name) => {
                         if context.contains(&name) {
                             continue;

@@ -303,7 +303,7 @@ pub fn run_time(
 fn fill(text: &mut String, vars: &BTreeMap<String, VarValue>) {
     *text = placeholder::fill(text, |name| match name {
         PlaceholderName::Name(name) => vars.get(name).map(ToString::to_string),
-        PlaceholderName::Env(_) => None,
+        PlaceholderName::Env(_) | PlaceholderName::Row(_) | PlaceholderName::Capture(_) => None,
     });
 }
 
@@ -386,6 +386,7 @@ fn scenario_at(
             timeout: http.timeout,
             connect_timeout: http.connect_timeout,
             http_version: http.http_version,
+            data: http.data.clone(),
             stages: stages(&http.stages)?,
             requests: http
                 .requests

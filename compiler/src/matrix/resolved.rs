@@ -191,6 +191,9 @@ pub struct HttpScenario {
     /// The most one connection attempt may take (5 s in results written before it was a key).
     #[serde(default = "five_seconds")]
     pub connect_timeout: Duration,
+    /// The CSV file whose rows fill `{row.column}`, and how rows are handed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<headroom_spec::scenario::DataSource>,
     /// HTTP/1.1 or HTTP/2 (1.1 in results written before it was a key).
     #[serde(default)]
     pub http_version: HttpVersion,

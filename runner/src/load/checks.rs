@@ -3,7 +3,7 @@
 
 /// The body kept for checks when `max_size` does not say: answers to check are pages and
 /// API documents, not downloads.
-const CHECKED_BODY_LIMIT: u64 = 1024 * 1024;
+pub(super) const CHECKED_BODY_LIMIT: u64 = 1024 * 1024;
 
 /// An answer's checks beyond its status (`expect = { … }`), compiled once.
 pub(super) struct Checks {

@@ -14,9 +14,12 @@ use hyper::header::{HeaderName, HeaderValue};
 use rand::Rng;
 use tokio::time::Instant;
 
+mod prepare;
+
 use super::Failed;
 use super::checks::Checks;
 use super::deadline::Deadline;
+use super::flow::{self, Captor, Rows, Template, UserData};
 use super::h2::{H2Request, Streams};
 use super::wire::{Connection, Sink, WireError};
 use crate::http::{self, ErrorKind};
@@ -35,6 +38,12 @@ struct Prepared {
     /// The checks of `expect` beyond the status, ready to apply.
     checks: Option<Checks>,
     weight: u32,
+    /// Its path, headers or body fill `{row.…}` or `{capture.…}` per send.
+    template: Option<Template>,
+    /// The values it captures, by their index in `Client::captures`.
+    captors: Vec<(usize, Captor)>,
+    /// Sent once per virtual user, before the others.
+    once: bool,
 }
 
 /// Where a scenario's requests go: an address, and TLS to it for `https://`.
@@ -48,6 +57,12 @@ pub(super) struct Client {
     requests: Vec<Prepared>,
     addresses: Vec<Address>,
     version: HttpVersion,
+    /// The scenario's data file.
+    pub(super) rows: Option<Rows>,
+    /// The names of the values its requests capture.
+    pub(super) captures: Vec<String>,
+    /// Its `once` requests, in order.
+    pub(super) once: Vec<usize>,
     total_weight: u32,
     /// The most a request takes from its intended start.
     pub(super) timeout: Duration,
@@ -73,115 +88,11 @@ pub(super) struct Sent {
     pub(super) opened: u64,
     /// The TLS handshake of the connection it opened, if it opened one over TLS.
     pub(super) handshake: Option<Duration>,
+    /// Values captured from the answer, by their index in `Client::captures`.
+    pub(super) captured: Vec<(usize, String)>,
 }
 
 impl Client {
-    /// The scenario's requests with their placeholders filled and their hosts resolved and
-    /// checked (`allowed`) before any connection is made.
-    pub(super) async fn prepare(
-        scenario: &HttpScenario,
-        port: u16,
-        headroom_bin: &Path,
-        allowed: &http::Allowed,
-        trust: &Trust,
-    ) -> Result<Client, String> {
-        let version = scenario.http_version;
-        let mut requests = Vec::new();
-        // (scheme, host:port) of each address, in the order of `addresses`.
-        let mut dialed: Vec<(bool, String)> = Vec::new();
-        let mut addresses = Vec::new();
-        for request in &scenario.requests {
-            let url = crate::target::fill(&request.url, port, headroom_bin)?;
-            let http::WebUrl {
-                secure,
-                authority,
-                dial,
-                path,
-            } = http::parse_web_url(&url).ok_or_else(|| {
-                format!("`{url}` is not an http:// or https:// URL the runner can load")
-            })?;
-            let key = (secure, dial.clone());
-            let address = match dialed.iter().position(|d| *d == key) {
-                Some(i) => i,
-                None => {
-                    let socket = http::resolve(&dial, &url, &request.url, allowed).await?;
-                    let tls = if secure {
-                        let alpn = match version {
-                            HttpVersion::Http1 => tls::ALPN_HTTP1,
-                            HttpVersion::Http2 => tls::ALPN_H2,
-                        };
-                        let timeout = scenario.connect_timeout.as_std() * 2;
-                        Some(
-                            trust
-                                .session_to(alpn, socket, &authority, &url, timeout)
-                                .await?,
-                        )
-                    } else {
-                        None
-                    };
-                    dialed.push(key);
-                    addresses.push(Address { socket, tls });
-                    dialed.len() - 1
-                }
-            };
-            let headers = filled_headers(&request.headers, &url, port, headroom_bin)?;
-            let body = match &request.body {
-                Some(body) => crate::target::fill(body, port, headroom_bin)?,
-                None => String::new(),
-            };
-            let method = request.method.as_str();
-            if path.contains(char::is_whitespace) {
-                return Err(format!(
-                    "the path of `{url}` has white space: encode it (%20)"
-                ));
-            }
-            let expect = request
-                .expect
-                .as_ref()
-                .map_or_else(Vec::new, Expect::statuses);
-            let checks = match request.expect.as_ref().and_then(Expect::checks) {
-                Some(checks) => Some(Checks::of(checks, &url)?),
-                None => None,
-            };
-            let (encoded, h2) = match version {
-                HttpVersion::Http1 => (
-                    encode(method, &path, &authority, &headers, body.as_bytes()),
-                    None,
-                ),
-                HttpVersion::Http2 => {
-                    let parts = H2Request::new(
-                        method,
-                        secure,
-                        &authority,
-                        &path,
-                        &headers,
-                        body.as_bytes(),
-                    )
-                    .map_err(|e| format!("`{url}`: {e}"))?;
-                    (Vec::new(), Some(parts))
-                }
-            };
-            requests.push(Prepared {
-                address,
-                encoded,
-                h2,
-                head_only: method == "HEAD",
-                expect,
-                checks,
-                weight: request.weight,
-            });
-        }
-        let total_weight = requests.iter().map(|r| r.weight).sum();
-        Ok(Client {
-            requests,
-            addresses,
-            version,
-            total_weight,
-            timeout: scenario.timeout.as_std(),
-            connect_timeout: scenario.connect_timeout.as_std(),
-        })
-    }
-
     /// No connection open yet, to any address; `streams` the thread's HTTP/2 connections.
     pub(super) fn connections(&self, streams: &Arc<Streams>) -> Connections {
         Connections {
@@ -196,19 +107,62 @@ impl Client {
         Arc::new(Streams::new(self.addresses.len()))
     }
 
-    /// A request by weight.
+    /// A request by weight, among those not sent `once`.
     pub(super) fn pick(&self) -> usize {
         if self.requests.len() < 2 {
             return 0;
         }
         let mut roll = rand::rng().random_range(0..self.total_weight.max(1));
         for (i, request) in self.requests.iter().enumerate() {
+            if request.once {
+                continue;
+            }
             if roll < request.weight {
                 return i;
             }
             roll -= request.weight;
         }
         0
+    }
+
+    /// What a request of the open model fills: the next row, nothing captured.
+    pub(super) fn request_data(&self) -> UserData {
+        UserData {
+            row: self.rows.as_ref().and_then(Rows::take),
+            captured: Vec::new(),
+        }
+    }
+
+    /// The body to keep for `request`'s checks and captures, at most.
+    fn keep_limit(request: &Prepared) -> Option<usize> {
+        let checks = request.checks.as_ref();
+        let reads = checks.is_some_and(|c| c.reads_body) || !request.captors.is_empty();
+        reads.then(|| {
+            let limit = checks.map_or(super::checks::CHECKED_BODY_LIMIT, |c| c.max_size);
+            usize::try_from(limit).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// The verdict on an answer, and the values it gave to capture: a value not found is a
+    /// `check` error.
+    fn verdict(
+        request: &Prepared,
+        status: u16,
+        size: u64,
+        kept: &[u8],
+    ) -> (Result<(), Failed>, Vec<(usize, String)>) {
+        let judged = judge(request, status, size, kept);
+        if judged.is_err() || request.captors.is_empty() {
+            return (judged, Vec::new());
+        }
+        let mut captured = Vec::with_capacity(request.captors.len());
+        for (index, captor) in &request.captors {
+            match captor.find(kept) {
+                Some(value) => captured.push((*index, value)),
+                None => return (Err(Failed::Check), captured),
+            }
+        }
+        (Ok(()), captured)
     }
 
     /// A new connection to `address`, within the connect timeout and the request's `deadline`:
@@ -252,13 +206,17 @@ impl Client {
         connections: &mut Connections,
         which: usize,
         intended: Instant,
+        user: &UserData,
         on_ready: impl FnOnce(),
     ) -> Sent {
         match self.version {
-            HttpVersion::Http1 => self.send_h1(connections, which, intended, on_ready).await,
+            HttpVersion::Http1 => {
+                self.send_h1(connections, which, intended, user, on_ready)
+                    .await
+            }
             // Boxed: HTTP/1.1's future, built for every request, stays small.
             HttpVersion::Http2 => {
-                Box::pin(self.send_h2(connections, which, intended, on_ready)).await
+                Box::pin(self.send_h2(connections, which, intended, user, on_ready)).await
             }
         }
     }
@@ -269,6 +227,7 @@ impl Client {
         connections: &mut Connections,
         which: usize,
         intended: Instant,
+        user: &UserData,
         on_ready: impl FnOnce(),
     ) -> Sent {
         let request = &self.requests[which];
@@ -290,6 +249,7 @@ impl Client {
                     outcome: Err(failed),
                     opened: 0,
                     handshake: None,
+                    captured: Vec::new(),
                 };
             }
         };
@@ -297,30 +257,46 @@ impl Client {
             Some(handshake) => (1, handshake),
             None => (0, None),
         };
-        let Some(parts) = request.h2.as_ref() else {
+        let filled;
+        let parts = match (&request.template, request.h2.as_ref()) {
+            (Some(template), _) => {
+                let (path, headers, body) = template.fill(self.rows.as_ref(), &self.captures, user);
+                filled = H2Request::new(
+                    &template.method,
+                    template.secure,
+                    &template.authority,
+                    &path,
+                    &headers,
+                    body.as_bytes(),
+                );
+                filled.as_ref().ok()
+            }
+            (None, parts) => parts,
+        };
+        let Some(parts) = parts else {
             return Sent {
                 at,
                 outcome: Err(Failed::Kind(ErrorKind::Protocol)),
                 opened,
                 handshake,
+                captured: Vec::new(),
             };
         };
         let mut kept = Vec::new();
-        let checks = request.checks.as_ref();
-        let keep = checks.filter(|c| c.reads_body);
-        let limit = keep.map_or(0, |c| usize::try_from(c.max_size).unwrap_or(usize::MAX));
-        let mut sink = Sink::new(keep.map(|_| &mut kept), limit);
+        let limit = Client::keep_limit(request);
+        let mut sink = Sink::new(limit.map(|_| &mut kept), limit.unwrap_or(0));
         let exchange = super::h2::exchange(parts, ready.sender, &mut sink);
-        let outcome = match connections.deadline.bound(deadline, exchange).await {
-            None => Err(Failed::Kind(ErrorKind::Timeout)),
-            Some(Err(failed)) => Err(failed),
-            Some(Ok((status, size))) => judge(request, status, size, &kept),
+        let (outcome, captured) = match connections.deadline.bound(deadline, exchange).await {
+            None => (Err(Failed::Kind(ErrorKind::Timeout)), Vec::new()),
+            Some(Err(failed)) => (Err(failed), Vec::new()),
+            Some(Ok((status, size))) => Client::verdict(request, status, size, &kept),
         };
         Sent {
             at,
             outcome,
             opened,
             handshake,
+            captured,
         }
     }
 
@@ -330,6 +306,7 @@ impl Client {
         connections: &mut Connections,
         which: usize,
         intended: Instant,
+        user: &UserData,
         on_ready: impl FnOnce(),
     ) -> Sent {
         let request = &self.requests[which];
@@ -352,23 +329,35 @@ impl Client {
                         outcome: Err(failed),
                         opened,
                         handshake,
+                        captured: Vec::new(),
                     };
                 }
             },
         };
         on_ready();
         let at = Instant::now();
-        // The body is kept only for checks that read it.
+        // The body is kept only for checks and captures that read it.
         let mut kept = Vec::new();
-        let checks = request.checks.as_ref();
-        let keep = checks.filter(|c| c.reads_body);
-        let limit = keep.map_or(0, |c| usize::try_from(c.max_size).unwrap_or(usize::MAX));
-        let mut sink = Sink::new(keep.map(|_| &mut kept), limit);
+        let limit = Client::keep_limit(request);
+        let mut sink = Sink::new(limit.map(|_| &mut kept), limit.unwrap_or(0));
+        // A request that varies is encoded for this send.
+        let filled = request.template.as_ref().map(|template| {
+            let (path, headers, body) = template.fill(self.rows.as_ref(), &self.captures, user);
+            let authority = &template.authority;
+            encode(
+                &template.method,
+                &path,
+                authority,
+                &headers,
+                body.as_bytes(),
+            )
+        });
+        let encoded = filled.as_deref().unwrap_or(&request.encoded);
         let exchange = async {
             let mut fresh = fresh;
             loop {
                 match connection
-                    .exchange(&request.encoded, request.head_only, &mut sink)
+                    .exchange(encoded, request.head_only, &mut sink)
                     .await
                 {
                     Ok(answer) => return Ok(answer),
@@ -389,15 +378,15 @@ impl Client {
                 }
             }
         };
-        let outcome = match connections.deadline.bound(deadline, exchange).await {
+        let (outcome, captured) = match connections.deadline.bound(deadline, exchange).await {
             // The connection is dropped with the request: its answer may still come.
-            None => Err(Failed::Kind(ErrorKind::Timeout)),
-            Some(Err(failed)) => Err(failed),
+            None => (Err(Failed::Kind(ErrorKind::Timeout)), Vec::new()),
+            Some(Err(failed)) => (Err(failed), Vec::new()),
             Some(Ok(answer)) => {
                 if answer.keep_alive {
                     *slot = Some(connection);
                 }
-                judge(request, answer.status, answer.body_size, &kept)
+                Client::verdict(request, answer.status, answer.body_size, &kept)
             }
         };
         Sent {
@@ -405,27 +394,9 @@ impl Client {
             outcome,
             opened,
             handshake,
+            captured,
         }
     }
-}
-
-/// A request's headers with their placeholders filled, each checked as HTTP allows.
-fn filled_headers(
-    headers: &std::collections::BTreeMap<String, String>,
-    url: &str,
-    port: u16,
-    headroom_bin: &Path,
-) -> Result<Vec<(String, String)>, String> {
-    let mut filled = Vec::new();
-    for (name, value) in headers {
-        let value = crate::target::fill(value, port, headroom_bin)?;
-        HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| format!("header `{name}` of `{url}`: {e}"))?;
-        HeaderValue::from_str(&value)
-            .map_err(|e| format!("the value of header `{name}` of `{url}`: {e}"))?;
-        filled.push((name.clone(), value));
-    }
-    Ok(filled)
 }
 
 /// Whether an answer of `status` with a body of `size` bytes (`kept` of them kept) is what
@@ -492,18 +463,25 @@ mod tests {
                 expect: Vec::new(),
                 checks: None,
                 weight: 1,
+                template: None,
+                captors: Vec::new(),
+                once: false,
             }],
             addresses: vec![Address {
                 socket: SocketAddr::from(([127, 0, 0, 1], 9)),
                 tls: None,
             }],
             version: HttpVersion::Http1,
+            rows: None,
+            captures: Vec::new(),
+            once: Vec::new(),
             total_weight: 1,
             timeout: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(1),
         };
         let mut connections = client.connections(&client.streams());
-        let send = client.send(&mut connections, 0, Instant::now(), || ());
+        let user = UserData::default();
+        let send = client.send(&mut connections, 0, Instant::now(), &user, || ());
         let size = std::mem::size_of_val(&send);
         assert!(size <= 2048, "a request's future is {size} bytes");
     }

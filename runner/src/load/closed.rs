@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::flow::{Rows, UserData};
 use super::recorder::{Recorder, Times};
 use super::{Job, Share};
 
@@ -40,6 +41,13 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
     let (start, end) = (job.start, job.start + job.schedule.total());
     let client = &job.client;
     let mut connections = client.connections(&job.streams);
+    // Its row (with `mode = "unique"`, its own), the values it captured, and its next `once`
+    // request (a login): all of them in order first, and again after one fails.
+    let mut data = UserData {
+        row: client.rows.as_ref().and_then(Rows::take),
+        captured: vec![None; client.captures.len()],
+    };
+    let mut step = 0;
     tokio::time::sleep_until(start).await;
     loop {
         let now = Instant::now();
@@ -51,9 +59,20 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
             tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
             continue;
         }
-        let request = client.pick();
-        let sent = client.send(&mut connections, request, now, || ()).await;
+        let request = match client.once.get(step) {
+            Some(&first) => first,
+            None => client.pick(),
+        };
+        let sent = client
+            .send(&mut connections, request, now, &data, || ())
+            .await;
         let done = Instant::now();
+        for (index, value) in sent.captured {
+            data.captured[index] = Some(value);
+        }
+        if step < client.once.len() {
+            step = if sent.outcome.is_ok() { step + 1 } else { 0 };
+        }
         {
             let mut recorder = recorder.borrow_mut();
             for _ in 0..sent.opened {

@@ -32,6 +32,7 @@ mod checks;
 mod client;
 mod closed;
 mod deadline;
+mod flow;
 mod h2;
 mod open;
 mod pacer;
@@ -105,6 +106,7 @@ pub(crate) async fn run(
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
 ) -> Result<ScenarioResult, String> {
+    let rows = rows_for(scenario, &reach.spec_dir)?;
     let client = Arc::new(
         Client::prepare(
             scenario,
@@ -112,6 +114,7 @@ pub(crate) async fn run(
             &reach.headroom_bin,
             &reach.allowed,
             &reach.trust,
+            rows,
         )
         .await?,
     );
@@ -178,6 +181,27 @@ pub(crate) async fn run(
     let window = (measured.end - measured.start).as_secs_f64();
     result.rate = result.requests as f64 / window.max(1e-9);
     Ok(result)
+}
+
+/// The scenario's data file, read before the load; with `mode = "unique"`, a row for every
+/// virtual user or the run fails now.
+fn rows_for(
+    scenario: &HttpScenario,
+    spec_dir: &std::path::Path,
+) -> Result<Option<flow::Rows>, String> {
+    let Some(source) = &scenario.data else {
+        return Ok(None);
+    };
+    let rows = flow::Rows::read(source, spec_dir)?;
+    let users = scenario.vus.unwrap_or(0);
+    if source.mode == headroom_spec::scenario::DataMode::Unique && users > rows.len() as u64 {
+        return Err(format!(
+            "data file `{}` has {} rows for {users} virtual users, and `mode = \"unique\"` gives each its own: add rows, or use `mode = \"sequential\"`",
+            source.file,
+            rows.len()
+        ));
+    }
+    Ok(Some(rows))
 }
 
 impl Job {

@@ -176,8 +176,9 @@ impl Line {
                                 self.opening.set(self.opening.get() - 1);
                             }
                         };
+                        let data = client.request_data();
                         let sent = client
-                            .send(&mut connections, request, arrival.intended, opened)
+                            .send(&mut connections, request, arrival.intended, &data, opened)
                             .await;
                         let mut recorder = self.recorder.borrow_mut();
                         for _ in 0..sent.opened {
