@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::fit::fit;
 use headroom_pricing::points::{self, Sweep, Unit};
@@ -18,12 +18,16 @@ pub struct FitArgs {
     #[arg(required_unless_present = "points", conflicts_with = "points")]
     results: Option<PathBuf>,
     /// Points measured elsewhere: a CSV with a header, units in the column names' suffixes
-    /// (_bytes, _kib, _mib, _gib, _ms, _s, _pct).
-    #[arg(long, requires = "x")]
-    points: Option<PathBuf>,
-    /// The CSV column on the x axis.
+    /// (_bytes, _kib, _mib, _gib, _ms, _s, _pct), or k6 summary exports, k6 CSV outputs or
+    /// Locust stats CSVs, one file per step (repeat the flag).
+    #[arg(long, requires = "x", value_name = "FILE")]
+    points: Vec<PathBuf>,
+    /// The x axis: the CSV's column, or what the tools' steps count (`users`).
     #[arg(long)]
     x: Option<String>,
+    /// The step of one k6 or Locust file whose name does not say it.
+    #[arg(long, requires = "points")]
+    step: Option<f64>,
     /// Print the fits as JSON (in the series' own units: bytes, seconds, fractions).
     #[arg(long)]
     json: bool,
@@ -59,16 +63,9 @@ struct Report {
 }
 
 pub fn run(args: FitArgs) -> Result<u8> {
-    let sweeps: Vec<Sweep> = match (&args.results, &args.points, &args.x) {
+    let sweeps: Vec<Sweep> = match (&args.results, args.points.first(), &args.x) {
         (Some(path), _, _) => points::from_results(&crate::read_results(path)?),
-        (None, Some(path), Some(x)) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read points `{}`", path.display()))?;
-            vec![
-                points::from_csv(&text, x)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-            ]
-        }
+        (None, Some(_), Some(x)) => vec![crate::given_points::read(&args.points, x, args.step)?],
         _ => anyhow::bail!("give a results file, or `--points FILE.csv --x COLUMN`"),
     };
     let mut report = Report {

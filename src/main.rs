@@ -6,6 +6,7 @@
 mod compare;
 mod demo;
 mod fit;
+mod given_points;
 mod out;
 mod page;
 mod plan;
@@ -94,7 +95,7 @@ enum Command {
     Run(run::RunArgs),
     /// Fit a straight line through every series of every sweep (least squares, R², slope CI).
     #[command(
-        after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
+        after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --points vus-10.json --points vus-20.json --points vus-40.json --x vus\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\nk6 summary exports and CSV outputs and Locust stats CSVs are one file per step, the step the\nlast number in the file's name.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
     )]
     Fit(fit::FitArgs),
     /// Two results files side by side: every figure of every matched point better, worse,

@@ -21,12 +21,16 @@ pub struct PlanArgs {
     /// A results file from `headroom run` [default: results/<bench>/results.json, with a spec].
     #[arg(long, conflicts_with = "points")]
     results: Option<PathBuf>,
-    /// Points measured elsewhere (a CSV, units in the column names' suffixes).
-    #[arg(long, requires = "x")]
-    points: Option<PathBuf>,
-    /// The CSV column that counts units.
+    /// Points measured elsewhere: a CSV (units in the column names' suffixes), or k6 summary
+    /// exports, k6 CSV outputs or Locust stats CSVs, one file per step (repeat the flag).
+    #[arg(long, requires = "x", value_name = "FILE")]
+    points: Vec<PathBuf>,
+    /// What counts units: the CSV's column, or what the tools' steps count (`users`).
     #[arg(long)]
     x: Option<String>,
+    /// The step of one k6 or Locust file whose name does not say it.
+    #[arg(long, requires = "points")]
+    step: Option<f64>,
     /// An instance type to price (repeatable); the spec's [plan] instances by default.
     #[arg(long = "instance", value_name = "NAME")]
     instances: Vec<String>,
@@ -107,7 +111,7 @@ fn request(
             None,
         ),
     };
-    let mut measured = match (&args.results, &args.points, &args.x, &spec_results) {
+    let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {
             let results = crate::read_results(path)?;
             if let Some((spec, bench, source, _)) = &spec_results {
@@ -115,14 +119,9 @@ fn request(
             }
             Measured::from_results(&results)
         }
-        (None, Some(path), Some(x), _) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read points `{}`", path.display()))?;
+        (None, Some(_), Some(x), _) => {
             request.units_variable = Some(x.clone());
-            Measured::given(
-                points::from_csv(&text, x)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-            )
+            Measured::given(crate::given_points::read(&args.points, x, args.step)?)
         }
         // With a spec and neither --results nor --points, the spec's own results: the same
         // file `headroom run` wrote and the page is rendered from.

@@ -458,6 +458,116 @@ fn plan_shows_stale_prices_and_judges_points_by_an_slo() {
     assert!(!stdout.contains("(cpu)"), "{stdout}");
 }
 
+/// Issue 17, item 5: Locust's own stats files, one per step, are points: the step from each
+/// file's name, the figures from its `Aggregated` line (recorded with Locust 2.47.0; see the
+/// fixtures' README), judged by an SLO over their p95.
+#[test]
+fn plan_reads_locust_stats_one_file_per_step() {
+    let files =
+        [10, 20, 40].map(|users| format!("tests/fixtures/points/locust/users-{users}_stats.csv"));
+    let mut args = vec!["plan"];
+    for file in &files {
+        args.extend(["--points", file.as_str()]);
+    }
+    args.extend([
+        "--x",
+        "users",
+        "--slo",
+        "p95_ms < 12",
+        "--instance",
+        "t4g.small",
+    ]);
+    let (exit, stdout, stderr) = headroom(&args);
+    assert_eq!(exit, 0, "{stderr}");
+    // p95 10, 11, 19 ms at 10, 20, 40 users: 20 is the last step under 12 ms.
+    assert!(
+        stdout.contains(
+            "SLO ceiling, from `locust`: the last step that passed every SLO is 20; at 40: `p95_ms < 12` failed"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("20 (slo)"), "{stdout}");
+    let mut fit = vec!["fit", "--json"];
+    for file in &files {
+        fit.extend(["--points", file.as_str()]);
+    }
+    fit.extend(["--x", "users"]);
+    let (exit, stdout, stderr) = headroom(&fit);
+    assert_eq!(exit, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let rate = report["fits"]
+        .as_array()
+        .expect("fits")
+        .iter()
+        .find(|f| f["series"] == "rate")
+        .expect("a rate fit");
+    // About ten requests a second per user (each waits 100 ms between requests).
+    let slope = rate["slope"].as_f64().expect("slope");
+    assert!((8.0..=10.5).contains(&slope), "{rate}");
+    // A file that is no tool's output, among them, is named with the formats it could be.
+    let (exit, _, stderr) = headroom(&[
+        "plan",
+        "--points",
+        files[0].as_str(),
+        "--points",
+        "tests/fixtures/points/bad.csv",
+        "--x",
+        "users",
+    ]);
+    assert_eq!(exit, 1);
+    assert!(
+        stderr.contains("bad.csv: not a k6 summary export"),
+        "{stderr}"
+    );
+}
+
+/// Issue 17, item 5: k6's summary exports, one per step (recorded with k6 v0.45.0; see the
+/// fixtures' README): ten requests a second per virtual user, fitted over the three steps.
+#[test]
+fn fit_reads_k6_summary_exports_one_file_per_step() {
+    let mut args = vec!["fit", "--json"];
+    let files = [10, 20, 40].map(|vus| format!("tests/fixtures/points/k6/vus-{vus}.json"));
+    for file in &files {
+        args.extend(["--points", file.as_str()]);
+    }
+    args.extend(["--x", "vus"]);
+    let (exit, stdout, stderr) = headroom(&args);
+    assert_eq!(exit, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let fit = |series: &str| {
+        report["fits"]
+            .as_array()
+            .expect("fits")
+            .iter()
+            .find(|f| f["series"] == series)
+            .unwrap_or_else(|| panic!("no fit of {series}: {report}"))
+            .clone()
+    };
+    assert_eq!(fit("rate")["sweep"], "k6");
+    let slope = fit("rate")["slope"].as_f64().expect("slope");
+    assert!((9.5..=10.0).contains(&slope), "{slope}");
+    // k6 reports p(90) and p(95) by default, not p(99): no such series is made up.
+    assert!(fit("p95_ms")["n"] == 3);
+    assert!(!stdout.contains("p99_ms"), "{stdout}");
+    // One file without its step in the name takes --step; two files cannot share one.
+    let (exit, _, stderr) = headroom(&[
+        "fit",
+        "--points",
+        "tests/fixtures/points/k6/vus-10.json",
+        "--points",
+        "tests/fixtures/points/k6/vus-20.json",
+        "--x",
+        "vus",
+        "--step",
+        "5",
+    ]);
+    assert_eq!(exit, 1);
+    assert!(
+        stderr.contains("--step gives the step of one file"),
+        "{stderr}"
+    );
+}
+
 /// Issue 11, item 2: when every point passes the `--slo`, the SLO ceiling is a lower bound (the
 /// most tested), on the CSV path as on the results path; with no instance named, `plan` says
 /// the ceiling instead of refusing.

@@ -10,6 +10,7 @@ pub mod fit;
 pub mod plan;
 pub mod planner;
 pub mod points;
+pub mod tool_points;
 
 pub use headroom_prices::*;
 pub use headroom_spec::numbers;
