@@ -199,8 +199,14 @@ impl Captor {
     }
 
     /// The value in `body`: a JSON string as is, another JSON value as its text; a regex's
-    /// first group, or its whole match.
+    /// first group, or its whole match. A value with a line break is not taken: it would end
+    /// the header or the request line it fills.
     pub(super) fn find(&self, body: &[u8]) -> Option<String> {
+        self.found(body)
+            .filter(|value| !value.contains(['\r', '\n']))
+    }
+
+    fn found(&self, body: &[u8]) -> Option<String> {
         match self {
             Captor::Json(pointer) => {
                 let document: serde_json::Value = serde_json::from_slice(body).ok()?;
@@ -305,5 +311,8 @@ mod tests {
         assert_eq!(regex(r#""id":(\d+)"#).as_deref(), Some("42"));
         assert_eq!(regex(r"abc").as_deref(), Some("abc"));
         assert_eq!(regex(r"zzz"), None);
+        // A value that would split a header is not taken.
+        let split = br#"{"token":"a\r\nx-admin: 1"}"#;
+        assert_eq!(Captor::Json("/token".to_owned()).find(split), None);
     }
 }

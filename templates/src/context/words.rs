@@ -1,6 +1,7 @@
 //! The spec in words: each scenario, the steady-state rules, the latency SLOs to draw.
 
 use super::*;
+use headroom_spec::scenario::{DataMode, HttpVersion};
 
 /// Each scenario in words, from the resolved plan in the results (its first appearance).
 pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
@@ -59,21 +60,57 @@ pub(super) fn http_text(scenario: &HttpScenario) -> String {
         ),
     };
     let requests = &scenario.requests;
-    let names: Vec<String> = requests
-        .iter()
-        .map(|r| format!("{} {}", r.method.as_str(), r.name.as_deref().unwrap_or("")))
-        .collect();
-    let weights: Vec<String> = requests.iter().map(|r| r.weight.to_string()).collect();
-    let mix = if requests.len() > 1 {
+    let label = |r: &headroom_spec::scenario::Request| {
+        format!("{} {}", r.method.as_str(), r.name.as_deref().unwrap_or(""))
+    };
+    // A flow's first steps (`once`) are not in the weighted mix.
+    let first: Vec<String> = requests.iter().filter(|r| r.once).map(label).collect();
+    let picked: Vec<&headroom_spec::scenario::Request> =
+        requests.iter().filter(|r| !r.once).collect();
+    let names: Vec<String> = picked.iter().map(|r| label(r)).collect();
+    let weights: Vec<String> = picked.iter().map(|r| r.weight.to_string()).collect();
+    let mix = if picked.len() > 1 {
         format!(" (weighted {})", weights.join(":"))
     } else {
         String::new()
     };
+    let steps = if first.is_empty() {
+        String::new()
+    } else {
+        format!("first, once per user, {}; then ", first.join(", "))
+    };
+    let secure = requests.iter().any(|r| r.url.starts_with("https://"));
+    let protocol = match (scenario.http_version, secure) {
+        (HttpVersion::Http1, false) => "HTTP",
+        (HttpVersion::Http1, true) => "HTTPS",
+        (HttpVersion::Http2, false) => "HTTP/2 (h2c)",
+        (HttpVersion::Http2, true) => "HTTP/2 over TLS",
+    };
+    let data = scenario
+        .data
+        .as_ref()
+        .map(|data| {
+            let rows = match (data.mode, &scenario.vus) {
+                (DataMode::Unique, _) => "each user its own row",
+                (_, Some(_)) => "a row per user",
+                (_, None) => "a row per request",
+            };
+            format!(", {rows} of {} ({})", data.file, data_mode(data.mode))
+        })
+        .unwrap_or_default();
     format!(
-        "HTTP, {load} ({executor}): {}{mix}; {}",
+        "{protocol}, {load} ({executor}){data}: {steps}{}{mix}; {}",
         names.join(", "),
         stages_text(&scenario.stages)
     )
+}
+
+fn data_mode(mode: DataMode) -> &'static str {
+    match mode {
+        DataMode::Sequential => "in order",
+        DataMode::Random => "at random",
+        DataMode::Unique => "unique",
+    }
 }
 
 pub(super) fn rooms_text(scenario: &RoomsScenario) -> String {
@@ -161,4 +198,36 @@ pub(super) fn latency_slos(results: &Results) -> Vec<LatencySlo> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flow's scenario in words: what it speaks, where its rows come from, its first steps
+    /// apart from the weighted mix.
+    #[test]
+    fn a_flow_over_tls_is_described_as_it_runs() {
+        let scenario: HttpScenario = serde_json::from_value(serde_json::json!({
+            "name": "members",
+            "executor": "constant-vus",
+            "vus": 10,
+            "arrivals": "fixed",
+            "max_in_flight": 100,
+            "timeout": "30s",
+            "http_version": "2",
+            "data": { "file": "users.csv", "mode": "unique" },
+            "stages": { "ramp_up": "1s", "hold": "5s", "ramp_down": "0s" },
+            "requests": [
+                { "name": "login", "method": "POST", "url": "https://localhost:1/api/login", "once": true },
+                { "name": "notes", "url": "https://localhost:1/api/notes", "weight": 3 },
+                { "name": "me", "url": "https://localhost:1/api/me" }
+            ]
+        }))
+        .expect("a scenario");
+        assert_eq!(
+            http_text(&scenario),
+            "HTTP/2 over TLS, 10 virtual users (constant-vus), each user its own row of users.csv (unique): first, once per user, POST login; then GET notes, GET me (weighted 3:1); 1s up, 5s hold, 0s down"
+        );
+    }
 }
