@@ -613,6 +613,12 @@ fn https_http2_and_wss_run_against_a_certificate_made_here() {
     assert_eq!(messages["delivered"], messages["expected"], "{messages}");
     assert_eq!(count(&rooms["sockets"]["opened"]), 10);
     assert_eq!(count(&run["scenarios"]["chat"]["tls"]["handshakes"]), 10);
+    // The run's line counts every handshake, apart from the requests' latencies.
+    let line = stderr(&output);
+    assert!(
+        line.contains(&format!("{} TLS handshakes, p50 ", h1 + h2 + 10)),
+        "{line}"
+    );
     // The scrape went over HTTPS (to 127.0.0.1: the certificate's address name).
     assert_eq!(common::number(&run["metrics"]["steady"]["peers"]), 10.0);
     assert!(leftovers("1034B").is_empty());
