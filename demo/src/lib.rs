@@ -224,26 +224,13 @@ async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
 }
 
 /// Synchronous CPU work for `duration`, as a handler that computes something.
-/// Counted in this thread's CPU time, not the wall clock: a thread that is preempted (by the
-/// load generator beside it on a small machine) or throttled (by a cgroup quota) still spends
-/// the whole `duration` of CPU, so the work a request or a frame costs is the same on a busy
-/// machine as on an idle one, and a CPU ceiling is where the arithmetic puts it.
 pub(crate) fn busy(duration: std::time::Duration) {
-    let start = thread_cpu();
+    let start = std::time::Instant::now();
     let mut x: u64 = 1;
-    while thread_cpu().saturating_sub(start) < duration {
+    while start.elapsed() < duration {
         for _ in 0..1000 {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         }
         std::hint::black_box(x);
     }
-}
-
-/// The CPU time this thread has used.
-fn thread_cpu() -> std::time::Duration {
-    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    std::time::Duration::new(
-        u64::try_from(now.tv_sec).unwrap_or(0),
-        u32::try_from(now.tv_nsec).unwrap_or(0),
-    )
 }

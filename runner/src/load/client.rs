@@ -233,12 +233,15 @@ impl Client {
         let request = &self.requests[which];
         let deadline = intended + self.timeout;
         let streams = Arc::clone(&connections.streams);
-        let ready = streams
-            .ready(
-                request.address,
-                self.connect_stream(request.address, deadline),
-            )
-            .await;
+        // Waiting for another worker to open the connection counts against this request's
+        // time too: past its deadline it is a `connect` error, like a connection never opened.
+        let opening = streams.ready(
+            request.address,
+            self.connect_stream(request.address, deadline),
+        );
+        let ready = tokio::time::timeout_at(deadline, opening)
+            .await
+            .unwrap_or(Err(Failed::Kind(ErrorKind::Connect)));
         on_ready();
         let at = Instant::now();
         let ready = match ready {
