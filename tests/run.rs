@@ -2107,11 +2107,22 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     // demo's own work on a request, about 0.3 ms, and the idle process are not scaled, and a
     // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
     // worse (by 13 to 26 %; a request's wait for a busy worker adds noise: 5 to 50 %).
-    for (name, range) in [("cpu_cores", 0.05..0.35), ("api.latency.p50", 0.05..0.50)] {
+    // The latency's five repeats a side at a step can hold one slow outlier (a base repeat at
+    // 6.4 ms among 4.9 ms ones, on a fresh clone's CI), which puts that step within noise: the
+    // latency is worse at three steps of four at least, and better at none.
+    for (name, range, worse_at_least) in [
+        ("cpu_cores", 0.05..0.35, 4),
+        ("api.latency.p50", 0.05..0.50, 3),
+    ] {
         let steps = figures(name);
         assert_eq!(steps.len(), 4, "{name}: {steps:?}");
+        let worse = steps.iter().filter(|s| s["verdict"] == "worse").count();
+        assert!(
+            worse >= worse_at_least,
+            "{name}: worse at {worse}: {steps:?}"
+        );
         for step in steps {
-            assert_eq!(step["verdict"], "worse", "{step}");
+            assert_ne!(step["verdict"], "better", "{step}");
             assert!(range.contains(&common::number(&step["change"])), "{step}");
         }
     }
