@@ -116,6 +116,7 @@ codes! {
     PlanWithoutUnits = "W004", "plan-without-units", Warning, "A plan without `[capacity] units`: instances can be priced, but not per unit.";
     LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
     UnusedTls = "W007", "unused-tls", Warning, "`ca` or `insecure_skip_verify` in a spec with no `https://` or `wss://` URL: it would do nothing.";
+    UnusedData = "W009", "unused-data", Warning, "A scenario's `data` file that no `{row.column}` of its requests reads: it would fill nothing.";
     UncheckedCertificates = "W008", "unchecked-certificates", Warning, "`insecure_skip_verify = true`: the server's certificate is not checked, so the run proves nothing about it.";
 }
 

@@ -54,8 +54,9 @@ pub struct StepFigures {
     pub rate: f64,
     /// Latency percentiles the file has, by percentile (50, 90, 95, 99), in milliseconds.
     pub latency_ms: BTreeMap<u32, f64>,
-    /// The share of requests that failed, 0 to 1.
-    pub failed: f64,
+    /// The share of requests that failed, 0 to 1; `None` when the file does not say (no
+    /// `http_req_failed` metric, no request): no `failed_pct` point is made up then.
+    pub failed: Option<f64>,
 }
 
 /// Why a file could not be read as a tool's output.
@@ -158,12 +159,9 @@ pub fn sweep(x: &str, steps: &[(f64, StepFigures)]) -> Sweep {
             *step,
             figures.requests as f64,
         );
-        add(
-            "failed_pct".to_owned(),
-            Unit::Fraction,
-            *step,
-            figures.failed,
-        );
+        if let Some(failed) = figures.failed {
+            add("failed_pct".to_owned(), Unit::Fraction, *step, failed);
+        }
         for (percentile, ms) in &figures.latency_ms {
             add(
                 format!("p{percentile}_ms"),
@@ -209,10 +207,10 @@ fn k6_summary(text: &str) -> Result<StepFigures, ToolError> {
     if !latency_ms.contains_key(&50) {
         return Err(figure_error(tool, "no `metrics.http_req_duration.med`"));
     }
-    // A run without failures may leave the metric out; with it, `value` is the failed share.
+    // k6 before v0.31 has no `http_req_failed`: the failed share is then not known.
     let failed = match metrics.get("http_req_failed") {
-        Some(_) => number("http_req_failed", "value")?,
-        None => 0.0,
+        Some(_) => Some(number("http_req_failed", "value")?),
+        None => None,
     };
     Ok(StepFigures {
         tool,
@@ -295,11 +293,7 @@ fn k6_csv(text: &str) -> Result<StepFigures, ToolError> {
         requests: durations.len() as u64,
         rate: durations.len() as f64 / seconds,
         latency_ms,
-        failed: if judged == 0 {
-            0.0
-        } else {
-            failed as f64 / judged as f64
-        },
+        failed: (judged > 0).then(|| failed as f64 / judged as f64),
     })
 }
 
@@ -342,11 +336,7 @@ fn locust(text: &str) -> Result<StepFigures, ToolError> {
         requests: requests as u64,
         rate: number("Requests/s")?,
         latency_ms,
-        failed: if requests > 0.0 {
-            failures / requests
-        } else {
-            0.0
-        },
+        failed: (requests > 0.0).then(|| failures / requests),
     })
 }
 
@@ -376,25 +366,37 @@ mod tests {
             !summary.latency_ms.contains_key(&99),
             "k6 reports no p(99) by default"
         );
-        assert_eq!(summary.failed, 0.0);
+        assert_eq!(summary.failed, Some(0.0));
         // One request in four was a 404: `http_req_failed.value` is the failed share.
         let mixed = recorded("k6/mixed-vus-4.json");
         assert_eq!(mixed.requests, 120);
-        assert!((mixed.failed - 28.0 / 120.0).abs() < 1e-12);
+        assert!((mixed.failed.expect("judged") - 28.0 / 120.0).abs() < 1e-12);
         // The same script's samples: 40 requests, 10 of them failed. Whole-second timestamps
         // over three seconds; milliseconds give the rate to the millisecond.
         let seconds = recorded("k6/vus-2.csv");
         assert_eq!((seconds.tool, seconds.requests), (Tool::K6Csv, 40));
-        assert!((seconds.failed - 0.25).abs() < 1e-12);
+        assert!((seconds.failed.expect("judged") - 0.25).abs() < 1e-12);
         assert!((seconds.rate - 40.0 / 3.0).abs() < 1e-9);
         let milli = recorded("k6/vus-2.unix-milli.csv");
-        assert!((milli.failed - 0.25).abs() < 1e-12);
+        assert!((milli.failed.expect("judged") - 0.25).abs() < 1e-12);
         assert!((17.0..21.0).contains(&milli.rate), "{}", milli.rate);
         let locust = recorded("locust/users-20_stats.csv");
         assert_eq!((locust.tool, locust.requests), (Tool::Locust, 1340));
         assert!((locust.rate - 191.386_181_138).abs() < 1e-6);
         assert_eq!(locust.latency_ms[&95], 11.0);
-        assert_eq!(locust.failed, 0.0);
+        assert_eq!(locust.failed, Some(0.0));
+    }
+
+    /// An old k6 summary without `http_req_failed` says nothing of failures: no `failed_pct`
+    /// point is made (it is not 0 %).
+    #[test]
+    fn a_summary_without_failures_counted_has_no_failed_share() {
+        let text = r#"{"metrics":{"http_reqs":{"count":10,"rate":5},"http_req_duration":{"med":2,"p(95)":4}}}"#;
+        let figures = read(text).expect("a summary");
+        assert_eq!(figures.failed, None);
+        let swept = sweep("vus", &[(1.0, figures)]);
+        assert!(swept.series.iter().all(|s| s.name != "failed_pct"));
+        assert!(swept.series.iter().any(|s| s.name == "p95_ms"));
     }
 
     #[test]
@@ -436,7 +438,7 @@ mod tests {
         assert_eq!(figures.latency_ms[&50], 50.0);
         assert_eq!(figures.latency_ms[&95], 95.0);
         assert_eq!(figures.latency_ms[&99], 99.0);
-        assert!((figures.failed - 0.1).abs() < 1e-12);
+        assert!((figures.failed.expect("judged") - 0.1).abs() < 1e-12);
     }
 
     #[test]
@@ -446,7 +448,7 @@ mod tests {
             requests: 100,
             rate,
             latency_ms: [(50, 2.0), (95, p95)].into_iter().collect(),
-            failed: 0.01,
+            failed: Some(0.01),
         };
         let sweep = sweep(
             "users",

@@ -13,6 +13,8 @@ pub(super) struct RequestsContext {
     columns: Option<Vec<String>>,
     /// Every value some request of the scenario captures.
     captures: Vec<String>,
+    /// Whether some `{row.…}` of its requests reads the data file.
+    rows_read: bool,
 }
 
 impl<'a> Checker<'a> {
@@ -121,8 +123,29 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Ends the requests of the HTTP scenario `name`: a data file none of them reads is said.
+    pub(super) fn end_requests(&mut self, name: &str) {
+        let Some(context) = self.requests_context.take() else {
+            return;
+        };
+        if let (Some((file, pointer)), false) = (&context.file, context.rows_read) {
+            self.push(
+                Diagnostic::new(
+                    Code::UnusedData,
+                    format!("no request of scenario `{name}` reads `{file}`"),
+                )
+                .at(pointer, self.value_span(pointer))
+                .label("no `{row.column}` in a URL, header or body")
+                .hint("fill a request from it (`\"email\":\"{row.email}\"`), or remove `data`"),
+            );
+        }
+    }
+
     /// `{row.column}` at `range` of the string at `pointer`: a column of the scenario's data.
     pub(super) fn row_placeholder(&mut self, pointer: &str, column: &str, range: Range<usize>) {
+        if let Some(context) = self.requests_context.as_mut() {
+            context.rows_read = true;
+        }
         let span = self.inner_span(pointer, range);
         let context = self.requests_context.clone().unwrap_or_default();
         let Some((file, _)) = &context.file else {

@@ -122,7 +122,7 @@ impl<'a> Checker<'a> {
         if let Some(think) = &http.think {
             self.param(&format!("{base}/think"), think);
         }
-        self.requests_context = None;
+        self.end_requests(&http.name);
         self.executor_settings(base, http);
     }
 
