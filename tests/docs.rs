@@ -95,6 +95,7 @@ fn type_of(schema: &Value, node: &Value) -> String {
             "VarValue" => "number or string".into(),
             "Sweep" => "list or range".into(),
             "Expect" => "status or list of statuses".into(),
+            "SourceAddresses" => "`\"spread\"`, address block or list of addresses".into(),
             _ => {
                 if let Some(values) = def.get("enum").and_then(Value::as_array) {
                     values

@@ -627,6 +627,98 @@ fn https_http2_and_wss_run_against_a_certificate_made_here() {
 
 /// Issue 17: a certificate not signed by the CA the spec trusts fails the point before any
 /// load, naming the host and the fix (readiness by TCP here, so the load's own check says it).
+/// `headroom ARGS` in a network namespace of its own whose ephemeral port range is 1,000
+/// ports (`40000 40999`): one source address can hold 1,000 sockets to a server there. `None`
+/// when this machine cannot make one (not root, no `unshare`): the test says it skipped.
+fn headroom_in_narrow_namespace(args: &[&str]) -> Option<Output> {
+    let script = "ip link set lo up && sysctl -q -w net.ipv4.ip_local_port_range='40000 40999' && exec \"$0\" \"$@\"";
+    let probe = Command::new("unshare")
+        .args(["-n", "sh", "-c", script, "true"])
+        .output();
+    match probe {
+        Ok(probe) if probe.status.success() => {}
+        Ok(probe) => {
+            eprintln!(
+                "skipped: cannot make a network namespace with a narrow port range here (needs root): {}",
+                String::from_utf8_lossy(&probe.stderr).trim()
+            );
+            return None;
+        }
+        Err(e) => {
+            eprintln!("skipped: `unshare` (util-linux) cannot run here: {e}");
+            return None;
+        }
+    }
+    let _machine = shared();
+    let output = Command::new("unshare")
+        .args(["-n", "sh", "-c", script, env!("CARGO_BIN_EXE_headroom")])
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run headroom in a namespace");
+    Some(output)
+}
+
+/// Issue 18, item 0: 1,500 sockets to one server where an address has 1,000 ports. From one
+/// address the run is refused before it starts, naming the fix (it would be a false cliff);
+/// with `source_addresses = "spread"` every socket opens from its own loopback address, every
+/// frame arrives, the server counts 1,500 peers and the results 1,500 addresses.
+#[test]
+fn spread_source_addresses_hold_more_sockets_than_one_address_has_ports() {
+    let out = fresh_out("spread");
+    let dir = out.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let spec = std::fs::read_to_string(root().join("tests/fixtures/run/spread.toml"))
+        .expect("the fixture");
+    let single = dir.join("single.toml");
+    let without: String = spec
+        .lines()
+        .filter(|line| !line.starts_with("[generator]") && !line.starts_with("source_addresses"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(without, spec, "the fixture spreads its sources");
+    std::fs::write(&single, without).expect("a spec");
+    let single_out = dir.join("single").join("results.json");
+    let args = [
+        "run",
+        single.to_str().expect("a path"),
+        "--out",
+        single_out.to_str().expect("a path"),
+    ];
+    let Some(refused) = headroom_in_narrow_namespace(&args) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("holds 1,500 sockets open at once, from one source address, which has 1,000 local ports here")
+            && stderr.contains("set `source_addresses = \"spread\"` in [generator]"),
+        "{stderr}"
+    );
+    assert!(!single_out.exists(), "refused before any run");
+
+    let out_arg = out.display().to_string();
+    let args = ["run", "tests/fixtures/run/spread.toml", "--out", &out_arg];
+    let output = headroom_in_narrow_namespace(&args).expect("the namespace made before");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let results = read_results(&out);
+    let run = &results["phases"][0]["points"][0]["runs"][0];
+    let chat = &run["scenarios"]["chat"];
+    assert_eq!(chat["source_addresses"], 1500, "{chat}");
+    let sockets = &chat["rooms"]["sockets"];
+    assert_eq!(sockets["opened"], 1500, "{sockets}");
+    for why in ["refused", "status", "timeout", "other", "ports"] {
+        assert_eq!(sockets["failed"][why], 0, "{why}: {sockets}");
+    }
+    let messages = &chat["rooms"]["messages"];
+    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+    assert!(common::number(&messages["delivered"]) > 0.0, "{messages}");
+    assert_eq!(common::number(&run["metrics"]["steady"]["peers"]), 1500.0);
+    assert!(leftovers("1037B").is_empty());
+    clean("spread");
+}
+
 #[test]
 fn a_certificate_from_another_ca_fails_with_the_host_named() {
     let mut params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("params");

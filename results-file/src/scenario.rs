@@ -134,6 +134,10 @@ pub struct ScenarioResult {
     /// (the histogram is `tls_handshake`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsFigures>,
+    /// How many local addresses the generator's connections came from, when `[generator]
+    /// source_addresses` spread them; absent, the kernel picked one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_addresses: Option<u64>,
 }
 
 /// The TLS handshakes of a scenario's connections.
@@ -248,12 +252,16 @@ pub struct ConnectFailures {
     pub timeout: u64,
     /// A reset, a protocol error, or anything else.
     pub other: u64,
+    /// No local port was free: one source address's ephemeral ports were all in use
+    /// (`[generator] source_addresses` spreads sockets over more).
+    #[serde(default)]
+    pub ports: u64,
 }
 
 impl ConnectFailures {
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.refused + self.status + self.timeout + self.other
+        self.refused + self.status + self.timeout + self.other + self.ports
     }
 }
 

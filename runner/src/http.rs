@@ -39,7 +39,7 @@ pub async fn get(
     timeout: Duration,
 ) -> Result<(u16, Bytes), ErrorKind> {
     let request = async {
-        let (stream, _) = Transport::open(address, tls)
+        let (stream, _) = Transport::open(address, crate::tls::Origin::default(), tls)
             .await
             .map_err(|_| ErrorKind::Connect)?;
         let (mut sender, connection) = http1::handshake::<_, Empty<Bytes>>(TokioIo::new(stream))

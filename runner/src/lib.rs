@@ -27,6 +27,7 @@ mod run;
 mod sample;
 mod scenarios;
 mod scrape;
+mod source;
 mod steady;
 pub mod target;
 mod tls;

@@ -26,6 +26,9 @@ pub struct Machine {
     pub open_files: u64,
     /// `MemAvailable` of /proc/meminfo, when it could be read.
     pub available_memory: Option<u64>,
+    /// Ephemeral ports of one source address (`net.ipv4.ip_local_port_range`), when it could
+    /// be read: the sockets one address can hold open to a server.
+    pub local_ports: Option<u64>,
 }
 
 impl Machine {
@@ -36,7 +39,27 @@ impl Machine {
         Machine {
             open_files: limit.current.unwrap_or(u64::MAX),
             available_memory,
+            local_ports: local_ports(),
         }
+    }
+}
+
+/// The size of `net.ipv4.ip_local_port_range` (`32768 60999`: 28,232 ports).
+fn local_ports() -> Option<u64> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut ends = range.split_whitespace().map(str::parse::<u64>);
+    let (low, high) = (ends.next()?.ok()?, ends.next()?.ok()?);
+    (high >= low).then(|| high - low + 1)
+}
+
+/// How many source addresses `[generator] source_addresses` gives (1: the kernel's one).
+fn source_count(plan: &RunMatrix) -> u64 {
+    use headroom_spec::source::SourcePool;
+    match plan.generator.source_addresses.as_ref().map(|s| s.pool()) {
+        // Its block is known once the target resolves: IPv4 loopback's is the only one.
+        Some(Ok(SourcePool::Spread)) => (1 << 24) - 2,
+        Some(Ok(pool)) => u64::try_from(pool.size().unwrap_or(1)).unwrap_or(u64::MAX),
+        Some(Err(_)) | None => 1,
     }
 }
 
@@ -97,6 +120,21 @@ pub fn refusal(plan: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<S
                     count(files),
                     count(machine.open_files),
                     files.next_power_of_two().max(65_536),
+                ));
+            }
+            if let Some(ports) = machine.local_ports
+                && needs.sockets > ports.saturating_mul(source_count(plan))
+            {
+                let sources = source_count(plan);
+                let from = if sources == 1 {
+                    "one source address, which has".to_owned()
+                } else {
+                    format!("{} source addresses, which have", count(sources))
+                };
+                return Some(format!(
+                    "{at} holds {} sockets open at once, from {from} {} local ports here (`net.ipv4.ip_local_port_range`): the rest would fail to connect, a cliff of the generator's and not the server's; set `source_addresses = \"spread\"` in [generator] (a loopback target), or run fewer sockets",
+                    count(needs.sockets),
+                    count(ports.saturating_mul(sources)),
                 ));
             }
             if let Some(available) = machine.available_memory
@@ -202,6 +240,7 @@ vary = {{ people = [{}] }}
         let small = Machine {
             open_files: 20_000,
             available_memory: Some(64 << 30),
+            local_ports: Some(28_232),
         };
         let refusal = refusal(&plan, &["people"], &small).expect("refused");
         assert_eq!(
@@ -213,6 +252,7 @@ vary = {{ people = [{}] }}
         let large = Machine {
             open_files: 1 << 20,
             available_memory: Some(64 << 30),
+            local_ports: Some(28_232),
         };
         assert_eq!(super::refusal(&plan, &["people"], &large), None);
     }
@@ -223,6 +263,7 @@ vary = {{ people = [{}] }}
         let machine = Machine {
             open_files: 1 << 20,
             available_memory: Some(8 << 30),
+            local_ports: Some(28_232),
         };
         let refusal = refusal(&plan, &["people"], &machine).expect("refused");
         assert!(
@@ -235,5 +276,31 @@ vary = {{ people = [{}] }}
             ),
             "{refusal}"
         );
+    }
+
+    /// Issue 18: more sockets than one address has local ports is a cliff of the generator's;
+    /// refused with the fix, and run when the addresses are spread.
+    #[test]
+    fn more_sockets_than_one_address_has_ports_is_refused_unless_spread() {
+        let mut plan = plan(&[100, 20_000], "300B");
+        let narrow = Machine {
+            open_files: 1 << 20,
+            available_memory: Some(64 << 30),
+            local_ports: Some(1_000),
+        };
+        let refusal = refusal(&plan, &["people"], &narrow).expect("refused");
+        assert_eq!(
+            refusal,
+            "point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once, from one source address, which has 1,000 local ports here (`net.ipv4.ip_local_port_range`): the rest would fail to connect, a cliff of the generator's and not the server's; set `source_addresses = \"spread\"` in [generator] (a loopback target), or run fewer sockets"
+        );
+        use headroom_spec::source::SourceAddresses;
+        plan.generator.source_addresses = Some(SourceAddresses::Named("127.0.0.0/28".into()));
+        let refusal = super::refusal(&plan, &["people"], &narrow).expect("refused");
+        assert!(
+            refusal.contains("from 14 source addresses, which have 14,000 local ports"),
+            "{refusal}"
+        );
+        plan.generator.source_addresses = Some(SourceAddresses::Named("spread".into()));
+        assert_eq!(super::refusal(&plan, &["people"], &narrow), None);
     }
 }

@@ -19,6 +19,8 @@ pub(crate) struct Reach {
     pub(crate) trust: crate::tls::Trust,
     /// The spec's folder, which data files are relative to.
     pub(crate) spec_dir: PathBuf,
+    /// Where connections come from (`[generator] source_addresses`).
+    pub(crate) source_addresses: Option<headroom_spec::source::SourceAddresses>,
 }
 
 impl Reach {
@@ -28,6 +30,7 @@ impl Reach {
         allowed: &http::Allowed,
         threads: usize,
         trust: &crate::tls::Trust,
+        source_addresses: Option<&headroom_spec::source::SourceAddresses>,
     ) -> Reach {
         Reach {
             port,
@@ -36,6 +39,7 @@ impl Reach {
             threads,
             trust: trust.clone(),
             spec_dir: trust.spec_dir().to_path_buf(),
+            source_addresses: source_addresses.cloned(),
         }
     }
 }

@@ -324,6 +324,13 @@ impl std::fmt::Debug for TlsTo {
     }
 }
 
+/// Where a connection comes from: client `client`'s source address, or the kernel's choice.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Origin<'a> {
+    pub(crate) sources: Option<&'a crate::source::Sources>,
+    pub(crate) client: u64,
+}
+
 /// A connection's bytes: plain TCP, or TLS over it.
 pub(crate) enum Transport {
     Plain(TcpStream),
@@ -331,13 +338,17 @@ pub(crate) enum Transport {
 }
 
 impl Transport {
-    /// A TCP connection to `address` (no Nagle: a request is one write), with TLS on it when
-    /// `tls` says, and how long the TLS handshake took.
+    /// A TCP connection to `address` from `origin` (no Nagle: a request is one write), with
+    /// TLS on it when `tls` says, and how long the TLS handshake took.
     pub(crate) async fn open(
         address: SocketAddr,
+        origin: Origin<'_>,
         tls: Option<&TlsTo>,
     ) -> io::Result<(Transport, Option<Duration>)> {
-        let tcp = TcpStream::connect(address).await?;
+        let tcp = match origin.sources {
+            Some(sources) => sources.connect(origin.client, address).await?,
+            None => TcpStream::connect(address).await?,
+        };
         tcp.set_nodelay(true)?;
         match tls {
             None => Ok((Transport::Plain(tcp), None)),

@@ -18,6 +18,7 @@ pub mod param;
 pub mod phase;
 pub mod placeholder;
 pub mod scenario;
+pub mod source;
 pub mod target;
 pub mod units;
 pub mod vars;
@@ -82,6 +83,13 @@ pub struct Generator {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 256))]
     pub threads: Option<u32>,
+    /// The local addresses connections come from: `"spread"` (every client its own
+    /// loopback address, for a loopback target), an address block (`"127.0.0.0/24"`) or a
+    /// list, which clients take in turn. By default the kernel picks one address, and one
+    /// address has one range of ephemeral ports (about 28,000 sockets to a server) and looks
+    /// like one client to a server's per-address limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_addresses: Option<source::SourceAddresses>,
 }
 
 impl Generator {

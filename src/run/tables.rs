@@ -44,6 +44,12 @@ pub(super) fn one_line(result: &RunResult) -> String {
             thousands(sockets.opened),
             thousands(sockets.planned)
         );
+        if sockets.failed.ports > 0 {
+            text.push_str(&format!(
+                " ({} found no free local port)",
+                thousands(sockets.failed.ports)
+            ));
+        }
         if messages.sent > 0 {
             text.push_str(&format!(
                 ", {} messages, {} of {} frames delivered",
@@ -56,6 +62,10 @@ pub(super) fn one_line(result: &RunResult) -> String {
     }
     if let Some(tls) = tls_handshakes(result) {
         parts.push(tls);
+    }
+    // Scenarios take their sources from the same pool: the most any used is how many there were.
+    if let Some(sources) = measured(result).filter_map(|s| s.source_addresses).max() {
+        parts.push(format!("from {} source addresses", thousands(sources)));
     }
     let rss = result
         .process

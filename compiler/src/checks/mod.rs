@@ -3,6 +3,7 @@
 //! share: the spec, the spans, the variables' uses and the diagnostics.
 
 mod data;
+mod generator;
 mod phases;
 mod references;
 mod scenarios;
@@ -82,6 +83,7 @@ impl<'a> Checker<'a> {
     pub fn run(mut self) -> Self {
         self.variable_names();
         self.target();
+        self.generator();
         self.scenarios();
         self.units_usage();
         self.variable_types();

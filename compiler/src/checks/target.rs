@@ -11,7 +11,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Every URL load, readiness checks or scrapes go to, with its pointer.
-    fn urls(&self) -> Vec<(String, &'a str)> {
+    pub(super) fn urls(&self) -> Vec<(String, &'a str)> {
         let spec = self.spec;
         let target = &spec.target;
         let mut urls = Vec::new();
@@ -315,7 +315,7 @@ impl<'a> Checker<'a> {
 }
 
 /// The host of a URL (`[…]` stripped from IPv6), if it has one.
-fn url_host(url: &str) -> Option<&str> {
+pub(super) fn url_host(url: &str) -> Option<&str> {
     let rest = url.split_once("://").map(|(_, rest)| rest)?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let authority = authority.rsplit('@').next().unwrap_or_default();
@@ -328,7 +328,7 @@ fn url_host(url: &str) -> Option<&str> {
 }
 
 /// 127.0.0.0/8, ::1 or localhost.
-fn is_loopback(host: &str) -> bool {
+pub(super) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host == "::1"
         || host

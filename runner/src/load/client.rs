@@ -23,7 +23,8 @@ use super::flow::{self, Captor, Rows, Template, UserData};
 use super::h2::{H2Request, Streams};
 use super::wire::{Connection, Sink, WireError};
 use crate::http::{self, ErrorKind};
-use crate::tls::{self, TlsTo, Transport, Trust};
+use crate::source::Sources;
+use crate::tls::{self, Origin, TlsTo, Transport, Trust};
 
 /// A request ready to send: where, and its bytes.
 struct Prepared {
@@ -68,11 +69,15 @@ pub(super) struct Client {
     pub(super) timeout: Duration,
     /// The most one connection attempt takes.
     connect_timeout: Duration,
+    /// The source addresses clients bind, when `[generator] source_addresses` says.
+    pub(super) sources: Option<Sources>,
 }
 
 /// A worker's connections: one per address its requests go to, opened when first needed and
 /// kept alive; and the timer that bounds its requests.
 pub(super) struct Connections {
+    /// The worker's or virtual user's number, which picks its source address.
+    client: u64,
     open: Vec<Option<Connection>>,
     /// The thread's HTTP/2 connections, shared by its workers.
     streams: Arc<Streams>,
@@ -93,9 +98,11 @@ pub(super) struct Sent {
 }
 
 impl Client {
-    /// No connection open yet, to any address; `streams` the thread's HTTP/2 connections.
-    pub(super) fn connections(&self, streams: &Arc<Streams>) -> Connections {
+    /// Client `client`'s connections (its number picks its source address): none open yet,
+    /// to any address; `streams` the thread's HTTP/2 connections.
+    pub(super) fn connections(&self, streams: &Arc<Streams>, client: u64) -> Connections {
         Connections {
+            client,
             open: self.addresses.iter().map(|_| None).collect(),
             streams: Arc::clone(streams),
             deadline: Deadline { timer: None },
@@ -105,6 +112,19 @@ impl Client {
     /// A load thread's HTTP/2 connections: none open yet.
     pub(super) fn streams(&self) -> Arc<Streams> {
         Arc::new(Streams::new(self.addresses.len()))
+    }
+
+    /// Where client `client`'s connections come from.
+    fn origin(&self, client: u64) -> Origin<'_> {
+        Origin {
+            sources: self.sources.as_ref(),
+            client,
+        }
+    }
+
+    /// The addresses its requests go to, as resolved.
+    pub(super) fn targets(&self) -> Vec<std::net::SocketAddr> {
+        self.addresses.iter().map(|a| a.socket).collect()
     }
 
     /// A request by weight, among those not sent `once`.
@@ -171,13 +191,18 @@ impl Client {
     async fn connect(
         &self,
         address: usize,
+        client: u64,
         deadline: Instant,
     ) -> Result<(Connection, Option<Duration>), Failed> {
         let limit = deadline.min(Instant::now() + self.connect_timeout);
         let to = &self.addresses[address];
         // Boxed: a TLS handshake's state is large, and a request's future is built for every
         // request while connections are opened rarely.
-        let open = Box::pin(Connection::open(to.socket, to.tls.as_ref()));
+        let open = Box::pin(Connection::open(
+            to.socket,
+            self.origin(client),
+            to.tls.as_ref(),
+        ));
         match tokio::time::timeout_at(limit, open).await {
             Ok(Ok(opened)) => Ok(opened),
             Ok(Err(_)) | Err(_) => Err(Failed::Kind(ErrorKind::Connect)),
@@ -188,11 +213,13 @@ impl Client {
     async fn connect_stream(
         &self,
         address: usize,
+        client: u64,
         deadline: Instant,
     ) -> Result<(Transport, Option<Duration>), Failed> {
         let limit = deadline.min(Instant::now() + self.connect_timeout);
         let to = &self.addresses[address];
-        match tokio::time::timeout_at(limit, Transport::open(to.socket, to.tls.as_ref())).await {
+        let open = Transport::open(to.socket, self.origin(client), to.tls.as_ref());
+        match tokio::time::timeout_at(limit, open).await {
             Ok(Ok(opened)) => Ok(opened),
             Ok(Err(_)) | Err(_) => Err(Failed::Kind(ErrorKind::Connect)),
         }
@@ -237,7 +264,7 @@ impl Client {
         // time too: past its deadline it is a `connect` error, like a connection never opened.
         let opening = streams.ready(
             request.address,
-            self.connect_stream(request.address, deadline),
+            self.connect_stream(request.address, connections.client, deadline),
         );
         let ready = tokio::time::timeout_at(deadline, opening)
             .await
@@ -316,10 +343,11 @@ impl Client {
         let deadline = intended + self.timeout;
         let mut opened = 0;
         let mut handshake = None;
+        let client = connections.client;
         let slot = &mut connections.open[request.address];
         let (mut connection, fresh) = match slot.take() {
             Some(connection) => (connection, false),
-            None => match self.connect(request.address, deadline).await {
+            None => match self.connect(request.address, client, deadline).await {
                 Ok((connection, took)) => {
                     opened += 1;
                     handshake = took;
@@ -367,7 +395,7 @@ impl Client {
                     // The server had closed this idle keep-alive connection: the request
                     // never reached it, so it goes once more on a new connection.
                     Err(WireError::ClosedBeforeAnswer) if !fresh => {
-                        let (again, took) = self.connect(request.address, deadline).await?;
+                        let (again, took) = self.connect(request.address, client, deadline).await?;
                         connection = again;
                         opened += 1;
                         handshake = took;
@@ -474,6 +502,7 @@ mod tests {
                 socket: SocketAddr::from(([127, 0, 0, 1], 9)),
                 tls: None,
             }],
+            sources: None,
             version: HttpVersion::Http1,
             rows: None,
             captures: Vec::new(),
@@ -482,7 +511,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(1),
         };
-        let mut connections = client.connections(&client.streams());
+        let mut connections = client.connections(&client.streams(), 0);
         let user = UserData::default();
         let send = client.send(&mut connections, 0, Instant::now(), &user, || ());
         let size = std::mem::size_of_val(&send);

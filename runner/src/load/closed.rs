@@ -40,7 +40,7 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
     let think = job.scenario.think.map_or(Duration::ZERO, |d| d.as_std());
     let (start, end) = (job.start, job.start + job.schedule.total());
     let client = &job.client;
-    let mut connections = client.connections(&job.streams);
+    let mut connections = client.connections(&job.streams, user);
     // Its row (with `mode = "unique"`, its own), the values it captured, and its next `once`
     // request (a login): all of them in order first, and again after one fails.
     let mut data = UserData {

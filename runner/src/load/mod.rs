@@ -107,17 +107,19 @@ pub(crate) async fn run(
     live: Arc<Live>,
 ) -> Result<ScenarioResult, String> {
     let rows = rows_for(scenario, &reach.spec_dir)?;
-    let client = Arc::new(
-        Client::prepare(
-            scenario,
-            reach.port,
-            &reach.headroom_bin,
-            &reach.allowed,
-            &reach.trust,
-            rows,
-        )
-        .await?,
-    );
+    let mut client = Client::prepare(
+        scenario,
+        reach.port,
+        &reach.headroom_bin,
+        &reach.allowed,
+        &reach.trust,
+        rows,
+    )
+    .await?;
+    let clients = scenario.vus.unwrap_or(scenario.max_connections);
+    let config = reach.source_addresses.as_ref();
+    client.sources = crate::source::Sources::optional(config, &client.targets(), clients)?;
+    let client = Arc::new(client);
     let threads = reach.threads;
     let units = if scenario.executor.is_open() {
         scenario.max_connections.min(scenario.max_in_flight)
@@ -180,6 +182,7 @@ pub(crate) async fn run(
     result.duration_s = start.elapsed().as_secs_f64();
     let window = (measured.end - measured.start).as_secs_f64();
     result.rate = result.requests as f64 / window.max(1e-9);
+    result.source_addresses = client.sources.as_ref().map(crate::source::Sources::used);
     Ok(result)
 }
 

@@ -47,6 +47,9 @@ struct Line {
     outstanding: Cell<u64>,
     max_outstanding: u64,
     closing: Cell<bool>,
+    /// This thread's place among the load threads, which numbers its workers apart from
+    /// the other threads'.
+    share: Share,
 }
 
 pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorder>>) {
@@ -68,6 +71,7 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         outstanding: Cell::new(0),
         max_outstanding: share.of(scenario.max_in_flight),
         closing: Cell::new(false),
+        share,
     });
     let pacer = super::pacer::Pacer::new();
     let total = job.schedule.total();
@@ -131,19 +135,22 @@ impl Line {
         if let Some(worker) = idle {
             worker.notify_one();
         } else if self.workers.get() < self.max_workers && self.opening.get() < MAX_OPENING {
+            // Worker `w` of thread `t` is client `w * threads + t`: numbers no other thread's
+            // worker takes, dense across threads.
+            let client = self.workers.get() * self.share.threads as u64 + self.share.index as u64;
             self.workers.set(self.workers.get() + 1);
             self.opening.set(self.opening.get() + 1);
-            tokio::task::spawn_local(Rc::clone(self).work());
+            tokio::task::spawn_local(Rc::clone(self).work(client));
         } else if self.workers.get() >= self.max_workers {
             // It waits for one of the `max_connections` to come free.
             self.recorder.borrow_mut().queued_at_limit();
         }
     }
 
-    /// One connection's worker: takes arrivals until the line closes empty.
-    async fn work(self: Rc<Self>) {
+    /// One connection's worker, client `number`: takes arrivals until the line closes empty.
+    async fn work(self: Rc<Self>, number: u64) {
         let client = &self.job.client;
-        let mut connections = client.connections(&self.job.streams);
+        let mut connections = client.connections(&self.job.streams, number);
         let wake = Rc::new(Notify::new());
         let mut first = true;
         loop {

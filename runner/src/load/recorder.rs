@@ -341,6 +341,8 @@ pub(super) fn merge(
             .collect(),
         rooms: None,
         tls,
+        // Set by the scenario, which holds its source addresses.
+        source_addresses: None,
     }
 }
 

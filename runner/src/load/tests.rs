@@ -74,6 +74,17 @@ async fn run_local(
     live: Arc<Live>,
     threads: usize,
 ) -> ScenarioResult {
+    run_from(scenario, port, live, threads, None).await
+}
+
+/// `run_local`, its connections from `sources`.
+async fn run_from(
+    scenario: &HttpScenario,
+    port: u16,
+    live: Arc<Live>,
+    threads: usize,
+    sources: Option<&headroom_spec::source::SourceAddresses>,
+) -> ScenarioResult {
     let (_, cancel) = tokio::sync::watch::channel(false);
     let reach = Reach::new(
         port,
@@ -81,6 +92,7 @@ async fn run_local(
         &crate::http::Allowed::new(&[]),
         threads,
         &crate::tls::Trust::default(),
+        sources,
     );
     run(scenario, &reach, cancel, live)
         .await
@@ -97,6 +109,24 @@ fn open_scenario(rate: &str, hold: &str, timeout: &str, connect_timeout: &str) -
         "max_in_flight": 10_000,
         "timeout": timeout,
         "connect_timeout": connect_timeout,
+        "stages": { "ramp_up": "0s", "hold": hold, "ramp_down": "0s" },
+        "requests": [{ "url": "http://127.0.0.1:{port}/" }],
+    }))
+    .expect("a scenario")
+}
+
+/// `vus` virtual users thinking 10 ms between requests to `127.0.0.1:{port}` for a `hold`.
+fn closed_scenario(vus: u64, hold: &str) -> HttpScenario {
+    serde_json::from_value(serde_json::json!({
+        "name": "api",
+        "executor": "constant-vus",
+        "vus": vus,
+        "arrivals": "poisson",
+        "max_in_flight": 10_000,
+        "max_connections": 10_000,
+        "think": "10ms",
+        "timeout": "2s",
+        "connect_timeout": "1s",
         "stages": { "ramp_up": "0s", "hold": hold, "ramp_down": "0s" },
         "requests": [{ "url": "http://127.0.0.1:{port}/" }],
     }))
@@ -178,6 +208,15 @@ fn the_schedule_ramps_up_holds_and_ramps_down() {
 /// A keep-alive server on loopback answering every request `ok` after `service`; it counts
 /// the connections it accepted.
 async fn keep_alive_server(service: Duration) -> (u16, Arc<AtomicU64>) {
+    let (port, accepted, _) = keep_alive_server_seeing(service).await;
+    (port, accepted)
+}
+
+/// The addresses a server saw connections from.
+type Peers = Arc<std::sync::Mutex<std::collections::BTreeSet<std::net::IpAddr>>>;
+
+/// `keep_alive_server`, and the addresses its connections came from.
+async fn keep_alive_server_seeing(service: Duration) -> (u16, Arc<AtomicU64>, Peers) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -185,9 +224,14 @@ async fn keep_alive_server(service: Duration) -> (u16, Arc<AtomicU64>) {
     let port = listener.local_addr().expect("its address").port();
     let accepted = Arc::new(AtomicU64::new(0));
     let counted = Arc::clone(&accepted);
+    let peers = Peers::default();
+    let seen = Arc::clone(&peers);
     tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
+        while let Ok((mut stream, from)) = listener.accept().await {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Ok(mut seen) = seen.lock() {
+                seen.insert(from.ip());
+            }
             tokio::spawn(async move {
                 let mut pending = Vec::new();
                 let mut buffer = [0u8; 4096];
@@ -212,7 +256,57 @@ async fn keep_alive_server(service: Duration) -> (u16, Arc<AtomicU64>) {
             });
         }
     });
-    (port, accepted)
+    (port, accepted, peers)
+}
+
+/// Issue 18, item 0: with `source_addresses`, the server sees each client from its address:
+/// `spread` gives every virtual user its own (users on two threads included), a list is taken
+/// in turn by the open model's connections; the results count the addresses used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_connect_from_their_source_addresses() {
+    use headroom_spec::source::SourceAddresses;
+    let (port, _, peers) = keep_alive_server_seeing(Duration::from_millis(1)).await;
+    let closed = closed_scenario(5, "300ms");
+    let spread = SourceAddresses::Named("spread".into());
+    let result = run_from(&closed, port, Arc::default(), 2, Some(&spread)).await;
+    let seen: Vec<String> = peers
+        .lock()
+        .expect("peers")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "127.0.0.1",
+            "127.0.0.2",
+            "127.0.0.3",
+            "127.0.0.4",
+            "127.0.0.5"
+        ]
+    );
+    assert_eq!(result.source_addresses, Some(5));
+    assert!(result.ok > 0 && result.ok == result.requests, "{result:?}");
+
+    peers.lock().expect("peers").clear();
+    // Six connections at most, their requests held 20 ms at 300 a second: all six open.
+    let mut open = open_scenario("300/s", "500ms", "2s", "1s");
+    open.max_connections = 6;
+    let (port, _, peers) = keep_alive_server_seeing(Duration::from_millis(20)).await;
+    let list = SourceAddresses::List(vec!["127.0.0.7".into(), "127.0.0.8".into()]);
+    let result = run_from(&open, port, Arc::default(), 2, Some(&list)).await;
+    let seen: Vec<String> = peers
+        .lock()
+        .expect("peers")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(seen, ["127.0.0.7", "127.0.0.8"]);
+    assert_eq!(result.source_addresses, Some(2));
+    assert!(result.connections.expect("counted").opened >= 2);
+    // Without them, the kernel's one address, and nothing recorded.
+    let result = run_local(&open, port, Arc::default(), 1).await;
+    assert_eq!(result.source_addresses, None);
 }
 
 /// Issue 15: the figures hold however many load threads share the load. Each thread runs its
@@ -267,20 +361,7 @@ async fn load_threads_share_the_load_and_add_up_exactly() {
 async fn users_on_load_threads_keep_one_connection_each() {
     let (port, accepted) = keep_alive_server(Duration::from_millis(1)).await;
     for threads in [1, 3] {
-        let scenario: HttpScenario = serde_json::from_value(serde_json::json!({
-            "name": "api",
-            "executor": "constant-vus",
-            "vus": 4,
-            "arrivals": "poisson",
-            "max_in_flight": 10_000,
-            "max_connections": 10_000,
-            "think": "10ms",
-            "timeout": "2s",
-            "connect_timeout": "1s",
-            "stages": { "ramp_up": "0s", "hold": "1s", "ramp_down": "0s" },
-            "requests": [{ "url": "http://127.0.0.1:{port}/" }],
-        }))
-        .expect("a scenario");
+        let scenario = closed_scenario(4, "1s");
         let before = accepted.load(std::sync::atomic::Ordering::Relaxed);
         let result = run_local(&scenario, port, Arc::new(Live::default()), threads).await;
         let opened = accepted.load(std::sync::atomic::Ordering::Relaxed) - before;

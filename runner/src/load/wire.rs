@@ -14,7 +14,7 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::tls::{TlsTo, Transport};
+use crate::tls::{Origin, TlsTo, Transport};
 
 /// The most header lines an answer may have.
 const MAX_HEADERS: usize = 100;
@@ -89,13 +89,14 @@ enum Body {
 }
 
 impl Connection {
-    /// A connection to `address`, over TLS when `tls` says, and how long its TLS handshake
-    /// took.
+    /// A connection to `address` from `origin`, over TLS when `tls` says, and how long its
+    /// TLS handshake took.
     pub(super) async fn open(
         address: SocketAddr,
+        origin: Origin<'_>,
         tls: Option<&TlsTo>,
     ) -> io::Result<(Connection, Option<Duration>)> {
-        let (stream, handshake) = Transport::open(address, tls).await?;
+        let (stream, handshake) = Transport::open(address, origin, tls).await?;
         Ok((
             Connection {
                 stream,
@@ -402,7 +403,9 @@ mod tests {
             vec![b"HTTP/1.1 503 Busy\r\nconnection: close\r\ncontent-length: 1\r\n\r\nx"],
         ])
         .await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         let mut answers = Vec::new();
         let mut bodies = Vec::new();
         for _ in 0..6 {
@@ -440,7 +443,9 @@ mod tests {
     #[tokio::test]
     async fn a_body_to_the_close_ends_the_connection() {
         let (address, server) = serve(vec![vec![b"HTTP/1.0 200 OK\r\n\r\nall of it"]]).await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         // Kept up to its limit, counted whole.
         let mut kept = Vec::new();
         let mut sink = Sink::new(Some(&mut kept), 3);
@@ -464,7 +469,9 @@ mod tests {
     #[tokio::test]
     async fn closed_garbage_and_cut_answers_are_told_apart() {
         let (address, server) = serve(vec![]).await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         server.await.expect("the server");
         assert_eq!(
             connection
@@ -474,7 +481,9 @@ mod tests {
         );
 
         let (address, _server) = serve(vec![vec![b"SSH-2.0-OpenSSH\r\n\r\n"]]).await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         assert_eq!(
             connection
                 .exchange(GET, false, &mut Sink::new(None, 0))
@@ -486,7 +495,9 @@ mod tests {
             b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort",
         ]])
         .await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         assert_eq!(
             connection
                 .exchange(GET, false, &mut Sink::new(None, 0))
@@ -503,7 +514,9 @@ mod tests {
             vec![b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"],
         ])
         .await;
-        let (mut connection, _) = Connection::open(address, None).await.expect("connected");
+        let (mut connection, _) = Connection::open(address, Origin::default(), None)
+            .await
+            .expect("connected");
         let head = b"HEAD / HTTP/1.1\r\nhost: x\r\n\r\n";
         let answer = connection
             .exchange(head, true, &mut Sink::new(None, 0))

@@ -134,6 +134,8 @@ struct Shared {
     tls: Option<crate::tls::TlsTo>,
     /// The TLS handshakes of the sockets opened.
     handshakes: Mutex<Histogram<u64>>,
+    /// The source addresses sockets bind (socket `k` client `k`), when spread.
+    sources: Option<crate::source::Sources>,
     join: Option<String>,
     template: Option<Template>,
     socket_config: WebSocketConfig,
@@ -173,6 +175,7 @@ struct Counters {
     status: AtomicU64,
     timeout: AtomicU64,
     other: AtomicU64,
+    ports: AtomicU64,
     closed_by_server: AtomicU64,
     closed_by_us: AtomicU64,
     pings_sent: AtomicU64,
@@ -220,31 +223,17 @@ pub(crate) async fn run(
         None => None,
     };
     let capacity = tracker_capacity(&sockets, hold);
-    let reload = match &scenario.reload {
-        Some(reload) => {
-            let url = fill(&reload.url)?;
-            let (authority, _) = crate::http::parse_url(&per_socket(&url, 0, 0))
-                .ok_or_else(|| {
-                    format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
-                })?;
-            // Resolved and checked once here: a wrong host fails the run now, not every
-            // reload, and every reload goes to this address.
-            let address = crate::http::resolve(&authority, &url, &reload.url, allowed).await?;
-            Some(ReloadPlan {
-                url,
-                authority,
-                address,
-                mean: reload.every.as_secs_f64().max(1e-3),
-                poisson: reload.arrivals == Arrivals::Poisson,
-                timeout: scenario.deadline.as_std(),
-            })
-        }
-        None => None,
-    };
+    let reload = reload_plan(scenario, reach).await?;
     let epoch = Instant::now();
+    let sources = crate::source::Sources::optional(
+        reach.source_addresses.as_ref(),
+        &[address],
+        sockets.len() as u64,
+    )?;
     let shared = Arc::new(Shared {
         url,
         tls,
+        sources,
         handshakes: Mutex::new(histogram()),
         join: scenario.join.as_deref().map(fill).transpose()?,
         socket_config: socket_config(template.as_ref().map(|t| t.size)),
@@ -294,6 +283,36 @@ pub(crate) async fn run(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(result(&shared, &sizes, hold_started, hold_s, windows))
+}
+
+/// Where and how often a rooms scenario reloads its page, checked before any socket opens.
+async fn reload_plan(
+    scenario: &RoomsScenario,
+    reach: &crate::reach::Reach,
+) -> Result<Option<ReloadPlan>, String> {
+    let allowed = &reach.allowed;
+    let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
+    Ok(match &scenario.reload {
+        Some(reload) => {
+            let url = fill(&reload.url)?;
+            let (authority, _) = crate::http::parse_url(&per_socket(&url, 0, 0))
+                .ok_or_else(|| {
+                    format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
+                })?;
+            // Resolved and checked once here: a wrong host fails the run now, not every
+            // reload, and every reload goes to this address.
+            let address = crate::http::resolve(&authority, &url, &reload.url, allowed).await?;
+            Some(ReloadPlan {
+                url,
+                authority,
+                address,
+                mean: reload.every.as_secs_f64().max(1e-3),
+                poisson: reload.arrivals == Arrivals::Poisson,
+                timeout: scenario.deadline.as_std(),
+            })
+        }
+        None => None,
+    })
 }
 
 /// Messages the tracker makes room for: every message needs a slot; the budget is the
@@ -369,6 +388,8 @@ const BURST: u32 = 32;
 /// Why a socket did not open.
 enum OpenFailure {
     Refused,
+    /// No local port free for the source address.
+    Ports,
     Status,
     Other,
 }

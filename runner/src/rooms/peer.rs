@@ -207,6 +207,7 @@ async fn connect(
             let counter = match failure {
                 OpenFailure::Refused => &counts.refused,
                 OpenFailure::Status => &counts.status,
+                OpenFailure::Ports => &counts.ports,
                 OpenFailure::Other => &counts.other,
             };
             failed_to_open(shared, counter);
@@ -337,11 +338,17 @@ pub(super) async fn open(
     socket: Socket,
     address: SocketAddr,
 ) -> Result<WebSocketStream<Transport>, OpenFailure> {
-    let (stream, handshake) = Transport::open(address, shared.tls.as_ref())
+    let origin = crate::tls::Origin {
+        sources: shared.sources.as_ref(),
+        client: u64::from(socket.index),
+    };
+    let (stream, handshake) = Transport::open(address, origin, shared.tls.as_ref())
         .await
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::ConnectionRefused {
                 OpenFailure::Refused
+            } else if crate::source::out_of_ports(&e) {
+                OpenFailure::Ports
             } else {
                 OpenFailure::Other
             }

@@ -28,6 +28,7 @@ pub(super) fn result(
         status: load(&c.status),
         timeout: load(&c.timeout),
         other: load(&c.other),
+        ports: load(&c.ports),
     };
     let mut histograms = std::collections::BTreeMap::new();
     histograms.insert("seen".to_owned(), serialize_histogram(&seen));
@@ -53,7 +54,7 @@ pub(super) fn result(
         ok: counts.sent,
         dropped: load(&c.skipped),
         errors: ErrorCounts {
-            connect: failed.refused + failed.other,
+            connect: failed.refused + failed.other + failed.ports,
             timeout: failed.timeout,
             status: failed.status,
             protocol: 0,
@@ -100,6 +101,7 @@ pub(super) fn result(
             reload,
         }),
         tls,
+        source_addresses: shared.sources.as_ref().map(crate::source::Sources::used),
     }
 }
 

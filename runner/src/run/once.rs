@@ -29,6 +29,25 @@ struct Started {
     metrics: Option<http::Endpoint>,
 }
 
+/// Where a point's load goes, from what, on how many threads.
+fn reach_of(
+    plan: &RunMatrix,
+    point: &Point,
+    options: &RunOptions,
+    port: u16,
+    threads: usize,
+) -> Reach {
+    let target = &point.target;
+    Reach::new(
+        port,
+        &options.headroom_bin,
+        &http::Allowed::new(&target.allow_hosts),
+        threads,
+        &crate::tls::Trust::of(target, &options.spec_dir),
+        plan.generator.source_addresses.as_ref(),
+    )
+}
+
 pub(super) async fn run_once(
     plan: &RunMatrix,
     phase: &MatrixPhase,
@@ -80,8 +99,7 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let trust = crate::tls::Trust::of(target, &options.spec_dir);
-    let reach = Reach::new(port, &options.headroom_bin, &allowed, threads, &trust);
+    let reach = reach_of(plan, point, options, port, threads);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         reach,

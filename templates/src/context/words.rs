@@ -16,10 +16,13 @@ pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
         if out.iter().any(|s| s.name == scenario.name()) {
             continue;
         }
-        let (kind, text) = match scenario {
+        let (kind, mut text) = match scenario {
             Scenario::Http(http) => ("http", http_text(http)),
             Scenario::Rooms(rooms) => ("rooms", rooms_text(rooms)),
         };
+        if let Some(sources) = &results.matrix.generator.source_addresses {
+            text.push_str(&sources_text(sources));
+        }
         out.push(ScenarioText {
             name: scenario.name().to_owned(),
             kind: kind.to_owned(),
@@ -103,6 +106,21 @@ pub(super) fn http_text(scenario: &HttpScenario) -> String {
         names.join(", "),
         stages_text(&scenario.stages)
     )
+}
+
+/// `; each client from its own loopback address`: said beside every scenario, since a
+/// server's per-address limits read them differently.
+fn sources_text(sources: &headroom_spec::source::SourceAddresses) -> String {
+    use headroom_spec::source::SourceAddresses;
+    match sources {
+        SourceAddresses::Named(text) if text == headroom_spec::source::SPREAD => {
+            "; each client from its own loopback address".to_owned()
+        }
+        SourceAddresses::Named(block) => format!("; clients from the addresses of {block} in turn"),
+        SourceAddresses::List(list) => {
+            format!("; clients from {} in turn", list.join(", "))
+        }
+    }
 }
 
 fn data_mode(mode: DataMode) -> &'static str {

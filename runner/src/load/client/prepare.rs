@@ -108,6 +108,7 @@ impl Client {
             total_weight,
             timeout: scenario.timeout.as_std(),
             connect_timeout: scenario.connect_timeout.as_std(),
+            sources: None,
         })
     }
 }
