@@ -7,6 +7,7 @@ mod compare;
 mod demo;
 mod fit;
 mod given_points;
+mod merge;
 mod out;
 mod page;
 mod plan;
@@ -93,6 +94,12 @@ enum Command {
         after_help = "Examples:\n  headroom run examples/notes-api.toml\n  headroom run --quick --check examples/notes-api.toml\n  headroom run --phase load --out results/notes.json examples/notes-api.toml\n\nExit codes: 0 every run ran (and with --check, every SLO passed), 1 spec or usage error,\n2 an SLO failed (--check), 3 a run failed, 4 the results could not be written, 130 interrupted.\nThe results file is rewritten after every run, so an interrupted run keeps what it measured."
     )]
     Run(run::RunArgs),
+    /// Join the segments of a run (`run --segment i/n` on several machines) into one results
+    /// file: histograms added exactly, counts summed, SLOs judged on the merged figures.
+    #[command(
+        after_help = "Examples:\n  headroom merge results/chat/segment-0-of-3.json results/chat/segment-1-of-3.json results/chat/segment-2-of-3.json\n  headroom merge parts/*.json --out results/chat/results.json --check\n\nThe parts must be every segment of one run of one spec, each once. The target's memory, CPU\nand metrics are segment 0's; each segment's generator figures are kept.\n\nExit codes: 0 merged, 1 a part is missing, of another spec or unreadable, 2 an SLO failed\n(--check), 3 a run failed in some segment, 4 the results could not be written."
+    )]
+    Merge(merge::MergeArgs),
     /// Fit a straight line through every series of every sweep (least squares, R², slope CI).
     #[command(
         after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --points vus-10.json --points vus-20.json --points vus-40.json --x vus\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\nk6 summary exports and CSV outputs and Locust stats CSVs are one file per step, the step the\nlast number in the file's name.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
@@ -165,6 +172,7 @@ fn main() -> ExitCode {
         Command::Schema => print_json(&headroom_spec::json_schema()).map(|()| exit::OK),
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
+        Command::Merge(args) => merge::run(args),
         Command::Fit(args) => fit::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Prices(args) => prices::run(args),

@@ -1070,33 +1070,10 @@ fn notes_api_fit_and_plan(out_arg: &str) {
 
 #[test]
 fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("address")
-        .port();
-    use std::os::unix::process::CommandExt;
-    let mut server = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "demo-target",
-            "--port",
-            &port.to_string(),
-            "--note-size",
-            "1009B",
-        ])
-        .process_group(0)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start the demo target");
+    let (mut server, port) = start_demo_target("1009B");
     let pid_file = fresh_out("external-pid").with_file_name("server.pid");
     std::fs::create_dir_all(pid_file.parent().expect("dir")).expect("dir");
     std::fs::write(&pid_file, server.id().to_string()).expect("pid file");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let (output, results) = run_fixture(
         "external",
         &[],
@@ -1140,6 +1117,168 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
     assert_eq!(second - first, answered(&all[1]["scenarios"]["api"]));
     clean("external");
     clean("external-pid");
+}
+
+/// A demo target started by a test (its own process group), on a free port, answering: the
+/// child and the port.
+fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
+    use std::os::unix::process::CommandExt;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("address")
+        .port();
+    let server = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "demo-target",
+            "--port",
+            &port.to_string(),
+            "--note-size",
+            marker,
+        ])
+        .process_group(0)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start the demo target");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (server, port)
+}
+
+/// Issue 18: one demo target loaded by one process, then by three segment processes at once.
+/// Merged, the shares are the whole run's load exactly: the open model's fixed arrivals over a
+/// ramp and a hold to the request, the virtual users one each (3 + 2 + 2), the rooms whole
+/// (2 + 2 + 1), every frame delivered. A share judges no SLO; the merge judges them on the
+/// merged figures (90 requests a second pass `>= 80/s`, which no share's 30 would). Two of the
+/// three parts are refused, naming the missing one.
+#[test]
+fn three_segments_merge_into_the_single_process_run() {
+    let _machine = shared();
+    let (mut server, port) = start_demo_target("1038B");
+    let env = ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string());
+    let dir = fresh_out("segments");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let spec = "tests/fixtures/run/segments.toml";
+    let whole_path = dir.join("whole.json");
+    let whole_arg = whole_path.display().to_string();
+    let whole = headroom_unlocked(
+        &["run", spec, "--out", &whole_arg, "--no-page"],
+        std::slice::from_ref(&env),
+    );
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let segments: Vec<std::process::Child> = (0..3)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_headroom"))
+                .args(["run", spec, "--segment", &format!("{i}/3"), "--out"])
+                .arg(dir.join(format!("part-{i}.json")))
+                .env(env.0, &env.1)
+                .current_dir(root())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("a segment")
+        })
+        .collect();
+    for segment in segments {
+        let output = segment.wait_with_output().expect("a segment ran");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let parts: Vec<String> = (0..3)
+        .map(|i| dir.join(format!("part-{i}.json")).display().to_string())
+        .collect();
+    let shares: Vec<Value> = parts.iter().map(|p| read_results(Path::new(p))).collect();
+    for (i, share) in shares.iter().enumerate() {
+        assert_eq!(share["segment"]["index"], i, "{}", share["segment"]);
+        assert_eq!(share["segment"]["count"], 3);
+        assert_eq!(share["seed"], shares[0]["seed"], "one seed for every share");
+        assert_eq!(
+            runs(share)[0]["slo"],
+            serde_json::json!([]),
+            "a share judges no SLO"
+        );
+    }
+    let users: Vec<u64> = shares
+        .iter()
+        .map(|s| {
+            runs(s)[0]["scenarios"]["users"]["connections"]["opened"]
+                .as_u64()
+                .expect("opened")
+        })
+        .collect();
+    assert_eq!(users, [3, 2, 2], "seven virtual users, each in one share");
+    let rooms: Vec<u64> = shares
+        .iter()
+        .map(|s| {
+            runs(s)[0]["scenarios"]["chat"]["rooms"]["rooms"]
+                .as_u64()
+                .expect("rooms")
+        })
+        .collect();
+    assert_eq!(rooms, [2, 2, 1], "five rooms, each whole in one share");
+
+    let merged_path = dir.join("merged.json");
+    let merged_arg = merged_path.display().to_string();
+    let mut args = vec!["merge", "--out", merged_arg.as_str()];
+    args.extend(parts.iter().map(String::as_str));
+    let merge = headroom_unlocked(&args, &[]);
+    assert!(merge.status.success(), "{}", stderr(&merge));
+    let merged = read_results(&merged_path);
+    assert!(merged["segment"].is_null());
+    let whole = read_results(&whole_path);
+    let (one, all) = (
+        &runs(&whole)[0]["scenarios"],
+        &runs(&merged)[0]["scenarios"],
+    );
+    // 45 arrivals over the 1 s ramp from 0 to 90/s, 180 over the 2 s hold: exactly.
+    assert_eq!(one["api"]["requests"], 180);
+    assert_eq!(all["api"]["requests"], 180);
+    assert_eq!(one["api"]["ramps"]["requests"], 45);
+    assert_eq!(all["api"]["ramps"]["requests"], 45);
+    assert_eq!(
+        all["api"]["latency"]["count"], 180,
+        "the shares' histograms added"
+    );
+    assert_eq!(all["users"]["connections"]["opened"], 7);
+    let (one_chat, all_chat) = (&one["chat"]["rooms"], &all["chat"]["rooms"]);
+    assert_eq!(all_chat["sockets"]["opened"], 20);
+    assert_eq!(all_chat["messages"]["sent"], one_chat["messages"]["sent"]);
+    assert_eq!(
+        all_chat["messages"]["delivered"],
+        all_chat["messages"]["expected"]
+    );
+    let verdicts = &runs(&merged)[0]["slo"];
+    let throughput = verdicts
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .find(|v| v["name"] == "throughput")
+        .expect("judged on the merge");
+    assert_eq!(throughput["pass"], true, "{throughput}");
+    let rate = common::number(&all["api"]["rate"]);
+    assert!((rate - 90.0).abs() < 0.5, "{rate}");
+    assert_eq!(
+        runs(&merged)[0]["generator"]["segments"]
+            .as_array()
+            .map(Vec::len),
+        Some(3)
+    );
+
+    let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("segment 2/3 is missing: give all 3 segments"),
+        "{}",
+        stderr(&missing)
+    );
+    assert!(leftovers("1038B").is_empty());
+    clean("segments");
 }
 
 #[test]
@@ -1324,12 +1463,13 @@ fn examples_one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn run_example_quick(name: &str) -> Value {
+fn run_example_quick(name: &str, extra: &[&str]) -> Value {
     let _alone = examples_one_at_a_time();
     let out = fresh_out(name);
     let out_arg = out.display().to_string();
     let spec = format!("examples/{name}.toml");
-    let args = ["run", "--quick", &spec, "--out", &out_arg];
+    let mut args = vec!["run", "--quick", &spec, "--out", &out_arg];
+    args.extend(extra);
     // The chat's phases are CPU sizes: another test's load would take CPU from its targets.
     let output = if name == "chat" {
         headroom_alone(&args)
@@ -1346,9 +1486,11 @@ fn run_example_quick(name: &str) -> Value {
 
 #[test]
 fn chat_runs_quick_end_to_end() {
-    let results = run_example_quick("chat");
+    // The half and the whole CPU hold the known answers; the two-CPU phase (the whole of this
+    // machine's cores, none left to the generator) would double the test's time for none.
+    let results = run_example_quick("chat", &["--phase", "cpu-0.5", "--phase", "cpu-1"]);
     let phases = results["phases"].as_array().expect("phases");
-    assert_eq!(phases.len(), 3);
+    assert_eq!(phases.len(), 2);
     let limited = headroom_runner::cgroup::detect().is_ok();
     for phase in phases {
         let mut rss = Vec::new();
@@ -1426,7 +1568,7 @@ fn chat_runs_quick_end_to_end() {
 
 #[test]
 fn relay_runs_quick_end_to_end() {
-    let results = run_example_quick("relay");
+    let results = run_example_quick("relay", &[]);
     let phases = results["phases"].as_array().expect("phases");
     let names: Vec<&str> = phases.iter().filter_map(|p| p["name"].as_str()).collect();
     assert_eq!(names, ["memory", "edit-rate", "rooms"]);

@@ -56,6 +56,26 @@ pub struct Results {
     pub matrix: RunMatrix,
     /// Every phase that ran, each with its points and runs.
     pub phases: Vec<PhaseResults>,
+    /// The seed the runs' Poisson arrivals are drawn from (each run and scenario derives its
+    /// own from it), so a run can be repeated arrival for arrival; the segments of one run
+    /// share it. Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `run --segment`: this file holds one share of every run, not a result to read alone;
+    /// `headroom merge` joins the shares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentRef>,
+}
+
+/// Which share of every run a partial results file holds, and where it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SegmentRef {
+    /// From 0: arrivals, virtual users and rooms `k` with `k % count == index` were its own.
+    pub index: u64,
+    /// The shares of every run.
+    pub count: u64,
+    /// The host name of the machine (or pod) it ran on.
+    pub host: String,
 }
 
 /// The spec the results came from.
@@ -236,6 +256,10 @@ pub struct GeneratorResult {
     /// Why the run counts as generator-bound, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A merged run (`headroom merge`): each segment's own figures, by index; the figures
+    /// above are theirs together (CPU and cores added, the worst lag), bound when any was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<GeneratorResult>,
 }
 
 /// One SLO at one run: the figure, the threshold, and whether it held.

@@ -63,6 +63,11 @@ pub struct Window {
     pub p95_ms: f64,
     /// The second's 99th percentile, in milliseconds (0 with no request).
     pub p99_ms: f64,
+    /// The second's latencies, HdrHistogram V2 compressed in base64 (absent with no
+    /// request, and in files written before windows had it): the shares of a segmented run
+    /// merge their seconds exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 impl Window {
@@ -76,6 +81,7 @@ impl Window {
             p50_ms: summary.p50_ms,
             p95_ms: summary.p95_ms,
             p99_ms: summary.p99_ms,
+            histogram: (!h.is_empty()).then(|| serialize_histogram(h)),
         }
     }
 }

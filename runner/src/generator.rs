@@ -50,6 +50,7 @@ pub(crate) fn generator(
         threads: None,
         bound: reason.is_some(),
         reason,
+        segments: Vec::new(),
     }
 }
 

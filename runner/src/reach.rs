@@ -21,6 +21,10 @@ pub(crate) struct Reach {
     pub(crate) spec_dir: PathBuf,
     /// Where connections come from (`[generator] source_addresses`).
     pub(crate) source_addresses: Option<headroom_spec::source::SourceAddresses>,
+    /// The share of the run this process sends (`--segment`).
+    pub(crate) segment: crate::stripe::Segment,
+    /// The run's seed for Poisson arrivals; each scenario derives its own from it.
+    pub(crate) seed: u64,
 }
 
 impl Reach {
@@ -31,6 +35,7 @@ impl Reach {
         threads: usize,
         trust: &crate::tls::Trust,
         source_addresses: Option<&headroom_spec::source::SourceAddresses>,
+        segment: crate::stripe::Segment,
     ) -> Reach {
         Reach {
             port,
@@ -40,6 +45,8 @@ impl Reach {
             trust: trust.clone(),
             spec_dir: trust.spec_dir().to_path_buf(),
             source_addresses: source_addresses.cloned(),
+            segment,
+            seed: 0,
         }
     }
 }

@@ -14,6 +14,7 @@ use headroom_runner::{Event, RunError, RunOptions};
 use crate::exit;
 
 mod progress;
+mod segment;
 mod tables;
 
 use progress::Progress;
@@ -59,6 +60,15 @@ pub struct RunArgs {
     /// (where no cgroup is writable); the table, the results and the page say so.
     #[arg(long)]
     ignore_limits: bool,
+    /// Send share INDEX of COUNT of every run's load (from 0): arrivals, virtual users and
+    /// rooms k with k % COUNT == INDEX. The shares of one run, on as many machines, add up to
+    /// its load exactly; `headroom merge` joins their partial results (docs/scale-out.md).
+    #[arg(long, value_name = "INDEX/COUNT", value_parser = headroom_runner::Segment::parse)]
+    segment: Option<headroom_runner::Segment>,
+    /// The seed of Poisson arrivals, for a run to repeat arrival for arrival [default: new for
+    /// each run; with --segment, the spec's hash, the same for every share].
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
@@ -78,10 +88,11 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     }
     let plan = &plan;
     refuse_over_a_day(&args, plan)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| crate::default_results(&plan.bench.name));
+    segment::refuse_unfit(args.segment, plan, args.check)?;
+    let out = args.out.clone().unwrap_or_else(|| match args.segment {
+        Some(share) => segment::default_out(&plan.bench.name, share),
+        None => crate::default_results(&plan.bench.name),
+    });
     let spec_hash = headroom_runner::results::spec_hash(&compiled.source);
     // Checked before anything runs: what --out is, the earlier file kept, the lock taken.
     let held = crate::out::hold(
@@ -108,7 +119,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         .unwrap_or(Path::new("."));
     let options = RunOptions {
         spec_path: compiled.path.clone(),
-        spec_hash,
+        spec_hash: spec_hash.clone(),
         spec_dir: spec_dir
             .canonicalize()
             .unwrap_or_else(|_| spec_dir.to_path_buf()),
@@ -119,6 +130,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         headroom_bin: std::env::current_exe().context("cannot find the headroom binary itself")?,
         version: env!("CARGO_PKG_VERSION").to_owned(),
         ignore_limits: args.ignore_limits,
+        segment: args.segment.unwrap_or(headroom_runner::Segment::WHOLE),
+        seed: segment::seed(args.seed, args.segment, &spec_hash),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -150,7 +163,12 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     write_tables(&mut stdout, &outcome.results, &out)?;
     // The page, from the results just written: the one command from spec to page.
     let mut page_failed = false;
-    if !args.no_page && !outcome.interrupted {
+    if let Some(share) = args.segment {
+        writeln!(
+            stdout,
+            "segment {share}: one share of the load; merge the shares before reading them (`headroom merge`)"
+        )?;
+    } else if !args.no_page && !outcome.interrupted {
         let source = crate::page::Source {
             spec: &args.spec,
             compiled: &compiled,
@@ -196,7 +214,7 @@ fn exit_code(outcome: &headroom_runner::Outcome, check: bool, page_failed: bool)
 }
 
 /// A table per phase, where the results went, and whether they are `--quick` figures.
-fn write_tables(
+pub(crate) fn write_tables(
     stdout: &mut impl Write,
     results: &headroom_runner::results::Results,
     out: &Path,

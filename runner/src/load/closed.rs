@@ -22,8 +22,10 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         peak as f64
     };
     let mut users = tokio::task::JoinSet::new();
-    // User `u` runs on thread `u % threads`: as users ramp up, every thread gets its turn.
-    for user in (share.index as u64..peak).step_by(share.threads) {
+    // Users are numbered over the whole run; this thread takes its stripe of its segment's
+    // (user `i + n·(t + threads·j)`): as users ramp up, every segment and thread gets its turn.
+    let lane = crate::stripe::Lane::new(job.segment, share.index, share.threads);
+    for user in lane.numbers(peak) {
         users.spawn_local(user_loop(
             Rc::clone(&job),
             Rc::clone(&recorder),

@@ -96,6 +96,10 @@ struct Job {
     schedule: Schedule,
     start: Instant,
     cancel: watch::Receiver<bool>,
+    /// The run's share this process sends (`--segment`).
+    segment: crate::stripe::Segment,
+    /// The seed of the run's Poisson arrivals: every segment draws the same.
+    seed: u64,
 }
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
@@ -129,6 +133,7 @@ pub(crate) async fn run(
             .vus
             .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?
     };
+    let units = reach.segment.of(units);
     let threads = threads
         .max(1)
         .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX));
@@ -153,6 +158,8 @@ pub(crate) async fn run(
             schedule,
             start,
             cancel: cancel.clone(),
+            segment: reach.segment,
+            seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
         };
         let share = Share { index, threads };
         let recorder = Recorder::new(
@@ -254,6 +261,11 @@ impl Schedule {
             hold: stages.hold.map_or(0.0, |hold| hold.as_secs_f64()),
             ramp_down: stages.ramp_down.as_secs_f64(),
         }
+    }
+
+    /// Ramp-up, hold and ramp-down, in seconds.
+    pub fn stages(&self) -> (f64, f64, f64) {
+        (self.ramp_up, self.hold, self.ramp_down)
     }
 
     /// Ramp-up, hold and ramp-down together.

@@ -8,13 +8,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use headroom_spec::scenario::Arrivals;
-use rand::Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::recorder::{Recorder, Times};
 use super::{Failed, Job, Share, per_second};
 use crate::http::ErrorKind;
+use crate::stripe::{self, Lane, RateCurve};
 
 /// Arrivals released back to back (the generator behind its schedule) before the pacing task
 /// lets the connection workers run.
@@ -66,40 +66,41 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         queue: RefCell::new(VecDeque::new()),
         idle: RefCell::new(Vec::new()),
         workers: Cell::new(0),
-        max_workers: share.of(scenario.max_connections),
+        max_workers: share.of(job.segment.of(scenario.max_connections)),
         opening: Cell::new(0),
         outstanding: Cell::new(0),
-        max_outstanding: share.of(scenario.max_in_flight),
+        max_outstanding: share.of(job.segment.of(scenario.max_in_flight)),
         closing: Cell::new(false),
         share,
     });
     let pacer = super::pacer::Pacer::new();
     let total = job.schedule.total();
-    let threads = share.threads as f64;
-    // Each thread runs `1/threads` of the rate; fixed arrivals are staggered so that together
-    // they are evenly spaced, Poisson ones are independent (their sum is Poisson).
-    let mut t = match scenario.arrivals {
-        Arrivals::Fixed if from > 0.0 => share.index as f64 / from,
-        _ => 0.0,
+    // Arrivals are numbered over the whole run; this thread takes its stripe of them (of its
+    // segment's), so the threads of every segment together send the one schedule.
+    let curve = RateCurve::new(job.schedule.stages(), from, to);
+    let lane = Lane::new(job.segment, share.index, share.threads);
+    let stride = (job.segment.count * share.threads as u64) as f64;
+    let mut arrivals = match scenario.arrivals {
+        Arrivals::Fixed => stripe::Arrivals::fixed(curve, lane),
+        Arrivals::Poisson => stripe::Arrivals::poisson(curve, lane, job.seed),
     };
     let mut back_to_back = 0;
     while !*job.cancel.borrow() {
-        // The end is compared in whole nanoseconds, as the measured window is: 300 gaps of
-        // 1/300 s add up to a hair under a second, and would send a 301st arrival after it.
+        let Some((_, t)) = arrivals.next() else {
+            break;
+        };
+        // The end is compared in whole nanoseconds, as the measured window is.
         let offset = Duration::from_secs_f64(t);
         if offset >= total {
             break;
         }
-        let rate = job.schedule.at(t, from, to) / threads;
-        if rate <= 0.0 {
-            // Nothing to send yet: look again a little later on the ramp.
-            t += 0.01;
-            continue;
-        }
         let intended = job.start + offset;
         if intended > Instant::now() {
+            // This thread's gap between arrivals now, which sets how finely the pacer wakes.
+            let rate = job.schedule.at(t, from, to);
+            let gap = if rate > 0.0 { stride / rate } else { 1.0 };
             pacer
-                .until(intended, Duration::from_secs_f64(1.0 / rate))
+                .until(intended, Duration::from_secs_f64(gap.min(1.0)))
                 .await;
             back_to_back = 0;
         } else {
@@ -110,11 +111,6 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
             }
         }
         line.arrive(intended, Instant::now());
-        t += match scenario.arrivals {
-            Arrivals::Fixed => 1.0 / rate,
-            // Exponential gaps: -ln(U)/rate, U in (0, 1].
-            Arrivals::Poisson => -(1.0 - rand::rng().random::<f64>()).ln() / rate,
-        };
     }
     line.close().await;
 }

@@ -93,6 +93,7 @@ async fn run_from(
         threads,
         &crate::tls::Trust::default(),
         sources,
+        crate::stripe::Segment::WHOLE,
     );
     run(scenario, &reach, cancel, live)
         .await

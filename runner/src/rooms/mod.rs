@@ -144,7 +144,12 @@ struct Shared {
     connect_over: Duration,
     ping_every: Option<Duration>,
     reload: Option<ReloadPlan>,
+    /// Sockets this process opens.
     sockets: u32,
+    /// Sockets of every segment: socket `i` opens `i / scheduled_over` into `connect_over`.
+    scheduled_over: u32,
+    /// The share of the rooms this process opens.
+    segment: crate::stripe::Segment,
     epoch: Instant,
     tracker: Tracker,
     rooms_open: Box<[AtomicU32]>,
@@ -201,7 +206,11 @@ pub(crate) async fn run(
 ) -> Result<ScenarioResult, String> {
     let allowed = &reach.allowed;
     let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
-    let (sizes, sockets) = topology(scenario)?;
+    let (sizes, mut sockets) = topology(scenario)?;
+    // A segment opens the sockets of its rooms only, each at the instant one machine would:
+    // a room never spans segments, so seen-by-everyone stays on one clock.
+    let scheduled_over = sockets.len() as u32;
+    sockets.retain(|s| reach.segment.owns(u64::from(s.room)));
     let url = fill(&scenario.url)?;
     let (address, secure) = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
     let tls = match secure {
@@ -244,6 +253,8 @@ pub(crate) async fn run(
         ping_every: scenario.ping.every.map(|d| d.as_std()),
         reload,
         sockets: sockets.len() as u32,
+        scheduled_over,
+        segment: reach.segment,
         epoch,
         tracker: Tracker::new(epoch, scenario.deadline.as_std(), capacity),
         rooms_open: sizes.iter().map(|_| AtomicU32::new(0)).collect(),

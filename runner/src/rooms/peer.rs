@@ -236,7 +236,7 @@ pub(super) async fn peer(
 ) {
     let counts = &shared.counts;
     // The scheduled connect time: sockets spread evenly over `connect_over`.
-    let share = f64::from(socket.index) / f64::from(shared.sockets.max(1));
+    let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
     let Some(mut ws) = connect(&shared, socket, address, scheduled, &mut stages).await else {
         return;

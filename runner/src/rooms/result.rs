@@ -76,7 +76,9 @@ pub(super) fn result(
         connections: None,
         by_request: Default::default(),
         rooms: Some(RoomsResult {
-            rooms: sizes.len() as u64,
+            rooms: (0..sizes.len() as u64)
+                .filter(|&room| shared.segment.owns(room))
+                .count() as u64,
             peers: u64::from(shared.sockets),
             sockets: SocketCounts {
                 planned: u64::from(shared.sockets),

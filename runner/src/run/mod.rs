@@ -18,7 +18,8 @@ use crate::generator::generator;
 use crate::limits::{Emulation, LIMITS_IGNORED};
 use crate::reach::Reach;
 use crate::results::{
-    Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult, SpecRef,
+    Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult,
+    SegmentRef, SpecRef,
 };
 use crate::sample::sampler;
 use crate::scenarios::{Watch, nothing_measured, run_scenarios};
@@ -61,6 +62,10 @@ pub struct RunOptions {
     pub version: String,
     /// `--ignore-limits`: run every target with the whole machine, and say so.
     pub ignore_limits: bool,
+    /// `--segment`: the share of every run this process sends (the whole by default).
+    pub segment: crate::stripe::Segment,
+    /// The seed of the runs' Poisson arrivals.
+    pub seed: u64,
 }
 
 /// How the whole run went.
@@ -173,6 +178,12 @@ pub async fn run(
                 on_event,
             )
             .await;
+            let mut result = result;
+            if options.segment.count > 1 {
+                // A share's figures are judged once merged (`headroom merge`): a verdict on
+                // one share of the load would say nothing of the whole.
+                result.slo.clear();
+            }
             let failed = outcome.count(&result, is_baseline(&plan, point));
             on_event(Event::RunFinished {
                 phase: &phase.name,
@@ -275,6 +286,13 @@ fn select_phases<'p>(
     Ok(selected)
 }
 
+/// This machine's host name (a pod's name under Kubernetes); empty when it cannot be read.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default()
+}
+
 /// The results this run writes: the file's other phases kept when re-running some, a new file
 /// otherwise; the environment, plan and spec always this run's.
 fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, RunError> {
@@ -292,6 +310,8 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
             environment: Environment::default(),
             matrix: plan.clone(),
             phases: Vec::new(),
+            seed: None,
+            segment: None,
         },
     };
     // The target's working directory tells which revision of it ran, when it is a checkout.
@@ -306,6 +326,12 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
         path: options.spec_path.clone(),
         hash: options.spec_hash.clone(),
     };
+    results.seed = Some(options.seed);
+    results.segment = (options.segment.count > 1).then(|| SegmentRef {
+        index: options.segment.index,
+        count: options.segment.count,
+        host: hostname(),
+    });
     Ok(results)
 }
 

@@ -29,23 +29,29 @@ struct Started {
     metrics: Option<http::Endpoint>,
 }
 
-/// Where a point's load goes, from what, on how many threads.
+/// Where a point's load goes, from what, on how many threads; `run` names the run
+/// (`phase/point/repeat`) its seed is derived for.
 fn reach_of(
     plan: &RunMatrix,
     point: &Point,
     options: &RunOptions,
     port: u16,
     threads: usize,
+    run: &str,
 ) -> Reach {
     let target = &point.target;
-    Reach::new(
+    let mut reach = Reach::new(
         port,
         &options.headroom_bin,
         &http::Allowed::new(&target.allow_hosts),
         threads,
         &crate::tls::Trust::of(target, &options.spec_dir),
         plan.generator.source_addresses.as_ref(),
-    )
+        options.segment,
+    );
+    // Every segment derives the same seed for the same run.
+    reach.seed = crate::stripe::derive_seed(options.seed, run);
+    reach
 }
 
 pub(super) async fn run_once(
@@ -99,7 +105,8 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let reach = reach_of(plan, point, options, port, threads);
+    let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
+    let reach = reach_of(plan, point, options, port, threads, &run);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         reach,

@@ -1,0 +1,467 @@
+//! `headroom merge`: the segments of a run (`run --segment i/n`) joined into the results one
+//! machine would have written. Histograms add exactly (every latency, every second's
+//! window), counts add, rates add over the same window; SLO verdicts are judged again on the
+//! merged figures, never taken from a share. The target's own figures (memory, CPU, metrics)
+//! are segment 0's, the one share that measures the target; every segment's generator
+//! figures are kept, and a run is generator-bound when any share was.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
+use crate::results::{
+    ConnectFailures, Connections, ErrorCounts, GeneratorResult, MessageCounts, RampCounts,
+    ReloadResult, RequestResult, Results, RoomsResult, RunResult, ScenarioResult, SocketCounts,
+    Summary, TlsFigures, Window,
+};
+
+/// One segment's results and the file it came from (for the errors).
+pub struct Part {
+    /// The file, as given.
+    pub path: String,
+    /// Its results.
+    pub results: Results,
+}
+
+/// Joins the segments of one run; an error names the files and what does not fit.
+pub fn merge(mut parts: Vec<Part>) -> Result<Results, String> {
+    check_parts(&mut parts)?;
+    let mut merged = parts[0].results.clone();
+    merged.segment = None;
+    for phase in &mut merged.phases {
+        for point in &mut phase.points {
+            for run in &mut point.runs {
+                let mut shares = Vec::with_capacity(parts.len());
+                for part in &parts {
+                    let share = find_run(&part.results, &phase.name, point.index, run.repeat)
+                        .ok_or_else(|| {
+                            format!(
+                                "`{}` has no run {} of point {} of phase `{}`, which `{}` has: every segment must run every point (an interrupted segment cannot be merged)",
+                                part.path,
+                                run.repeat,
+                                point.index + 1,
+                                phase.name,
+                                parts[0].path
+                            )
+                        })?;
+                    shares.push(share);
+                }
+                *run = merge_run(&shares, &parts, &merged.matrix.slo)?;
+            }
+        }
+    }
+    for part in &parts[1..] {
+        for phase in &part.results.phases {
+            for point in &phase.points {
+                for run in &point.runs {
+                    if find_run(&parts[0].results, &phase.name, point.index, run.repeat).is_none() {
+                        return Err(format!(
+                            "`{}` has run {} of point {} of phase `{}`, which `{}` has not: every segment must run every point",
+                            part.path,
+                            run.repeat,
+                            point.index + 1,
+                            phase.name,
+                            parts[0].path
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// The parts are the segments of one spec's run, each once, all of them; sorted by index.
+fn check_parts(parts: &mut [Part]) -> Result<(), String> {
+    let Some(first) = parts.first() else {
+        return Err("no results to merge".to_owned());
+    };
+    let (first_path, first) = (first.path.clone(), first.results.clone());
+    let segment_of = |part: &Part| {
+        part.results.segment.clone().ok_or_else(|| {
+            format!(
+                "`{}` is not a segment's results: it was run without --segment",
+                part.path
+            )
+        })
+    };
+    let count = segment_of(&parts[0])?.count;
+    for part in parts.iter() {
+        let segment = segment_of(part)?;
+        let results = &part.results;
+        if results.spec.hash != first.spec.hash {
+            return Err(format!(
+                "`{}` and `{first_path}` are results of different specs (spec hash {} and {}): merge the segments of one run",
+                part.path, results.spec.hash, first.spec.hash
+            ));
+        }
+        if segment.count != count {
+            return Err(format!(
+                "`{}` is segment {}/{} and `{first_path}` one of {count}: merge the segments of one run",
+                part.path, segment.index, segment.count
+            ));
+        }
+        if results.seed != first.seed || results.quick != first.quick {
+            return Err(format!(
+                "`{}` and `{first_path}` ran with different seeds or --quick: their schedules are not shares of one",
+                part.path
+            ));
+        }
+    }
+    parts.sort_by_key(|part| part.results.segment.as_ref().map_or(0, |s| s.index));
+    for (expected, part) in parts.iter().enumerate() {
+        let index = part.results.segment.as_ref().map_or(0, |s| s.index);
+        if index < expected as u64 {
+            return Err(format!(
+                "segment {index}/{count} is given twice (`{}` and another): give each once",
+                part.path
+            ));
+        }
+        if index > expected as u64 {
+            return Err(format!(
+                "segment {expected}/{count} is missing: give all {count} segments"
+            ));
+        }
+    }
+    if parts.len() as u64 != count {
+        return Err(format!(
+            "segment {}/{count} is missing: give all {count} segments",
+            parts.len()
+        ));
+    }
+    Ok(())
+}
+
+fn find_run<'a>(
+    results: &'a Results,
+    phase: &str,
+    point: usize,
+    repeat: u32,
+) -> Option<&'a RunResult> {
+    results
+        .phases
+        .iter()
+        .find(|p| p.name == phase)?
+        .points
+        .iter()
+        .find(|p| p.index == point)?
+        .runs
+        .iter()
+        .find(|r| r.repeat == repeat)
+}
+
+/// One run from its shares (segment 0 first).
+fn merge_run(
+    shares: &[&RunResult],
+    parts: &[Part],
+    slo: &[headroom_compiler::slo::SloRule],
+) -> Result<RunResult, String> {
+    let mut run = shares[0].clone();
+    run.started_ms = shares.iter().map(|r| r.started_ms).min().unwrap_or(0);
+    run.duration_s = shares.iter().map(|r| r.duration_s).fold(0.0, f64::max);
+    if run.failure.is_none()
+        && let Some((index, failed)) = shares
+            .iter()
+            .enumerate()
+            .find_map(|(i, r)| r.failure.as_ref().map(|f| (i, f)))
+    {
+        run.notes.push(format!(
+            "segment {index} ({}) failed: {}",
+            host(&parts[index]),
+            failed.describe()
+        ));
+        run.failure = Some(failed.clone());
+    }
+    for (index, share) in shares.iter().enumerate().skip(1) {
+        for note in &share.notes {
+            run.notes.push(format!("segment {index}: {note}"));
+        }
+    }
+    let mut scenarios = BTreeMap::new();
+    for name in run.scenarios.keys() {
+        let mut of_name = Vec::with_capacity(shares.len());
+        for (index, share) in shares.iter().enumerate() {
+            let scenario = share.scenarios.get(name).ok_or_else(|| {
+                format!(
+                    "`{}` has no scenario `{name}` in run {}: the segments did not run the same load",
+                    parts[index].path, run.repeat
+                )
+            })?;
+            of_name.push(scenario);
+        }
+        scenarios.insert(name.clone(), merge_scenario(&of_name)?);
+    }
+    run.scenarios = scenarios;
+    run.generator = merge_generator(shares);
+    run.slo = if matches!(
+        run.failure,
+        None | Some(crate::results::Failure::NothingMeasured { .. })
+    ) {
+        crate::verdict::evaluate(slo, &run)
+    } else {
+        Vec::new()
+    };
+    Ok(run)
+}
+
+fn host(part: &Part) -> &str {
+    part.results
+        .segment
+        .as_ref()
+        .map_or("", |s| s.host.as_str())
+}
+
+/// Every share's generator figures kept; the run generator-bound when any share was.
+fn merge_generator(shares: &[&RunResult]) -> GeneratorResult {
+    let each: Vec<GeneratorResult> = shares
+        .iter()
+        .map(|r| GeneratorResult {
+            segments: Vec::new(),
+            ..r.generator.clone()
+        })
+        .collect();
+    let bound = each.iter().position(|g| g.bound);
+    GeneratorResult {
+        schedule_lag_p99_ms: each
+            .iter()
+            .map(|g| g.schedule_lag_p99_ms)
+            .fold(0.0, f64::max),
+        cpu_cores: each.iter().map(|g| g.cpu_cores).sum(),
+        cores_available: each.iter().map(|g| g.cores_available).sum(),
+        cores_left: None,
+        threads: each.iter().map(|g| g.threads).sum(),
+        bound: bound.is_some(),
+        reason: bound.map(|i| {
+            format!(
+                "segment {i}: {}",
+                each[i].reason.as_deref().unwrap_or("generator-bound")
+            )
+        }),
+        segments: each,
+    }
+}
+
+/// The histograms of every share, added; their summaries recomputed from them.
+fn merge_histograms(
+    shares: &[&ScenarioResult],
+) -> Result<BTreeMap<String, Histogram<u64>>, String> {
+    let mut merged: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    for share in shares {
+        for (name, text) in &share.histograms {
+            let histogram = deserialize_histogram(text)
+                .ok_or_else(|| format!("histogram `{name}` cannot be read"))?;
+            match merged.get_mut(name) {
+                Some(sum) => sum
+                    .add(&histogram)
+                    .map_err(|e| format!("histogram `{name}`: {e}"))?,
+                None => {
+                    merged.insert(name.clone(), histogram);
+                }
+            }
+        }
+    }
+    Ok(merged)
+}
+
+fn summary(histograms: &BTreeMap<String, Histogram<u64>>, name: &str) -> Summary {
+    histograms
+        .get(name)
+        .map(histogram_summary)
+        .unwrap_or_default()
+}
+
+fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> {
+    let first = shares[0];
+    if shares.iter().all(|s| s.skipped.is_some()) {
+        return Ok(first.clone());
+    }
+    let histograms = merge_histograms(shares)?;
+    let sum = |f: fn(&ScenarioResult) -> u64| shares.iter().map(|s| f(s)).sum::<u64>();
+    let rooms = first.rooms.is_some();
+    Ok(ScenarioResult {
+        kind: first.kind.clone(),
+        skipped: None,
+        requests: sum(|s| s.requests),
+        ok: sum(|s| s.ok),
+        dropped: sum(|s| s.dropped),
+        errors: add_errors(shares.iter().map(|s| &s.errors)),
+        duration_s: shares.iter().map(|s| s.duration_s).fold(0.0, f64::max),
+        // Every share's rate is over the same window: they add.
+        rate: shares.iter().map(|s| s.rate).sum(),
+        latency: summary(&histograms, if rooms { "seen" } else { "latency" }),
+        schedule_lag: summary(&histograms, "schedule_lag"),
+        connection_wait: summary(&histograms, "connection_wait"),
+        windows: merge_windows(shares)?,
+        ramps: merge_ramps(shares),
+        connections: shares.iter().filter_map(|s| s.connections.as_ref()).fold(
+            None,
+            |sum: Option<Connections>, c| {
+                let sum = sum.unwrap_or_default();
+                Some(Connections {
+                    opened: sum.opened + c.opened,
+                    queued_at_limit: sum.queued_at_limit + c.queued_at_limit,
+                })
+            },
+        ),
+        by_request: merge_by_request(shares)?,
+        rooms: merge_rooms(shares, &histograms),
+        tls: shares.iter().any(|s| s.tls.is_some()).then(|| TlsFigures {
+            handshakes: shares
+                .iter()
+                .filter_map(|s| s.tls.as_ref())
+                .map(|t| t.handshakes)
+                .sum(),
+            handshake: summary(&histograms, "tls_handshake"),
+        }),
+        // Addresses of different machines: summed, as each share's are its own.
+        source_addresses: shares
+            .iter()
+            .filter_map(|s| s.source_addresses)
+            .reduce(|a, b| a + b),
+        histograms: histograms
+            .iter()
+            .map(|(name, h)| (name.clone(), serialize_histogram(h)))
+            .collect(),
+    })
+}
+
+fn add_errors<'a>(all: impl Iterator<Item = &'a ErrorCounts>) -> ErrorCounts {
+    all.fold(ErrorCounts::default(), |sum, e| ErrorCounts {
+        connect: sum.connect + e.connect,
+        timeout: sum.timeout + e.timeout,
+        status: sum.status + e.status,
+        protocol: sum.protocol + e.protocol,
+        check: sum.check + e.check,
+    })
+}
+
+/// Second by second: counts add, each second's latencies from its histograms added.
+fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
+    let mut seconds: BTreeMap<u64, (Histogram<u64>, u64)> = BTreeMap::new();
+    for share in shares {
+        for window in &share.windows {
+            let histogram = match &window.histogram {
+                Some(text) => deserialize_histogram(text)
+                    .ok_or_else(|| format!("the window at {} s cannot be read", window.t_s))?,
+                None if window.requests == 0 => crate::results::histogram::new(),
+                None => {
+                    return Err(format!(
+                        "the window at {} s has no histogram (a results file older than segments): it cannot be merged exactly",
+                        window.t_s
+                    ));
+                }
+            };
+            let (sum, errors) = seconds
+                .entry(window.t_s)
+                .or_insert_with(|| (crate::results::histogram::new(), 0));
+            sum.add(&histogram)
+                .map_err(|e| format!("the window at {} s: {e}", window.t_s))?;
+            *errors += window.errors;
+        }
+    }
+    Ok(seconds
+        .into_iter()
+        .map(|(t_s, (histogram, errors))| Window::of(t_s, &histogram, errors))
+        .collect())
+}
+
+fn merge_ramps(shares: &[&ScenarioResult]) -> Option<RampCounts> {
+    let ramps: Vec<&RampCounts> = shares.iter().filter_map(|s| s.ramps.as_ref()).collect();
+    (!ramps.is_empty()).then(|| RampCounts {
+        requests: ramps.iter().map(|r| r.requests).sum(),
+        ok: ramps.iter().map(|r| r.ok).sum(),
+        dropped: ramps.iter().map(|r| r.dropped).sum(),
+        errors: add_errors(ramps.iter().map(|r| &r.errors)),
+    })
+}
+
+fn merge_by_request(shares: &[&ScenarioResult]) -> Result<BTreeMap<String, RequestResult>, String> {
+    let mut merged: BTreeMap<String, (RequestResult, Histogram<u64>)> = BTreeMap::new();
+    for share in shares {
+        for (name, request) in &share.by_request {
+            let histogram = deserialize_histogram(&request.histogram)
+                .ok_or_else(|| format!("the histogram of request `{name}` cannot be read"))?;
+            match merged.get_mut(name) {
+                Some((sum, sum_histogram)) => {
+                    sum.requests += request.requests;
+                    sum.ok += request.ok;
+                    sum.errors = add_errors([&sum.errors, &request.errors].into_iter());
+                    sum_histogram
+                        .add(&histogram)
+                        .map_err(|e| format!("request `{name}`: {e}"))?;
+                }
+                None => {
+                    merged.insert(name.clone(), (request.clone(), histogram));
+                }
+            }
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(name, (request, histogram))| {
+            let request = RequestResult {
+                latency: histogram_summary(&histogram),
+                histogram: serialize_histogram(&histogram),
+                ..request
+            };
+            (name, request)
+        })
+        .collect())
+}
+
+fn merge_rooms(
+    shares: &[&ScenarioResult],
+    histograms: &BTreeMap<String, Histogram<u64>>,
+) -> Option<RoomsResult> {
+    let all: Vec<&RoomsResult> = shares.iter().filter_map(|s| s.rooms.as_ref()).collect();
+    let first = *all.first()?;
+    let sum = |f: &dyn Fn(&RoomsResult) -> u64| all.iter().map(|r| f(r)).sum::<u64>();
+    let reloads: Vec<&ReloadResult> = all.iter().filter_map(|r| r.reload.as_ref()).collect();
+    Some(RoomsResult {
+        rooms: sum(&|r| r.rooms),
+        peers: sum(&|r| r.peers),
+        sockets: SocketCounts {
+            planned: sum(&|r| r.sockets.planned),
+            opened: sum(&|r| r.sockets.opened),
+            failed: ConnectFailures {
+                refused: sum(&|r| r.sockets.failed.refused),
+                status: sum(&|r| r.sockets.failed.status),
+                timeout: sum(&|r| r.sockets.failed.timeout),
+                other: sum(&|r| r.sockets.failed.other),
+                ports: sum(&|r| r.sockets.failed.ports),
+            },
+            closed_by_server: sum(&|r| r.sockets.closed_by_server),
+            closed_by_us: sum(&|r| r.sockets.closed_by_us),
+            pings_sent: sum(&|r| r.sockets.pings_sent),
+            pings_received: sum(&|r| r.sockets.pings_received),
+        },
+        connect: summary(histograms, "connect"),
+        hold_started_s: all.iter().map(|r| r.hold_started_s).fold(0.0, f64::max),
+        hold_s: all.iter().map(|r| r.hold_s).fold(first.hold_s, f64::min),
+        messages: MessageCounts {
+            sent: sum(&|r| r.messages.sent),
+            skipped: sum(&|r| r.messages.skipped),
+            expected: sum(&|r| r.messages.expected),
+            delivered: sum(&|r| r.messages.delivered),
+            on_time: sum(&|r| r.messages.on_time),
+            late: sum(&|r| r.messages.late),
+            reached_all: sum(&|r| r.messages.reached_all),
+            reached_all_on_time: sum(&|r| r.messages.reached_all_on_time),
+            incomplete: sum(&|r| r.messages.incomplete),
+            own_echoes: sum(&|r| r.messages.own_echoes),
+            unstamped: sum(&|r| r.messages.unstamped),
+        },
+        seen: summary(histograms, "seen"),
+        seen_by_all: summary(histograms, "seen_by_all"),
+        reload: (!reloads.is_empty()).then(|| ReloadResult {
+            requests: reloads.iter().map(|r| r.requests).sum(),
+            ok: reloads.iter().map(|r| r.ok).sum(),
+            errors: add_errors(reloads.iter().map(|r| &r.errors)),
+            latency: summary(histograms, "reload"),
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,98 @@
+//! `headroom merge`: the segments of a run (`run --segment i/n`) joined into one results
+//! file, its SLOs judged on the merged figures.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use headroom_runner::merge::Part;
+use headroom_runner::results::Results;
+
+use crate::exit;
+
+/// The flags of `headroom merge`.
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The segments' results files, one per segment of the run.
+    #[arg(required = true)]
+    parts: Vec<PathBuf>,
+    /// The merged results [default: results.json beside the first part]. A file there that
+    /// is not a headroom results file is refused.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Exit with 2 when an SLO failed, or could not be measured, at some point of the merge.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(args: MergeArgs) -> Result<u8> {
+    let mut parts = Vec::with_capacity(args.parts.len());
+    for path in &args.parts {
+        let results =
+            Results::read(path).with_context(|| format!("cannot merge `{}`", path.display()))?;
+        parts.push(Part {
+            path: path.display().to_string(),
+            results,
+        });
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        args.parts[0]
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join("results.json")
+    });
+    if args.parts.iter().any(|p| same_file(p, &out)) {
+        bail!(
+            "--out {} is one of the parts: write the merge to a file of its own",
+            out.display()
+        );
+    }
+    match crate::out::existing(&out) {
+        crate::out::Existing::Nothing | crate::out::Existing::Results { .. } => {}
+        _ => bail!(
+            "{} is there and is not a headroom results file: choose another --out",
+            out.display()
+        ),
+    }
+    let count = parts.len();
+    let merged = headroom_runner::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
+    if let Err(error) = merged.write(&out) {
+        eprintln!("error: {error}");
+        return Ok(exit::WRITE_FAILED);
+    }
+    let mut stdout = std::io::stdout().lock();
+    crate::run::write_tables(&mut stdout, &merged, &out)?;
+    let runs = merged
+        .phases
+        .iter()
+        .flat_map(|p| p.points.iter())
+        .flat_map(|p| p.runs.iter());
+    let (mut failed, mut unmeasured, mut runs_failed) = (0, 0, 0);
+    for run in runs {
+        runs_failed += usize::from(run.failure.is_some());
+        failed += run.slo.iter().filter(|v| v.pass == Some(false)).count();
+        unmeasured += run.slo.iter().filter(|v| v.pass.is_none()).count();
+    }
+    use std::io::Write;
+    writeln!(
+        stdout,
+        "merged {count} segments: SLOs judged on the merged figures ({failed} failed, {unmeasured} not measured)"
+    )?;
+    Ok(if runs_failed > 0 {
+        eprintln!(
+            "error: {runs_failed} of the runs failed in some segment; the results file names each failure"
+        );
+        exit::RUN_FAILED
+    } else if args.check && (failed > 0 || unmeasured > 0) {
+        eprintln!("error: {failed} SLO verdicts failed and {unmeasured} were not measured");
+        exit::SLO_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
