@@ -1119,15 +1119,19 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
     clean("external-pid");
 }
 
+/// A loopback port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
 /// A demo target started by a test (its own process group), on a free port, answering: the
 /// child and the port.
 fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
     use std::os::unix::process::CommandExt;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("address")
-        .port();
+    let port = free_port();
     let server = Command::new(env!("CARGO_BIN_EXE_headroom"))
         .args([
             "demo-target",
@@ -1147,6 +1151,69 @@ fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
         std::thread::sleep(Duration::from_millis(50));
     }
     (server, port)
+}
+
+/// Issue 18, item 2: a segment killed during its load never reaches the meeting after it;
+/// the other segments fail that run naming it (`barrier`, segment 2), stop instead of waiting
+/// at every later run, and exit; nothing of the run is left.
+#[test]
+fn a_segment_that_dies_fails_the_run_with_its_index() {
+    let _machine = shared();
+    let (mut server, port) = start_demo_target("1039B");
+    let dir = fresh_out("segment-dies");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let barrier = format!("127.0.0.1:{}", free_port());
+    let start = |i: u64| {
+        Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["run", "tests/fixtures/run/segments.toml"])
+            .args(["--segment", &format!("{i}/3"), "--barrier", &barrier])
+            .args(["--barrier-timeout", "3s", "--out"])
+            .arg(dir.join(format!("part-{i}.json")))
+            .env("HEADROOM_TEST_EXTERNAL_PORT", port.to_string())
+            .current_dir(root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("a segment")
+    };
+    let survivors = [start(0), start(1)];
+    let mut doomed = start(2);
+    // The load starts half a second after all three met; two seconds in, it is under way.
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = doomed.kill();
+    let _ = doomed.wait();
+    let started = std::time::Instant::now();
+    for (i, survivor) in survivors.into_iter().enumerate() {
+        let output = survivor.wait_with_output().expect("a segment ran");
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "segment {i}: {}",
+            stderr(&output)
+        );
+        let results = read_results(&dir.join(format!("part-{i}.json")));
+        let failure = &runs(&results)[0]["failure"];
+        assert_eq!(failure["kind"], "barrier", "segment {i}: {failure}");
+        if i == 0 {
+            assert_eq!(failure["segments"], serde_json::json!([2]), "{failure}");
+        }
+        let message = failure["message"].as_str().expect("words");
+        assert!(
+            message.contains("segment 2/3 never reached the barrier"),
+            "{message}"
+        );
+    }
+    // Within the meeting's timeout, with room for the load and the exit.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(leftovers("1039B").is_empty());
+    clean("segment-dies");
 }
 
 /// Issue 18: one demo target loaded by one process, then by three segment processes at once.
@@ -1171,10 +1238,12 @@ fn three_segments_merge_into_the_single_process_run() {
         std::slice::from_ref(&env),
     );
     assert!(whole.status.success(), "{}", stderr(&whole));
+    let barrier = format!("127.0.0.1:{}", free_port());
     let segments: Vec<std::process::Child> = (0..3)
         .map(|i| {
             Command::new(env!("CARGO_BIN_EXE_headroom"))
-                .args(["run", spec, "--segment", &format!("{i}/3"), "--out"])
+                .args(["run", spec, "--segment", &format!("{i}/3")])
+                .args(["--barrier", &barrier, "--out"])
                 .arg(dir.join(format!("part-{i}.json")))
                 .env(env.0, &env.1)
                 .current_dir(root())
@@ -1204,6 +1273,12 @@ fn three_segments_merge_into_the_single_process_run() {
             "a share judges no SLO"
         );
     }
+    // One start for every share, announced by segment 0's barrier.
+    let starts: Vec<u64> = shares
+        .iter()
+        .map(|s| runs(s)[0]["load_start_ms"].as_u64().expect("a load start"))
+        .collect();
+    assert!(starts.iter().all(|&s| s == starts[0]), "{starts:?}");
     let users: Vec<u64> = shares
         .iter()
         .map(|s| {

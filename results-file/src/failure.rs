@@ -73,6 +73,15 @@ pub enum Failure {
     },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
+    /// A segmented run's meeting did not happen (`run --segment … --barrier`): a segment
+    /// never came, or segment 0 could not be reached.
+    Barrier {
+        /// The segments that never came, by index; empty when this segment could not reach
+        /// segment 0.
+        segments: Vec<u64>,
+        /// What happened, in words.
+        message: String,
+    },
 }
 
 impl Failure {
@@ -89,13 +98,16 @@ impl Failure {
             Failure::MetricsMissing { .. } => "metrics_missing",
             Failure::ProcessUnread { .. } => "process_unread",
             Failure::Interrupted => "interrupted",
+            Failure::Barrier { .. } => "barrier",
         }
     }
 
     /// What went wrong, in words.
     pub fn describe(&self) -> String {
         match self {
-            Failure::SpawnFailed { message } | Failure::Load { message } => message.clone(),
+            Failure::SpawnFailed { message }
+            | Failure::Load { message }
+            | Failure::Barrier { message, .. } => message.clone(),
             Failure::ExitedEarly { exit, .. } => {
                 format!("the target exited before it was ready ({exit})")
             }

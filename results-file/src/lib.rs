@@ -114,6 +114,10 @@ pub struct RunResult {
     pub repeat: u32,
     /// Unix time in milliseconds.
     pub started_ms: u64,
+    /// A segmented run's load start, announced by the segments' barrier (Unix milliseconds):
+    /// the same in every segment's results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_start_ms: Option<u64>,
     /// Seconds from the target's start to its stop.
     pub duration_s: f64,
     /// The loopback port the target listened on.
@@ -156,6 +160,7 @@ impl RunResult {
         RunResult {
             repeat,
             started_ms,
+            load_start_ms: None,
             duration_s: 0.0,
             port: 0,
             log: None,

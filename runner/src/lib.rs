@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 pub mod cgroup;
 mod environment;
 mod event;

@@ -25,6 +25,9 @@ pub(crate) struct Reach {
     pub(crate) segment: crate::stripe::Segment,
     /// The run's seed for Poisson arrivals; each scenario derives its own from it.
     pub(crate) seed: u64,
+    /// When the load starts, announced by the segments' barrier; soon after the scenario is
+    /// ready otherwise.
+    pub(crate) start_at: Option<tokio::time::Instant>,
 }
 
 impl Reach {
@@ -47,6 +50,7 @@ impl Reach {
             source_addresses: source_addresses.cloned(),
             segment,
             seed: 0,
+            start_at: None,
         }
     }
 }

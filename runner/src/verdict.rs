@@ -264,6 +264,7 @@ mod tests {
         RunResult {
             repeat: 1,
             started_ms: 0,
+            load_start_ms: None,
             duration_s: 1.0,
             port: 1,
             log: None,

@@ -69,6 +69,20 @@ pub struct RunArgs {
     /// each run; with --segment, the spec's hash, the same for every share].
     #[arg(long)]
     seed: Option<u64>,
+    /// With --segment: where the segments meet, HOST:PORT. Segment 0 serves it (an address
+    /// of its machine), the others ask it; every run starts on all segments at the instant it
+    /// announces, and segment 0 alone measures the target after every segment's load.
+    #[arg(long, value_name = "HOST:PORT", requires = "segment")]
+    barrier: Option<String>,
+    /// How long a meeting at the barrier waits for every segment before the run fails,
+    /// naming the segments that never came.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        requires = "barrier"
+    )]
+    barrier_timeout: headroom_spec::Duration,
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
@@ -132,6 +146,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         ignore_limits: args.ignore_limits,
         segment: args.segment.unwrap_or(headroom_runner::Segment::WHOLE),
         seed: segment::seed(args.seed, args.segment, &spec_hash),
+        barrier: args.barrier.clone(),
+        barrier_timeout: args.barrier_timeout.as_std(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

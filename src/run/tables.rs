@@ -431,7 +431,7 @@ mod tests {
         run.scenarios.insert("api".to_owned(), api);
         assert_eq!(
             one_line(&run),
-            "ok: 1,200 requests, 0 errors, 37 starts dropped; RSS -, 0 SLO failed"
+            "ok: 1,200 requests, 0 errors, 37 starts dropped; RSS -"
         );
     }
 }

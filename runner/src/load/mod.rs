@@ -138,7 +138,7 @@ pub(crate) async fn run(
         .max(1)
         .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX));
     let schedule = Schedule::of(scenario);
-    let start = Instant::now() + STARTUP;
+    let start = reach.start_at.unwrap_or_else(|| Instant::now() + STARTUP);
     let measured = schedule.measured(start);
     let windows = Arc::new(Windows::new(threads));
     // Several requests: each is measured apart too (one request's figures are the scenario's).

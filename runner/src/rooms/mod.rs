@@ -233,12 +233,16 @@ pub(crate) async fn run(
     };
     let capacity = tracker_capacity(&sockets, hold);
     let reload = reload_plan(scenario, reach).await?;
-    let epoch = Instant::now();
     let sources = crate::source::Sources::optional(
         reach.source_addresses.as_ref(),
         &[address],
         sockets.len() as u64,
     )?;
+    // The segments' announced start: every share's sockets on one schedule.
+    if let Some(at) = reach.start_at {
+        tokio::time::sleep_until(at).await;
+    }
+    let epoch = Instant::now();
     let shared = Arc::new(Shared {
         url,
         tls,

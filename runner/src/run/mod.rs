@@ -38,6 +38,8 @@ struct Attempt<'a> {
     /// Its number among all runs, from 1 (its cgroup's name).
     number: usize,
     emulation: &'a Emulation,
+    /// Where the segments meet, in a segmented run with a barrier.
+    barrier: Option<&'a crate::barrier::Barrier>,
 }
 
 /// How a run is asked for, beyond the plan.
@@ -66,6 +68,10 @@ pub struct RunOptions {
     pub segment: crate::stripe::Segment,
     /// The seed of the runs' Poisson arrivals.
     pub seed: u64,
+    /// `--barrier HOST:PORT`: where the segments meet (segment 0 serves it), when they do.
+    pub barrier: Option<String>,
+    /// How long a meeting waits for every segment.
+    pub barrier_timeout: Duration,
 }
 
 /// How the whole run went.
@@ -98,6 +104,9 @@ pub enum RunError {
     /// memory than the machine has), found before anything ran.
     #[error("{0}")]
     Limits(String),
+    /// The segments' barrier cannot be served or resolved.
+    #[error("{0}")]
+    Barrier(String),
 }
 
 /// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
@@ -117,6 +126,7 @@ pub async fn run(
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&plan, options)?;
+    let barrier = barrier_of(options).await?;
     let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
     let runs: usize = selected
         .iter()
@@ -172,19 +182,18 @@ pub async fn run(
                     repeat,
                     number,
                     emulation: &emulation,
+                    barrier: barrier.as_ref(),
                 },
                 options,
                 cancel.clone(),
                 on_event,
             )
             .await;
-            let mut result = result;
-            if options.segment.count > 1 {
-                // A share's figures are judged once merged (`headroom merge`): a verdict on
-                // one share of the load would say nothing of the whole.
-                result.slo.clear();
-            }
+            let result = judged_whole(result, options.segment);
             let failed = outcome.count(&result, is_baseline(&plan, point));
+            // A meeting missed: the other segments are gone or never came, so every later
+            // run would wait out the timeout for nothing.
+            let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
             on_event(Event::RunFinished {
                 phase: &phase.name,
                 point,
@@ -194,7 +203,7 @@ pub async fn run(
                 .runs
                 .push(result);
             outcome.results.write(&options.out)?;
-            if outcome.interrupted {
+            if outcome.interrupted || stranded {
                 break 'phases;
             }
             if failed && phase.on_failure == OnFailure::Stop {
@@ -284,6 +293,28 @@ fn select_phases<'p>(
         return Err(RunError::Machine(why));
     }
     Ok(selected)
+}
+
+/// A segment's run judges no SLO: its figures are judged once merged (`headroom merge`), and
+/// a verdict on one share of the load would say nothing of the whole.
+fn judged_whole(mut result: RunResult, segment: crate::stripe::Segment) -> RunResult {
+    if segment.count > 1 {
+        result.slo.clear();
+    }
+    result
+}
+
+/// Where a segmented run's segments meet, when `--barrier` says (segment 0 serves it).
+async fn barrier_of(options: &RunOptions) -> Result<Option<crate::barrier::Barrier>, RunError> {
+    match &options.barrier {
+        Some(at) if options.segment.count > 1 => {
+            crate::barrier::Barrier::new(at, options.segment, options.barrier_timeout)
+                .await
+                .map(Some)
+                .map_err(RunError::Barrier)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// This machine's host name (a pod's name under Kubernetes); empty when it cannot be read.

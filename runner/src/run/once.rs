@@ -2,6 +2,7 @@
 //! the target stopped, the verdicts.
 
 use super::*;
+use crate::barrier::{Stage, Start, meet};
 use crate::cgroup::Cgroup;
 use crate::limits::RunShape;
 use crate::results::RunLimits;
@@ -35,9 +36,9 @@ fn reach_of(
     plan: &RunMatrix,
     point: &Point,
     options: &RunOptions,
-    port: u16,
-    threads: usize,
+    (port, threads): (u16, usize),
     run: &str,
+    start: Option<Start>,
 ) -> Reach {
     let target = &point.target;
     let mut reach = Reach::new(
@@ -49,8 +50,9 @@ fn reach_of(
         plan.generator.source_addresses.as_ref(),
         options.segment,
     );
-    // Every segment derives the same seed for the same run.
+    // Every segment derives the same seed for the same run, and starts at the same instant.
     reach.seed = crate::stripe::derive_seed(options.seed, run);
+    reach.start_at = start.map(|start| start.at);
     reach
 }
 
@@ -63,8 +65,7 @@ pub(super) async fn run_once(
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> RunResult {
-    let started = Instant::now();
-    let repeat = attempt.repeat;
+    let (started, repeat) = (Instant::now(), attempt.repeat);
     let mut result = RunResult::started(repeat, unix_ms());
     let target = &point.target;
     let limited = limited_run(&attempt, point, &mut result);
@@ -84,19 +85,17 @@ pub(super) async fn run_once(
         close_cgroup(&mut result, limited.take(), point);
         return finish(result, started, plan);
     };
+    let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
+    let Some(start_at) = meet(attempt.barrier, &run, Stage::Start, &mut result).await else {
+        stop_target(running.as_mut(), target, &mut result).await;
+        close_cgroup(&mut result, limited.take(), point);
+        return finish(result, started, plan);
+    };
     keep_generator(&attempt, limited.as_ref(), true);
     let threads = load_threads(plan, limited.as_ref().map(|(_, run)| run));
     let load_started = Instant::now();
     let cpu_before = sample::own_cpu_s();
-
-    // The sampler: the process group every `sample_every`, and the load average.
-    let (stop_sampling, sampling) = watch::channel(false);
-    let sampler = tokio::spawn(sampler(
-        group,
-        phase.measure.sample_every.as_std(),
-        load_started,
-        sampling,
-    ));
+    let (stop_sampling, sampler) = spawn_sampler(group, phase, load_started);
 
     // The load, watched for the target's death and for Ctrl-C, up to the point where every
     // scenario is held (HTTP: finished; rooms: drained, sockets still open).
@@ -105,8 +104,8 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
-    let reach = reach_of(plan, point, options, port, threads, &run);
+    let reach = reach_of(plan, point, options, (port, threads), &run, start_at);
+    result.load_start_ms = start_at.map(|start| start.unix_ms);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         reach,
@@ -133,16 +132,17 @@ pub(super) async fn run_once(
     let load_seconds = load_started.elapsed().as_secs_f64();
     let cpu_used = sample::own_cpu_s() - cpu_before;
 
-    // The steady state, when the run is still whole.
-    if result.failure.is_none() {
-        let steady = Steady {
-            plan,
-            phase,
-            point,
-            metrics: metrics_endpoint.as_ref(),
-            group,
-            load_started,
-        };
+    // The steady state; of a segmented run, by segment 0 alone once every load is over.
+    let met = meet(attempt.barrier, &run, Stage::Done, &mut result).await;
+    let steady = Steady {
+        plan,
+        phase,
+        point,
+        metrics: metrics_endpoint.as_ref(),
+        group,
+        load_started,
+    };
+    if met.is_some() && options.segment.index == 0 {
         steady.measure(&mut result).await;
     }
     // Then the rooms ramp down.
@@ -169,6 +169,26 @@ pub(super) async fn run_once(
     result.generator.threads = http_threads(point, threads);
     close_cgroup(&mut result, limited, point);
     finish(result, started, plan)
+}
+
+/// The sampler: the process group every `sample_every` from `load_started`, and the load
+/// average, until told to stop.
+fn spawn_sampler(
+    group: Option<i32>,
+    phase: &MatrixPhase,
+    load_started: Instant,
+) -> (
+    watch::Sender<bool>,
+    tokio::task::JoinHandle<(crate::sample::Readings, crate::results::LoadAverage)>,
+) {
+    let (stop_sampling, sampling) = watch::channel(false);
+    let sampler = tokio::spawn(sampler(
+        group,
+        phase.measure.sample_every.as_std(),
+        load_started,
+        sampling,
+    ));
+    (stop_sampling, sampler)
 }
 
 /// Stops the target headroom started, how it ended into `result`.
@@ -447,6 +467,9 @@ impl Steady<'_> {
     /// Scrapes the metrics and reads the process at steady state into `result`; a process
     /// that could not be read, or a declared series no scrape held, fails the run.
     async fn measure(&self, result: &mut RunResult) {
+        if result.failure.is_some() {
+            return;
+        }
         let measure = &self.phase.measure;
         let (metrics, readings) =
             steady_state(measure, self.metrics, self.group, self.load_started).await;
