@@ -7,6 +7,7 @@ mod compare;
 mod demo;
 mod fit;
 mod given_points;
+mod k8s;
 mod merge;
 mod out;
 mod page;
@@ -100,6 +101,12 @@ enum Command {
         after_help = "Examples:\n  headroom merge results/chat/segment-0-of-3.json results/chat/segment-1-of-3.json results/chat/segment-2-of-3.json\n  headroom merge parts/*.json --out results/chat/results.json --check\n\nThe parts must be every segment of one run of one spec, each once. The target's memory, CPU\nand metrics are segment 0's; each segment's generator figures are kept.\n\nExit codes: 0 merged, 1 a part is missing, of another spec or unreadable, 2 an SLO failed\n(--check), 3 a run failed in some segment, 4 the results could not be written."
     )]
     Merge(merge::MergeArgs),
+    /// Write the Kubernetes manifests that run a spec as segments on a cluster: an Indexed
+    /// Job of `--segments` pods meeting at pod 0's barrier, and the Job that merges them.
+    #[command(
+        after_help = "Examples:\n  headroom k8s chat.toml --segments 3 --image registry.example/headroom:0.1.0\n  headroom k8s chat.toml --segments 8 --image IMG --namespace load --storage-class nfs --out deploy/\n\nIt writes segments.json (the spec's ConfigMap, a headless Service for the barrier, a\nReadWriteMany claim for the parts, the Indexed Job) and merge.json (the Job that merges the\nparts), each a List for `kubectl apply -f`; docs/scale-out.md walks through a run.\n\nExit codes: 0 written, 1 the spec is wrong, loads no running service, or its files are over a\nConfigMap's 1 MiB."
+    )]
+    K8s(k8s::K8sArgs),
     /// Fit a straight line through every series of every sweep (least squares, R², slope CI).
     #[command(
         after_help = "Examples:\n  headroom fit results/relay/results.json\n  headroom fit --points sweep.csv --x rooms\n  headroom fit --points vus-10.json --points vus-20.json --points vus-40.json --x vus\n  headroom fit --json results/relay/results.json\n\nA CSV has a header row; the units of its series are in the column names' suffixes:\n_bytes, _kib, _mib, _gib, _ms, _s, _pct (none: a plain number). Optional pass or failed columns.\nk6 summary exports and CSV outputs and Locust stats CSVs are one file per step, the step the\nlast number in the file's name.\n\nExit codes: 0 fitted, 1 the file could not be read or parsed (the message names the line and\ncolumn)."
@@ -173,6 +180,7 @@ fn main() -> ExitCode {
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
         Command::Merge(args) => merge::run(args),
+        Command::K8s(args) => k8s::run(args, &renderer),
         Command::Fit(args) => fit::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Prices(args) => prices::run(args),

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every crate's `src`, the binary's included.
-const SOURCES: [&str; 10] = [
+const SOURCES: [&str; 11] = [
     "spec/src",
     "prices/src",
     "compiler/src",
@@ -17,6 +17,7 @@ const SOURCES: [&str; 10] = [
     "compare/src",
     "templates/src",
     "demo/src",
+    "k8s/src",
     "src",
 ];
 

@@ -1297,6 +1297,15 @@ fn three_segments_merge_into_the_single_process_run() {
         })
         .collect();
     assert_eq!(rooms, [2, 2, 1], "five rooms, each whole in one share");
+    // The rooms' holds start together too: the segments met once their sockets were open.
+    let holds: Vec<f64> = shares
+        .iter()
+        .map(|s| common::number(&runs(s)[0]["scenarios"]["chat"]["rooms"]["hold_started_s"]))
+        .collect();
+    assert!(
+        holds.iter().all(|h| (h - holds[0]).abs() < 0.05),
+        "{holds:?}"
+    );
 
     let merged_path = dir.join("merged.json");
     let merged_arg = merged_path.display().to_string();

@@ -23,20 +23,31 @@ use crate::stripe::Segment;
 /// it and be ready.
 const LEAD: Duration = Duration::from_millis(500);
 
-/// Where the segments meet in a run: before the load, and after it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where the segments meet in a run: before the load, once a rooms scenario's sockets are
+/// open (its hold starts at the announced instant), and after the load.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stage {
     Start,
+    /// The rooms scenario of this name has its sockets open.
+    Open(String),
     Done,
 }
 
 impl Stage {
-    fn as_str(self) -> &'static str {
+    fn name(&self) -> String {
         match self {
-            Stage::Start => "start",
-            Stage::Done => "done",
+            Stage::Start => "start".to_owned(),
+            Stage::Open(scenario) => format!("open/{scenario}"),
+            Stage::Done => "done".to_owned(),
         }
     }
+}
+
+/// A run's meetings, for a scenario to meet at: the barrier and the run's name.
+#[derive(Clone)]
+pub(crate) struct Meetings {
+    pub(crate) barrier: std::sync::Arc<Barrier>,
+    pub(crate) run: String,
 }
 
 /// The start every segment of a run loads from.
@@ -56,9 +67,9 @@ pub(crate) struct Missed {
     pub(crate) message: String,
 }
 
-/// The meetings one run of the barrier has seen.
+/// The meetings the barrier has seen, by run and stage.
 #[derive(Default)]
-struct Meetings {
+struct Ledger {
     by_key: HashMap<String, Meeting>,
 }
 
@@ -73,7 +84,7 @@ struct Meeting {
 
 /// Segment 0's side: the meetings, and the server other segments ask.
 pub(crate) struct Host {
-    meetings: Mutex<Meetings>,
+    meetings: Mutex<Ledger>,
     changed: Notify,
     count: u64,
     timeout: Duration,
@@ -113,7 +124,7 @@ impl Barrier {
             format!("segment 0 cannot serve the barrier on {authority} ({address}): {e}; give an address of this machine")
         })?;
         let host = Arc::new(Host {
-            meetings: Mutex::new(Meetings::default()),
+            meetings: Mutex::new(Ledger::default()),
             changed: Notify::new(),
             count: segment.count,
             timeout,
@@ -122,9 +133,10 @@ impl Barrier {
         Ok(Barrier::Host(host))
     }
 
-    /// Waits at `stage` of run `run` for every segment; at `Start`, the instant to start at.
+    /// Waits at `stage` of run `run` for every segment; at `Start` and `Open`, the instant
+    /// announced to go on at.
     pub(crate) async fn meet(&self, run: &str, stage: Stage) -> Result<Option<Start>, Missed> {
-        let key = format!("{run}/{}", stage.as_str());
+        let key = format!("{run}/{}", stage.name());
         let start_ns = match self {
             Barrier::Host(host) => host.arrive(&key, 0).await?,
             Barrier::Guest {
@@ -134,7 +146,7 @@ impl Barrier {
                 timeout,
             } => ask(*address, authority, *segment, &key, *timeout).await?,
         };
-        Ok((stage == Stage::Start).then(|| Start {
+        Ok((stage != Stage::Done).then(|| Start {
             at: instant_of(start_ns),
             unix_ms: u64::try_from(start_ns / 1_000_000).unwrap_or(u64::MAX),
         }))
@@ -144,7 +156,7 @@ impl Barrier {
 /// Meets the other segments at `stage` of `run` (nothing to meet without a barrier): the
 /// announced start at `Start`; `None` when the meeting failed, the failure in `result`.
 pub(crate) async fn meet(
-    barrier: Option<&Barrier>,
+    barrier: Option<&Arc<Barrier>>,
     run: &str,
     stage: Stage,
     result: &mut crate::results::RunResult,
@@ -153,7 +165,13 @@ pub(crate) async fn meet(
         return Some(None);
     };
     match barrier.meet(run, stage).await {
-        Ok(at) => Some(at),
+        Ok(at) => {
+            // Every segment records the one start it loaded from.
+            if let Some(start) = at {
+                result.load_start_ms = Some(start.unix_ms);
+            }
+            Some(at)
+        }
         Err(missed) => {
             result.failure = Some(crate::results::Failure::Barrier {
                 segments: missed.segments,
@@ -178,18 +196,24 @@ fn instant_of(unix_ns: u128) -> Instant {
     }
 }
 
+/// `authority`'s address, asked again until `timeout`: a pod's name resolves only once the
+/// cluster's DNS has it.
 async fn resolve(authority: &str, timeout: Duration) -> Result<SocketAddr, String> {
-    let lookup = tokio::time::timeout(timeout, tokio::net::lookup_host(authority)).await;
-    match lookup {
-        Ok(Ok(mut found)) => found
-            .next()
-            .ok_or_else(|| format!("the barrier `{authority}` names no address")),
-        Ok(Err(e)) => Err(format!(
-            "the barrier `{authority}` cannot be resolved: {e}; give it as HOST:PORT"
-        )),
-        Err(_) => Err(format!(
-            "the barrier `{authority}` was not resolved within {timeout:?}"
-        )),
+    let deadline = Instant::now() + timeout;
+    loop {
+        let why = match tokio::net::lookup_host(authority).await {
+            Ok(mut found) => match found.next() {
+                Some(address) => return Ok(address),
+                None => format!("the barrier `{authority}` names no address"),
+            },
+            Err(e) => {
+                format!("the barrier `{authority}` cannot be resolved: {e}; give it as HOST:PORT")
+            }
+        };
+        if Instant::now() >= deadline {
+            return Err(format!("{why} (tried for {timeout:?})"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 

@@ -28,6 +28,9 @@ pub(crate) struct Reach {
     /// When the load starts, announced by the segments' barrier; soon after the scenario is
     /// ready otherwise.
     pub(crate) start_at: Option<tokio::time::Instant>,
+    /// Where a segmented run's scenarios meet the other segments (rooms, once their sockets
+    /// are open).
+    pub(crate) meetings: Option<crate::barrier::Meetings>,
 }
 
 impl Reach {
@@ -51,6 +54,7 @@ impl Reach {
             segment,
             seed: 0,
             start_at: None,
+            meetings: None,
         }
     }
 }

@@ -287,6 +287,7 @@ pub(crate) async fn run(
         cancel,
         windows: &mut windows,
         gate,
+        meetings: reach.meetings.clone(),
     };
     let (hold_started, hold_s) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
     // Every peer ends by its close time plus the close timeout; stragglers are cut.
@@ -366,6 +367,8 @@ struct Timeline<'a> {
     cancel: watch::Receiver<bool>,
     windows: &'a mut Vec<Window>,
     gate: Gate,
+    /// The other segments' meetings: the hold starts when every segment's sockets are open.
+    meetings: Option<crate::barrier::Meetings>,
 }
 
 /// Why a socket's loop ended.

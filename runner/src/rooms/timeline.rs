@@ -30,7 +30,25 @@ impl Timeline<'_> {
                 _ = self.cancel.changed() => if *self.cancel.borrow() { return self.abort(0.0) },
             }
         }
-        let start = Instant::now() + REGISTRATION_GRACE;
+        let mut start = Instant::now() + REGISTRATION_GRACE;
+        if let Some(meetings) = self.meetings.clone() {
+            let open = crate::barrier::Stage::Open(scenario.name.clone());
+            let mut cancel = self.cancel.clone();
+            let met = tokio::select! {
+                met = meetings.barrier.meet(&meetings.run, open) => Some(met),
+                _ = cancel.wait_for(|cancelled| *cancelled) => None,
+            };
+            let Some(met) = met else {
+                return self.abort(0.0);
+            };
+            match met {
+                // Every segment's sockets are open: their holds start together.
+                Ok(Some(announced)) => start = start.max(announced.at),
+                Ok(None) => {}
+                // A segment never came: the run fails at its next meeting, naming it.
+                Err(_) => return self.abort(0.0),
+            }
+        }
         let end = start + hold;
         let hold_started = (start - epoch).as_secs_f64();
         let _ = self.stage.send(Stage::Hold { start, end });

@@ -39,7 +39,7 @@ struct Attempt<'a> {
     number: usize,
     emulation: &'a Emulation,
     /// Where the segments meet, in a segmented run with a barrier.
-    barrier: Option<&'a crate::barrier::Barrier>,
+    barrier: Option<&'a Arc<crate::barrier::Barrier>>,
 }
 
 /// How a run is asked for, beyond the plan.
@@ -305,12 +305,14 @@ fn judged_whole(mut result: RunResult, segment: crate::stripe::Segment) -> RunRe
 }
 
 /// Where a segmented run's segments meet, when `--barrier` says (segment 0 serves it).
-async fn barrier_of(options: &RunOptions) -> Result<Option<crate::barrier::Barrier>, RunError> {
+async fn barrier_of(
+    options: &RunOptions,
+) -> Result<Option<Arc<crate::barrier::Barrier>>, RunError> {
     match &options.barrier {
         Some(at) if options.segment.count > 1 => {
             crate::barrier::Barrier::new(at, options.segment, options.barrier_timeout)
                 .await
-                .map(Some)
+                .map(|barrier| Some(Arc::new(barrier)))
                 .map_err(RunError::Barrier)
         }
         _ => Ok(None),

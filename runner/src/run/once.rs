@@ -37,8 +37,7 @@ fn reach_of(
     point: &Point,
     options: &RunOptions,
     (port, threads): (u16, usize),
-    run: &str,
-    start: Option<Start>,
+    (run, barrier, start): (&str, Option<&Arc<crate::barrier::Barrier>>, Option<Start>),
 ) -> Reach {
     let target = &point.target;
     let mut reach = Reach::new(
@@ -53,6 +52,10 @@ fn reach_of(
     // Every segment derives the same seed for the same run, and starts at the same instant.
     reach.seed = crate::stripe::derive_seed(options.seed, run);
     reach.start_at = start.map(|start| start.at);
+    reach.meetings = barrier.map(|barrier| crate::barrier::Meetings {
+        barrier: Arc::clone(barrier),
+        run: run.to_owned(),
+    });
     reach
 }
 
@@ -104,8 +107,8 @@ pub(super) async fn run_once(
     let (arrivals, mut arrived) = watch::channel(0usize);
     let arrivals = Arc::new(arrivals);
     let live = Arc::new(load::Live::default());
-    let reach = reach_of(plan, point, options, (port, threads), &run, start_at);
-    result.load_start_ms = start_at.map(|start| start.unix_ms);
+    let meeting = (run.as_str(), attempt.barrier, start_at);
+    let reach = reach_of(plan, point, options, (port, threads), meeting);
     let mut scenarios = tokio::spawn(run_scenarios(
         point.scenarios.clone(),
         reach,

@@ -1,0 +1,91 @@
+use super::*;
+
+fn input() -> Input {
+    Input {
+        bench: "chat".to_owned(),
+        spec: "[bench]\nname = \"chat\"\n".to_owned(),
+        data_files: vec![(
+            "data/users.csv".to_owned(),
+            "email\nada@example.com\n".to_owned(),
+        )],
+        segments: 3,
+        image: "registry.example/headroom:0.1.0".to_owned(),
+        namespace: Some("load".to_owned()),
+        storage: "1Gi".to_owned(),
+        storage_class: None,
+        barrier_port: 7070,
+        quick: false,
+    }
+}
+
+/// Issue 18, item 4: the objects written read back into their types, equal to what was made.
+#[test]
+fn the_manifests_read_back_into_their_types() {
+    let made = manifests(&input()).expect("manifests");
+    let (first, then) = made.to_json().expect("json");
+    let read = Manifests::from_json(&first, &then).expect("typed again");
+    assert_eq!(read, made);
+}
+
+/// An Indexed Job of three pods never retried, each its segment, meeting at pod 0's barrier,
+/// which the headless Service names; the merge reads the three parts.
+#[test]
+fn each_pod_runs_its_segment_and_meets_at_pod_zero() {
+    let made = manifests(&input()).expect("manifests");
+    let spec = made.segments.spec.as_ref().expect("a job spec");
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!((spec.completions, spec.parallelism), (Some(3), Some(3)));
+    assert_eq!(spec.backoff_limit, Some(0));
+    let pod = spec.template.spec.as_ref().expect("a pod spec");
+    assert_eq!(pod.subdomain.as_deref(), Some("headroom-chat"));
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+    let env = pod.containers[0].env.as_ref().expect("env");
+    let index = env[0]
+        .value_from
+        .as_ref()
+        .and_then(|v| v.field_ref.as_ref())
+        .expect("a field");
+    assert_eq!(env[0].name, "HEADROOM_SEGMENT");
+    assert_eq!(
+        index.field_path,
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    );
+    let args = pod.containers[0].args.as_ref().expect("args");
+    let joined = args.join(" ");
+    assert!(joined.starts_with("run /spec/spec.toml --segment $(HEADROOM_SEGMENT)/3 --barrier headroom-chat-0.headroom-chat:7070 --out /results/segment-$(HEADROOM_SEGMENT)-of-3.json"), "{joined}");
+    let service = made.service.spec.as_ref().expect("a service spec");
+    assert_eq!(service.cluster_ip.as_deref(), Some("None"));
+    assert_eq!(service.publish_not_ready_addresses, Some(true));
+    let merge = made.merge.spec.as_ref().expect("a job spec");
+    let merge_args = merge.template.spec.as_ref().expect("pod").containers[0]
+        .args
+        .as_ref()
+        .expect("args")
+        .join(" ");
+    assert_eq!(
+        merge_args,
+        "merge /results/segment-0-of-3.json /results/segment-1-of-3.json /results/segment-2-of-3.json --out /results/results.json"
+    );
+    let data = made.config_map.data.as_ref().expect("data");
+    assert!(data.contains_key("spec.toml") && data.contains_key("data__users.csv"));
+    assert_eq!(made.config_map.metadata.namespace.as_deref(), Some("load"));
+}
+
+#[test]
+fn names_counts_and_sizes_kubernetes_would_refuse_are_refused() {
+    let bad = Input {
+        bench: "Chat_1".to_owned(),
+        ..input()
+    };
+    assert_eq!(manifests(&bad), Err(K8sError::Name("Chat_1".to_owned())));
+    let one = Input {
+        segments: 1,
+        ..input()
+    };
+    assert_eq!(manifests(&one), Err(K8sError::Segments(1)));
+    let big = Input {
+        data_files: vec![("big.csv".to_owned(), "x".repeat(1 << 20))],
+        ..input()
+    };
+    assert!(matches!(manifests(&big), Err(K8sError::TooLarge(_))));
+}

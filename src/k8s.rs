@@ -1,0 +1,106 @@
+//! `headroom k8s`: the Kubernetes manifests that run a spec as segments on a cluster (an
+//! Indexed Job, its barrier's Service, the spec's ConfigMap, a claim for the parts) and the
+//! Job that merges them.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+use crate::exit;
+
+/// The flags of `headroom k8s`.
+#[derive(clap::Args)]
+pub struct K8sArgs {
+    /// The spec to run on the cluster; its target runs there already (`url` in [target]).
+    spec: PathBuf,
+    /// Segments, one pod each.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    segments: u32,
+    /// The container image with `headroom` on its PATH.
+    #[arg(long)]
+    image: String,
+    /// The namespace of every object [default: kubectl's current one].
+    #[arg(long)]
+    namespace: Option<String>,
+    /// The size of the claim the parts go to.
+    #[arg(long, default_value = "1Gi")]
+    storage: String,
+    /// The claim's storage class [default: the cluster's]; it must offer ReadWriteMany.
+    #[arg(long)]
+    storage_class: Option<String>,
+    /// The barrier's port on segment 0's pod.
+    #[arg(long, default_value_t = 7070)]
+    barrier_port: u16,
+    /// `run --quick` in every segment.
+    #[arg(long)]
+    quick: bool,
+    /// Where the manifests go [default: k8s/<bench>/]: segments.json, then merge.json.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> {
+    let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
+        return Ok(exit::USAGE);
+    };
+    let Some(plan) = &compiled.compilation.matrix else {
+        return Ok(exit::USAGE);
+    };
+    if plan.target.command.is_some() {
+        bail!(
+            "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
+            args.spec.display()
+        );
+    }
+    let spec_dir = args
+        .spec
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut data_files = Vec::new();
+    for file in headroom_compiler::data_file_references(&compiled.source) {
+        let text = std::fs::read_to_string(spec_dir.join(&file))
+            .with_context(|| format!("cannot read the data file `{file}` the spec reads"))?;
+        data_files.push((file, text));
+    }
+    let input = headroom_k8s::Input {
+        bench: plan.bench.name.clone(),
+        spec: compiled.source.clone(),
+        data_files,
+        segments: args.segments,
+        image: args.image.clone(),
+        namespace: args.namespace.clone(),
+        storage: args.storage.clone(),
+        storage_class: args.storage_class.clone(),
+        barrier_port: args.barrier_port,
+        quick: args.quick,
+    };
+    let manifests = headroom_k8s::manifests(&input)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.spec.display()))?;
+    let (segments, merge) = manifests
+        .to_json()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.spec.display()))?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("k8s").join(&plan.bench.name));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let name = format!("headroom-{}", plan.bench.name);
+    for (file, list) in [("segments.json", &segments), ("merge.json", &merge)] {
+        let path = out.join(file);
+        let text = serde_json::to_string_pretty(list)? + "\n";
+        headroom_runner::results::write_atomically(&path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    println!(
+        "wrote {dir}/segments.json and {dir}/merge.json ({n} segments)\n\n\
+         kubectl apply -f {dir}/segments.json\n\
+         kubectl wait --for=condition=complete --timeout=24h job/{name}\n\
+         kubectl apply -f {dir}/merge.json\n\
+         kubectl wait --for=condition=complete --timeout=1h job/{name}-merge\n\n\
+         The parts and results.json are on the claim {name}-results (docs/scale-out.md says how to copy them out).",
+        dir = out.display(),
+        n = args.segments,
+    );
+    Ok(exit::OK)
+}
