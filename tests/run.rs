@@ -1329,6 +1329,24 @@ fn three_segments_merge_into_the_single_process_run() {
         all["api"]["latency"]["count"], 180,
         "the shares' histograms added"
     );
+    // Its percentiles are those of every share's samples together, to the histogram's
+    // precision: the three parts' histograms, read from their files and added here.
+    let mut together = headroom_results::histogram::new();
+    for share in &shares {
+        let text = runs(share)[0]["scenarios"]["api"]["histograms"]["latency"]
+            .as_str()
+            .expect("a histogram");
+        let part = headroom_results::deserialize_histogram(text).expect("readable");
+        together.add(&part).expect("same shape");
+    }
+    for (q, key) in [(0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms")] {
+        let expected = together.value_at_quantile(q) as f64 / 1000.0;
+        let merged = common::number(&all["api"]["latency"][key]);
+        assert!(
+            (merged - expected).abs() <= expected * 0.001 + 0.001,
+            "{key}: {merged} vs {expected}"
+        );
+    }
     assert_eq!(all["users"]["connections"]["opened"], 7);
     let (one_chat, all_chat) = (&one["chat"]["rooms"], &all["chat"]["rooms"]);
     assert_eq!(all_chat["sockets"]["opened"], 20);
