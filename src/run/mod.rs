@@ -65,8 +65,9 @@ pub struct RunArgs {
     /// its load exactly; `headroom merge` joins their partial results (docs/scale-out.md).
     #[arg(long, value_name = "INDEX/COUNT", value_parser = headroom_runner::Segment::parse)]
     segment: Option<headroom_runner::Segment>,
-    /// The seed of Poisson arrivals, for a run to repeat arrival for arrival [default: new for
-    /// each run; with --segment, the spec's hash, the same for every share].
+    /// The seed of HTTP scenarios' Poisson arrivals, for a run to repeat them arrival for
+    /// arrival (rooms' Poisson sends and the request mix stay random) [default: new for each
+    /// run; with --segment, the spec's hash, the same for every share].
     #[arg(long)]
     seed: Option<u64>,
     /// With --segment: where the segments meet, HOST:PORT. Segment 0 serves it (an address
@@ -102,7 +103,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     }
     let plan = &plan;
     refuse_over_a_day(&args, plan)?;
-    segment::refuse_unfit(args.segment, plan, args.check)?;
+    segment::refuse_unfit(args.segment, plan, args.check)
+        .map_err(|why| anyhow::anyhow!("{}: {why}", args.spec.display()))?;
     let out = args.out.clone().unwrap_or_else(|| match args.segment {
         Some(share) => segment::default_out(&plan.bench.name, share),
         None => crate::default_results(&plan.bench.name),

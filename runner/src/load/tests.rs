@@ -216,6 +216,12 @@ async fn keep_alive_server(service: Duration) -> (u16, Arc<AtomicU64>) {
 /// The addresses a server saw connections from.
 type Peers = Arc<std::sync::Mutex<std::collections::BTreeSet<std::net::IpAddr>>>;
 
+/// The addresses a server saw, in order, as text.
+fn addresses(peers: &Peers) -> Vec<String> {
+    let seen = peers.lock().expect("peers");
+    seen.iter().map(ToString::to_string).collect()
+}
+
 /// `keep_alive_server`, and the addresses its connections came from.
 async fn keep_alive_server_seeing(service: Duration) -> (u16, Arc<AtomicU64>, Peers) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -270,12 +276,7 @@ async fn clients_connect_from_their_source_addresses() {
     let closed = closed_scenario(5, "300ms");
     let spread = SourceAddresses::Named("spread".into());
     let result = run_from(&closed, port, Arc::default(), 2, Some(&spread)).await;
-    let seen: Vec<String> = peers
-        .lock()
-        .expect("peers")
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let seen = addresses(&peers);
     assert_eq!(
         seen,
         [
@@ -296,12 +297,7 @@ async fn clients_connect_from_their_source_addresses() {
     let (port, _, peers) = keep_alive_server_seeing(Duration::from_millis(20)).await;
     let list = SourceAddresses::List(vec!["127.0.0.7".into(), "127.0.0.8".into()]);
     let result = run_from(&open, port, Arc::default(), 2, Some(&list)).await;
-    let seen: Vec<String> = peers
-        .lock()
-        .expect("peers")
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let seen = addresses(&peers);
     assert_eq!(seen, ["127.0.0.7", "127.0.0.8"]);
     assert_eq!(result.source_addresses, Some(2));
     assert!(result.connections.expect("counted").opened >= 2);
