@@ -79,6 +79,14 @@ pub struct DemoTarget {
     /// trusts: load it with `insecure_skip_verify = true`.
     #[arg(long, conflicts_with = "tls_cert")]
     tls_self_signed: bool,
+    /// Keep the notes in this PostgreSQL database (`postgres://user@127.0.0.1:PORT/db`)
+    /// instead of memory; the notes table is made when it is not there. Seed it from a
+    /// setup step (--seed-notes fills memory only).
+    #[arg(long, conflicts_with = "seed_notes")]
+    database: Option<String>,
+    /// Connections to --database, every one opened at start and held.
+    #[arg(long, default_value_t = 10, requires = "database", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pool: u32,
 }
 
 impl DemoTarget {
@@ -109,6 +117,8 @@ impl DemoTarget {
                 _ if self.tls_self_signed => Some(headroom_demo::Certificate::SelfSigned),
                 _ => None,
             },
+            database: self.database,
+            pool: self.pool,
         }
     }
 }

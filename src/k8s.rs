@@ -46,7 +46,7 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
     let Some(plan) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
-    if plan.target.command.is_some() {
+    if plan.target.command.is_some() || !plan.target.services.is_empty() {
         bail!(
             "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
             args.spec.display()

@@ -281,6 +281,9 @@ fn every_key_has_an_example_in_the_spec_docs() {
             || examples.contains(&format!(", {key} = "))
             || examples.contains(&format!("[{key}]"))
             || examples.contains(&format!("[[{key}]]"))
+            // A dotted table header: `[target.services.db]`, `[[target.setup]]`.
+            || examples.contains(&format!(".{key}]"))
+            || examples.contains(&format!(".{key}."))
     };
     let missing: Vec<&String> = keys.iter().filter(|key| !written(key)).collect();
     assert!(

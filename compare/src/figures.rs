@@ -174,7 +174,9 @@ mod tests {
         run.metrics.steady.insert("queue".to_owned(), 3.0);
         let series = |name: &str, better| Series {
             name: name.to_owned(),
-            metric: format!("app_{name}"),
+            metric: Some(format!("app_{name}")),
+            command: None,
+            every: None,
             labels: BTreeMap::new(),
             unit: None,
             better,

@@ -111,6 +111,7 @@ codes! {
     UnknownColumn = "E041", "unknown-column", Error, "`{row.NAME}` names a column the scenario's data file does not have, or a scenario without `data`.";
     DataFile = "E042", "data-file", Error, "A scenario's data file cannot be read, or has no header line of column names.";
     SourceAddresses = "E043", "source-addresses", Error, "`[generator] source_addresses` that is not `spread`, an address block or a list of one family's addresses, or does not fit the target (`spread` needs an IPv4 loopback target).";
+    Stack = "E044", "stack", Error, "A stack (`[target.services]`) that cannot start: a service `after` itself or one that does not exist, a circle of `after`s, several services and no `front`, or a setting that belongs on a service.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

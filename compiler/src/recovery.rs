@@ -165,17 +165,14 @@ mod tests {
     fn a_table_left_without_a_required_key_goes_too() {
         let mut json: Value = serde_json::from_str(&example()).expect("json");
         json["phase"][0]["measure"] =
-            serde_json::json!({ "series": [{ "name": "heap", "metric": 3 }] });
+            serde_json::json!({ "series": [{ "name": 3, "metric": "heap" }] });
         let wrong =
-            Diagnostic::new(Code::WrongType, "x").at("/phase/0/measure/series/0/metric", None);
+            Diagnostic::new(Code::WrongType, "x").at("/phase/0/measure/series/0/name", None);
         let recovered = recover(&json, &[wrong]).expect("recovered");
-        // `metric` is required in a series: without it the series list cannot stand.
+        // `name` is required in a series: without it the series list cannot stand.
         assert_eq!(
             recovered.removed,
-            [
-                "/phase/0/measure/series/0/metric",
-                "/phase/0/measure/series"
-            ]
+            ["/phase/0/measure/series/0/name", "/phase/0/measure/series"]
         );
     }
 

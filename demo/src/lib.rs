@@ -16,6 +16,7 @@ mod accounts;
 mod faults;
 mod metrics;
 mod notes;
+mod pg;
 pub use notes::seed_bytes;
 mod rooms;
 mod tls;
@@ -80,6 +81,10 @@ pub struct Options {
     /// Serve TLS: HTTPS (HTTP/1.1 or HTTP/2, by ALPN) and WSS. Plain HTTP otherwise
     /// (HTTP/1.1, or HTTP/2 by prior knowledge).
     pub tls: Option<Certificate>,
+    /// Keep the notes in this PostgreSQL database (a `postgres://` URL) instead of memory.
+    pub database: Option<String>,
+    /// Connections to the database, all opened at start and held.
+    pub pool: u32,
 }
 
 impl Default for Options {
@@ -106,6 +111,8 @@ impl Default for Options {
             frame_cpu: Duration::ZERO,
             busy_threads: 0,
             tls: None,
+            database: None,
+            pool: 10,
         }
     }
 }
@@ -137,6 +144,8 @@ pub(crate) struct App {
     pub api_worker: tokio::sync::Mutex<()>,
     /// Who signed in (`/api/login`).
     pub sessions: accounts::Sessions,
+    /// The notes' database, with `--database`; the notes are in memory without it.
+    pub database: Option<pg::Database>,
 }
 
 /// A bound demo target, not yet serving.
@@ -155,7 +164,12 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         Some(certificate) => Some(tls::acceptor(certificate)?),
         None => None,
     };
+    let database = match &options.database {
+        Some(url) => Some(pg::Database::connect(url, options.pool).await?),
+        None => None,
+    };
     let app = Arc::new(App {
+        database,
         notes: notes::Notes::seeded(options.seed_notes, options.note_size.bytes()),
         rooms: rooms::Rooms::default(),
         metrics: metrics::Counters::default(),
@@ -181,7 +195,11 @@ impl Server {
         let router = Router::new()
             .route("/healthz", get(healthz))
             .route("/metrics", get(metrics::render))
-            .merge(notes::routes())
+            .merge(if app.database.is_some() {
+                pg::routes()
+            } else {
+                notes::routes()
+            })
             .merge(accounts::routes())
             .merge(rooms::routes())
             .layer(axum::middleware::from_fn_with_state(

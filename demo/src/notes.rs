@@ -78,7 +78,7 @@ impl Notes {
 /// The CPU an API request costs (`--request-cpu`), one request at a time: requests queue for
 /// the one worker as they would on a single-threaded server, so the API answers at most one
 /// request per `request_cpu` and its latency is that service time plus the queue.
-async fn serve(app: &App) {
+pub(crate) async fn serve(app: &App) {
     let work = app.options.request_cpu.as_std();
     if work.is_zero() {
         return;

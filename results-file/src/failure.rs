@@ -71,6 +71,35 @@ pub enum Failure {
         /// Why the last reading failed.
         why: String,
     },
+    /// A service of the stack failed (`[target.services.NAME]`): it could not start, was
+    /// never ready, died or ran out of memory, as `failure` says.
+    Service {
+        /// The service, by name.
+        service: String,
+        /// What happened to it (`exited_early`, `never_ready`, `died`, `out_of_memory`,
+        /// `spawn_failed`), with its last log lines.
+        failure: Box<Failure>,
+    },
+    /// A setup or teardown step did not finish with exit status 0 in its time.
+    Step {
+        /// The step's name.
+        step: String,
+        /// `setup` or `teardown`.
+        when: String,
+        /// How it ended; `null` when it was killed at its timeout.
+        exit: Option<Exit>,
+        /// Seconds it ran.
+        seconds: f64,
+        /// The last lines it wrote (stdout and stderr).
+        output_tail: Vec<String>,
+    },
+    /// A `[measure]` series' command did not give a number.
+    Series {
+        /// The series.
+        series: String,
+        /// What the command did instead: its output, or its exit.
+        message: String,
+    },
     /// The runner was interrupted (Ctrl-C) during the run.
     Interrupted,
     /// A segmented run's meeting did not happen (`run --segment … --barrier`): a segment
@@ -99,34 +128,76 @@ impl Failure {
             Failure::ProcessUnread { .. } => "process_unread",
             Failure::Interrupted => "interrupted",
             Failure::Barrier { .. } => "barrier",
+            Failure::Service { .. } => "service",
+            Failure::Step { .. } => "step",
+            Failure::Series { .. } => "series",
         }
     }
 
     /// What went wrong, in words.
     pub fn describe(&self) -> String {
+        self.describe_as("the target")
+    }
+
+    /// The last lines of output the failure carries (a process's stderr, a step's output).
+    pub fn output_tail(&self) -> &[String] {
         match self {
+            Failure::ExitedEarly { stderr_tail, .. }
+            | Failure::NeverReady { stderr_tail, .. }
+            | Failure::OutOfMemory { stderr_tail, .. }
+            | Failure::Died { stderr_tail, .. } => stderr_tail,
+            Failure::Step { output_tail, .. } => output_tail,
+            Failure::Service { failure, .. } => failure.output_tail(),
+            _ => &[],
+        }
+    }
+
+    /// What went wrong, in words, with `subject` for the process it happened to.
+    fn describe_as(&self, subject: &str) -> String {
+        match self {
+            Failure::Service { service, failure } => {
+                failure.describe_as(&format!("service `{service}`"))
+            }
+            Failure::Step {
+                step,
+                when,
+                exit,
+                seconds,
+                ..
+            } => match exit {
+                Some(exit) => format!("{when} step `{step}` failed after {seconds:.1}s ({exit})"),
+                None => format!("{when} step `{step}` did not finish in its {seconds:.0}s timeout"),
+            },
+            Failure::Series { series, message } => {
+                format!("series `{series}`: {message}")
+            }
             Failure::SpawnFailed { message }
             | Failure::Load { message }
             | Failure::Barrier { message, .. } => message.clone(),
             Failure::ExitedEarly { exit, .. } => {
-                format!("the target exited before it was ready ({exit})")
+                format!("{subject} exited before it was ready ({exit})")
             }
             Failure::NeverReady {
                 waited_s, check, ..
             } => {
-                format!("the target was not ready after {waited_s:.1}s (waiting for {check})")
+                format!("{subject} was not ready after {waited_s:.1}s (waiting for {check})")
             }
             Failure::OutOfMemory {
                 limit_bytes, at, ..
             } => {
                 let limit = headroom_spec::Size::from_bytes(*limit_bytes);
-                if at.is_empty() {
-                    format!("killed by the {limit} memory limit")
+                let whose = if subject == "the target" {
+                    String::new()
                 } else {
-                    format!("killed by the {limit} memory limit at point {at}")
+                    format!("{subject} ")
+                };
+                if at.is_empty() {
+                    format!("{whose}killed by the {limit} memory limit")
+                } else {
+                    format!("{whose}killed by the {limit} memory limit at point {at}")
                 }
             }
-            Failure::Died { exit, .. } => format!("the target died during the point ({exit})"),
+            Failure::Died { exit, .. } => format!("{subject} died during the point ({exit})"),
             Failure::NothingMeasured { scenario, why } => {
                 format!("scenario `{scenario}` measured nothing: {why}")
             }
@@ -134,7 +205,7 @@ impl Failure {
                 format!("no scrape held {}: {why}", series.join(", "))
             }
             Failure::ProcessUnread { why } => {
-                format!("the target's memory and CPU were not read at steady state: {why}")
+                format!("{subject}'s memory and CPU were not read at steady state: {why}")
             }
             Failure::Interrupted => "interrupted".to_owned(),
         }

@@ -152,6 +152,63 @@ pub struct RunResult {
     /// What the run could not do, in words (an external target without a pid, say).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A stack's services, by name (`[target.services]`): each one's port, log, limits, how
+    /// it stopped and its own samples. `process` is then their sum.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, ServiceResult>,
+    /// The setup and teardown steps that ran, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepResult>,
+    /// The readings of `[measure]` series read by a command during the load, by series; each
+    /// reduced into `metrics.steady`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub series_samples: BTreeMap<String, Vec<SeriesSample>>,
+}
+
+/// One service of a stack over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServiceResult {
+    /// The loopback port it was given (`{port}` in its command, `{port.NAME}` elsewhere).
+    pub port: u16,
+    /// Its output, relative to the results file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Seconds from its start until its readiness check passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_after_s: Option<f64>,
+    /// How it ended, when headroom stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    /// The instance shape it ran in (its `limits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RunLimits>,
+    /// Its process tree: samples during the load, the steady state, the CPU over the hold.
+    pub process: ProcessResult,
+}
+
+/// A setup or teardown step that ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepResult {
+    /// Its name.
+    pub name: String,
+    /// `setup` or `teardown`.
+    pub when: String,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// How it ended; `null` when it was killed at its timeout.
+    pub exit: Option<Exit>,
+    /// Its output, relative to the results file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// One reading of a series' command during the load.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SeriesSample {
+    /// Seconds from the start of the load.
+    pub t_s: f64,
+    /// The number it printed.
+    pub value: f64,
 }
 
 impl RunResult {
@@ -175,6 +232,9 @@ impl RunResult {
             generator: GeneratorResult::default(),
             slo: Vec::new(),
             notes: Vec::new(),
+            services: BTreeMap::new(),
+            steps: Vec::new(),
+            series_samples: BTreeMap::new(),
         }
     }
 }
@@ -336,6 +396,24 @@ mod tests {
             },
             Failure::ProcessUnread { why: String::new() },
             Failure::Interrupted,
+            Failure::Service {
+                service: "db".into(),
+                failure: Box::new(Failure::Died {
+                    exit: exit(),
+                    stderr_tail: vec!["FATAL: out of shared memory".into()],
+                }),
+            },
+            Failure::Step {
+                step: "seed".into(),
+                when: "setup".into(),
+                exit: Some(exit()),
+                seconds: 0.5,
+                output_tail: Vec::new(),
+            },
+            Failure::Series {
+                series: "pg_connections".into(),
+                message: String::new(),
+            },
         ] {
             let written = serde_json::to_value(&failure).expect("serialises");
             assert_eq!(written["kind"], failure.kind());

@@ -38,11 +38,18 @@ pub(crate) struct RunShape {
 /// cgroups go in (stale ones of dead runs removed); or why they cannot be carried out, with the
 /// fix.
 pub(crate) fn prepare(phases: &[&MatrixPhase], ignore: bool) -> Result<Emulation, String> {
+    // The target's limits, and every service's.
     let limited: Vec<(&MatrixPhase, &Point, &Limits)> = phases
         .iter()
         .flat_map(|phase| phase.points.iter().map(move |point| (*phase, point)))
-        .filter(|(_, point)| point.target.command.is_some())
-        .filter_map(|(phase, point)| Some((phase, point, point.target.limits.as_ref()?)))
+        .flat_map(|(phase, point)| {
+            let target = &point.target;
+            let own = target.limits.as_ref().filter(|_| target.command.is_some());
+            let services = target.services.iter().filter_map(|s| s.limits.as_ref());
+            own.into_iter()
+                .chain(services)
+                .map(move |limits| (phase, point, limits))
+        })
         .collect();
     if limited.is_empty() {
         return Ok(Emulation::Unlimited);

@@ -23,17 +23,14 @@ pub struct Reading {
 
 /// The group's RSS and CPU time now, or why it could not be read: /proc not listed (a process
 /// out of file descriptors cannot open it), or no process of the group found. A reading that
-/// failed is not a reading of 0 bytes.
+/// failed is not a reading of 0 bytes. The group is the process group `group` and every
+/// process descended from its leader: a server that puts its workers in sessions of their own
+/// (PostgreSQL's backends call `setsid`) is read whole.
 pub fn read_group(group: i32) -> Result<Reading, String> {
     let page = procfs::page_size();
     let ticks = procfs::ticks_per_second() as f64;
     let mut reading = Reading::default();
-    let processes = all_processes().map_err(|e| format!("cannot list /proc: {e}"))?;
-    for process in processes.flatten() {
-        let Ok(stat) = process.stat() else { continue };
-        if stat.pgrp != group {
-            continue;
-        }
+    for stat in tree(group)? {
         reading.rss_bytes += stat.rss * page;
         reading.cpu_s += (stat.utime + stat.stime) as f64 / ticks;
         reading.processes += 1;
@@ -42,6 +39,50 @@ pub fn read_group(group: i32) -> Result<Reading, String> {
         return Err(format!("no process of group {group} in /proc"));
     }
     Ok(reading)
+}
+
+/// The processes of group `group` and every descendant of its leader, from one listing of
+/// /proc.
+pub fn tree(group: i32) -> Result<Vec<procfs::process::Stat>, String> {
+    let processes = all_processes().map_err(|e| format!("cannot list /proc: {e}"))?;
+    let stats: Vec<procfs::process::Stat> = processes
+        .flatten()
+        .filter_map(|process| process.stat().ok())
+        .collect();
+    let mut members: std::collections::HashSet<i32> = stats
+        .iter()
+        .filter(|stat| stat.pgrp == group || stat.pid == group)
+        .map(|stat| stat.pid)
+        .collect();
+    // Descendants, a generation a pass: a tree is a few levels deep.
+    loop {
+        let before = members.len();
+        for stat in &stats {
+            if members.contains(&stat.ppid) {
+                members.insert(stat.pid);
+            }
+        }
+        if members.len() == before {
+            break;
+        }
+    }
+    Ok(stats
+        .into_iter()
+        .filter(|stat| members.contains(&stat.pid))
+        .collect())
+}
+
+/// The processes of [`tree`] as (pid, start time), to kill later; empty when /proc cannot be
+/// read.
+pub fn tree_pids(group: i32) -> Vec<(i32, u64)> {
+    tree(group)
+        .map(|stats| {
+            stats
+                .iter()
+                .map(|stat| (stat.pid, stat.starttime))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// This process's CPU time (user + system) in seconds: the generator's own cost.
@@ -53,32 +94,81 @@ pub fn own_cpu_s() -> f64 {
         })
 }
 
-/// Readings of the process group during the load (the failed ones counted, not recorded),
-/// and the load average.
+/// Readings of each process group during the load (the failed ones counted, not recorded),
+/// and the load average. Of a stack (named groups), also their sum at each instant.
 pub(crate) async fn sampler(
-    group: Option<i32>,
+    groups: Vec<(Option<String>, i32)>,
     every: Duration,
     start: Instant,
     mut stop: watch::Receiver<bool>,
-) -> (Readings, LoadAverage) {
-    let mut readings = Readings::default();
+) -> (Sampled, LoadAverage) {
+    let mut sampled = Sampled::of(groups);
     let mut load = LoadAverage::default();
-    let mut previous: Option<(Instant, f64)> = None;
     let mut first = true;
     loop {
         if let Some(value) = load_average() {
             load.observe(value, first);
             first = false;
         }
-        if let Some(group) = group {
-            readings.take(sample_group(group, start, &mut previous));
-        }
+        sampled.take(start);
         tokio::select! {
             _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
             _ = stop.changed() => break,
         }
     }
-    (readings, load)
+    (sampled, load)
+}
+
+/// Readings of several process groups taken together: each group's, and of a stack their sum.
+pub(crate) struct Sampled {
+    groups: Vec<(Option<String>, i32)>,
+    previous: Vec<Option<(Instant, f64)>>,
+    /// Each group's readings, by service (`None`: the target).
+    pub(crate) readings: Vec<(Option<String>, Readings)>,
+    /// Of a stack: the sum of every service's reading at each instant; an instant where one
+    /// could not be read is a failed reading.
+    pub(crate) total: Option<Readings>,
+}
+
+impl Sampled {
+    pub(crate) fn of(groups: Vec<(Option<String>, i32)>) -> Sampled {
+        let stack = groups.iter().any(|(name, _)| name.is_some());
+        Sampled {
+            previous: vec![None; groups.len()],
+            readings: groups
+                .iter()
+                .map(|(name, _)| (name.clone(), Readings::default()))
+                .collect(),
+            total: stack.then(Readings::default),
+            groups,
+        }
+    }
+
+    /// One reading of every group, now.
+    pub(crate) fn take(&mut self, start: Instant) {
+        let mut sum: Result<ProcessSample, String> = Ok(ProcessSample::default());
+        for (k, (_, group)) in self.groups.iter().enumerate() {
+            let reading = sample_group(*group, start, &mut self.previous[k]);
+            sum = match (sum, &reading) {
+                (Ok(total), Ok(one)) => Ok(ProcessSample {
+                    t_s: one.t_s,
+                    rss_bytes: total.rss_bytes + one.rss_bytes,
+                    cpu_pct: match (k, total.cpu_pct, one.cpu_pct) {
+                        (0, _, cpu) => cpu,
+                        (_, Some(a), Some(b)) => Some(a + b),
+                        _ => None,
+                    },
+                    processes: total.processes + one.processes,
+                }),
+                (Err(why), _) => Err(why),
+                (Ok(_), Err(why)) => Err(why.clone()),
+            };
+            self.readings[k].1.take(reading);
+        }
+        if let Some(total) = &mut self.total {
+            total.take(sum);
+        }
+    }
 }
 
 /// Readings of the process group: those that worked, and how many failed and why.

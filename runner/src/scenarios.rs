@@ -15,7 +15,6 @@ use crate::gates::Gates;
 use crate::load;
 use crate::reach::Reach;
 use crate::results::{Failure, RunResult, ScenarioResult};
-use crate::target::Running;
 
 /// The first scenario of the point that had load to send (sockets to open, users or a rate
 /// above 0) and measured nothing: no request completed, or no socket opened.
@@ -68,7 +67,7 @@ pub(crate) type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>
 
 /// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
 pub(crate) struct Watch<'a> {
-    pub(crate) running: &'a mut Option<Running>,
+    pub(crate) stack: &'a mut crate::stack::Stack,
     pub(crate) live: &'a load::Live,
     pub(crate) abort: &'a watch::Sender<bool>,
     pub(crate) load_started: Instant,
@@ -90,14 +89,10 @@ impl Watch<'_> {
                 micros => Some(micros as f64 / 1000.0),
             },
         });
-        if let Some(running) = self.running.as_mut()
-            && result.failure.is_none()
-            && let Some(exit) = running.exited()
+        if result.failure.is_none()
+            && let Some(died) = self.stack.died()
         {
-            result.failure = Some(Failure::Died {
-                exit,
-                stderr_tail: running.stderr_tail(),
-            });
+            result.failure = Some(died);
             let _ = self.abort.send(true);
         }
     }

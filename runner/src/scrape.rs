@@ -81,7 +81,7 @@ fn parse_line(line: &str) -> Option<Sample> {
 pub fn select(samples: &[Sample], series: &Series) -> Option<f64> {
     let matching: Vec<f64> = samples
         .iter()
-        .filter(|s| s.name == series.metric)
+        .filter(|s| series.metric.as_deref() == Some(s.name.as_str()))
         .filter(|s| {
             series
                 .labels
@@ -110,7 +110,9 @@ broken{segment="x" 1
     fn series(metric: &str, labels: &[(&str, &str)]) -> Series {
         Series {
             name: "x".into(),
-            metric: metric.into(),
+            metric: Some(metric.into()),
+            command: None,
+            every: None,
             labels: labels
                 .iter()
                 .map(|(k, v)| ((*k).into(), (*v).into()))

@@ -9,22 +9,27 @@ use headroom_spec::Reducer;
 use tokio::time::Instant;
 
 use crate::results::{MetricsResult, ProcessSample};
-use crate::sample::{Readings, sample_group};
+use crate::sample::Sampled;
 use crate::{http, scrape};
 
 /// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
-/// process group, reduced as the spec says.
+/// process groups, reduced as the spec says.
 pub(crate) async fn steady_state(
     measure: &ResolvedMeasure,
     endpoint: Option<&http::Endpoint>,
-    group: Option<i32>,
+    groups: Vec<(Option<String>, i32)>,
     start: Instant,
-) -> (MetricsResult, Readings) {
+) -> (MetricsResult, Sampled) {
     let steady = &measure.steady_state;
     tokio::time::sleep(steady.settle.as_std()).await;
     let mut metrics = MetricsResult::default();
-    let mut readings = Readings::default();
-    let mut previous: Option<(Instant, f64)> = None;
+    let mut sampled = Sampled::of(groups);
+    // Series read by a command are read during the load, not here.
+    let scraped: Vec<_> = measure
+        .series
+        .iter()
+        .filter(|series| series.metric.is_some())
+        .collect();
     for k in 0..steady.scrapes {
         if k > 0 {
             tokio::time::sleep(steady.every.as_std()).await;
@@ -52,7 +57,7 @@ pub(crate) async fn steady_state(
             if let Ok((200, body)) = got {
                 let samples = scrape::parse(&String::from_utf8_lossy(&body));
                 let mut picked = BTreeMap::new();
-                for series in &measure.series {
+                for series in &scraped {
                     if let Some(value) = scrape::select(&samples, series) {
                         picked.insert(series.name.clone(), value);
                     }
@@ -60,11 +65,9 @@ pub(crate) async fn steady_state(
                 metrics.scrapes.push(picked);
             }
         }
-        if let Some(group) = group {
-            readings.take(sample_group(group, start, &mut previous));
-        }
+        sampled.take(start);
     }
-    for series in &measure.series {
+    for series in &scraped {
         let values: Vec<f64> = metrics
             .scrapes
             .iter()
@@ -77,7 +80,7 @@ pub(crate) async fn steady_state(
             None => metrics.missing.push(series.name.clone()),
         }
     }
-    (metrics, readings)
+    (metrics, sampled)
 }
 
 /// The steady-state readings of the process group reduced to one: `None` without a reading,

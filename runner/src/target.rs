@@ -11,15 +11,20 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use headroom_compiler::matrix::resolved::Target;
+use std::collections::BTreeMap;
+
+use headroom_compiler::matrix::resolved::{Service, Target};
 pub use headroom_results::process::{Exit, Stopped};
-use headroom_spec::placeholder::{self, PlaceholderName, builtin};
+use headroom_spec::target::Ready;
 use headroom_spec::target::Signal as SpecSignal;
 use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::cgroup::Cgroup;
+pub use crate::fill::{Fills, fill};
+pub use crate::guard::guard_group;
+use crate::guard::{kill_pids, spawn_guard};
 use crate::http;
 use crate::results::Failure;
 
@@ -29,23 +34,76 @@ const TAIL_LINES: usize = 20;
 /// chatty target neither blocks on a full pipe nor fills the disk.
 pub const LOG_LIMIT: u64 = 16 << 20;
 
+/// What a started process is: the `[target] command` or a stack's service.
+#[derive(Clone, Copy)]
+pub struct Process<'a> {
+    /// The service's name; `None` for `[target] command`.
+    pub service: Option<&'a str>,
+    /// Its argv, variables filled.
+    pub command: &'a [String],
+    /// Its working directory, relative to the spec.
+    pub cwd: Option<&'a String>,
+    /// Its environment.
+    pub env: &'a BTreeMap<String, String>,
+    /// When it is ready.
+    pub ready: &'a Ready,
+}
+
+impl<'a> Process<'a> {
+    /// `[target] command`.
+    pub fn of_target(target: &'a Target) -> Process<'a> {
+        Process {
+            service: None,
+            command: target.command.as_deref().unwrap_or_default(),
+            cwd: target.cwd.as_ref(),
+            env: &target.env,
+            ready: &target.ready,
+        }
+    }
+
+    /// A service of the stack.
+    pub fn of_service(service: &'a Service) -> Process<'a> {
+        Process {
+            service: Some(&service.name),
+            command: &service.command,
+            cwd: service.cwd.as_ref(),
+            env: &service.env,
+            ready: &service.ready,
+        }
+    }
+
+    /// `the target` or `service `db``, for messages.
+    fn subject(&self) -> String {
+        match self.service {
+            Some(name) => format!("service `{name}`"),
+            None => "the target".to_owned(),
+        }
+    }
+
+    /// Where its `cwd` is written: `[target]` or `[target.services.db]`.
+    fn table(&self) -> String {
+        match self.service {
+            Some(name) => format!("[target.services.{name}]"),
+            None => "[target]".to_owned(),
+        }
+    }
+}
+
 /// How a target was started: what the runner fills into its command.
 pub struct Launch<'a> {
-    /// What the target is.
-    pub target: &'a Target,
-    /// The port it is given.
-    pub port: u16,
-    /// The running headroom binary, for `{headroom}`.
-    pub headroom_bin: &'a Path,
+    /// What it is.
+    pub process: Process<'a>,
+    /// The placeholders filled into it: its port, the stack's ports, `{headroom}`.
+    pub fills: Fills<'a>,
     /// Relative `cwd`s are taken from here.
     pub spec_dir: &'a Path,
     /// Where its output goes.
     pub log: PathBuf,
-    /// The cgroup it runs in (`[target] limits`), joined before it runs.
+    /// The cgroup it runs in (its `limits`), joined before it runs.
     pub cgroup: Option<&'a Cgroup>,
 }
 
-fn exit_of(status: std::process::ExitStatus) -> Exit {
+pub(crate) fn exit_of(status: std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => Exit::Code(code),
@@ -68,42 +126,23 @@ pub struct Running {
     copies: Vec<tokio::task::JoinHandle<()>>,
 }
 
-/// Fills `{port}`, `{headroom}` and `{env:NAME}`; variables were filled by the compiler.
-pub fn fill(text: &str, port: u16, headroom_bin: &Path) -> Result<String, String> {
-    let mut missing = None;
-    let filled = placeholder::fill(text, |name| match name {
-        PlaceholderName::Name(builtin::PORT) => Some(port.to_string()),
-        PlaceholderName::Name(builtin::HEADROOM) => Some(headroom_bin.display().to_string()),
-        PlaceholderName::Env(variable) => match std::env::var(variable) {
-            Ok(value) => Some(value),
-            Err(_) => {
-                missing = Some(variable.to_owned());
-                None
-            }
-        },
-        PlaceholderName::Name(_) | PlaceholderName::Row(_) | PlaceholderName::Capture(_) => None,
-    });
-    match missing {
-        Some(variable) => Err(format!(
-            "the environment variable `{variable}` that `{text}` names is not set"
-        )),
-        None => Ok(filled),
-    }
-}
-
 /// The target's command, filled and ready to spawn in its own process group (and its cgroup),
 /// killed with headroom; with the program's name and the folder it runs in, for errors, and the
 /// cgroup files it joins, to keep open until it is spawned.
 fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf, Vec<std::fs::File>), Failure> {
     let spawn_failed = |message: String| Failure::SpawnFailed { message };
-    let argv = launch.target.command.as_deref().unwrap_or_default();
-    let argv: Vec<String> = argv
+    let process = &launch.process;
+    let argv: Vec<String> = process
+        .command
         .iter()
-        .map(|arg| fill(arg, launch.port, launch.headroom_bin))
+        .map(|arg| launch.fills.fill(arg))
         .collect::<Result<_, _>>()
         .map_err(spawn_failed)?;
     let Some((program, args)) = argv.split_first() else {
-        return Err(spawn_failed("the target has no command".to_owned()));
+        return Err(spawn_failed(format!(
+            "{} has no command",
+            process.subject()
+        )));
     };
     let mut command = Command::new(program);
     command
@@ -111,25 +150,24 @@ fn command(launch: &Launch<'_>) -> Result<(Command, String, PathBuf, Vec<std::fs
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let cwd = match &launch.target.cwd {
+    let cwd = match process.cwd {
         Some(cwd) => launch
             .spec_dir
-            .join(fill(cwd, launch.port, launch.headroom_bin).map_err(spawn_failed)?),
+            .join(launch.fills.fill(cwd).map_err(spawn_failed)?),
         None => launch.spec_dir.to_path_buf(),
     };
     // A missing folder would read as the program failing to start: say which it is.
     if !cwd.is_dir() {
         return Err(spawn_failed(format!(
-            "the target's working directory {} does not exist (`cwd` in [target], relative to the spec)",
-            cwd.display()
+            "{}'s working directory {} does not exist (`cwd` in {}, relative to the spec)",
+            process.subject(),
+            cwd.display(),
+            process.table()
         )));
     }
     command.current_dir(&cwd);
-    for (key, value) in &launch.target.env {
-        command.env(
-            key,
-            fill(value, launch.port, launch.headroom_bin).map_err(spawn_failed)?,
-        );
+    for (key, value) in process.env {
+        command.env(key, launch.fills.fill(value).map_err(spawn_failed)?);
     }
     command.process_group(0).kill_on_drop(true);
     let joins = match launch.cgroup {
@@ -184,11 +222,16 @@ impl Running {
         })?;
         drop(joins);
         // No id: the child has already exited and been reaped.
-        let exited = || spawn_failed("the target exited before it could be watched".into());
+        let exited = || {
+            spawn_failed(format!(
+                "{} exited before it could be watched",
+                launch.process.subject()
+            ))
+        };
         let pid = child.id().ok_or_else(exited)?;
         let group = Pid::from_raw(pid as i32).ok_or_else(exited)?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
-        let pattern = match &launch.target.ready.log {
+        let pattern = match &launch.process.ready.log {
             Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| {
                 spawn_failed(format!(
                     "`ready.log` is not a valid regular expression: {e}"
@@ -218,7 +261,7 @@ impl Running {
             )));
         }
         let cgroup_dirs = launch.cgroup.map(|c| c.dirs()).unwrap_or_default();
-        let guard = spawn_guard(launch.headroom_bin, group, cgroup_dirs);
+        let guard = spawn_guard(launch.fills.headroom_bin, group, cgroup_dirs);
         Ok(Running {
             child,
             group,
@@ -248,12 +291,11 @@ impl Running {
     /// `ready_http` is the `http` check's endpoint, resolved and checked by the caller.
     pub async fn wait_ready(
         &mut self,
-        target: &Target,
+        ready: &Ready,
         port: u16,
         ready_http: Option<&http::Endpoint>,
     ) -> Result<Duration, Failure> {
         let started = Instant::now();
-        let ready = &target.ready;
         let deadline = started + ready.timeout.as_std();
         let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         loop {
@@ -291,7 +333,7 @@ impl Running {
                 return Ok(started.elapsed());
             }
             if Instant::now() >= deadline {
-                let mut check = describe_ready(target);
+                let mut check = describe_ready(ready);
                 if let Some(endpoint) = ready_http
                     && let Some(tls) = &endpoint.tls
                     && let Some(why) = tls.why_not(endpoint.address, &endpoint.host).await
@@ -312,6 +354,9 @@ impl Running {
     pub async fn stop(&mut self, signal: SpecSignal, grace: Duration) -> Stopped {
         self.stopped = true;
         let name = signal.as_str().to_owned();
+        // Its processes that left the group (a worker in a session of its own) are killed by
+        // pid at the end, if they outlive the leader.
+        let tree = crate::sample::tree_pids(self.group.as_raw_nonzero().get());
         let _ = rustix::process::kill_process_group(self.group, to_signal(signal));
         let mut killed = false;
         let exit = match tokio::time::timeout(grace, self.child.wait()).await {
@@ -324,6 +369,7 @@ impl Running {
         };
         // Children that outlived their parent in the group go too.
         let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        kill_pids(&tree);
         self.end_guard();
         for copy in self.copies.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(2), copy).await;
@@ -339,7 +385,9 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.stopped {
+            let tree = crate::sample::tree_pids(self.group.as_raw_nonzero().get());
             let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+            kill_pids(&tree);
         }
         self.end_guard();
     }
@@ -355,63 +403,6 @@ impl Running {
     }
 }
 
-/// Starts `headroom guard-group GROUP PID` beside the target, in a process group of its own
-/// (outside the target's, so it is never sampled as the server). The kernel kills the target's
-/// direct child when headroom dies (`PR_SET_PDEATHSIG`), but not what that child forked; the
-/// guard kills the whole group, and removes the run's cgroup folders. `None` when it cannot
-/// start (the run goes on unguarded).
-fn spawn_guard(
-    headroom_bin: &Path,
-    group: Pid,
-    cgroup_dirs: &[PathBuf],
-) -> Option<std::process::Child> {
-    use std::os::unix::process::CommandExt;
-    std::process::Command::new(headroom_bin)
-        .args([
-            "guard-group",
-            &group.as_raw_nonzero().to_string(),
-            &std::process::id().to_string(),
-        ])
-        .args(cgroup_dirs)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()
-}
-
-/// The guard's loop: while `parent` (headroom) lives and the group exists, wait; when headroom
-/// is gone (this process was re-parented), SIGKILL the whole group and remove the run's cgroup
-/// folders `cgroup_dirs`. Polls every 100 ms, a few microseconds of CPU each time.
-pub fn guard_group(group: i32, parent: u32, cgroup_dirs: &[PathBuf]) {
-    let Some(group) = Pid::from_raw(group) else {
-        return;
-    };
-    loop {
-        if rustix::process::test_kill_process_group(group).is_err() {
-            // The target is gone; so is headroom when this was re-parented: its cgroup too.
-            if std::os::unix::process::parent_id() != parent {
-                remove_cgroups(cgroup_dirs);
-            }
-            return;
-        }
-        if std::os::unix::process::parent_id() != parent {
-            let _ = rustix::process::kill_process_group(group, Signal::KILL);
-            remove_cgroups(cgroup_dirs);
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Removes the cgroup folders of a run whose headroom is gone.
-fn remove_cgroups(dirs: &[PathBuf]) {
-    for dir in dirs {
-        let _ = crate::cgroup::remove_dir(dir);
-    }
-}
-
 fn to_signal(signal: SpecSignal) -> Signal {
     match signal {
         SpecSignal::Term => Signal::TERM,
@@ -422,8 +413,7 @@ fn to_signal(signal: SpecSignal) -> Signal {
     }
 }
 
-fn describe_ready(target: &Target) -> String {
-    let ready = &target.ready;
+fn describe_ready(ready: &Ready) -> String {
     match (&ready.http, &ready.log) {
         (Some(path), _) => format!("GET {path} answering 200 within {}", ready.timeout),
         (None, Some(pattern)) => {
@@ -496,17 +486,16 @@ use tokio::io::AsyncReadExt;
 /// `Err` names a host load may not go to.
 pub(crate) async fn endpoints(
     target: &Target,
-    port: u16,
-    headroom_bin: &Path,
+    fills: &Fills<'_>,
     allowed: &http::Allowed,
     spec_dir: &Path,
 ) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
     let trust = crate::tls::Trust::of(target, spec_dir);
-    let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let own = std::net::SocketAddr::from(([127, 0, 0, 1], fills.port));
     let mut found = [None, None];
     for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
         if let Some(written) = written {
-            let filled = crate::target::fill(written, port, headroom_bin)?;
+            let filled = fills.fill(written)?;
             *slot = Some(http::endpoint(&filled, written, own, allowed, &trust).await?);
         }
     }

@@ -231,7 +231,6 @@ fn latency(result: &ScenarioResult, statistic: Option<Statistic>) -> Result<f64,
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::results::ProcessSample;
@@ -262,23 +261,9 @@ mod tests {
 
     fn run() -> RunResult {
         RunResult {
-            repeat: 1,
-            started_ms: 0,
-            load_start_ms: None,
             duration_s: 1.0,
             port: 1,
-            log: None,
-            ready_after_s: None,
-            load_average: Default::default(),
-            failure: None,
-            stopped: None,
-            scenarios: BTreeMap::new(),
-            limits: None,
-            process: Default::default(),
-            metrics: Default::default(),
-            generator: Default::default(),
-            slo: Vec::new(),
-            notes: Vec::new(),
+            ..RunResult::started(1, 0)
         }
     }
 

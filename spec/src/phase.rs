@@ -214,8 +214,19 @@ mod reducer_tests {
 pub struct Series {
     /// The name the series goes by in results, SLOs and `[capacity] memory`.
     pub name: String,
-    /// The metric name: `suite_memory_split`.
-    pub metric: String,
+    /// The metric name: `suite_memory_split`, read from the target's `metrics` at the steady
+    /// state. Exactly one of `metric` and `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// A command whose output is one number, run `every` while the load runs (a SQL count
+    /// through `psql -Atc`, a queue's depth), its readings reduced like scrapes. Placeholders:
+    /// `{port}`, `{port.NAME}`, `{headroom}`, `{env:NAME}`, variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub command: Option<Vec<String>>,
+    /// How often the command runs during the load (`sample_every` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<Duration>,
     /// Labels the sample must carry: `{ segment = "heap" }`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -253,9 +264,10 @@ pub enum SeriesUnit {
 impl Series {
     /// The unit as given, or as the metric's name says.
     pub fn effective_unit(&self) -> SeriesUnit {
-        self.unit.unwrap_or(if self.metric.ends_with("_bytes") {
+        let metric = self.metric.as_deref().unwrap_or_default();
+        self.unit.unwrap_or(if metric.ends_with("_bytes") {
             SeriesUnit::Bytes
-        } else if self.metric.ends_with("_seconds") {
+        } else if metric.ends_with("_seconds") {
             SeriesUnit::Seconds
         } else {
             SeriesUnit::Count

@@ -1,4 +1,4 @@
-//! Placeholders inside strings: `{port}`, `{rooms}`, `{env:TOKEN}`.
+//! Placeholders inside strings: `{port}`, `{rooms}`, `{env:TOKEN}`, `{port.db}`.
 //!
 //! Only `{` followed by a lower-case name (or `env:` and a variable name) and `}` is a
 //! placeholder; every other brace is text, so JSON message templates need no escaping.
@@ -22,6 +22,9 @@ pub mod builtin {
     /// Filler that brings the message to its `size` (message templates).
     pub const PAYLOAD: &str = "payload";
 
+    /// Marks a context where `{port.NAME}` (a stack service's port) is filled: the target's
+    /// strings and series commands. Not a name of its own.
+    pub const SERVICE_PORTS: &str = "port.";
     /// Names valid in every string of the target and the scenarios.
     pub const EVERYWHERE: &[&str] = &[PORT, HEADROOM];
     /// Names valid in a room scenario's URL, join message and reload URL.
@@ -43,6 +46,8 @@ pub enum PlaceholderName<'a> {
     Row(&'a str),
     /// `{capture.token}`: a value a virtual user captured from an earlier answer.
     Capture(&'a str),
+    /// `{port.db}`: the port of a service of the stack.
+    Port(&'a str),
 }
 
 /// One placeholder found in a string, with its byte range (braces included).
@@ -81,6 +86,7 @@ fn is_column_char(c: u8) -> bool {
 /// The prefixes of the two dotted forms: `{row.column}` and `{capture.name}`.
 const ROW: &str = "row.";
 const CAPTURE: &str = "capture.";
+const PORT_OF: &str = "port.";
 
 /// Finds the placeholders of `text`, in order.
 pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
@@ -100,7 +106,7 @@ pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
             (false, body)
         };
         // `{row.column}`, `{capture.name}`.
-        let dotted = [ROW, CAPTURE]
+        let dotted = [ROW, CAPTURE, PORT_OF]
             .into_iter()
             .find(|prefix| text[body..].starts_with(prefix));
         if let Some(prefix) = dotted {
@@ -112,10 +118,10 @@ pub fn scan(text: &str) -> Vec<Result<Placeholder<'_>, Unclosed>> {
             if end > name_start && end < bytes.len() && bytes[end] == b'}' {
                 let name = &text[name_start..end];
                 found.push(Ok(Placeholder {
-                    name: if prefix == ROW {
-                        PlaceholderName::Row(name)
-                    } else {
-                        PlaceholderName::Capture(name)
+                    name: match prefix {
+                        ROW => PlaceholderName::Row(name),
+                        CAPTURE => PlaceholderName::Capture(name),
+                        _ => PlaceholderName::Port(name),
                     },
                     range: start..end + 1,
                 }));
@@ -197,14 +203,15 @@ mod tests {
 
     #[test]
     fn finds_rows_and_captures() {
-        let text = "/users/{row.user-id}?t={capture.token}&p={page}";
+        let text = "/users/{row.user-id}?t={capture.token}&p={page}&db={port.db}";
         let found: Vec<_> = scan(text).into_iter().map(|p| p.map(|p| p.name)).collect();
         assert_eq!(
             found,
             [
                 Ok(PlaceholderName::Row("user-id")),
                 Ok(PlaceholderName::Capture("token")),
-                Ok(PlaceholderName::Name("page"))
+                Ok(PlaceholderName::Name("page")),
+                Ok(PlaceholderName::Port("db"))
             ]
         );
         // `{row}` alone is a name; `{row.}` opens and never closes a column.

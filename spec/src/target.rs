@@ -60,6 +60,75 @@ pub struct Target {
     /// with a throwaway certificate only. Refused (E040) for any other host; warned about.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure_skip_verify: bool,
+    /// A stack instead of one `command`: the processes started at every point, by name
+    /// (`[target.services.db]`, `[target.services.api]`), each with its own `{port}`, readiness,
+    /// limits and stop; started in the order `after` gives, stopped in reverse, sampled apart.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, Service>,
+    /// The service the load goes to: `{port}` in scenarios, `ready.http` and `metrics` is its
+    /// port. Needed when a stack has more than one service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front: Option<String>,
+    /// Commands run at every point once the target is ready and before the load (seed a data
+    /// tier, sign up the users the scenarios log in as); one that fails fails the point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<Step>,
+    /// Commands run at every point after the load, before the target stops (clean up).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<Step>,
+}
+
+/// One process of a stack (`[target.services.NAME]`), started fresh at every point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The argv to start it, one list item per argument (no shell). Placeholders: `{port}`
+    /// (its own), `{port.NAME}` (another service's), `{headroom}`, `{env:NAME}`, variables.
+    #[schemars(length(min = 1))]
+    pub command: Vec<String>,
+    /// Its working directory, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Environment variables added to its environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// When it is ready; a TCP connect to its `{port}` within 30 s by default.
+    #[serde(default)]
+    pub ready: Ready,
+    /// How it is stopped.
+    #[serde(default)]
+    pub stop: Stop,
+    /// Its CPU and memory, in a cgroup of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// The services that must be ready before this one starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+}
+
+/// A command run before or after the load (`[[target.setup]]`, `[[target.teardown]]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// What it does, in results and failures: `seed`, `sign-up`.
+    pub name: String,
+    /// The argv, one list item per argument (no shell). Placeholders: `{port}` (the front's),
+    /// `{port.NAME}`, `{headroom}`, `{env:NAME}`, variables.
+    #[schemars(length(min = 1))]
+    pub command: Vec<String>,
+    /// Its working directory, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Environment variables added to its environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// How long it may take before it is killed and the point fails.
+    #[serde(default = "default_step_timeout")]
+    pub timeout: Duration,
+}
+
+fn default_step_timeout() -> Duration {
+    Duration::from_secs(60)
 }
 
 /// Exactly one of `http`, `tcp` or `log` says the server is ready.
@@ -185,4 +254,71 @@ pub struct Limits {
     /// the period.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pin: bool,
+}
+
+/// The order a stack's services start in: each after every service its `after` names, ties by
+/// name. `Err` names a service of a cycle. Names `after` lists that are no service are skipped
+/// (the compiler reports them).
+pub fn start_order(services: &BTreeMap<String, Service>) -> Result<Vec<&String>, &String> {
+    let mut order: Vec<&String> = Vec::with_capacity(services.len());
+    while order.len() < services.len() {
+        let next = services.iter().find(|(name, service)| {
+            !order.contains(name)
+                && service
+                    .after
+                    .iter()
+                    .all(|before| !services.contains_key(before) || order.contains(&before))
+        });
+        match next {
+            Some((name, _)) => order.push(name),
+            None => {
+                // Every service left waits on another left: a cycle runs through them.
+                if let Some(stuck) = services.keys().find(|name| !order.contains(name)) {
+                    return Err(stuck);
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack(edges: &[(&str, &[&str])]) -> BTreeMap<String, Service> {
+        edges
+            .iter()
+            .map(|(name, after)| {
+                let service = Service {
+                    command: vec!["x".into()],
+                    cwd: None,
+                    env: BTreeMap::new(),
+                    ready: Ready::default(),
+                    stop: Stop::default(),
+                    limits: None,
+                    after: after.iter().map(|a| (*a).to_owned()).collect(),
+                };
+                ((*name).to_owned(), service)
+            })
+            .collect()
+    }
+
+    /// Each service starts after those it names; ties go by name; a cycle is named.
+    #[test]
+    fn services_start_after_what_they_name() {
+        let services = stack(&[
+            ("api", &["db", "cache"]),
+            ("cache", &[]),
+            ("db", &[]),
+            ("worker", &["db"]),
+        ]);
+        let order = start_order(&services).expect("no cycle");
+        assert_eq!(order, ["cache", "db", "api", "worker"]);
+        let services = stack(&[("a", &["b"]), ("b", &["a"]), ("c", &[])]);
+        assert_eq!(start_order(&services), Err(&"a".to_owned()));
+        // A name that is no service does not hold anything up.
+        let services = stack(&[("api", &["ghost"])]);
+        assert_eq!(start_order(&services).expect("no cycle"), ["api"]);
+    }
 }

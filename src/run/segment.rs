@@ -17,7 +17,7 @@ pub(super) fn refuse_unfit(
     let Some(segment) = segment.filter(|s| s.count > 1) else {
         return Ok(());
     };
-    if plan.target.command.is_some() {
+    if plan.target.command.is_some() || !plan.target.services.is_empty() {
         bail!(
             "--segment {segment}: every segment would start a server of its own (`command` in [target]); load one that runs already (`url` in [target], with `pid_file` for segment 0 to sample it)"
         );

@@ -7,6 +7,7 @@ mod generator;
 mod phases;
 mod references;
 mod scenarios;
+mod stack;
 mod target;
 mod variables;
 
@@ -83,6 +84,7 @@ impl<'a> Checker<'a> {
     pub fn run(mut self) -> Self {
         self.variable_names();
         self.target();
+        self.stack();
         self.generator();
         self.scenarios();
         self.units_usage();

@@ -178,16 +178,20 @@ impl<'a> Checker<'a> {
             .collect()
     }
 
-    pub(super) fn measure(&mut self) {
+    /// Every `[measure]` series list with its pointer: the spec's and each phase's.
+    pub(super) fn series_lists(&self) -> Vec<(String, &'a Vec<headroom_spec::Series>)> {
         let spec = self.spec;
-        let mut lists: Vec<(String, &Vec<headroom_spec::Series>)> =
-            vec![("/measure/series".to_owned(), &spec.measure.series)];
+        let mut lists = vec![("/measure/series".to_owned(), &spec.measure.series)];
         for (p, phase) in spec.phases.iter().enumerate() {
             if let Some(measure) = &phase.measure {
                 lists.push((format!("/phase/{p}/measure/series"), &measure.series));
             }
         }
-        for (base, series) in lists {
+        lists
+    }
+
+    pub(super) fn measure(&mut self) {
+        for (base, series) in self.series_lists() {
             let mut seen = BTreeSet::new();
             for (k, s) in series.iter().enumerate() {
                 let pointer = format!("{base}/{k}/name");

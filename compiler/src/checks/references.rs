@@ -277,7 +277,7 @@ impl<'a> Checker<'a> {
                 .hint("name the phase whose SLOs find the ceiling: `ceiling_phase = \"load\"` in [capacity]"),
             );
         }
-        if self.spec.target.command.is_none() {
+        if self.spec.target.command.is_none() && self.spec.target.services.is_empty() {
             self.push(
                 Diagnostic::new(
                     Code::ConflictingSettings,

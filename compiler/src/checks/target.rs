@@ -179,6 +179,8 @@ impl<'a> Checker<'a> {
     fn target_lifecycle(&mut self) {
         let target = &self.spec.target;
         match (&target.command, &target.url) {
+            // A stack: its own checks.
+            _ if !target.services.is_empty() => {}
             (Some(_), Some(_)) => self.push(
                 Diagnostic::new(Code::ConflictingSettings, "[target] has both `command` and `url`")
                     .at("/target/url", self.key_span("/target/url"))
@@ -189,7 +191,7 @@ impl<'a> Checker<'a> {
                 Diagnostic::new(Code::MissingSetting, "[target] has neither `command` nor `url`")
                     .at("/target", self.key_span("/target"))
                     .label("nothing to start and nowhere to send load")
-                    .hint("add `command = [\"{headroom}\", \"demo-target\", \"--port\", \"{port}\"]` or `url = \"http://127.0.0.1:8080\"`"),
+                    .hint("add `command = [\"{headroom}\", \"demo-target\", \"--port\", \"{port}\"]`, `url = \"http://127.0.0.1:8080\"` or a stack under `[target.services.NAME]`"),
             ),
             (None, Some(_)) => {
                 // An external target has no lifecycle: settings about starting it mean nothing.
@@ -218,7 +220,7 @@ impl<'a> Checker<'a> {
             }
         }
         if target.process == headroom_spec::target::ProcessMode::PerPhase
-            && target.command.is_some()
+            && (target.command.is_some() || !target.services.is_empty())
         {
             self.push(
                 Diagnostic::new(Code::NotImplemented, "`process = \"per-phase\"` is not carried out yet: every run starts a fresh target")
@@ -229,49 +231,63 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// One readiness check (`http`, `tcp` or `log`), that can pass.
+    /// The target's readiness check, when headroom starts it.
     fn readiness(&mut self) {
         let target = &self.spec.target;
-        if target.ready.timeout.as_micros() == 0 && target.command.is_some() {
+        self.readiness_of("/target/ready", &target.ready, target.command.is_some());
+    }
+
+    /// One readiness check (`http`, `tcp` or `log`), that can pass; `base` is its pointer,
+    /// `started` whether headroom starts the process (and so waits for it).
+    pub(super) fn readiness_of(
+        &mut self,
+        base: &str,
+        ready: &headroom_spec::target::Ready,
+        started: bool,
+    ) {
+        if ready.timeout.as_micros() == 0 && started {
             self.push(
                 Diagnostic::new(
                     Code::OutOfRange,
                     "`ready.timeout = \"0s\"` gives the target no time to get ready",
                 )
                 .at(
-                    "/target/ready/timeout",
-                    self.value_span("/target/ready/timeout"),
+                    format!("{base}/timeout"),
+                    self.value_span(&format!("{base}/timeout")),
                 )
                 .label("every run would fail before its first check")
                 .hint("give the target time to start: `timeout = \"30s\"` (the default)"),
             );
         }
-        if target.ready.tcp == Some(false) {
+        if ready.tcp == Some(false) {
             self.push(
                 Diagnostic::new(
                     Code::UnknownChoice,
                     "`tcp = false` is not a readiness check",
                 )
-                .at("/target/ready/tcp", self.value_span("/target/ready/tcp"))
+                .at(
+                    format!("{base}/tcp"),
+                    self.value_span(&format!("{base}/tcp")),
+                )
                 .label("the only value is `true`: ready when a TCP connect to `{port}` succeeds")
                 .hint("write `ready = { tcp = true }`, or use `http` or `log`"),
             );
         }
-        if let Some(pattern) = &target.ready.log
+        if let Some(pattern) = &ready.log
             && let Err(error) = regex::Regex::new(pattern)
         {
             let why = regex_error(&error);
             self.push(
                 Diagnostic::new(Code::BadPattern, format!("`ready.log` is not a regular expression: {why}"))
-                    .at("/target/ready/log", self.value_span("/target/ready/log"))
+                    .at(format!("{base}/log"), self.value_span(&format!("{base}/log")))
                     .label("does not compile")
                     .hint("write a Rust regex (https://docs.rs/regex); escape `.`, `(`, `[` and `{` to match them literally"),
             );
         }
         let ready = [
-            ("http", target.ready.http.is_some()),
-            ("tcp", target.ready.tcp.is_some()),
-            ("log", target.ready.log.is_some()),
+            ("http", ready.http.is_some()),
+            ("tcp", ready.tcp.is_some()),
+            ("log", ready.log.is_some()),
         ];
         let set: Vec<&str> = ready
             .iter()
@@ -279,7 +295,7 @@ impl<'a> Checker<'a> {
             .map(|(k, _)| *k)
             .collect();
         if set.len() > 1 {
-            let pointer = format!("/target/ready/{}", set[1]);
+            let pointer = format!("{base}/{}", set[1]);
             self.push(
                 Diagnostic::new(
                     Code::ConflictingSettings,

@@ -50,6 +50,15 @@ impl<'a> Checker<'a> {
                     PlaceholderName::Capture(name) => {
                         self.capture_placeholder(pointer, name, found.range.clone());
                     }
+                    PlaceholderName::Port(service) => {
+                        self.port_placeholder(
+                            pointer,
+                            service,
+                            found.range.clone(),
+                            context,
+                            context_name,
+                        );
+                    }
                     PlaceholderName::Name(name) => {
                         if context.contains(&name) {
                             continue;
@@ -90,6 +99,56 @@ impl<'a> Checker<'a> {
                 },
             }
         }
+    }
+
+    /// `{port.NAME}`: a service of the stack, where service ports are filled.
+    fn port_placeholder(
+        &mut self,
+        pointer: &str,
+        service: &str,
+        range: std::ops::Range<usize>,
+        context: &[&str],
+        context_name: &str,
+    ) {
+        let known = self.spec.target.services.contains_key(service);
+        if known && context.contains(&builtin::SERVICE_PORTS) {
+            return;
+        }
+        let span = self.inner_span(pointer, range);
+        let services: Vec<&str> = self
+            .spec
+            .target
+            .services
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let (label, hint) = if !context.contains(&builtin::SERVICE_PORTS) {
+            (
+                "not filled here".to_owned(),
+                format!(
+                    "`{{port.NAME}}` is filled in [target] (services, setup and teardown steps, `metrics`) and in `[measure]` series commands; {context_name} takes `{{port}}`, the front service's"
+                ),
+            )
+        } else if services.is_empty() {
+            (
+                "this spec has no services".to_owned(),
+                "describe the stack under `[target.services.NAME]`, or write `{port}`".to_owned(),
+            )
+        } else {
+            (
+                "names no service".to_owned(),
+                format!("the services are: {}", services.join(", ")),
+            )
+        };
+        self.push(
+            Diagnostic::new(
+                Code::UnknownPlaceholder,
+                format!("unknown placeholder `{{port.{service}}}`"),
+            )
+            .at(pointer, span)
+            .label(label)
+            .hint(hint),
+        );
     }
 
     /// Records a typed use of a variable, or reports a variable nobody declared.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use headroom_spec::phase::MeasureDefaults;
 use headroom_spec::placeholder::{self, PlaceholderName};
-use headroom_spec::target::ProcessMode;
+use headroom_spec::target::{ProcessMode, Step};
 use headroom_spec::{
     Duration, Measure, OnFailure, Param, RunOrder, Scenario, Series, Spec, SteadyState, Target,
     VarValue,
@@ -303,7 +303,10 @@ pub fn run_time(
 fn fill(text: &mut String, vars: &BTreeMap<String, VarValue>) {
     *text = placeholder::fill(text, |name| match name {
         PlaceholderName::Name(name) => vars.get(name).map(ToString::to_string),
-        PlaceholderName::Env(_) | PlaceholderName::Row(_) | PlaceholderName::Capture(_) => None,
+        PlaceholderName::Env(_)
+        | PlaceholderName::Row(_)
+        | PlaceholderName::Capture(_)
+        | PlaceholderName::Port(_) => None,
     });
 }
 
@@ -346,7 +349,86 @@ fn target_at(
         allow_hosts: written.allow_hosts.clone(),
         ca: written.ca.clone(),
         insecure_skip_verify: written.insecure_skip_verify,
+        services: services_at(written, vars)?,
+        front: front_of(written),
+        setup: written
+            .setup
+            .iter()
+            .map(|step| step_at(step, vars))
+            .collect(),
+        teardown: written
+            .teardown
+            .iter()
+            .map(|step| step_at(step, vars))
+            .collect(),
     })
+}
+
+/// The service the load goes to: the one named, or a stack's only service.
+fn front_of(written: &Target) -> Option<String> {
+    match (&written.front, written.services.len()) {
+        (Some(front), _) => Some(front.clone()),
+        (None, 1) => written.services.keys().next().cloned(),
+        (None, _) => None,
+    }
+}
+
+/// A setup or teardown step with the point's variables filled.
+fn step_at(written: &Step, vars: &BTreeMap<String, VarValue>) -> Step {
+    let mut step = written.clone();
+    for arg in &mut step.command {
+        fill(arg, vars);
+    }
+    for value in step.env.values_mut() {
+        fill(value, vars);
+    }
+    if let Some(cwd) = &mut step.cwd {
+        fill(cwd, vars);
+    }
+    step
+}
+
+/// A stack's services at a point, in start order: each after every service its `after`
+/// names (then by name). A cycle or an unknown name is the checks' to report; here it fails.
+fn services_at(
+    written: &Target,
+    vars: &BTreeMap<String, VarValue>,
+) -> Result<Vec<resolved::Service>, String> {
+    let order = headroom_spec::target::start_order(&written.services)
+        .map_err(|name| format!("the services' `after` lists go round in a circle at `{name}`"))?;
+    order
+        .into_iter()
+        .map(|name| {
+            let service = &written.services[name];
+            let filled = |text: &String| {
+                let mut text = text.clone();
+                fill(&mut text, vars);
+                text
+            };
+            let mut ready = service.ready.clone();
+            if let Some(http) = &mut ready.http {
+                fill(http, vars);
+            }
+            Ok(resolved::Service {
+                name: name.clone(),
+                command: service.command.iter().map(filled).collect(),
+                cwd: service.cwd.as_ref().map(filled),
+                env: service
+                    .env
+                    .iter()
+                    .map(|(key, value)| (key.clone(), filled(value)))
+                    .collect(),
+                ready,
+                stop: service.stop.clone(),
+                limits: service
+                    .limits
+                    .as_ref()
+                    .map(|limits| resolved::Limits::at(limits, vars))
+                    .transpose()?,
+                after: service.after.clone(),
+            })
+        })
+        .collect()
 }
 
 /// A scenario at a point: every parameter its value there, its strings filled; a phase's

@@ -9,7 +9,7 @@ use headroom_spec::scenario::{
     Arrivals, Executor, HttpVersion, Messages as WrittenMessages, Ping, RatePer,
     Reload as WrittenReload, Request, Senders, StampForm,
 };
-use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Stop};
+use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Step, Stop};
 use headroom_spec::{Duration, Param, ParamValue, Rate, Size, VarValue};
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +83,52 @@ pub struct Target {
     /// Whether TLS accepts any certificate (loopback only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure_skip_verify: bool,
+    /// A stack's services, in the order they start (each after those it names in `after`);
+    /// they stop in reverse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<Service>,
+    /// The service the load goes to (its `{port}` is the scenarios').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front: Option<String>,
+    /// Commands run once the target is ready, before the load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<Step>,
+    /// Commands run after the load, before the target stops.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<Step>,
+}
+
+impl Target {
+    /// Whether headroom starts the target at every point (a `command` or a stack).
+    pub fn is_started(&self) -> bool {
+        self.command.is_some() || !self.services.is_empty()
+    }
+}
+
+/// One service of a stack at one point, its variables filled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "PointService")]
+pub struct Service {
+    /// Its name: `[target.services.NAME]`.
+    pub name: String,
+    /// The command that starts it.
+    pub command: Vec<String>,
+    /// Its working directory, relative to the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Its environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// When it is ready.
+    pub ready: Ready,
+    /// How it is stopped.
+    pub stop: Stop,
+    /// Its CPU and memory limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// The services started (and ready) before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
 }
 
 /// `[target.limits]` at one point.

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::environment::Environment;
 use crate::event::Event;
+use crate::fill::file_safe as sanitize;
 use crate::gates::Gates;
 use crate::generator::generator;
 use crate::limits::{Emulation, LIMITS_IGNORED};
@@ -28,6 +29,7 @@ use crate::target::{Launch, Running, endpoints, external_pid, external_url_allow
 use crate::{http, load, sample, verdict};
 
 mod once;
+mod start;
 
 use once::run_once;
 

@@ -1,33 +1,19 @@
 //! One run of one point: a fresh target (or the external one), the load, the steady state,
 //! the target stopped, the verdicts.
 
+use super::start::{Started, log_stem, results_dir, start_target};
 use super::*;
 use crate::barrier::{Stage, Start, meet};
 use crate::cgroup::Cgroup;
 use crate::limits::RunShape;
 use crate::results::RunLimits;
-
-/// A free loopback port: bound by us, then released for the target to take.
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
-        .local_addr()?
-        .port())
-}
+use crate::steps::{StepPlace, When, run_steps};
+use crate::target::Fills;
 
 fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// What a started target gives the run: its port, the process when headroom started it, the
-/// group to sample, and the endpoints of readiness and metrics.
-struct Started {
-    port: u16,
-    running: Option<Running>,
-    group: Option<i32>,
-    ready: Option<http::Endpoint>,
-    metrics: Option<http::Endpoint>,
 }
 
 /// Where a point's load goes, from what, on how many threads; `run` names the run
@@ -77,135 +63,197 @@ pub(super) async fn run_once(
     };
     let allowed = http::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
-    let Some(Started {
-        port,
-        mut running,
-        group,
-        ready: _,
-        metrics: metrics_endpoint,
-    }) = start_target(phase, point, repeat, options, cgroup, &allowed, &mut result).await
-    else {
+    let at = (phase, point, &attempt);
+    let Some(mut up) = start_target(at, options, cgroup, &allowed, &mut result).await else {
         close_cgroup(&mut result, limited.take(), point);
         return finish(result, started, plan);
+    };
+    let stem = log_stem(phase, point, repeat);
+    // The steps' `{port}` and `{port.NAME}`, apart from `up`, which the load borrows.
+    let ports = up.ports.clone();
+    let place = StepPlace {
+        fills: Fills {
+            services: &ports,
+            ..Fills::new(up.port, &options.headroom_bin)
+        },
+        spec_dir: &options.spec_dir,
+        log_dir: results_dir(options),
+        log_stem: &stem,
     };
     let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
-    let Some(start_at) = meet(attempt.barrier, &run, Stage::Start, &mut result).await else {
-        stop_target(running.as_mut(), target, &mut result).await;
-        close_cgroup(&mut result, limited.take(), point);
-        return finish(result, started, plan);
-    };
-    keep_generator(&attempt, limited.as_ref(), true);
-    let threads = load_threads(plan, limited.as_ref().map(|(_, run)| run));
-    let load_started = Instant::now();
-    let cpu_before = sample::own_cpu_s();
-    let (stop_sampling, sampler) = spawn_sampler(group, phase, load_started);
-
-    // The load, watched for the target's death and for Ctrl-C, up to the point where every
-    // scenario is held (HTTP: finished; rooms: drained, sockets still open).
-    let (abort, aborted) = watch::channel(false);
-    let (release, released) = watch::channel(false);
-    let (arrivals, mut arrived) = watch::channel(0usize);
-    let arrivals = Arc::new(arrivals);
-    let live = Arc::new(load::Live::default());
-    let meeting = (run.as_str(), attempt.barrier, start_at);
-    let reach = reach_of(plan, point, options, (port, threads), meeting);
-    let mut scenarios = tokio::spawn(run_scenarios(
-        point.scenarios.clone(),
-        reach,
-        aborted,
-        Arc::clone(&live),
-        Gates::new(Arc::clone(&arrivals), released),
-    ));
-    let total = point.scenarios.len();
-    let mut ticker = tokio::time::interval(Duration::from_secs(1));
-    let mut cancel_watch = cancel.clone();
-    let mut watch = Watch {
-        running: &mut running,
-        live: &live,
-        abort: &abort,
-        load_started,
-    };
-    loop {
-        tokio::select! {
-            _ = arrived.wait_for(|n| *n >= total) => break,
-            _ = ticker.tick() => watch.tick(&mut result, on_event),
-            _ = cancel_watch.changed() => watch.cancelled(&mut result, &cancel_watch),
-        }
-    }
-    let load_seconds = load_started.elapsed().as_secs_f64();
-    let cpu_used = sample::own_cpu_s() - cpu_before;
-
-    // The steady state; of a segmented run, by segment 0 alone once every load is over.
-    let met = meet(attempt.barrier, &run, Stage::Done, &mut result).await;
-    let steady = Steady {
-        plan,
-        phase,
-        point,
-        metrics: metrics_endpoint.as_ref(),
-        group,
-        load_started,
-    };
-    if met.is_some() && options.segment.index == 0 {
-        steady.measure(&mut result).await;
-    }
-    // Then the rooms ramp down.
-    let _ = release.send(true);
-    let outcomes = loop {
-        tokio::select! {
-            outcomes = &mut scenarios => {
-                break outcomes.unwrap_or_else(|e| vec![("(all)".to_owned(), Err(format!("the scenarios' task failed: {e}")))]);
-            }
-            _ = ticker.tick() => watch.tick(&mut result, on_event),
-            _ = cancel_watch.changed() => watch.cancelled(&mut result, &cancel_watch),
+    let set_up = run_steps(&target.setup, When::Setup, &place, &mut result).await;
+    let start_at = match set_up {
+        Ok(()) => meet(attempt.barrier, &run, Stage::Start, &mut result).await,
+        Err(failure) => {
+            result.failure = Some(failure);
+            None
         }
     };
-    take_outcomes(&mut result, outcomes, point, running.as_mut());
-    let _ = stop_sampling.send(true);
-    if let Ok((readings, load_average)) = sampler.await {
-        take_samples(&mut result, readings, point);
-        result.load_average = load_average;
+    if let Some(start_at) = start_at {
+        let drive = Drive {
+            plan,
+            phase,
+            point,
+            attempt: &attempt,
+            options,
+            run: &run,
+            limited: limited.as_ref(),
+        };
+        drive
+            .load(&mut up, start_at, cancel, &mut result, on_event)
+            .await;
+        // Teardown after the load, whatever it did: a failed load still cleans up.
+        if let Err(failure) = run_steps(&target.teardown, When::Teardown, &place, &mut result).await
+        {
+            result.failure.get_or_insert(failure);
+        }
     }
-    stop_target(running.as_mut(), target, &mut result).await;
-    keep_generator(&attempt, limited.as_ref(), false);
-    let cores_left = limited.as_ref().map(|(_, run)| run.cores_left);
-    result.generator = generator(&result.scenarios, cpu_used, load_seconds, cores_left);
-    result.generator.threads = http_threads(point, threads);
+    up.stack
+        .stop(&mut result, crate::limits::at_words(point))
+        .await;
     close_cgroup(&mut result, limited, point);
     finish(result, started, plan)
 }
 
-/// The sampler: the process group every `sample_every` from `load_started`, and the load
+/// One run's load and what is measured during and after it, on a target that is up.
+struct Drive<'a> {
+    plan: &'a RunMatrix,
+    phase: &'a MatrixPhase,
+    point: &'a Point,
+    attempt: &'a Attempt<'a>,
+    options: &'a RunOptions,
+    /// `phase/point/repeat`.
+    run: &'a str,
+    limited: Option<&'a (Cgroup, RunShape)>,
+}
+
+impl Drive<'_> {
+    /// The load, watched for the target's death and for Ctrl-C; the steady state once every
+    /// scenario holds; then the rooms' ramp-down; samples, series and outcomes into `result`.
+    async fn load(
+        &self,
+        up: &mut Started,
+        start_at: Option<Start>,
+        cancel: watch::Receiver<bool>,
+        result: &mut RunResult,
+        on_event: &mut (dyn FnMut(Event<'_>) + Send),
+    ) {
+        let (plan, phase, point, options) = (self.plan, self.phase, self.point, self.options);
+        keep_generator(self.attempt, self.limited, true);
+        let threads = load_threads(plan, self.limited.map(|(_, run)| run));
+        let load_started = Instant::now();
+        let cpu_before = sample::own_cpu_s();
+        let groups = up.groups();
+        let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, load_started);
+        let measuring = options.segment.index == 0;
+        let fills = Fills {
+            vars: Some(&point.vars),
+            ..up.fills(&options.headroom_bin)
+        };
+        let (stop_series, series_stop) = watch::channel(false);
+        let series = if measuring {
+            let spec_dir = &options.spec_dir;
+            crate::series::spawn(&phase.measure, &fills, spec_dir, load_started, &series_stop)
+        } else {
+            Vec::new()
+        };
+
+        // Up to the point where every scenario is held (HTTP: finished; rooms: drained,
+        // sockets still open).
+        let (abort, aborted) = watch::channel(false);
+        let (release, released) = watch::channel(false);
+        let (arrivals, mut arrived) = watch::channel(0usize);
+        let arrivals = Arc::new(arrivals);
+        let live = Arc::new(load::Live::default());
+        let meeting = (self.run, self.attempt.barrier, start_at);
+        let reach = reach_of(plan, point, options, (up.port, threads), meeting);
+        let mut scenarios = tokio::spawn(run_scenarios(
+            point.scenarios.clone(),
+            reach,
+            aborted,
+            Arc::clone(&live),
+            Gates::new(Arc::clone(&arrivals), released),
+        ));
+        let total = point.scenarios.len();
+        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        let mut cancel_watch = cancel.clone();
+        let mut watch = Watch {
+            stack: &mut up.stack,
+            live: &live,
+            abort: &abort,
+            load_started,
+        };
+        loop {
+            tokio::select! {
+                _ = arrived.wait_for(|n| *n >= total) => break,
+                _ = ticker.tick() => watch.tick(result, on_event),
+                _ = cancel_watch.changed() => watch.cancelled(result, &cancel_watch),
+            }
+        }
+        let load_seconds = load_started.elapsed().as_secs_f64();
+        let cpu_used = sample::own_cpu_s() - cpu_before;
+        // Series read by a command are read during the load only.
+        let _ = stop_series.send(true);
+
+        // The steady state; of a segmented run, by segment 0 alone once every load is over.
+        let met = meet(self.attempt.barrier, self.run, Stage::Done, result).await;
+        let steady = Steady {
+            plan,
+            phase,
+            point,
+            metrics: up.metrics.as_ref(),
+            groups,
+            load_started,
+        };
+        if met.is_some() && measuring {
+            steady.measure(result).await;
+        }
+        crate::series::collect(series, phase.measure.steady_state.reduce, result).await;
+        // Then the rooms ramp down.
+        let _ = release.send(true);
+        let outcomes = loop {
+            tokio::select! {
+                outcomes = &mut scenarios => {
+                    break outcomes.unwrap_or_else(|e| vec![("(all)".to_owned(), Err(format!("the scenarios' task failed: {e}")))]);
+                }
+                _ = ticker.tick() => watch.tick(result, on_event),
+                _ = cancel_watch.changed() => watch.cancelled(result, &cancel_watch),
+            }
+        };
+        take_outcomes(result, outcomes, point, &mut up.stack);
+        let _ = stop_sampling.send(true);
+        if let Ok((sampled, load_average)) = sampler.await {
+            take_samples(result, sampled, point);
+            result.load_average = load_average;
+        }
+        keep_generator(self.attempt, self.limited, false);
+        let cores_left = self
+            .limited
+            .map(|(_, run)| run.cores_left)
+            .or_else(|| up.stack.cores_left());
+        result.generator = generator(&result.scenarios, cpu_used, load_seconds, cores_left);
+        result.generator.threads = http_threads(point, threads);
+    }
+}
+
+/// The sampler: the process groups every `sample_every` from `load_started`, and the load
 /// average, until told to stop.
 fn spawn_sampler(
-    group: Option<i32>,
+    groups: Vec<(Option<String>, i32)>,
     phase: &MatrixPhase,
     load_started: Instant,
 ) -> (
     watch::Sender<bool>,
-    tokio::task::JoinHandle<(crate::sample::Readings, crate::results::LoadAverage)>,
+    tokio::task::JoinHandle<(crate::sample::Sampled, crate::results::LoadAverage)>,
 ) {
     let (stop_sampling, sampling) = watch::channel(false);
     let sampler = tokio::spawn(sampler(
-        group,
+        groups,
         phase.measure.sample_every.as_std(),
         load_started,
         sampling,
     ));
     (stop_sampling, sampler)
-}
-
-/// Stops the target headroom started, how it ended into `result`.
-async fn stop_target(
-    running: Option<&mut Running>,
-    target: &headroom_compiler::matrix::resolved::Target,
-    result: &mut RunResult,
-) {
-    if let Some(running) = running {
-        let stopped = running
-            .stop(target.stop.signal, target.stop.grace.as_std())
-            .await;
-        result.stopped = Some(stopped);
-    }
 }
 
 /// The HTTP scenarios' load threads: `[generator] threads`, else the cores left to the
@@ -301,168 +349,13 @@ fn close_cgroup(result: &mut RunResult, limited: Option<(Cgroup, RunShape)>, poi
     }
 }
 
-/// Starts the target (or checks the external one) and waits until it is ready; `None` with
-/// the failure in `result` when it could not.
-async fn start_target(
-    phase: &MatrixPhase,
-    point: &Point,
-    repeat: u32,
-    options: &RunOptions,
-    cgroup: Option<&Cgroup>,
-    allowed: &http::Allowed,
-    result: &mut RunResult,
-) -> Option<Started> {
-    let target = &point.target;
-    // Where readiness and metrics are read: resolved and checked once, before the target
-    // starts (a host load may not go to fails the run before anything runs).
-    let mut started = match &target.url {
-        Some(url) => external(url, target, options, allowed, result).await?,
-        None => {
-            let port = match free_port() {
-                Ok(port) => port,
-                Err(e) => {
-                    result.failure = Some(Failure::SpawnFailed {
-                        message: format!("no free loopback port: {e}"),
-                    });
-                    return None;
-                }
-            };
-            let (ready, metrics) = match endpoints(
-                target,
-                port,
-                &options.headroom_bin,
-                allowed,
-                &options.spec_dir,
-            )
-            .await
-            {
-                Ok(endpoints) => endpoints,
-                Err(message) => {
-                    result.failure = Some(Failure::Load { message });
-                    return None;
-                }
-            };
-            let log_name = format!(
-                "logs/{}-p{}-r{}.log",
-                sanitize(&phase.name),
-                point.index + 1,
-                repeat
-            );
-            let log = options
-                .out
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(&log_name);
-            result.log = Some(log_name);
-            let launch = Launch {
-                target,
-                port,
-                headroom_bin: &options.headroom_bin,
-                spec_dir: &options.spec_dir,
-                log,
-                cgroup,
-            };
-            match Running::start(&launch).await {
-                Ok(running) => Started {
-                    port,
-                    group: Some(running.pid as i32),
-                    running: Some(running),
-                    ready,
-                    metrics,
-                },
-                Err(failure) => {
-                    result.failure = Some(failure);
-                    return None;
-                }
-            }
-        }
-    };
-    result.port = started.port;
-    if let Some(running) = started.running.as_mut() {
-        match running
-            .wait_ready(target, started.port, started.ready.as_ref())
-            .await
-        {
-            Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
-            Err(failure) => {
-                result.failure = Some(failure);
-                result.stopped = Some(
-                    running
-                        .stop(target.stop.signal, target.stop.grace.as_std())
-                        .await,
-                );
-                return None;
-            }
-        }
-    }
-    Some(started)
-}
-
-/// An external target (`url`): its host checked, its endpoints resolved, its process found
-/// through `pid_file` when given.
-async fn external(
-    url: &str,
-    target: &headroom_compiler::matrix::resolved::Target,
-    options: &RunOptions,
-    allowed: &http::Allowed,
-    result: &mut RunResult,
-) -> Option<Started> {
-    let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
-    let port = http::parse_web_url(&url)
-        .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
-        .unwrap_or(80);
-    let checked = match external_url_allowed(&url, target, allowed).await {
-        Ok(()) => {
-            endpoints(
-                target,
-                port,
-                &options.headroom_bin,
-                allowed,
-                &options.spec_dir,
-            )
-            .await
-        }
-        Err(message) => Err(message),
-    };
-    let (ready, metrics) = match checked {
-        Ok(endpoints) => endpoints,
-        Err(message) => {
-            result.failure = Some(Failure::Load { message });
-            return None;
-        }
-    };
-    result
-        .notes
-        .push("an external target: the runner neither started nor stopped it".to_owned());
-    let mut group = None;
-    match &target.pid_file {
-        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin) {
-            Ok(found) => group = Some(found),
-            Err(why) => result
-                .notes
-                .push(format!("its process was not sampled: {why}")),
-        },
-        None => result.notes.push(
-            "its process was not sampled: give `pid_file` in [target] to sample an external target"
-                .to_owned(),
-        ),
-    }
-    Some(Started {
-        port,
-        running: None,
-        group,
-        ready,
-        metrics,
-    })
-}
-
 /// The steady state of one run: what it reads, and where.
 struct Steady<'a> {
     plan: &'a RunMatrix,
     phase: &'a MatrixPhase,
     point: &'a Point,
     metrics: Option<&'a http::Endpoint>,
-    group: Option<i32>,
+    groups: Vec<(Option<String>, i32)>,
     load_started: Instant,
 }
 
@@ -474,18 +367,27 @@ impl Steady<'_> {
             return;
         }
         let measure = &self.phase.measure;
-        let (metrics, readings) =
-            steady_state(measure, self.metrics, self.group, self.load_started).await;
+        let groups = self.groups.clone();
+        let (metrics, sampled) =
+            steady_state(measure, self.metrics, groups, self.load_started).await;
         result.metrics = metrics;
-        result.process.steady = steady_process(&readings.samples, measure.steady_state.reduce);
-        result.process.failed_samples += readings.failed;
-        if readings.error.is_some() {
-            result.process.sample_error = readings.error;
-        }
+        let reduce = measure.steady_state.reduce;
+        crate::stack::take_readings(
+            result,
+            sampled.readings,
+            sampled.total,
+            |process, readings| {
+                process.steady = steady_process(&readings.samples, reduce);
+                process.failed_samples += readings.failed;
+                if readings.error.is_some() {
+                    process.sample_error = readings.error;
+                }
+            },
+        );
         // Memory and CPU at steady state are what the page fits and prices: a group that was
         // there and could not be read is a failed run, not a run that used nothing.
         if result.process.steady.is_none()
-            && self.group.is_some()
+            && !self.groups.is_empty()
             && let Some(why) = &result.process.sample_error
         {
             result.failure = Some(Failure::ProcessUnread { why: why.clone() });
@@ -510,15 +412,24 @@ impl Steady<'_> {
     }
 }
 
-/// The load's samples into `result`, with the CPU over the hold read from them.
-fn take_samples(result: &mut RunResult, readings: sample::Readings, point: &Point) {
-    result.process.hold_cpu_cores = sample::hold_window(&point.scenarios)
-        .and_then(|window| sample::cpu_cores_over(&readings.samples, window));
-    result.process.samples = readings.samples;
-    result.process.failed_samples += readings.failed;
-    if result.process.sample_error.is_none() {
-        result.process.sample_error = readings.error;
-    }
+/// The load's samples into `result` (each service's and their sum, or the target's), with
+/// the CPU over the hold read from them.
+fn take_samples(result: &mut RunResult, sampled: sample::Sampled, point: &Point) {
+    let window = sample::hold_window(&point.scenarios);
+    crate::stack::take_readings(
+        result,
+        sampled.readings,
+        sampled.total,
+        |process, readings| {
+            process.hold_cpu_cores =
+                window.and_then(|window| sample::cpu_cores_over(&readings.samples, window));
+            process.samples = readings.samples;
+            process.failed_samples += readings.failed;
+            if process.sample_error.is_none() {
+                process.sample_error = readings.error;
+            }
+        },
+    );
 }
 
 /// The scenarios' outcomes into `result`: the first that failed, a scenario that measured
@@ -527,7 +438,7 @@ fn take_outcomes(
     result: &mut RunResult,
     outcomes: Vec<(String, Result<crate::results::ScenarioResult, String>)>,
     point: &Point,
-    running: Option<&mut Running>,
+    stack: &mut crate::stack::Stack,
 ) {
     for (name, outcome) in outcomes {
         match outcome {
@@ -551,13 +462,9 @@ fn take_outcomes(
     }
     // A target that died during the steady state or the ramp-down failed the run too.
     if result.failure.is_none()
-        && let Some(running) = running
-        && let Some(exit) = running.exited()
+        && let Some(died) = stack.died()
     {
-        result.failure = Some(Failure::Died {
-            exit,
-            stderr_tail: running.stderr_tail(),
-        });
+        result.failure = Some(died);
     }
 }
 
@@ -568,16 +475,4 @@ fn finish(mut result: RunResult, started: Instant, plan: &RunMatrix) -> RunResul
         result.slo = verdict::evaluate(&plan.slo, &result);
     }
     result
-}
-
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

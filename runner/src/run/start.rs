@@ -1,0 +1,236 @@
+//! A run's target brought up: the `[target] command` or a stack's services started and ready,
+//! or an external target's host and process found.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::cgroup::Cgroup;
+use crate::stack::{Stack, StackStart, service_ports};
+use crate::target::{Fills, Process};
+
+/// A free loopback port: bound by us, then released for the target to take.
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port())
+}
+
+/// What a started target gives the run: the port load goes to, what headroom started, the
+/// stack's ports, an external target's process group, and where its metrics are.
+pub(super) struct Started {
+    pub(super) port: u16,
+    pub(super) stack: Stack,
+    /// `{port.NAME}`: every service's port (empty without a stack).
+    pub(super) ports: BTreeMap<String, u16>,
+    /// An external target's process group (`pid_file`).
+    pub(super) external_group: Option<i32>,
+    pub(super) metrics: Option<http::Endpoint>,
+}
+
+impl Started {
+    /// The process groups sampled during the load and at steady state.
+    pub(super) fn groups(&self) -> Vec<(Option<String>, i32)> {
+        let mut groups = self.stack.groups();
+        if let Some(group) = self.external_group {
+            groups.push((None, group));
+        }
+        groups
+    }
+
+    /// What steps, series and URLs have filled in: `{port}` the front's.
+    pub(super) fn fills<'a>(&'a self, headroom_bin: &'a Path) -> Fills<'a> {
+        Fills {
+            port: self.port,
+            services: &self.ports,
+            headroom_bin,
+            vars: None,
+        }
+    }
+}
+
+/// Where a run's logs go: `logs/{phase}-p{point}-r{repeat}`, relative to the results file's
+/// folder.
+pub(super) fn log_stem(phase: &MatrixPhase, point: &Point, repeat: u32) -> String {
+    format!(
+        "logs/{}-p{}-r{}",
+        sanitize(&phase.name),
+        point.index + 1,
+        repeat
+    )
+}
+
+/// The folder the results file is in: logs are relative to it.
+pub(super) fn results_dir(options: &RunOptions) -> &Path {
+    options.out.parent().unwrap_or(Path::new("."))
+}
+
+/// Starts the target (or checks the external one) and waits until it is ready; `None` with
+/// the failure in `result` when it could not.
+pub(super) async fn start_target(
+    (phase, point, attempt): (&MatrixPhase, &Point, &Attempt<'_>),
+    options: &RunOptions,
+    cgroup: Option<&Cgroup>,
+    allowed: &http::Allowed,
+    result: &mut RunResult,
+) -> Option<Started> {
+    let target = &point.target;
+    if let Some(url) = &target.url {
+        return external(url, target, options, allowed, result).await;
+    }
+    let stem = log_stem(phase, point, attempt.repeat);
+    let picked = if target.services.is_empty() {
+        free_port().map(|port| (port, BTreeMap::new()))
+    } else {
+        service_ports(target).map(|ports| {
+            let front = target.front.as_ref().and_then(|front| ports.get(front));
+            (front.copied().unwrap_or_default(), ports)
+        })
+    };
+    let (port, ports) = match picked {
+        Ok(picked) => picked,
+        Err(e) => {
+            result.failure = Some(Failure::SpawnFailed {
+                message: format!("no free loopback port: {e}"),
+            });
+            return None;
+        }
+    };
+    // Where readiness and metrics are read: resolved and checked once, before the target
+    // starts (a host load may not go to fails the run before anything runs).
+    let fills = Fills {
+        port,
+        services: &ports,
+        headroom_bin: &options.headroom_bin,
+        vars: None,
+    };
+    let (ready, metrics) = match endpoints(target, &fills, allowed, &options.spec_dir).await {
+        Ok(endpoints) => endpoints,
+        Err(message) => {
+            result.failure = Some(Failure::Load { message });
+            return None;
+        }
+    };
+    result.port = port;
+    let stack = if target.services.is_empty() {
+        start_command(
+            target,
+            (port, ready.as_ref()),
+            options,
+            (cgroup, &stem),
+            result,
+        )
+        .await?
+    } else {
+        let at = StackStart {
+            target,
+            ports: &ports,
+            headroom_bin: &options.headroom_bin,
+            spec_dir: &options.spec_dir,
+            log_dir: results_dir(options),
+            log_stem: &stem,
+            emulation: attempt.emulation,
+            run_number: attempt.number,
+            allowed,
+        };
+        Stack::start(&at, result).await?
+    };
+    Some(Started {
+        port,
+        stack,
+        ports,
+        external_group: None,
+        metrics,
+    })
+}
+
+/// `[target] command` started in the run's cgroup and waited for.
+async fn start_command(
+    target: &headroom_compiler::matrix::resolved::Target,
+    (port, ready): (u16, Option<&http::Endpoint>),
+    options: &RunOptions,
+    (cgroup, stem): (Option<&Cgroup>, &str),
+    result: &mut RunResult,
+) -> Option<Stack> {
+    let log_name = format!("{stem}.log");
+    let launch = Launch {
+        process: Process::of_target(target),
+        fills: Fills::new(port, &options.headroom_bin),
+        spec_dir: &options.spec_dir,
+        log: results_dir(options).join(&log_name),
+        cgroup,
+    };
+    result.log = Some(log_name);
+    let mut running = match Running::start(&launch).await {
+        Ok(running) => running,
+        Err(failure) => {
+            result.failure = Some(failure);
+            return None;
+        }
+    };
+    match running.wait_ready(&target.ready, port, ready).await {
+        Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
+        Err(failure) => {
+            result.failure = Some(failure);
+            result.stopped = Some(
+                running
+                    .stop(target.stop.signal, target.stop.grace.as_std())
+                    .await,
+            );
+            return None;
+        }
+    }
+    Some(Stack::of_target(running, target))
+}
+
+/// An external target (`url`): its host checked, its endpoints resolved, its process found
+/// through `pid_file` when given.
+async fn external(
+    url: &str,
+    target: &headroom_compiler::matrix::resolved::Target,
+    options: &RunOptions,
+    allowed: &http::Allowed,
+    result: &mut RunResult,
+) -> Option<Started> {
+    let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
+    let port = http::parse_web_url(&url)
+        .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
+        .unwrap_or(80);
+    let checked = match external_url_allowed(&url, target, allowed).await {
+        Ok(()) => {
+            let fills = Fills::new(port, &options.headroom_bin);
+            endpoints(target, &fills, allowed, &options.spec_dir).await
+        }
+        Err(message) => Err(message),
+    };
+    let (_, metrics) = match checked {
+        Ok(endpoints) => endpoints,
+        Err(message) => {
+            result.failure = Some(Failure::Load { message });
+            return None;
+        }
+    };
+    result.port = port;
+    result
+        .notes
+        .push("an external target: the runner neither started nor stopped it".to_owned());
+    let mut group = None;
+    match &target.pid_file {
+        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin) {
+            Ok(found) => group = Some(found),
+            Err(why) => result
+                .notes
+                .push(format!("its process was not sampled: {why}")),
+        },
+        None => result.notes.push(
+            "its process was not sampled: give `pid_file` in [target] to sample an external target"
+                .to_owned(),
+        ),
+    }
+    Some(Started {
+        port,
+        stack: Stack::default(),
+        ports: BTreeMap::new(),
+        external_group: group,
+        metrics,
+    })
+}

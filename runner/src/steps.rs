@@ -1,0 +1,183 @@
+//! Setup and teardown steps (`[[target.setup]]`, `[[target.teardown]]`): commands run at every
+//! point once the target is ready and before the load, and after the load; each with a time
+//! limit, its output in a log file, its time and exit recorded. The first that fails fails the
+//! point with its last lines of output.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+use headroom_results::{Exit, RunResult, StepResult};
+use headroom_spec::target::Step;
+use rustix::process::{Pid, Signal};
+
+use crate::results::Failure;
+use crate::target::Fills;
+
+/// Lines of a failed step's output kept in its failure.
+const TAIL_LINES: usize = 20;
+
+/// When a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    /// After the target is ready, before the load.
+    Setup,
+    /// After the load, before the target stops.
+    Teardown,
+}
+
+impl When {
+    fn name(self) -> &'static str {
+        match self {
+            When::Setup => "setup",
+            When::Teardown => "teardown",
+        }
+    }
+}
+
+/// Where a point's steps run from.
+pub(crate) struct StepPlace<'a> {
+    pub(crate) fills: Fills<'a>,
+    pub(crate) spec_dir: &'a Path,
+    /// Logs go to `{log_stem}-{when}-{step}.log`, relative to `log_dir`.
+    pub(crate) log_dir: &'a Path,
+    pub(crate) log_stem: &'a str,
+}
+
+/// Runs `steps` in order, each recorded in `result.steps`; the first that fails stops the rest
+/// and is returned.
+pub(crate) async fn run_steps(
+    steps: &[Step],
+    when: When,
+    place: &StepPlace<'_>,
+    result: &mut RunResult,
+) -> Result<(), Failure> {
+    for step in steps {
+        let log_name = format!(
+            "{}-{}-{}.log",
+            place.log_stem,
+            when.name(),
+            crate::fill::file_safe(&step.name)
+        );
+        let log = place.log_dir.join(&log_name);
+        let started = Instant::now();
+        let exit = run_one(step, place, &log).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let (exit, failure) = match exit {
+            Ok(Some(exit)) => (
+                Some(exit.clone()),
+                (exit != Exit::Code(0)).then_some(Some(exit)),
+            ),
+            Ok(None) => (None, Some(None)),
+            Err(message) => {
+                result.steps.push(StepResult {
+                    name: step.name.clone(),
+                    when: when.name().to_owned(),
+                    seconds,
+                    exit: None,
+                    log: None,
+                });
+                return Err(Failure::SpawnFailed {
+                    message: format!("{} step `{}`: {message}", when.name(), step.name),
+                });
+            }
+        };
+        result.steps.push(StepResult {
+            name: step.name.clone(),
+            when: when.name().to_owned(),
+            seconds,
+            exit,
+            log: Some(log_name),
+        });
+        if let Some(exit) = failure {
+            return Err(Failure::Step {
+                step: step.name.clone(),
+                when: when.name().to_owned(),
+                exit,
+                seconds,
+                output_tail: tail(&log),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs one step, its output to `log`: its exit, `None` when it was killed at its timeout, or
+/// why it could not start.
+async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Option<Exit>, String> {
+    let argv: Vec<String> = step
+        .command
+        .iter()
+        .map(|arg| place.fills.fill(arg))
+        .collect::<Result<_, _>>()?;
+    let Some((program, args)) = argv.split_first() else {
+        return Err("it has no command".to_owned());
+    };
+    let cwd = match &step.cwd {
+        Some(cwd) => place.spec_dir.join(place.fills.fill(cwd)?),
+        None => place.spec_dir.to_path_buf(),
+    };
+    if let Some(parent) = log.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create the log folder {}: {e}", parent.display()))?;
+    }
+    let out = std::fs::File::create(log)
+        .map_err(|e| format!("cannot create the log file {}: {e}", log.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("cannot share the log file {}: {e}", log.display()))?;
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .process_group(0)
+        .kill_on_drop(true);
+    for (key, value) in &step.env {
+        command.env(key, place.fills.fill(value)?);
+    }
+    // SAFETY: prctl only, between fork and exec: async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot start `{program}` in {}: {e}", cwd.display()))?;
+    let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
+    let waited = tokio::time::timeout(step.timeout.as_std(), child.wait()).await;
+    // What the step left behind in its group goes, whether it finished or not.
+    if let Some(group) = group {
+        let _ = rustix::process::kill_process_group(group, Signal::KILL);
+    }
+    match waited {
+        Ok(Ok(status)) => Ok(Some(crate::target::exit_of(status))),
+        Ok(Err(e)) => Err(format!("cannot wait for `{program}`: {e}")),
+        Err(_) => {
+            let _ = child.kill().await;
+            Ok(None)
+        }
+    }
+}
+
+/// The last lines of a log file (its last 64 KiB read).
+fn tail(log: &Path) -> Vec<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(log) else {
+        return Vec::new();
+    };
+    let length = file.metadata().map_or(0, |m| m.len());
+    let _ = file.seek(SeekFrom::Start(length.saturating_sub(64 * 1024)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(TAIL_LINES)..]
+        .iter()
+        .map(|line| (*line).to_owned())
+        .collect()
+}
