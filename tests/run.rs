@@ -1940,6 +1940,103 @@ fn a_killed_run_leaves_no_process_of_a_forking_target() {
     clean("forks");
 }
 
+/// Issue 19: a stack's failures are named after the service or step, with its last lines:
+/// a service never ready, a setup step that exits 7, a service that dies mid-point; the stack
+/// that works is sampled apart and summed; nothing of any of them is left running.
+#[test]
+fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
+    let (output, results) = run_fixture("stack", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let runs = runs(&results);
+    let [never_ready, setup_fails, dies, whole] = runs[..] else {
+        panic!("four runs: {runs:?}");
+    };
+    // The db was never ready: the api never started; the db was stopped.
+    let failure = &never_ready["failure"];
+    assert_eq!(failure["kind"], "service", "{failure}");
+    assert_eq!(failure["service"], "db");
+    assert_eq!(failure["failure"]["kind"], "never_ready");
+    assert!(common::number(&failure["failure"]["waited_s"]) >= 2.0);
+    assert!(
+        failure["failure"]["stderr_tail"]
+            .to_string()
+            .contains("listening on"),
+        "{failure}"
+    );
+    assert_eq!(never_ready["services"]["db"]["stopped"]["exit"]["code"], 0);
+    assert!(never_ready["services"].get("api").is_none());
+    // The seed step exits 7: its own lines, both streams; no load was sent.
+    let failure = &setup_fails["failure"];
+    assert_eq!(failure["kind"], "step", "{failure}");
+    assert_eq!(
+        (&failure["step"], &failure["when"]),
+        (&Value::from("seed"), &Value::from("setup"))
+    );
+    assert_eq!(failure["exit"]["code"], 7);
+    let tail = failure["output_tail"].to_string();
+    assert!(
+        tail.contains("seeding the db on port") && tail.contains("relation"),
+        "{tail}"
+    );
+    assert!(
+        setup_fails["scenarios"]
+            .as_object()
+            .is_none_or(|s| s.is_empty())
+    );
+    assert_eq!(setup_fails["steps"][0]["exit"]["code"], 7);
+    // The db dies 1.5 s after it started, during the load: named, with its last line.
+    let failure = &dies["failure"];
+    assert_eq!(
+        (&failure["kind"], &failure["service"]),
+        (&Value::from("service"), &Value::from("db")),
+        "{failure}"
+    );
+    assert_eq!(failure["failure"]["kind"], "died");
+    assert_eq!(failure["failure"]["exit"]["code"], 3);
+    assert!(
+        failure["failure"]["stderr_tail"]
+            .to_string()
+            .contains("--exit-after")
+    );
+    assert!(common::number(&dies["scenarios"]["api"]["requests"]) > 0.0);
+    // The stack that works: both services started in order, on their own ports, sampled
+    // apart; the run's process is their sum.
+    assert!(whole.get("failure").is_none(), "{}", whole["failure"]);
+    let (db, api) = (&whole["services"]["db"], &whole["services"]["api"]);
+    assert_ne!(db["port"], api["port"]);
+    assert_eq!(whole["port"], api["port"], "the load goes to the front");
+    let rss = |service: &Value| common::number(&service["process"]["steady"]["rss_bytes"]);
+    assert!(rss(db) > 1e6 && rss(api) > 1e6, "{db} {api}");
+    assert_eq!(
+        common::number(&whole["process"]["steady"]["rss_bytes"]),
+        rss(db) + rss(api)
+    );
+    assert_eq!(whole["process"]["steady"]["processes"], 2);
+    assert_eq!(whole["steps"][0]["exit"]["code"], 0);
+    assert!(leftovers("1040B").is_empty(), "{:?}", leftovers("1040B"));
+    clean("stack");
+}
+
+/// Issue 19: headroom killed with SIGKILL mid-load leaves nothing of a stack running: not the
+/// services' groups, not their cgroups, not a server one of them started in a session of its
+/// own (out of its process group, as PostgreSQL's backends are).
+#[test]
+fn a_killed_run_leaves_nothing_of_its_stack() {
+    let _machine = shared();
+    let out = fresh_out("stack-killed");
+    let mut child = start_in_background("stack-killed", &out, "1041B");
+    // Both services up (the api starts once the db is ready), and the guard has seen the tree.
+    wait_until(Duration::from_secs(30), || leftovers("1041B").len() >= 3);
+    let running = leftovers("1041B");
+    assert!(running.len() >= 3, "{running:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    send("KILL", &child);
+    let _ = child.wait();
+    wait_until(Duration::from_secs(5), || leftovers("1041B").is_empty());
+    assert!(leftovers("1041B").is_empty(), "{:?}", leftovers("1041B"));
+    clean("stack-killed");
+}
+
 /// Issue 12: a metrics path that answers 404 on every scrape is not a silent gap: the failed
 /// scrapes are counted with why, and the declared series that no scrape held fails the point,
 /// named, instead of a page that says the metrics were read.

@@ -15,7 +15,7 @@ pub enum Failure {
     ExitedEarly {
         /// Its exit status or signal.
         exit: Exit,
-        /// The last lines it wrote to stderr.
+        /// The last lines it wrote (stderr and stdout, as they came).
         stderr_tail: Vec<String>,
     },
     /// The readiness check did not pass in time.
@@ -24,7 +24,7 @@ pub enum Failure {
         waited_s: f64,
         /// The readiness check that did not pass (`GET /healthz`).
         check: String,
-        /// The last lines it wrote to stderr.
+        /// The last lines it wrote (stderr and stdout, as they came).
         stderr_tail: Vec<String>,
     },
     /// The kernel killed the target for going over its `[target] limits` memory.
@@ -33,14 +33,14 @@ pub enum Failure {
         limit_bytes: u64,
         /// The point, as its swept variables (`rooms = 256`).
         at: String,
-        /// The last lines it wrote to stderr.
+        /// The last lines it wrote (stderr and stdout, as they came).
         stderr_tail: Vec<String>,
     },
     /// The target exited during the point.
     Died {
         /// Its exit status or signal.
         exit: Exit,
-        /// The last lines it wrote to stderr.
+        /// The last lines it wrote (stderr and stdout, as they came).
         stderr_tail: Vec<String>,
     },
     /// The load could not run (a URL the runner cannot load).

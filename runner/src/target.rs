@@ -28,7 +28,7 @@ use crate::guard::{kill_pids, spawn_guard};
 use crate::http;
 use crate::results::Failure;
 
-/// Lines of stderr kept for a failure report.
+/// Lines of output kept for a failure report.
 const TAIL_LINES: usize = 20;
 /// The most of a target's output kept in its log file; the rest is read and dropped, so a
 /// chatty target neither blocks on a full pipe nor fills the disk.
@@ -242,11 +242,13 @@ impl Running {
         let (matched, log_matches) = tokio::sync::watch::channel(false);
         let log = Arc::new(tokio::sync::Mutex::new((log, 0u64)));
         let mut copies = Vec::new();
+        // Both streams feed the tail: a server that says why it stopped on stdout (or a
+        // service whose log is its stdout) is heard too.
         if let Some(stdout) = child.stdout.take() {
             copies.push(tokio::spawn(copy(
                 stdout,
                 Arc::clone(&log),
-                None,
+                Some(Arc::clone(&stderr_tail)),
                 pattern.clone(),
                 matched.clone(),
             )));
@@ -274,7 +276,7 @@ impl Running {
         })
     }
 
-    /// The last lines the target wrote to stderr.
+    /// The last lines the target wrote (stdout and stderr, as they came).
     pub fn stderr_tail(&self) -> Vec<String> {
         self.stderr_tail
             .lock()

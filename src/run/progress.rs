@@ -2,6 +2,7 @@
 //! run otherwise.
 
 use super::*;
+use headroom_runner::results::Failure;
 use tables::{ms, one_line};
 
 /// A bar over the matrix on a terminal (current run, elapsed, ETA, live p95 and errors); plain
@@ -74,10 +75,39 @@ impl Progress {
             }
             Event::RunFinished { result, .. } => {
                 self.line(&format!("  {}", one_line(result)));
+                if let Some(failure) = &result.failure {
+                    self.failure_output(result, failure);
+                }
                 if let Some(bar) = &self.bar {
                     bar.inc(1);
                 }
             }
+        }
+    }
+}
+
+/// Lines of a failed process's output shown under its run; the results keep more.
+const SHOWN_LINES: usize = 5;
+
+impl Progress {
+    /// The last lines a failed process wrote, and where its whole log is.
+    fn failure_output(&self, result: &RunResult, failure: &Failure) {
+        let tail = failure.output_tail();
+        for line in &tail[tail.len().saturating_sub(SHOWN_LINES)..] {
+            self.line(&format!("    | {line}"));
+        }
+        let log = match failure {
+            Failure::Service { service, .. } => {
+                result.services.get(service).and_then(|s| s.log.as_ref())
+            }
+            Failure::Step { .. } => result.steps.last().and_then(|step| step.log.as_ref()),
+            Failure::Interrupted | Failure::Barrier { .. } | Failure::Load { .. } => None,
+            _ => result.log.as_ref(),
+        };
+        if let Some(log) = log.filter(|_| !tail.is_empty()) {
+            self.line(&format!(
+                "    (its whole output: {log}, beside the results)"
+            ));
         }
     }
 }
