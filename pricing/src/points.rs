@@ -416,6 +416,19 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                 if let Some(cores) = run.process.hold_cpu_cores {
                     add("cpu", Unit::Plain, cores);
                 }
+                // A stack's services apart: `db.rss`, `db.cpu`, … (the two above are their sum).
+                for (service, result) in &run.services {
+                    if let Some(steady) = &result.process.steady {
+                        add(
+                            &format!("{service}.rss"),
+                            Unit::Bytes,
+                            steady.rss_bytes as f64,
+                        );
+                    }
+                    if let Some(cores) = result.process.hold_cpu_cores {
+                        add(&format!("{service}.cpu"), Unit::Plain, cores);
+                    }
+                }
                 for (name, value) in &run.metrics.steady {
                     add(name, metrics_series_unit(plan, name), *value);
                 }

@@ -267,7 +267,9 @@ pub struct ProcessResult {
 pub struct ProcessSample {
     /// Seconds from the start of the load.
     pub t_s: f64,
-    /// The resident set of every process in the group, in bytes.
+    /// The memory the group holds, in bytes: one process's resident set (RSS); of several,
+    /// the sum of their proportional set sizes (PSS), so a page they share (a database's shared
+    /// buffers, mapped by every backend) counts once, not once per process.
     pub rss_bytes: u64,
     /// CPU since the previous sample, in percent of one core; `null` for a first reading, which
     /// has nothing to measure CPU against (CPU use is the difference of two readings).

@@ -15,6 +15,7 @@ use crate::results::ProcessSample;
 /// RSS and CPU time of a process group at one instant.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Reading {
+    /// One process's RSS; of several, the sum of their PSS, shared pages counted once.
     pub rss_bytes: u64,
     /// user + system, in seconds.
     pub cpu_s: f64,
@@ -30,8 +31,18 @@ pub fn read_group(group: i32) -> Result<Reading, String> {
     let page = procfs::page_size();
     let ticks = procfs::ticks_per_second() as f64;
     let mut reading = Reading::default();
-    for stat in tree(group)? {
-        reading.rss_bytes += stat.rss * page;
+    let stats = tree(group)?;
+    // Of several processes, each one's share of the pages they share (PSS): a database's
+    // shared buffers, mapped by every backend, count once, not once per backend. A process
+    // gone before its share was read counts its RSS.
+    let several = stats.len() > 1;
+    for stat in &stats {
+        let rss = stat.rss * page;
+        reading.rss_bytes += if several {
+            pss_bytes(stat.pid).unwrap_or(rss)
+        } else {
+            rss
+        };
         reading.cpu_s += (stat.utime + stat.stime) as f64 / ticks;
         reading.processes += 1;
     }
@@ -39,6 +50,15 @@ pub fn read_group(group: i32) -> Result<Reading, String> {
         return Err(format!("no process of group {group} in /proc"));
     }
     Ok(reading)
+}
+
+/// A process's proportional set size (`Pss:` of /proc/PID/smaps_rollup): its private pages
+/// and its share of each page it shares. `None` when it cannot be read (the process exited).
+fn pss_bytes(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let line = text.lines().find(|line| line.starts_with("Pss:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The processes of group `group` and every descendant of its leader, from one listing of

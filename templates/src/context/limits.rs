@@ -9,17 +9,39 @@ use super::variables;
 /// `Measured in 0.5 CPU, 2GiB memory, no swap (cgroup v1); the CPU quota stopped the target in
 /// up to 35 % of its periods (at people = 800).`
 pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String> {
+    sentence_of(phase, ("Measured in", "the target"), |run| {
+        run.limits.as_ref()
+    })
+}
+
+/// The same of one service of a stack: `` `db` ran in 0.5 CPU, 512MiB memory, no swap …``.
+pub(super) fn service_sentence(
+    phase: &headroom_results::PhaseResults,
+    service: &str,
+) -> Option<String> {
+    let ran_in = format!("`{service}` ran in");
+    sentence_of(phase, (&ran_in, "it"), |run| {
+        run.services.get(service)?.limits.as_ref()
+    })
+}
+
+/// The sentence, `(opening, subject)` its words, `pick` the limits of a run.
+fn sentence_of(
+    phase: &headroom_results::PhaseResults,
+    (opening, subject): (&str, &str),
+    pick: impl Fn(&headroom_results::RunResult) -> Option<&RunLimits>,
+) -> Option<String> {
     let runs = || {
         phase
             .points
             .iter()
             .flat_map(|p| p.runs.iter().map(move |r| (p, r)))
     };
-    if runs().any(|(_, r)| matches!(r.limits, Some(RunLimits::Ignored))) {
+    if runs().any(|(_, r)| matches!(pick(r), Some(RunLimits::Ignored))) {
         return Some("`[target] limits` were ignored (--ignore-limits): measured with the whole machine, not the instance size.".to_owned());
     }
     let applied: Vec<_> = runs()
-        .filter_map(|(p, r)| match &r.limits {
+        .filter_map(|(p, r)| match pick(r) {
             Some(RunLimits::Applied(applied)) => Some((p, applied)),
             _ => None,
         })
@@ -28,7 +50,7 @@ pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String>
     shapes.dedup();
     let mut sentence = match shapes.as_slice() {
         [] => return None,
-        [shape] => format!("Measured in {shape}"),
+        [shape] => format!("{opening} {shape}"),
         _ => "Measured in a shape per point (the results file has each)".to_owned(),
     };
     let worst = applied
@@ -43,11 +65,11 @@ pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String>
     }
     match worst {
         Some((point, share)) => sentence.push_str(&format!(
-            "; the CPU quota stopped the target in up to {:.0} % of its periods (at {}).",
+            "; the CPU quota stopped {subject} in up to {:.0} % of its periods (at {}).",
             share * 100.0,
             variables(&point.at)
         )),
-        None => sentence.push_str("; the CPU quota never stopped the target."),
+        None => sentence.push_str(&format!("; the CPU quota never stopped {subject}.")),
     }
     Some(sentence)
 }

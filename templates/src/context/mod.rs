@@ -18,6 +18,7 @@ mod compared;
 mod fits;
 mod limits;
 mod rows;
+mod stack;
 pub use rows::RequestCell;
 mod stat;
 mod words;
@@ -87,6 +88,9 @@ pub struct PageContext {
     pub scenarios: Vec<ScenarioText>,
     /// When the server was measured: one sentence per distinct steady-state rule.
     pub steady_state: Vec<String>,
+    /// A stack's services, its setup and teardown steps and the series read by a command, a
+    /// sentence each; empty for one target process with none.
+    pub stack: Vec<String>,
     /// Every phase, with a row per point.
     pub phases: Vec<Phase>,
     /// Whether some phase ran a rooms scenario (the page explains its p95 then).
@@ -200,6 +204,24 @@ pub struct Phase {
     /// The shape its target ran in (`[target] limits`), and the throttling the kernel
     /// counted, in a sentence; absent without limits.
     pub limits: Option<String>,
+    /// A stack's services (`[target.services]`), in the order of `Point.services`; empty for
+    /// one target process.
+    pub services: Vec<String>,
+    /// The shape each service ran in and its throttling, a sentence each (services with
+    /// `limits` only).
+    pub service_limits: Vec<String>,
+}
+
+/// One service of a stack at one point: its own memory and CPU.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ServiceCell {
+    /// The service's name.
+    pub name: String,
+    /// Its memory at the steady state over the repeats, in bytes (one process: RSS; several:
+    /// their PSS summed, shared pages once).
+    pub rss_bytes: Option<Stat>,
+    /// Its CPU while every scenario held its load, in cores, over the repeats.
+    pub cpu_cores: Option<Stat>,
 }
 
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
@@ -232,6 +254,8 @@ pub struct Point {
     pub slo_unmeasured: Vec<String>,
     /// Why runs failed, when some did.
     pub failures: Vec<String>,
+    /// A stack's services apart, in `Phase.services`' order; the RSS above is their sum.
+    pub services: Vec<ServiceCell>,
 }
 
 /// One scenario at one point: a cell group of the row.
@@ -417,6 +441,17 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             }
             points.push(point_row(point, &scenario_names));
         }
+        let mut services: Vec<String> = Vec::new();
+        for run in phase.points.iter().flat_map(|p| p.runs.iter()) {
+            for name in run.services.keys() {
+                if !services.contains(name) {
+                    services.push(name.clone());
+                }
+            }
+        }
+        for (point, results) in points.iter_mut().zip(&phase.points) {
+            point.services = rows::service_cells(results, &services);
+        }
         // Every point gets a cell per scenario, in the same order.
         for point in &mut points {
             point.scenarios.sort_by_key(|cell| {
@@ -444,6 +479,11 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             scenarios: scenario_names,
             latency_slos,
             limits: limits::sentence(phase),
+            service_limits: services
+                .iter()
+                .filter_map(|name| limits::service_sentence(phase, name))
+                .collect(),
+            services,
         });
     }
     phases
@@ -482,6 +522,7 @@ impl PageContext {
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);
+        let stack = stack::sentences(results);
         let quick = results.quick;
         let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
         if let Some(caveat) = limits::ignored_caveat(results) {
@@ -500,6 +541,7 @@ impl PageContext {
             runs,
             scenarios,
             steady_state,
+            stack,
             phases,
             has_rooms,
             fits,

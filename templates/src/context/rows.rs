@@ -143,5 +143,32 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         slo_failed,
         slo_unmeasured,
         failures,
+        services: Vec::new(),
     }
+}
+
+/// Each service's memory and CPU at one point, over its runs that did not fail.
+pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<super::ServiceCell> {
+    let runs: Vec<_> = point.runs.iter().filter(|r| r.failure.is_none()).collect();
+    names
+        .iter()
+        .map(|name| {
+            let processes: Vec<_> = runs
+                .iter()
+                .filter_map(|r| r.services.get(name))
+                .map(|s| &s.process)
+                .collect();
+            let rss: Vec<f64> = processes
+                .iter()
+                .filter_map(|p| p.steady.as_ref())
+                .map(|s| s.rss_bytes as f64)
+                .collect();
+            let cpu: Vec<f64> = processes.iter().filter_map(|p| p.hold_cpu_cores).collect();
+            super::ServiceCell {
+                name: name.clone(),
+                rss_bytes: Stat::of(&rss),
+                cpu_cores: Stat::of(&cpu),
+            }
+        })
+        .collect()
 }
