@@ -26,6 +26,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
         },
         slo_unmeasured: Vec::new(),
         failures: Vec::new(),
+        services: Vec::new(),
     }
 }
 
@@ -37,6 +38,8 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
         limits: None,
+        services: Vec::new(),
+        service_limits: Vec::new(),
         points: vec![
             step("rate = 100/s", 10.0, false),
             step("rate = 200/s", 12.0, false),
@@ -120,6 +123,8 @@ fn points_whose_repeats_spread_are_called_noisy() {
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
         limits: None,
+        services: Vec::new(),
+        service_limits: Vec::new(),
     };
     let machine = Machine {
         cpu_model: "test".into(),
