@@ -11,6 +11,7 @@ mod k8s;
 mod merge;
 mod out;
 mod page;
+mod placed;
 mod plan;
 mod prices;
 mod render;

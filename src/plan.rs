@@ -34,6 +34,10 @@ pub struct PlanArgs {
     /// An instance type to price (repeatable); the spec's [plan] instances by default.
     #[arg(long = "instance", value_name = "NAME")]
     instances: Vec<String>,
+    /// Price a stack apart: a service on an instance of its own, `db=r7g.medium` (repeatable;
+    /// the spec's [plan] place by default).
+    #[arg(long = "place", value_name = "SERVICE=INSTANCE", value_parser = service_instance)]
+    place: Vec<(String, String)>,
     /// The series memory is provisioned against (`rss` by default).
     #[arg(long)]
     memory: Option<String>,
@@ -176,10 +180,25 @@ fn overrides(args: &PlanArgs, request: &mut Request) {
     if !args.instances.is_empty() {
         request.instances = args.instances.clone();
     }
+    if !args.place.is_empty() {
+        request.place = args.place.clone();
+    }
     if args.budget.is_some() {
         request.budget = args.budget;
     }
     request.units = args.units;
+}
+
+/// `SERVICE=INSTANCE` (`--place`).
+fn service_instance(text: &str) -> std::result::Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((service, instance)) if !service.is_empty() && !instance.is_empty() => {
+            Ok((service.to_owned(), instance.to_owned()))
+        }
+        _ => Err(format!(
+            "`{text}` is not SERVICE=INSTANCE (`db=r7g.medium`)"
+        )),
+    }
 }
 
 /// A number of 0 or more (`--ebs-gb`): NaN, infinities and negatives are refused.
@@ -263,6 +282,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
         model,
         plans,
         notes,
+        placement,
         report,
     } = planned;
     if let Some(slo) = &report.slo_ceiling {
@@ -317,11 +337,20 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             )?;
         }
     }
+    if let Some(placement) = placement {
+        crate::placed::write(out, placement, model, |placed| plan_table(placed, model))?;
+        for placed in &placement.services {
+            write_binding(out, &placed.plan, model)?;
+        }
+    }
     for note in notes {
         writeln!(out, "note: {note}")?;
     }
     let mut warned = std::collections::BTreeSet::new();
-    for plan in plans {
+    let placed = placement
+        .iter()
+        .flat_map(|p| p.services.iter().map(|s| &s.plan));
+    for plan in plans.iter().chain(placed) {
         for warning in &plan.warnings {
             if warned.insert(warning.clone()) {
                 writeln!(out, "warning: {warning}")?;

@@ -2711,9 +2711,42 @@ fn notes_api_postgres_runs_quick_end_to_end() {
         "| point | api: memory | api: CPU | db: memory | db: CPU |",
         "`db` ran in 0.5 CPU, 512MiB memory",
         "`pg_connections` every 2s",
+        "### Priced apart",
+        "| `api` | c7g.medium |",
+        "| `db` | r7g.medium |",
     ] {
         assert!(page.contains(words), "{words}\n{page}");
     }
+    // The stack priced apart: each service on its instance with its own fits, the stack's
+    // units the fewer of theirs, a month both instances.
+    let out_arg = out.display().to_string();
+    let plan = headroom(
+        &[
+            "plan",
+            "examples/notes-api-postgres.toml",
+            "--results",
+            &out_arg,
+            "--json",
+        ],
+        &[],
+    );
+    let plan: Value = serde_json::from_slice(&plan.stdout).expect("plan json");
+    let placed = plan["placement"]["services"].as_array().expect("services");
+    let services: Vec<&str> = placed
+        .iter()
+        .map(|s| s["service"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(services, ["api", "db"], "{}", plan["placement"]);
+    let months: f64 = placed
+        .iter()
+        .map(|s| common::number(&s["instance"]["usd_month"]))
+        .sum();
+    assert!((common::number(&plan["placement"]["per_month"]) - months).abs() < 1e-9);
+    let least = placed
+        .iter()
+        .filter_map(|s| s["instance"]["planned_units"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(plan["placement"]["planned_units"].as_f64(), Some(least));
     // Every cluster's folder went with its server, and no server is left.
     let tmp = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".to_owned());
     let folders: Vec<String> = std::fs::read_dir(tmp)

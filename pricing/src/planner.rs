@@ -15,8 +15,8 @@ use crate::entries::{Day, HOURS_PER_MONTH};
 use crate::fit::fit;
 use crate::plan::{
     Emulated, EmulatedCeiling, FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model,
-    Report, Selection, SloCeilingJson, ceiling_sweep, for_budget, for_units, memory_sweep,
-    plan_instance, slo_ceiling,
+    Placement, PlacementJson, Report, Selection, ServiceFits, SloCeilingJson, ceiling_sweep,
+    for_budget, for_units, memory_sweep, place, plan_instance, slo_ceiling,
 };
 use crate::points::{self, Sweep};
 
@@ -43,6 +43,8 @@ pub struct Request {
     pub units: Option<u64>,
     /// The most units this much a month holds, per instance type.
     pub budget: Option<f64>,
+    /// A stack priced apart: `(service, instance)`, each service on an instance of its own.
+    pub place: Vec<(String, String)>,
 }
 
 impl Request {
@@ -71,6 +73,7 @@ impl Request {
             provider: "aws".to_owned(),
             units: None,
             budget: None,
+            place: Vec::new(),
         }
     }
 
@@ -95,6 +98,11 @@ impl Request {
             request.instances = priced.instances.clone();
             request.budget = priced.budget_usd_per_month;
             request.provider = priced.provider.as_str().to_owned();
+            request.place = priced
+                .place
+                .iter()
+                .map(|(service, instance)| (service.clone(), instance.clone()))
+                .collect();
             let model = &mut request.model;
             model.max_price_age_days =
                 (priced.max_price_age.as_secs_f64() / 86_400.0).round() as i64;
@@ -151,6 +159,8 @@ pub struct Planned {
     pub plans: Vec<InstancePlan>,
     /// What the measurements could not give (no fit, no sweep), in words.
     pub notes: Vec<String>,
+    /// The stack priced apart, when asked (`[plan] place`, `--place`).
+    pub placement: Option<Placement>,
     /// `headroom plan --json`.
     pub report: Report,
 }
@@ -166,6 +176,9 @@ pub enum PlanError {
     /// An instance type the price table does not have.
     #[error("`{0}` is not in the price table; `headroom prices` lists the instances")]
     UnknownInstance(String),
+    /// A service placed on an instance the price table does not have.
+    #[error("{0}")]
+    Placement(String),
 }
 
 /// Why a sweep was chosen, when the points were given rather than run.
@@ -183,7 +196,13 @@ pub fn plan(
     }
     model.points_given = measured.given_points;
     let mut notes = Vec::new();
-    let fits = fit_measured(request, measured, &mut model, &mut notes);
+    let mut service_fits = BTreeMap::new();
+    let fits = fit_measured(
+        request,
+        measured,
+        &mut model,
+        (&mut notes, &mut service_fits),
+    );
     let sweeps = &measured.sweeps;
     let mut instances = request.instances.clone();
     if instances.is_empty() && (request.units.is_some() || request.budget.is_some()) {
@@ -193,12 +212,17 @@ pub fn plan(
             .map(str::to_owned)
             .collect();
     }
+    let placement = if request.place.is_empty() {
+        None
+    } else {
+        Some(place(&request.place, &model, &service_fits, table).map_err(PlanError::Placement)?)
+    };
     // Measurements alone (no instance named) still say where the SLOs broke and what a unit
     // weighs; with nothing measured either, there is nothing to say.
     if instances.is_empty() && sweeps.is_empty() {
         return Err(PlanError::NothingToPlan);
     }
-    if instances.is_empty() {
+    if instances.is_empty() && placement.is_none() {
         notes.push(
             "no instance was named, so nothing is priced: add `--instance t4g.medium` (or [plan] instances in the spec)".to_owned(),
         );
@@ -213,7 +237,10 @@ pub fn plan(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut warnings: Vec<String> = notes.clone();
-    for warning in plans.iter().flat_map(|p| &p.warnings) {
+    let placed = placement
+        .iter()
+        .flat_map(|p| p.services.iter().map(|s| &s.plan));
+    for warning in plans.iter().chain(placed).flat_map(|p| &p.warnings) {
         if !warnings.contains(warning) {
             warnings.push(warning.clone());
         }
@@ -232,6 +259,7 @@ pub fn plan(
         for_budget: request
             .budget
             .map(|b| for_budget(&plans, b).iter().map(FleetJson::from).collect()),
+        placement: placement.as_ref().map(PlacementJson::from),
         hours_per_month: HOURS_PER_MONTH,
         warnings,
     };
@@ -239,6 +267,7 @@ pub fn plan(
         model,
         plans,
         notes,
+        placement,
         report,
     })
 }
@@ -249,7 +278,7 @@ fn fit_measured(
     request: &Request,
     measured: &Measured,
     model: &mut Model,
-    notes: &mut Vec<String>,
+    (notes, service_fits): (&mut Vec<String>, &mut BTreeMap<String, ServiceFits>),
 ) -> Vec<FitJson> {
     let sweeps = &measured.sweeps;
     let mut fits = Vec::new();
@@ -272,6 +301,10 @@ fn fit_measured(
     match memory_sweep(sweeps, selection) {
         Ok(chosen) => {
             let (sweep, because) = (chosen.sweep, because(chosen.because));
+            for (service, _) in &request.place {
+                let own = fit_service(sweep, service);
+                service_fits.insert(service.clone(), own);
+            }
             let series = &request.memory_series;
             if let Some(points) = sweep.series.iter().find(|p| &p.name == series) {
                 match fit(&points.points) {
@@ -330,6 +363,33 @@ fn fit_measured(
         model.emulated = emulated_ceilings(sweeps);
     }
     fits
+}
+
+/// A service's own memory and CPU per unit over the memory sweep (`db.rss`, `db.cpu`): the
+/// CPU from the steps that passed their SLOs, planned with only when strong.
+fn fit_service(sweep: &Sweep, service: &str) -> ServiceFits {
+    let mut own = ServiceFits::default();
+    let series = |name: String| sweep.series.iter().find(|p| p.name == name);
+    match series(format!("{service}.rss")).map(|points| fit(&points.points)) {
+        Some(Ok(memory)) => own.memory = Some(memory),
+        Some(Err(why)) => own.notes.push(format!("`{service}`: no memory fit: {why}")),
+        None => own.notes.push(format!(
+            "`{service}`: the `{}` phase has no memory of its own (no service of that name ran)",
+            sweep.name
+        )),
+    }
+    if let Some(cpu) = series(format!("{service}.cpu")) {
+        let (points, _) = passing_points(sweep, &cpu.points);
+        match fit(&points) {
+            Ok(f) if f.is_weak() => own.notes.push(format!(
+                "`{service}`: its CPU fit is weak ({}): reported, not planned with",
+                f.weaknesses().join("; ")
+            )),
+            Ok(f) => own.cpu = Some(f),
+            Err(why) => own.notes.push(format!("`{service}`: no CPU fit: {why}")),
+        }
+    }
+    own
 }
 
 /// The SLO ceilings of the phases run in an instance's shape, by instance type.

@@ -226,6 +226,12 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub budget_usd_per_month: Option<f64>,
+    /// A stack priced apart: each service on an instance of its own
+    /// (`{ db = "r7g.medium", api = "t4g.small" }`), beside `instances`, where the whole stack
+    /// shares one. Each is planned with its service's memory and CPU per unit and the stack's
+    /// SLO ceiling; the stack holds what its most constrained service holds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub place: BTreeMap<String, String>,
     /// Prices older than this draw a warning.
     #[serde(default = "default_price_age")]
     pub max_price_age: Duration,

@@ -254,6 +254,7 @@ impl<'a> Checker<'a> {
         let Some(plan) = &self.spec.plan else { return };
         self.plan_emulate(plan);
         self.plan_instances(plan);
+        self.plan_place(plan);
         self.plan_lines(plan);
         self.people_per_unit();
         self.plan_database(plan);
@@ -287,6 +288,45 @@ impl<'a> Checker<'a> {
                 .label("the target is external")
                 .hint("start the server with `command` in [target], or remove `emulate`"),
             );
+        }
+    }
+
+    /// `place`: a service of the stack each, on an instance of the plan's provider.
+    fn plan_place(&mut self, plan: &headroom_spec::Plan) {
+        let provider = plan.provider.as_str();
+        let services = &self.spec.target.services;
+        for (service, instance) in &plan.place {
+            let pointer = format!("/plan/place/{}", crate::document::escape(service));
+            if !services.contains_key(service) {
+                let known: Vec<&str> = services.keys().map(String::as_str).collect();
+                let hint = if known.is_empty() {
+                    "`place` prices a stack's services apart: describe them under `[target.services.NAME]`, or remove `place`".to_owned()
+                } else {
+                    did_you_mean(service, known.iter().copied())
+                        .unwrap_or_else(|| format!("the services are: {}", known.join(", ")))
+                };
+                self.push(
+                    Diagnostic::new(Code::Stack, format!("`place` puts `{service}` on an instance, and the stack has no such service"))
+                        .at(&pointer, self.key_span(&pointer))
+                        .label("names no service")
+                        .hint(hint),
+                );
+            }
+            if self
+                .prices
+                .instance(instance)
+                .is_none_or(|found| found.provider != provider)
+            {
+                let ids: Vec<&str> = self.prices.instance_ids(provider).collect();
+                self.push(
+                    Diagnostic::new(Code::UnknownInstance, format!("`{instance}` is not a {provider} instance of the price table"))
+                        .at(&pointer, self.value_span(&pointer))
+                        .label(format!("no instance of provider {provider} has this name"))
+                        .hint(did_you_mean(instance, ids.iter().copied()).unwrap_or_else(|| {
+                            "the known types are in prices/data/prices.toml; add others with `prices = \"my-prices.toml\"` in [plan]".to_owned()
+                        })),
+                );
+            }
         }
     }
 

@@ -8,6 +8,7 @@ mod burstable;
 mod ceilings;
 mod costs;
 mod fleets;
+mod placement;
 mod report;
 mod sweeps;
 
@@ -21,6 +22,9 @@ use crate::numbers::count;
 use crate::{Instance, PriceTable};
 
 pub use fleets::{Fleet, for_budget, for_units};
+pub use placement::{
+    PlacedService, PlacedServiceJson, Placement, PlacementJson, ServiceFits, place,
+};
 pub use report::{
     AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, Report,
     SloCeilingJson,

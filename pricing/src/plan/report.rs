@@ -23,6 +23,10 @@ pub struct Report {
     /// `--budget`: the most units each instance type holds for the budget, most first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub for_budget: Option<Vec<FleetJson>>,
+    /// A stack priced apart (`[plan] place`, `--place`): each service on an instance of its
+    /// own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::PlacementJson>,
     /// The hours in a month that hourly prices are multiplied by (730).
     pub hours_per_month: f64,
     /// What a reader should know before trusting the plan, once each.
