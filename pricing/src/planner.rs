@@ -302,7 +302,7 @@ fn fit_measured(
         Ok(chosen) => {
             let (sweep, because) = (chosen.sweep, because(chosen.because));
             for (service, _) in &request.place {
-                let own = fit_service(sweep, service);
+                let own = crate::plan::fit_service(sweep, service);
                 service_fits.insert(service.clone(), own);
             }
             let series = &request.memory_series;
@@ -329,7 +329,7 @@ fn fit_measured(
                     sweep.name
                 ));
             }
-            let passing = cpu.map(|cpu| passing_points(sweep, &cpu.points));
+            let passing = cpu.map(|cpu| crate::plan::passing_points(sweep, &cpu.points));
             if let (Some(cpu), Some((points, left_out))) = (cpu, passing)
                 && let Ok(f) = fit(&points)
             {
@@ -365,33 +365,6 @@ fn fit_measured(
     fits
 }
 
-/// A service's own memory and CPU per unit over the memory sweep (`db.rss`, `db.cpu`): the
-/// CPU from the steps that passed their SLOs, planned with only when strong.
-fn fit_service(sweep: &Sweep, service: &str) -> ServiceFits {
-    let mut own = ServiceFits::default();
-    let series = |name: String| sweep.series.iter().find(|p| p.name == name);
-    match series(format!("{service}.rss")).map(|points| fit(&points.points)) {
-        Some(Ok(memory)) => own.memory = Some(memory),
-        Some(Err(why)) => own.notes.push(format!("`{service}`: no memory fit: {why}")),
-        None => own.notes.push(format!(
-            "`{service}`: the `{}` phase has no memory of its own (no service of that name ran)",
-            sweep.name
-        )),
-    }
-    if let Some(cpu) = series(format!("{service}.cpu")) {
-        let (points, _) = passing_points(sweep, &cpu.points);
-        match fit(&points) {
-            Ok(f) if f.is_weak() => own.notes.push(format!(
-                "`{service}`: its CPU fit is weak ({}): reported, not planned with",
-                f.weaknesses().join("; ")
-            )),
-            Ok(f) => own.cpu = Some(f),
-            Err(why) => own.notes.push(format!("`{service}`: no CPU fit: {why}")),
-        }
-    }
-    own
-}
-
 /// The SLO ceilings of the phases run in an instance's shape, by instance type.
 fn emulated_ceilings(sweeps: &[Sweep]) -> BTreeMap<String, Emulated> {
     let mut emulated: BTreeMap<String, Emulated> = BTreeMap::new();
@@ -415,23 +388,6 @@ fn emulated_ceilings(sweeps: &[Sweep]) -> BTreeMap<String, Emulated> {
         }
     }
     emulated
-}
-
-/// The points of a series at the steps that passed their SLOs (or were not judged), and how
-/// many were left out.
-fn passing_points(sweep: &Sweep, points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
-    let passing: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|(x, _)| {
-            sweep
-                .verdicts
-                .get(&points::OrderedX(*x))
-                .is_none_or(|verdict| verdict.pass)
-        })
-        .copied()
-        .collect();
-    let left_out = points.len() - passing.len();
-    (passing, left_out)
 }
 
 #[cfg(test)]

@@ -23,13 +23,15 @@ use crate::{Instance, PriceTable};
 
 pub use fleets::{Fleet, for_budget, for_units};
 pub use placement::{
-    PlacedService, PlacedServiceJson, Placement, PlacementJson, ServiceFits, place,
+    PlacedService, PlacedServiceJson, Placement, PlacementJson, ServiceFits, fit_service, place,
 };
 pub use report::{
     AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, Report,
     SloCeilingJson,
 };
-pub use sweeps::{Chosen, Selection, SloCeiling, ceiling_sweep, memory_sweep, slo_ceiling};
+pub use sweeps::{
+    Chosen, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points, slo_ceiling,
+};
 
 /// What the measurements and the spec say about one unit.
 #[derive(Debug, Clone, Default)]

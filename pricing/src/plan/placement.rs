@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::report::InstanceJson;
 use super::{InstancePlan, Model, plan_instance};
 use crate::PriceTable;
-use crate::fit::Fit;
+use crate::fit::{Fit, fit};
+use crate::points::Sweep;
 
 /// One service's own fits, from the memory sweep.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +54,33 @@ pub struct Placement {
     pub cost_is_upper_bound: bool,
     /// Why no cost per unit is given, when none is.
     pub not_priced: Option<String>,
+}
+
+/// A service's own memory and CPU per unit over the memory sweep (`db.rss`, `db.cpu`): the
+/// CPU from the steps that passed their SLOs, planned with only when strong.
+pub fn fit_service(sweep: &Sweep, service: &str) -> ServiceFits {
+    let mut own = ServiceFits::default();
+    let series = |name: String| sweep.series.iter().find(|p| p.name == name);
+    match series(format!("{service}.rss")).map(|points| fit(&points.points)) {
+        Some(Ok(memory)) => own.memory = Some(memory),
+        Some(Err(why)) => own.notes.push(format!("`{service}`: no memory fit: {why}")),
+        None => own.notes.push(format!(
+            "`{service}`: the `{}` phase has no memory of its own (no service of that name ran)",
+            sweep.name
+        )),
+    }
+    if let Some(cpu) = series(format!("{service}.cpu")) {
+        let (points, _) = super::passing_points(sweep, &cpu.points);
+        match fit(&points) {
+            Ok(f) if f.is_weak() => own.notes.push(format!(
+                "`{service}`: its CPU fit is weak ({}): reported, not planned with",
+                f.weaknesses().join("; ")
+            )),
+            Ok(f) => own.cpu = Some(f),
+            Err(why) => own.notes.push(format!("`{service}`: no CPU fit: {why}")),
+        }
+    }
+    own
 }
 
 /// Plans each `(service, instance)` with the service's fits and the stack's SLO ceiling.

@@ -166,3 +166,20 @@ pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Ch
         }
     }
 }
+
+/// The points of a series at the steps that passed their SLOs (or were not judged), and how
+/// many were left out.
+pub fn passing_points(sweep: &Sweep, points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
+    let passing: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, _)| {
+            sweep
+                .verdicts
+                .get(&crate::points::OrderedX(*x))
+                .is_none_or(|verdict| verdict.pass)
+        })
+        .copied()
+        .collect();
+    let left_out = points.len() - passing.len();
+    (passing, left_out)
+}

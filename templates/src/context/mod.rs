@@ -27,6 +27,7 @@ use caveats::{caveats, not_measured};
 use ceiling::ceiling;
 pub use compared::Compared;
 use fits::fit_rows;
+pub use rows::ServiceCell;
 use rows::point_row;
 pub use stat::Stat;
 use words::{latency_slos, scenario_texts, steady_state};
@@ -210,18 +211,6 @@ pub struct Phase {
     /// The shape each service ran in and its throttling, a sentence each (services with
     /// `limits` only).
     pub service_limits: Vec<String>,
-}
-
-/// One service of a stack at one point: its own memory and CPU.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ServiceCell {
-    /// The service's name.
-    pub name: String,
-    /// Its memory at the steady state over the repeats, in bytes (one process: RSS; several:
-    /// their PSS summed, shared pages once).
-    pub rss_bytes: Option<Stat>,
-    /// Its CPU while every scenario held its load, in cores, over the repeats.
-    pub cpu_cores: Option<Stat>,
 }
 
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
@@ -441,14 +430,7 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             }
             points.push(point_row(point, &scenario_names));
         }
-        let mut services: Vec<String> = Vec::new();
-        for run in phase.points.iter().flat_map(|p| p.runs.iter()) {
-            for name in run.services.keys() {
-                if !services.contains(name) {
-                    services.push(name.clone());
-                }
-            }
-        }
+        let services = stack::services_of(phase);
         for (point, results) in points.iter_mut().zip(&phase.points) {
             point.services = rows::service_cells(results, &services);
         }

@@ -148,7 +148,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
 }
 
 /// Each service's memory and CPU at one point, over its runs that did not fail.
-pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<super::ServiceCell> {
+pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<ServiceCell> {
     let runs: Vec<_> = point.runs.iter().filter(|r| r.failure.is_none()).collect();
     names
         .iter()
@@ -164,11 +164,23 @@ pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<super
                 .map(|s| s.rss_bytes as f64)
                 .collect();
             let cpu: Vec<f64> = processes.iter().filter_map(|p| p.hold_cpu_cores).collect();
-            super::ServiceCell {
+            ServiceCell {
                 name: name.clone(),
                 rss_bytes: Stat::of(&rss),
                 cpu_cores: Stat::of(&cpu),
             }
         })
         .collect()
+}
+
+/// One service of a stack at one point: its own memory and CPU.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ServiceCell {
+    /// The service's name.
+    pub name: String,
+    /// Its memory at the steady state over the repeats, in bytes (one process: RSS; several:
+    /// their PSS summed, shared pages once).
+    pub rss_bytes: Option<Stat>,
+    /// Its CPU while every scenario held its load, in cores, over the repeats.
+    pub cpu_cores: Option<Stat>,
 }

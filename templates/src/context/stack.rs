@@ -74,3 +74,16 @@ pub(super) fn sentences(results: &Results) -> Vec<String> {
     }
     said
 }
+
+/// The services of a phase's stack, in the order they first appear in its runs.
+pub(super) fn services_of(phase: &headroom_results::PhaseResults) -> Vec<String> {
+    let mut services: Vec<String> = Vec::new();
+    for run in phase.points.iter().flat_map(|p| p.runs.iter()) {
+        for name in run.services.keys() {
+            if !services.contains(name) {
+                services.push(name.clone());
+            }
+        }
+    }
+    services
+}
