@@ -153,7 +153,9 @@ impl<'a> Checker<'a> {
             self.host("/target/url", url);
         }
         if let Some(metrics) = &target.metrics {
-            self.string("/target/metrics", metrics, everywhere, "the target");
+            // A stack's metrics may be any service's: `http://127.0.0.1:{port.db}/metrics`.
+            let with_services = [everywhere, &[builtin::SERVICE_PORTS]].concat();
+            self.string("/target/metrics", metrics, &with_services, "the target");
             self.host("/target/metrics", metrics);
         }
         if let Some(http) = &target.ready.http {
