@@ -67,8 +67,21 @@ impl Stack {
         let mut stack = Stack::default();
         for service in &at.target.services {
             let port = at.ports.get(&service.name).copied().unwrap_or_default();
+            result
+                .services
+                .entry(service.name.clone())
+                .or_default()
+                .port = port;
+            let ignored = service.limits.is_some() && matches!(at.emulation, Emulation::Ignored);
+            if ignored
+                && !result
+                    .notes
+                    .iter()
+                    .any(|n| n == crate::limits::LIMITS_IGNORED)
+            {
+                result.notes.push(crate::limits::LIMITS_IGNORED.to_owned());
+            }
             let entry = result.services.entry(service.name.clone()).or_default();
-            entry.port = port;
             match start_service(service, port, at, entry).await {
                 Ok(member) => stack.members.push(member),
                 Err(failure) => {
@@ -181,6 +194,10 @@ async fn start_service(
         headroom_bin: at.headroom_bin,
         vars: None,
     };
+    // Under --ignore-limits the service runs with the whole machine, and its entry says so.
+    if service.limits.is_some() && matches!(at.emulation, Emulation::Ignored) {
+        entry.limits = Some(headroom_results::RunLimits::Ignored);
+    }
     let limited = match &service.limits {
         Some(limits) => match at.emulation.shape(limits) {
             Some(run) => {

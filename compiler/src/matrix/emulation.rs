@@ -59,6 +59,9 @@ pub fn emulate(
     let Some(ceiling) = matrix.capacity.ceiling_phase.clone() else {
         return Err("emulating an instance runs [capacity] ceiling_phase in its shape, and the spec names none".to_owned());
     };
+    if !matrix.target.services.is_empty() {
+        return Err("emulating an instance is not carried out for a stack yet: give each service the `limits` of the instance it would run on".to_owned());
+    }
     if matrix.target.command.is_none() {
         return Err("an external target (`url`) cannot be held to an instance's shape: only a server headroom starts runs in a cgroup".to_owned());
     }

@@ -82,6 +82,9 @@ pub(super) fn ignored_caveat(results: &Results) -> Option<String> {
         .iter()
         .flat_map(|p| p.points.iter())
         .flat_map(|p| p.runs.iter())
-        .any(|r| matches!(r.limits, Some(RunLimits::Ignored)));
+        .any(|r| {
+            let ignored = |limits: Option<&RunLimits>| matches!(limits, Some(RunLimits::Ignored));
+            ignored(r.limits.as_ref()) || r.services.values().any(|s| ignored(s.limits.as_ref()))
+        });
     ignored.then(|| "The spec's `[target] limits` were ignored (--ignore-limits): the target ran with the whole machine's CPUs and memory, not the instance size the limits describe. Read every figure as this machine's.".to_owned())
 }
