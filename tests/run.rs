@@ -2553,11 +2553,13 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
     // worse (by 13 to 26 %; a request's wait for a busy worker adds noise: 5 to 50 %).
     // The latency's five repeats a side at a step can hold one slow outlier (a base repeat at
-    // 6.4 ms among 4.9 ms ones, on a fresh clone's CI), which puts that step within noise: the
-    // latency is worse at three steps of four at least, and better at none.
+    // 6.4 ms among 4.9 ms ones, on a fresh clone's CI; two steps so in one run), which puts
+    // that step within noise. What must hold: the latency is worse at half the steps at least,
+    // better at none, and a step it does not call worse is one it says is noisy (its repeats
+    // spread over 10 %): never "within noise" on quiet repeats.
     for (name, range, worse_at_least) in [
         ("cpu_cores", 0.05..0.35, 4),
-        ("api.latency.p50", 0.05..0.50, 3),
+        ("api.latency.p50", 0.05..0.50, 2),
     ] {
         let steps = figures(name);
         assert_eq!(steps.len(), 4, "{name}: {steps:?}");
@@ -2569,6 +2571,8 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         for step in steps {
             assert_ne!(step["verdict"], "better", "{step}");
             assert!(range.contains(&common::number(&step["change"])), "{step}");
+            let said_noisy = step["verdict"] == "within_noise" && step["noisy"] == true;
+            assert!(step["verdict"] == "worse" || said_noisy, "{step}");
         }
     }
     // The cost of a user-month: CPU per user binds on c7g.medium (1 vCPU), so 20 % more CPU
