@@ -36,8 +36,13 @@ pub fn write(
         .collect();
     let binds = if binding.len() > 1 { "bind" } else { "binds" };
     let binding = binding.join(" and ");
-    match placement.planned_units {
-        Some(units) => {
+    let priced = (
+        placement.planned_units,
+        placement.per_unit_month,
+        placement.all_in_per_unit_month,
+    );
+    match priced {
+        (Some(units), Some(per_unit), Some(all_in_per_unit)) => {
             let at_most = if placement.cost_is_upper_bound {
                 "at most "
             } else {
@@ -48,12 +53,12 @@ pub fn write(
                 "One stack holds {} {unit} ({binding} {binds}): {:.2} {currency} a month, {at_most}{:.2} per {}-month ({:.2} all in)",
                 count(units),
                 placement.per_month,
-                placement.per_unit_month.unwrap_or_default(),
+                per_unit,
                 model.unit,
-                placement.all_in_per_unit_month.unwrap_or_default(),
+                all_in_per_unit,
             )?;
         }
-        None => writeln!(
+        _ => writeln!(
             out,
             "One stack of these instances is not priced per {}: {}",
             model.unit,

@@ -160,11 +160,12 @@ async fn one(
         .ok_or(StatusCode::NOT_FOUND)
 }
 
+/// A note to create, as both stores take it.
 #[derive(Deserialize)]
-struct NewNote {
-    title: String,
+pub(crate) struct NewNote {
+    pub(crate) title: String,
     #[serde(default)]
-    body: String,
+    pub(crate) body: String,
 }
 
 #[derive(Serialize)]

@@ -12,6 +12,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde::{Deserialize, Serialize};
 
 use crate::App;
+use crate::notes::NewNote;
 
 /// Notes on one page of the list.
 const PAGE: i64 = 50;
@@ -163,13 +164,6 @@ async fn one(
         .map(Note::from)
         .map(Json)
         .ok_or(StatusCode::NOT_FOUND)
-}
-
-#[derive(Deserialize)]
-struct NewNote {
-    title: String,
-    #[serde(default)]
-    body: String,
 }
 
 #[derive(Serialize)]

@@ -121,7 +121,10 @@ pub fn place(
         .iter()
         .filter_map(|s| Some((s, s.plan.planned_units?)))
         .min_by(|a, b| a.1.total_cmp(&b.1));
-    let unpriced = services.iter().find(|s| s.plan.planned_units.is_none());
+    // An instance planned with no whole unit holds no stack either: not a cost per unit of 0.
+    let unpriced = services
+        .iter()
+        .find(|s| s.plan.planned_units.is_none_or(|units| units <= 0.0));
     let planned_units = match unpriced {
         Some(_) => None,
         None => binding.map(|(_, units)| units),
@@ -283,6 +286,17 @@ mod tests {
         // An instance the table does not have is named with its service.
         let unknown = [("db".to_owned(), "r9z.huge".to_owned())];
         let why = place(&unknown, &model, &fits, &table).expect_err("refused");
+        // A service whose instance holds no whole unit leaves the stack unpriced, named.
+        let mut starved = fits.clone();
+        starved.get_mut("api").expect("api").memory = Some(memory(1600.0, 2.0));
+        let placement = place(&placed, &model, &starved, &table).expect("placed");
+        assert_eq!(placement.planned_units, None);
+        assert_eq!(placement.per_unit_month, None);
+        let not_priced = placement.not_priced.expect("why");
+        assert!(
+            not_priced.starts_with("`api` on c7g.medium"),
+            "{not_priced}"
+        );
         assert!(why.contains("`r9z.huge` (for `db`)"), "{why}");
     }
 }
