@@ -91,7 +91,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run a spec: a fresh target per point, the load, the measurements, one results file.
+    /// Run a spec: a fresh target per point (or one per phase), the load, the measurements, one
+    /// results file.
     #[command(
         after_help = "Examples:\n  headroom run examples/notes-api.toml\n  headroom run --quick --check examples/notes-api.toml\n  headroom run --phase load --out results/notes.json examples/notes-api.toml\n\nExit codes: 0 every run ran (and with --check, every SLO passed), 1 spec or usage error,\n2 an SLO failed (--check), 3 a run failed, 4 the results could not be written, 130 interrupted.\nThe results file is rewritten after every run, so an interrupted run keeps what it measured."
     )]
@@ -478,8 +479,16 @@ fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
         }
     }
     let points: usize = plan.phases.iter().map(|p| p.points.len()).sum();
+    let headroom_starts = plan.target.command.is_some() || !plan.target.services.is_empty();
+    let started = match plan.target.process {
+        _ if !headroom_starts => "an external target, neither started nor stopped by headroom",
+        headroom_spec::target::ProcessMode::PerPhase => {
+            "one target per phase, kept for all its runs (process = \"per-phase\")"
+        }
+        headroom_spec::target::ProcessMode::PerPoint => "a fresh target per run",
+    };
     format!(
-        "{}: {} in {}, {}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included)",
+        "{}: {} in {}, {}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included); {started}",
         plan.bench.name,
         plural(points, "point"),
         plural(plan.phases.len(), "phase"),

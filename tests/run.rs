@@ -2029,6 +2029,162 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     clean("stack");
 }
 
+/// Issue 19, per phase: one target for all a phase's runs. The demo's request counter carries
+/// from run to run (the known answer: at every run it is every request the phase's runs so far
+/// sent); steps run once a phase around the runs and at every point; each run has its own
+/// share of the cgroup's counters. A target killed mid-phase fails its run and ends the phase
+/// (the run after it not run); a once-a-phase setup step that fails runs nothing; nothing is
+/// left running.
+#[test]
+fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
+    let (output, results) = run_fixture("per-phase", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1 of the runs failed and the targets of 2 phases failed"),
+        "{}",
+        stderr(&output)
+    );
+    let phase = |name: &str| {
+        results["phases"]
+            .as_array()
+            .and_then(|phases| phases.iter().find(|p| p["name"] == name))
+            .unwrap_or_else(|| panic!("no phase {name}: {results}"))
+            .clone()
+    };
+    let phase_runs = |phase: &Value| -> Vec<Value> {
+        let mut runs: Vec<Value> = phase["points"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|point| point["runs"].as_array().cloned().unwrap_or_default())
+            .collect();
+        runs.sort_by_key(|run| run["started_ms"].as_u64());
+        runs
+    };
+
+    // `kept`: four runs on one target, started once and stopped once.
+    let kept = phase("kept");
+    let target = &kept["target"];
+    assert!(target.get("failure").is_none(), "{target}");
+    assert_eq!(target["log"], "logs/kept.log");
+    assert!(common::number(&target["ready_after_s"]) > 0.0, "{target}");
+    assert_eq!(target["stopped"]["signal"], "TERM");
+    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
+    let steps: Vec<(&Value, &Value, &Value)> = target["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|step| (&step["name"], &step["when"], &step["exit"]["code"]))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (
+                &Value::from("sign-up"),
+                &Value::from("setup"),
+                &Value::from(0)
+            ),
+            (
+                &Value::from("report"),
+                &Value::from("teardown"),
+                &Value::from(0)
+            ),
+        ]
+    );
+    let runs = phase_runs(&kept);
+    assert_eq!(runs.len(), 4);
+    let mut sent_so_far = 0.0;
+    let mut periods = 0.0;
+    for run in &runs {
+        assert!(run.get("failure").is_none(), "{}", run["failure"]);
+        assert_eq!(
+            run["port"], target["port"],
+            "every run on the phase's target"
+        );
+        assert_eq!(run["log"], "logs/kept.log");
+        assert!(run.get("ready_after_s").is_none() && run.get("stopped").is_none());
+        assert!(
+            run["notes"]
+                .to_string()
+                .contains("kept for the whole phase"),
+            "{}",
+            run["notes"]
+        );
+        let steps: Vec<&Value> = run["steps"].as_array().into_iter().flatten().collect();
+        assert_eq!(
+            steps.len(),
+            1,
+            "only the step run at every point: {steps:?}"
+        );
+        assert_eq!(steps[0]["name"], "seed");
+        // The counter carried over: every request the phase has sent so far.
+        sent_so_far += answered(&run["scenarios"]["api"]);
+        assert_eq!(
+            common::number(&run["metrics"]["steady"]["list_requests"]),
+            sent_so_far,
+            "{}",
+            run["metrics"]
+        );
+        // The run's own share of the cgroup's counters; the peak is the phase's only.
+        let limits = &run["limits"];
+        assert_eq!(limits["status"], "applied", "{limits}");
+        assert!(common::number(&limits["cpu_periods"]) > 0.0, "{limits}");
+        assert!(limits.get("memory_peak_bytes").is_none(), "{limits}");
+        periods += common::number(&limits["cpu_periods"]);
+    }
+    assert!(sent_so_far >= 240.0, "{sent_so_far}");
+    assert!(common::number(&target["limits"]["cpu_periods"]) >= periods);
+    assert!(common::number(&target["limits"]["memory_peak_bytes"]) > 0.0);
+    let report = std::fs::read_to_string(
+        out("per-phase")
+            .parent()
+            .expect("a folder")
+            .join("logs/kept-teardown-report.log"),
+    )
+    .expect("the teardown's log");
+    assert_eq!(report.trim(), "the phase is over");
+
+    // `killed`: the second point's setup kills the target; its run fails, the third is not run.
+    let killed = phase("killed");
+    let runs = phase_runs(&killed);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[0].get("failure").is_none(), "{}", runs[0]["failure"]);
+    assert_eq!(runs[1]["failure"]["kind"], "died", "{}", runs[1]["failure"]);
+    let target = &killed["target"];
+    assert_eq!(target["failure"]["kind"], "died", "{target}");
+    assert_eq!(target["runs_not_run"], 1);
+    assert_eq!(target["steps"][1]["name"], "report", "teardown still ran");
+
+    // `sign-up-fails`: its once-a-phase setup exits 5: no run, the target stopped.
+    let failed = phase("sign-up-fails");
+    assert!(phase_runs(&failed).is_empty());
+    let target = &failed["target"];
+    let failure = &target["failure"];
+    assert_eq!(
+        (&failure["kind"], &failure["step"], &failure["exit"]["code"]),
+        (
+            &Value::from("step"),
+            &Value::from("sign-up"),
+            &Value::from(5)
+        ),
+        "{failure}"
+    );
+    assert_eq!(
+        failure["output_tail"][0],
+        format!("signing up on port {}", target["port"])
+    );
+    assert_eq!(target["runs_not_run"], 2);
+    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("failed: setup step `sign-up` failed after")
+            && stdout.contains("2 runs not run"),
+        "{stdout}"
+    );
+    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+    clean("per-phase");
+}
+
 /// Issue 19: headroom killed with SIGKILL mid-load leaves nothing of a stack running: not the
 /// services' groups, not their cgroups, not a server one of them started in a session of its
 /// own (out of its process group, as PostgreSQL's backends are).

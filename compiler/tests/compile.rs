@@ -5,6 +5,7 @@ use std::sync::OnceLock;
 
 use headroom_compiler::{Code, Compilation, Compiler, Severity};
 use headroom_prices::PriceTable;
+use headroom_spec::target::{ProcessMode, StepScope};
 use proptest::prelude::*;
 
 fn compiler() -> &'static (Compiler, PriceTable) {
@@ -587,18 +588,18 @@ units = "users"
 }
 
 /// Issue 11, items 8–10: every key that is accepted and not carried out says so at validate:
-/// `process = "per-phase"` (E035), `ready.tcp = false` (E010), a region the
+/// `ready.tcp = false` (E010), a region the
 /// table does not price (E037), AWS lines in a Hetzner plan (W006), a budget in dollars for a
 /// plan in euros (E021), and a readiness pattern that is not a regex (E036).
 #[test]
 fn keys_that_would_do_nothing_are_refused_or_warned() {
     let spec = spec_with(
-        "process = \"per-phase\"\nready = { tcp = false }",
+        "ready = { tcp = false }",
         "\n[plan]\nprovider = \"hetzner\"\nregion = \"us-west-2\"\ninstances = [\"CX22\"]\nebs_gb = 40\negress_gb = 100\nbudget_usd_per_month = 50",
     );
     let compilation = compile(&spec);
     let found = codes(&compilation);
-    for code in ["E035", "E010", "E037", "W006", "E021"] {
+    for code in ["E010", "E037", "W006", "E021"] {
         assert!(found.contains(code), "{code} not in {found:?}");
     }
     let lines: Vec<&str> = compilation
@@ -610,6 +611,62 @@ fn keys_that_would_do_nothing_are_refused_or_warned() {
     assert_eq!(lines, ["/plan/ebs_gb", "/plan/egress_gb"]);
     let pattern = compile(&spec_with("ready = { log = \"listening (on\" }", ""));
     assert_eq!(codes(&pattern), BTreeSet::from(["E036"]));
+}
+
+/// `process = "per-phase"` keeps one target for a phase: accepted when every point would
+/// start the same target, refused (E045) where a swept variable reaches the target or a step
+/// run once a phase, at the key it reaches; a step run once a phase needs such a target.
+#[test]
+fn one_target_a_phase_is_kept_only_when_its_points_agree() {
+    let once = "[[target.setup]]\nname = \"sign-up\"\ncommand = [\"true\"]\nper = \"phase\"";
+    let kept = compile(&spec_with(&format!("process = \"per-phase\"\n{once}"), ""));
+    assert!(kept.diagnostics.is_empty(), "{:?}", kept.diagnostics);
+    let matrix = kept.matrix.expect("a plan");
+    assert_eq!(matrix.phases[0].process, ProcessMode::PerPhase);
+    assert_eq!(
+        matrix.phases[0].points[2].target.setup[0].per,
+        StepScope::Phase
+    );
+
+    // `users` is swept into the command and into the step run once a phase.
+    let swept = spec_with(
+        "process = \"per-phase\"\nenv = { USERS = \"{users}\" }\n[[target.setup]]\nname = \"sign-up\"\ncommand = [\"sign-up\", \"{users}\"]\nper = \"phase\"\n[[target.setup]]\nname = \"warm\"\ncommand = [\"warm\", \"{users}\"]",
+        "",
+    );
+    let refused = compile(&swept);
+    assert!(refused.matrix.is_none());
+    let found: Vec<(&str, &str)> = refused
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("E045", "/target/env/USERS"),
+            ("E045", "/target/setup/0/command/1")
+        ],
+        "the step at every point may vary: {:?}",
+        refused.diagnostics
+    );
+    let message = &refused.diagnostics[0].message;
+    assert!(
+        message.contains("phase `load`") && message.contains("`env`"),
+        "{message}"
+    );
+    assert_eq!(
+        refused.diagnostics[0].label.as_deref(),
+        Some("not the same at users = 10 and at users = 20")
+    );
+
+    // Once a phase, with a fresh target per point: no target lives for the phase.
+    let orphan = compile(&spec_with(once, ""));
+    let found: Vec<(&str, &str)> = orphan
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.pointer.as_str()))
+        .collect();
+    assert_eq!(found, [("E045", "/target/setup/0/per")]);
 }
 
 /// `people_per_unit = "{people}"` takes the variable's value: the plan carries 4, not a

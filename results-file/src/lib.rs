@@ -94,6 +94,53 @@ pub struct PhaseResults {
     pub name: String,
     /// The points that ran, in order.
     pub points: Vec<PointResults>,
+    /// The target the phase kept for all its runs (`process = "per-phase"`), or the external
+    /// target its once-a-phase steps ran against; absent when every run started its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<PhaseTarget>,
+}
+
+/// A target kept for a whole phase: started (and its once-a-phase setup steps run) before the
+/// phase's first run, its once-a-phase teardown steps run and stopped after its last. Each run
+/// on it records its own load, samples and limits counters; what is the phase's is here.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PhaseTarget {
+    /// When it was started, in milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    /// Seconds from its start until it was stopped.
+    pub duration_s: f64,
+    /// The loopback port load went to (the front service's).
+    pub port: u16,
+    /// The output of `[target] command`, relative to the results file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Seconds from its start until its readiness check passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_after_s: Option<f64>,
+    /// How `[target] command` ended when headroom stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    /// Its cgroup over the whole phase: the shape, and the kernel's counters (the memory peak
+    /// is the phase's; each run has its own CPU counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RunLimits>,
+    /// A stack's services over the phase: port, log, readiness, stop and limits (their
+    /// samples are each run's).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, ServiceResult>,
+    /// The steps run once a phase (`per = "phase"`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepResult>,
+    /// Why the phase's runs ended early: its target never got ready, a step run once a phase
+    /// failed, or its target died or was killed for its memory during a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Runs of the phase not run because its target was gone (or never came up).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runs_not_run: u32,
+    /// What a reader should know about it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One point's results.

@@ -44,6 +44,25 @@ pub enum Event<'a> {
         /// The p95 of the last whole second, in milliseconds.
         p95_ms: Option<f64>,
     },
+    /// A phase's kept target (`process = "per-phase"`) is up, before its first run.
+    PhaseTargetUp {
+        /// The phase.
+        phase: &'a str,
+        /// The port load goes to.
+        port: u16,
+        /// Seconds until it was ready (its slowest service's, of a stack).
+        ready_after_s: Option<f64>,
+        /// The phase's runs, all on it.
+        runs: usize,
+    },
+    /// A phase's kept target ended: stopped after the phase, or failed (never up, a step
+    /// run once a phase failed, died during a run).
+    PhaseTargetEnded {
+        /// The phase.
+        phase: &'a str,
+        /// Its record, as written to the results file.
+        target: &'a crate::results::PhaseTarget,
+    },
     /// A run ended.
     RunFinished {
         /// Its phase.

@@ -123,6 +123,14 @@ impl Stack {
             .collect()
     }
 
+    /// Each service's own cgroup (those with `limits`), by name, with its shape.
+    pub(crate) fn cgroups(&self) -> impl Iterator<Item = (&str, &Cgroup, &RunShape)> {
+        self.members.iter().filter_map(|member| {
+            let (cgroup, run) = member.limited.as_ref()?;
+            Some((member.name.as_deref()?, cgroup, run))
+        })
+    }
+
     /// The cores the services' CPU limits leave to the generator, when any has one.
     pub(crate) fn cores_left(&self) -> Option<f64> {
         let cpus: Vec<f64> = self

@@ -1,14 +1,14 @@
-//! Setup and teardown steps (`[[target.setup]]`, `[[target.teardown]]`): commands run at every
-//! point once the target is ready and before the load, and after the load; each with a time
-//! limit, its output in a log file, its time and exit recorded. The first that fails fails the
-//! point with its last lines of output.
+//! Setup and teardown steps (`[[target.setup]]`, `[[target.teardown]]`): commands run once the
+//! target is ready and before the load, and after the load, at every point or once a phase;
+//! each with a time limit, its output in a log file, its time and exit recorded. The first that
+//! fails fails the point (or the phase) with its last lines of output.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
 use headroom_results::{Exit, RunResult, StepResult};
-use headroom_spec::target::Step;
+use headroom_spec::target::{Step, StepScope};
 use rustix::process::{Pid, Signal};
 
 use crate::results::Failure;
@@ -44,15 +44,16 @@ pub(crate) struct StepPlace<'a> {
     pub(crate) log_stem: &'a str,
 }
 
-/// Runs `steps` in order, each recorded in `result.steps`; the first that fails stops the rest
-/// and is returned.
+/// Runs those of `steps` run `per` point or phase, in order, each recorded in `result.steps`;
+/// the first that fails stops the rest and is returned.
 pub(crate) async fn run_steps(
     steps: &[Step],
+    per: StepScope,
     when: When,
     place: &StepPlace<'_>,
     result: &mut RunResult,
 ) -> Result<(), Failure> {
-    for step in steps {
+    for step in steps.iter().filter(|step| step.per == per) {
         let log_name = format!(
             "{}-{}-{}.log",
             place.log_stem,

@@ -40,8 +40,9 @@ pub struct Target {
     /// How the server is stopped at the end of a point.
     #[serde(default)]
     pub stop: Stop,
-    /// `per-point` (the default, and the only mode carried out): a fresh server for every point
-    /// and repeat. `per-phase` (one server for a whole phase) is refused (E035) until it is.
+    /// `per-point` (the default): a fresh server (or stack) for every point and repeat.
+    /// `per-phase`: one server for a whole phase, started before its first run and stopped
+    /// after its last; what a point leaves (caches, rows, memory) the next one inherits.
     #[serde(default)]
     pub process: ProcessMode,
     /// CPU and memory limits that emulate an instance size: the server runs in a cgroup made
@@ -69,11 +70,13 @@ pub struct Target {
     /// port. Needed when a stack has more than one service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub front: Option<String>,
-    /// Commands run at every point once the target is ready and before the load (seed a data
-    /// tier, sign up the users the scenarios log in as); one that fails fails the point.
+    /// Commands run once the target is ready and before the load (seed a data tier, sign up
+    /// the users the scenarios log in as): at every point, or once a phase (`per = "phase"`);
+    /// one that fails fails the point (or the phase).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<Step>,
-    /// Commands run at every point after the load, before the target stops (clean up).
+    /// Commands run after the load, before the target stops (clean up): at every point, or
+    /// once a phase, after its last run (`per = "phase"`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub teardown: Vec<Step>,
 }
@@ -125,6 +128,28 @@ pub struct Step {
     /// How long it may take before it is killed and the point fails.
     #[serde(default = "default_step_timeout")]
     pub timeout: Duration,
+    /// `point` (the default): at every point and repeat. `phase`: once a phase, before its
+    /// first run (setup) or after its last (teardown), on the target that lives for the phase
+    /// (`process = "per-phase"`, or an external `url`).
+    #[serde(default, skip_serializing_if = "StepScope::is_point")]
+    pub per: StepScope,
+}
+
+/// How often a setup or teardown step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepScope {
+    /// At every point and repeat.
+    #[default]
+    Point,
+    /// Once a phase.
+    Phase,
+}
+
+impl StepScope {
+    fn is_point(&self) -> bool {
+        *self == StepScope::Point
+    }
 }
 
 fn default_step_timeout() -> Duration {
@@ -234,7 +259,7 @@ pub enum ProcessMode {
     /// A fresh server for every point and repeat: no point inherits a warm cache.
     #[default]
     PerPoint,
-    /// One server for a whole phase.
+    /// One server for a whole phase, every point's load on it in turn.
     PerPhase,
 }
 

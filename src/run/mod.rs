@@ -211,9 +211,14 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
 fn exit_code(outcome: &headroom_runner::Outcome, check: bool, page_failed: bool) -> u8 {
     if outcome.interrupted {
         exit::INTERRUPTED
-    } else if outcome.failed_runs > 0 {
+    } else if outcome.failed_runs > 0 || outcome.failed_phases > 0 {
+        let phases = match outcome.failed_phases {
+            0 => String::new(),
+            1 => " and the target of 1 phase failed".to_owned(),
+            n => format!(" and the targets of {n} phases failed"),
+        };
         eprintln!(
-            "error: {} of the runs failed; the results file names each failure",
+            "error: {} of the runs failed{phases}; the results file names each failure",
             outcome.failed_runs
         );
         exit::RUN_FAILED
@@ -249,6 +254,9 @@ pub(crate) fn write_tables(
             .any(|r| matches!(r.limits, Some(headroom_runner::results::RunLimits::Ignored)));
         if ignored {
             writeln!(stdout, "note: {}.", headroom_runner::LIMITS_IGNORED)?;
+        }
+        if let Some(target) = &phase.target {
+            writeln!(stdout, "{}", tables::phase_target_line(target))?;
         }
     }
     writeln!(stdout, "\nresults: {}", out.display())?;

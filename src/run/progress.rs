@@ -73,6 +73,19 @@ impl Progress {
                     ));
                 }
             }
+            Event::PhaseTargetUp {
+                phase,
+                port,
+                ready_after_s,
+                runs,
+            } => {
+                let ready =
+                    ready_after_s.map_or_else(String::new, |s| format!(", ready after {s:.1}s"));
+                self.line(&format!(
+                    "{phase}: one target for the phase's {runs} runs (process = \"per-phase\"), on port {port}{ready}"
+                ));
+            }
+            Event::PhaseTargetEnded { phase, target } => self.phase_target_ended(phase, target),
             Event::RunFinished { result, .. } => {
                 self.line(&format!("  {}", one_line(result)));
                 if let Some(failure) = &result.failure {
@@ -86,29 +99,89 @@ impl Progress {
     }
 }
 
+/// Where a run's (or a phase's kept target's) output went: the target's log, each service's,
+/// each step's.
+struct Logs<'a> {
+    target: Option<&'a String>,
+    services: &'a std::collections::BTreeMap<String, headroom_runner::results::ServiceResult>,
+    steps: &'a [headroom_runner::results::StepResult],
+}
+
 /// Lines of a failed process's output shown under its run; the results keep more.
 const SHOWN_LINES: usize = 5;
 
 impl Progress {
     /// The last lines a failed process wrote, and where its whole log is.
     fn failure_output(&self, result: &RunResult, failure: &Failure) {
+        let logs = Logs {
+            target: result.log.as_ref(),
+            services: &result.services,
+            steps: &result.steps,
+        };
+        self.output_of(failure, &logs);
+    }
+
+    /// The last lines of `failure`'s output, and the log that holds all of it.
+    fn output_of(&self, failure: &Failure, logs: &Logs<'_>) {
         let tail = failure.output_tail();
         for line in &tail[tail.len().saturating_sub(SHOWN_LINES)..] {
             self.line(&format!("    | {line}"));
         }
         let log = match failure {
             Failure::Service { service, .. } => {
-                result.services.get(service).and_then(|s| s.log.as_ref())
+                logs.services.get(service).and_then(|s| s.log.as_ref())
             }
-            Failure::Step { .. } => result.steps.last().and_then(|step| step.log.as_ref()),
+            Failure::Step { .. } => logs.steps.last().and_then(|step| step.log.as_ref()),
             Failure::Interrupted | Failure::Barrier { .. } | Failure::Load { .. } => None,
-            _ => result.log.as_ref(),
+            _ => logs.target,
         };
         if let Some(log) = log.filter(|_| !tail.is_empty()) {
             self.line(&format!(
                 "    (its whole output: {log}, beside the results)"
             ));
         }
+    }
+}
+
+impl Progress {
+    /// How a phase's kept target ended: stopped after its runs, or the failure that ended
+    /// them, with its last lines and the runs it left out.
+    fn phase_target_ended(&self, phase: &str, target: &headroom_runner::results::PhaseTarget) {
+        let Some(failure) = &target.failure else {
+            let stopped: Vec<String> = target
+                .stopped
+                .iter()
+                .chain(target.services.values().filter_map(|s| s.stopped.as_ref()))
+                .map(|stopped| {
+                    let exit = stopped
+                        .exit
+                        .as_ref()
+                        .map_or_else(|| "gone".to_owned(), ToString::to_string);
+                    let killed = if stopped.killed { ", then KILL" } else { "" };
+                    format!("SIG{}{killed}: {exit}", stopped.signal)
+                })
+                .collect();
+            self.line(&format!(
+                "{phase}: its target stopped after the phase's last run ({})",
+                stopped.join("; ")
+            ));
+            return;
+        };
+        let not_run = match target.runs_not_run {
+            0 => String::new(),
+            1 => "; 1 run of the phase not run".to_owned(),
+            n => format!("; {n} runs of the phase not run"),
+        };
+        self.line(&format!(
+            "{phase}: its target failed: {}{not_run}",
+            failure.describe()
+        ));
+        let logs = Logs {
+            target: target.log.as_ref(),
+            services: &target.services,
+            steps: &target.steps,
+        };
+        self.output_of(failure, &logs);
     }
 }
 

@@ -404,6 +404,41 @@ fn slo_cell(run: &RunResult) -> String {
     text
 }
 
+/// What a phase's kept target did, under its table: kept for the phase, its steps run once a
+/// phase, how it ended (or the failure that ended the phase, and the runs it left out).
+pub(crate) fn phase_target_line(target: &headroom_runner::results::PhaseTarget) -> String {
+    let started = target.log.is_some() || !target.services.is_empty();
+    let mut line = if started {
+        "one target for the whole phase"
+    } else {
+        "the external target"
+    }
+    .to_owned();
+    if let Some(ready) = target.ready_after_s {
+        line.push_str(&format!(", ready after {ready:.1}s"));
+    }
+    if !target.steps.is_empty() {
+        let steps: Vec<String> = target
+            .steps
+            .iter()
+            .map(|step| format!("{} {} {:.1}s", step.when, step.name, step.seconds))
+            .collect();
+        line.push_str(&format!("; once a phase: {}", steps.join(", ")));
+    }
+    match &target.failure {
+        Some(failure) => {
+            line.push_str(&format!("; failed: {}", failure.describe()));
+            match target.runs_not_run {
+                0 => {}
+                1 => line.push_str("; 1 run not run"),
+                n => line.push_str(&format!("; {n} runs not run")),
+            }
+        }
+        None => line.push_str("; stopped after the phase's last run"),
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

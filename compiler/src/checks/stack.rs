@@ -2,6 +2,7 @@
 //! command: a stack that can start in order, steps that can run, a series read one way.
 
 use super::*;
+use headroom_spec::target::{ProcessMode, StepScope};
 
 /// What a `[target]` with services may not set itself: each service has its own.
 const SERVICE_KEYS: &[&str] = &["cwd", "env", "ready", "stop", "limits", "pid_file"];
@@ -245,6 +246,21 @@ impl<'a> Checker<'a> {
                         .at(&pointer, self.value_span(&pointer))
                         .label("already defined above")
                         .hint("give each step its own name: results and failures name it"),
+                    );
+                }
+                if step.per == StepScope::Phase
+                    && target.process == ProcessMode::PerPoint
+                    && target.url.is_none()
+                {
+                    let pointer = format!("{base}/per");
+                    self.push(
+                        Diagnostic::new(
+                            Code::PhaseTarget,
+                            format!("{what} runs once a phase, but every point starts a fresh target"),
+                        )
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("no target lives for the whole phase")
+                        .hint("set `process = \"per-phase\"` in [target] (one target for the phase), or remove `per` (the step runs at every point)"),
                     );
                 }
                 if step.timeout.as_micros() == 0 {

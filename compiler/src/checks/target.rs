@@ -221,16 +221,6 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        if target.process == headroom_spec::target::ProcessMode::PerPhase
-            && (target.command.is_some() || !target.services.is_empty())
-        {
-            self.push(
-                Diagnostic::new(Code::NotImplemented, "`process = \"per-phase\"` is not carried out yet: every run starts a fresh target")
-                    .at("/target/process", self.value_span("/target/process"))
-                    .label("one server for a whole phase is not implemented")
-                    .hint("remove `process` (a fresh server per point and repeat is the default and what runs)"),
-            );
-        }
     }
 
     /// The target's readiness check, when headroom starts it.

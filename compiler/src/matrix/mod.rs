@@ -22,6 +22,7 @@ use headroom_spec::numbers::count;
 
 mod emulation;
 mod expansion;
+mod phase_target;
 mod point_checks;
 pub mod resolved;
 
@@ -96,7 +97,7 @@ pub struct MatrixPhase {
     /// `grouped`).
     #[serde(default = "grouped")]
     pub order: RunOrder,
-    /// A fresh target per point (the only mode carried out).
+    /// A fresh target per point, or one for the whole phase.
     pub process: ProcessMode,
     /// What is measured at every point of the phase.
     pub measure: ResolvedMeasure,
@@ -224,6 +225,9 @@ pub fn expand(
         };
         let expanded = expansion.phase(axes);
         failed |= expansion.failed;
+        let kept = phase_target::phase_target_checks(spec, &expanded, checker);
+        failed |= !kept.is_empty();
+        diagnostics.extend(kept);
         phases.push(expanded);
     }
     if failed {

@@ -29,9 +29,11 @@ use crate::target::{Launch, Running, endpoints, external_pid, external_url_allow
 use crate::{http, load, sample, verdict};
 
 mod once;
+mod phase;
 mod start;
 
 use once::run_once;
+use phase::{Held, keeps_target};
 
 /// Which run of the matrix this is, and how its limits are carried out.
 struct Attempt<'a> {
@@ -42,6 +44,8 @@ struct Attempt<'a> {
     emulation: &'a Emulation,
     /// Where the segments meet, in a segmented run with a barrier.
     barrier: Option<&'a Arc<crate::barrier::Barrier>>,
+    /// The target the phase keeps for all its runs, when it keeps one.
+    held: Option<&'a mut Held>,
 }
 
 /// How a run is asked for, beyond the plan.
@@ -82,6 +86,9 @@ pub struct Outcome {
     pub results: Results,
     /// Runs that failed.
     pub failed_runs: usize,
+    /// Phases whose kept target (`process = "per-phase"`) failed: never up, a step run once a
+    /// phase failed, or it died and the rest of the phase did not run.
+    pub failed_phases: usize,
     /// SLO verdicts that failed.
     pub slo_failures: usize,
     /// SLO verdicts whose figure was not measured, baseline points left out.
@@ -149,78 +156,194 @@ pub async fn run(
     let mut outcome = Outcome {
         results,
         failed_runs: 0,
+        failed_phases: 0,
         slo_failures: 0,
         slo_unmeasured: 0,
         interrupted: false,
     };
     let mut number = 0;
-    'phases: for phase in selected {
+    for phase in selected {
+        if *cancel.borrow() {
+            outcome.interrupted = true;
+            break;
+        }
         let slot = phase_slot(&mut outcome.results, &phase.name);
-        // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in
-        // this round and the later ones (its own repeats still run).
-        let mut cut: Option<usize> = None;
-        for (position, repeat) in phase.run_order(repeats(phase)) {
-            if cut.is_some_and(|cut| position > cut) {
-                continue;
+        let order = phase.run_order(repeats(phase));
+        // A target kept for the phase comes up before its first run.
+        let mut held = None;
+        if keeps_target(phase) {
+            let attempt = Attempt {
+                repeat: 0,
+                number: number + 1,
+                emulation: &emulation,
+                barrier: barrier.as_ref(),
+                held: None,
+            };
+            match Held::start(phase, &attempt, options).await {
+                Ok(up) => {
+                    on_event(Event::PhaseTargetUp {
+                        phase: &phase.name,
+                        port: up.port(),
+                        ready_after_s: up.ready_after_s(),
+                        runs: order.len(),
+                    });
+                    held = Some(up);
+                }
+                Err(mut target) => {
+                    target.runs_not_run = u32::try_from(order.len()).unwrap_or(u32::MAX);
+                    number += order.len();
+                    outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
+                    continue;
+                }
             }
-            if *cancel.borrow() {
-                outcome.interrupted = true;
-                break 'phases;
-            }
-            let point = &phase.points[position];
-            number += 1;
-            on_event(Event::RunStarted {
-                phase: &phase.name,
-                point,
-                repeat,
-                number,
-                runs,
-            });
-            let result = run_once(
-                &plan,
-                phase,
-                point,
-                Attempt {
-                    repeat,
-                    number,
-                    emulation: &emulation,
-                    barrier: barrier.as_ref(),
-                },
-                options,
-                cancel.clone(),
-                on_event,
-            )
-            .await;
-            let result = judged_whole(result, options.segment);
-            let failed = outcome.count(&result, is_baseline(&plan, point));
-            // A meeting missed: the other segments are gone or never came, so every later
-            // run would wait out the timeout for nothing.
-            let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
-            on_event(Event::RunFinished {
-                phase: &phase.name,
-                point,
-                result: &result,
-            });
-            point_results(&mut outcome.results.phases[slot], point)
-                .runs
-                .push(result);
-            outcome.results.write(&options.out)?;
-            if outcome.interrupted || stranded {
-                break 'phases;
-            }
-            if failed && phase.on_failure == OnFailure::Stop {
-                cut = Some(cut.map_or(position, |cut| cut.min(position)));
-            }
-            if !phase.cooldown.as_std().is_zero() {
-                tokio::time::sleep(phase.cooldown.as_std()).await;
-            }
+        }
+        let ran = run_phase(
+            (&plan, phase, &order),
+            (&emulation, barrier.as_ref(), held.as_mut()),
+            (&mut number, runs),
+            options,
+            &cancel,
+            &mut outcome,
+            on_event,
+        )
+        .await?;
+        if let Some(held) = held {
+            let point = &phase.points[0];
+            let target = held.finish(ran.target_gone, point, options).await;
+            outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
+        }
+        if ran.stop_all {
+            break;
         }
     }
     outcome.results.write(&options.out)?;
     Ok(outcome)
 }
 
+/// How a phase's runs ended: everything is to stop (Ctrl-C, a missed meeting), or the
+/// phase's kept target is gone (the rest of the phase not run).
+#[derive(Default)]
+struct PhaseRan {
+    stop_all: bool,
+    target_gone: Option<Failure>,
+}
+
+/// The runs of one phase in their order, each written to the results file when it ends, on
+/// the phase's kept target when it keeps one. `number` counts runs over the whole matrix, of
+/// `runs`.
+async fn run_phase(
+    (plan, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
+    (emulation, barrier, mut held): (
+        &Emulation,
+        Option<&Arc<crate::barrier::Barrier>>,
+        Option<&mut Held>,
+    ),
+    (number, runs): (&mut usize, usize),
+    options: &RunOptions,
+    cancel: &watch::Receiver<bool>,
+    outcome: &mut Outcome,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<PhaseRan, RunError> {
+    let slot = phase_slot_of(&outcome.results, &phase.name);
+    let mut ran = PhaseRan::default();
+    // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in this
+    // round and the later ones (its own repeats still run).
+    let mut cut: Option<usize> = None;
+    for (i, &(position, repeat)) in order.iter().enumerate() {
+        if cut.is_some_and(|cut| position > cut) {
+            continue;
+        }
+        if *cancel.borrow() {
+            outcome.interrupted = true;
+            ran.stop_all = true;
+            break;
+        }
+        let point = &phase.points[position];
+        *number += 1;
+        on_event(Event::RunStarted {
+            phase: &phase.name,
+            point,
+            repeat,
+            number: *number,
+            runs,
+        });
+        let attempt = Attempt {
+            repeat,
+            number: *number,
+            emulation,
+            barrier,
+            held: held.as_deref_mut(),
+        };
+        let result = run_once(
+            plan,
+            phase,
+            point,
+            attempt,
+            options,
+            cancel.clone(),
+            on_event,
+        )
+        .await;
+        let result = judged_whole(result, options.segment);
+        let failed = outcome.count(&result, is_baseline(plan, point));
+        // A meeting missed: the other segments are gone or never came, so every later run
+        // would wait out the timeout for nothing.
+        let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
+        on_event(Event::RunFinished {
+            phase: &phase.name,
+            point,
+            result: &result,
+        });
+        point_results(&mut outcome.results.phases[slot], point)
+            .runs
+            .push(result);
+        outcome.results.write(&options.out)?;
+        if outcome.interrupted || stranded {
+            ran.stop_all = true;
+            break;
+        }
+        if failed && phase.on_failure == OnFailure::Stop {
+            cut = Some(cut.map_or(position, |cut| cut.min(position)));
+        }
+        // A kept target that died takes the rest of the phase with it.
+        if let Some(held) = held.as_deref_mut()
+            && let Some(gone) = held.gone()
+        {
+            let left = order[i + 1..]
+                .iter()
+                .filter(|(position, _)| cut.is_none_or(|cut| *position <= cut))
+                .count();
+            held.runs_not_run = u32::try_from(left).unwrap_or(u32::MAX);
+            ran.target_gone = Some(gone);
+            break;
+        }
+        if !phase.cooldown.as_std().is_zero() {
+            tokio::time::sleep(phase.cooldown.as_std()).await;
+        }
+    }
+    Ok(ran)
+}
+
 impl Outcome {
+    /// A phase's kept target ended (or never came up): counted when it failed, said, and
+    /// written into the phase's results.
+    fn phase_target_ended(
+        &mut self,
+        (slot, phase): (usize, &str),
+        target: crate::results::PhaseTarget,
+        options: &RunOptions,
+        on_event: &mut (dyn FnMut(Event<'_>) + Send),
+    ) -> Result<(), RunError> {
+        self.failed_phases += usize::from(target.failure.is_some());
+        on_event(Event::PhaseTargetEnded {
+            phase,
+            target: &target,
+        });
+        self.results.phases[slot].target = Some(target);
+        self.results.write(&options.out)?;
+        Ok(())
+    }
+
     /// Counts one run's failure and verdicts; whether it failed. At the baseline (0 units)
     /// nothing is sent by design: its SLOs are not owed.
     fn count(&mut self, result: &RunResult, baseline: bool) -> bool {
@@ -254,6 +377,15 @@ fn point_results<'a>(phase: &'a mut PhaseResults, point: &Point) -> &'a mut Poin
     &mut phase.points[position]
 }
 
+/// Where a phase's results are in the file (`phase_slot` put them there).
+fn phase_slot_of(results: &Results, name: &str) -> usize {
+    results
+        .phases
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_default()
+}
+
 /// Where a phase's results go in the file: its earlier place, emptied, or a new one.
 fn phase_slot(results: &mut Results, name: &str) -> usize {
     let slot = match results.phases.iter().position(|p| p.name == name) {
@@ -262,11 +394,13 @@ fn phase_slot(results: &mut Results, name: &str) -> usize {
             results.phases.push(PhaseResults {
                 name: name.to_owned(),
                 points: Vec::new(),
+                target: None,
             });
             results.phases.len() - 1
         }
     };
     results.phases[slot].points.clear();
+    results.phases[slot].target = None;
     slot
 }
 

@@ -9,8 +9,9 @@ use crate::limits::RunShape;
 use crate::results::RunLimits;
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
+use headroom_spec::target::StepScope;
 
-fn unix_ms() -> u64 {
+pub(super) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -49,13 +50,34 @@ pub(super) async fn run_once(
     plan: &RunMatrix,
     phase: &MatrixPhase,
     point: &Point,
-    attempt: Attempt<'_>,
+    mut attempt: Attempt<'_>,
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> RunResult {
     let (started, repeat) = (Instant::now(), attempt.repeat);
     let mut result = RunResult::started(repeat, unix_ms());
+    let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
+    let held = attempt.held.take();
+    let drive = |limited| Drive {
+        plan,
+        phase,
+        point,
+        attempt: &attempt,
+        options,
+        run: &run,
+        limited,
+    };
+    // A target kept for the phase: this run lends it, and counts its cgroups' share.
+    if let Some(held) = held {
+        let before = held.counters();
+        held.lend(&mut result);
+        drive(held.limited.as_ref())
+            .point(&mut held.up, cancel, &mut result, on_event)
+            .await;
+        held.count_since(&before, &mut result, point);
+        return finish(result, started, plan);
+    }
     let target = &point.target;
     let limited = limited_run(&attempt, point, &mut result);
     let Ok(mut limited) = limited.map_err(|failure| result.failure = Some(failure)) else {
@@ -63,55 +85,19 @@ pub(super) async fn run_once(
     };
     let allowed = http::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
-    let at = (phase, point, &attempt);
+    let stem = log_stem(phase, point, repeat);
+    let at = (point, &attempt, stem.as_str());
     let Some(mut up) = start_target(at, options, cgroup, &allowed, &mut result).await else {
-        close_cgroup(&mut result, limited.take(), point);
+        close_cgroup(&mut result, limited.take(), crate::limits::at_words(point));
         return finish(result, started, plan);
     };
-    let stem = log_stem(phase, point, repeat);
-    // The steps' `{port}` and `{port.NAME}`, apart from `up`, which the load borrows.
-    let ports = up.ports.clone();
-    let place = StepPlace {
-        fills: Fills {
-            services: &ports,
-            ..Fills::new(up.port, &options.headroom_bin)
-        },
-        spec_dir: &options.spec_dir,
-        log_dir: results_dir(options),
-        log_stem: &stem,
-    };
-    let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
-    let set_up = run_steps(&target.setup, When::Setup, &place, &mut result).await;
-    let start_at = match set_up {
-        Ok(()) => meet(attempt.barrier, &run, Stage::Start, &mut result).await,
-        Err(failure) => {
-            result.failure = Some(failure);
-            None
-        }
-    };
-    if let Some(start_at) = start_at {
-        let drive = Drive {
-            plan,
-            phase,
-            point,
-            attempt: &attempt,
-            options,
-            run: &run,
-            limited: limited.as_ref(),
-        };
-        drive
-            .load(&mut up, start_at, cancel, &mut result, on_event)
-            .await;
-        // Teardown after the load, whatever it did: a failed load still cleans up.
-        if let Err(failure) = run_steps(&target.teardown, When::Teardown, &place, &mut result).await
-        {
-            result.failure.get_or_insert(failure);
-        }
-    }
+    drive(limited.as_ref())
+        .point(&mut up, cancel, &mut result, on_event)
+        .await;
     up.stack
         .stop(&mut result, crate::limits::at_words(point))
         .await;
-    close_cgroup(&mut result, limited, point);
+    close_cgroup(&mut result, limited, crate::limits::at_words(point));
     finish(result, started, plan)
 }
 
@@ -128,6 +114,55 @@ struct Drive<'a> {
 }
 
 impl Drive<'_> {
+    /// The point on a target that is up: its setup steps, the load, its teardown steps (the
+    /// steps run at every point; those run once a phase are the phase's).
+    async fn point(
+        &self,
+        up: &mut Started,
+        cancel: watch::Receiver<bool>,
+        result: &mut RunResult,
+        on_event: &mut (dyn FnMut(Event<'_>) + Send),
+    ) {
+        let (phase, point, options) = (self.phase, self.point, self.options);
+        let target = &point.target;
+        let stem = log_stem(phase, point, self.attempt.repeat);
+        // The steps' `{port}` and `{port.NAME}`, apart from `up`, which the load borrows.
+        let ports = up.ports.clone();
+        let place = StepPlace {
+            fills: Fills {
+                services: &ports,
+                ..Fills::new(up.port, &options.headroom_bin)
+            },
+            spec_dir: &options.spec_dir,
+            log_dir: results_dir(options),
+            log_stem: &stem,
+        };
+        let every_point = StepScope::Point;
+        let set_up = run_steps(&target.setup, every_point, When::Setup, &place, result).await;
+        let start_at = match set_up {
+            Ok(()) => meet(self.attempt.barrier, self.run, Stage::Start, result).await,
+            Err(failure) => {
+                result.failure = Some(failure);
+                None
+            }
+        };
+        if let Some(start_at) = start_at {
+            self.load(up, start_at, cancel, result, on_event).await;
+            // Teardown after the load, whatever it did: a failed load still cleans up.
+            let torn_down = run_steps(
+                &target.teardown,
+                every_point,
+                When::Teardown,
+                &place,
+                result,
+            )
+            .await;
+            if let Err(failure) = torn_down {
+                result.failure.get_or_insert(failure);
+            }
+        }
+    }
+
     /// The load, watched for the target's death and for Ctrl-C; the steady state once every
     /// scenario holds; then the rooms' ramp-down; samples, series and outcomes into `result`.
     async fn load(
@@ -292,7 +327,7 @@ fn keep_generator(attempt: &Attempt<'_>, limited: Option<&(Cgroup, RunShape)>, d
 
 /// The run's cgroup, made in the shape of the point's limits when they are applied; `None`
 /// without limits, for an external target, or under `--ignore-limits` (said in the result).
-fn limited_run(
+pub(super) fn limited_run(
     attempt: &Attempt<'_>,
     point: &Point,
     result: &mut RunResult,
@@ -318,7 +353,11 @@ fn limited_run(
 
 /// The kernel's counters of the run's cgroup into `result`, an OOM kill named as the run's
 /// failure, and the cgroup removed.
-fn close_cgroup(result: &mut RunResult, limited: Option<(Cgroup, RunShape)>, point: &Point) {
+pub(super) fn close_cgroup(
+    result: &mut RunResult,
+    limited: Option<(Cgroup, RunShape)>,
+    at: Option<String>,
+) {
     let Some((mut cgroup, run)) = limited else {
         return;
     };
@@ -326,27 +365,54 @@ fn close_cgroup(result: &mut RunResult, limited: Option<(Cgroup, RunShape)>, poi
     result.limits = Some(crate::limits::applied(&cgroup, &run.shape, &counters));
     if counters.oom_kills > 0
         && let Some(limit_bytes) = run.shape.memory_bytes
-        && !matches!(result.failure, Some(Failure::Interrupted))
     {
-        let stderr_tail = match result.failure.take() {
-            Some(
-                Failure::Died { stderr_tail, .. }
-                | Failure::ExitedEarly { stderr_tail, .. }
-                | Failure::NeverReady { stderr_tail, .. },
-            ) => stderr_tail,
-            _ => Vec::new(),
-        };
-        result.failure = Some(Failure::OutOfMemory {
-            limit_bytes,
-            at: crate::limits::at_words(point).unwrap_or_default(),
-            stderr_tail,
-        });
+        out_of_memory(result, None, limit_bytes, at);
     }
     if let Err(e) = cgroup.remove() {
         result
             .notes
             .push(format!("the run's cgroup could not be removed: {e}"));
     }
+}
+
+/// A process the kernel killed for its memory (`service`, or the target) as the run's
+/// failure, in place of the death it caused, with the output that death carried; a run that
+/// was interrupted stays interrupted.
+pub(super) fn out_of_memory(
+    result: &mut RunResult,
+    service: Option<&str>,
+    limit_bytes: u64,
+    at: Option<String>,
+) {
+    if matches!(result.failure, Some(Failure::Interrupted)) {
+        return;
+    }
+    let stderr_tail = match result.failure.take() {
+        Some(Failure::Service { failure, .. }) if service.is_some() => match *failure {
+            Failure::Died { stderr_tail, .. }
+            | Failure::ExitedEarly { stderr_tail, .. }
+            | Failure::NeverReady { stderr_tail, .. } => stderr_tail,
+            _ => Vec::new(),
+        },
+        Some(
+            Failure::Died { stderr_tail, .. }
+            | Failure::ExitedEarly { stderr_tail, .. }
+            | Failure::NeverReady { stderr_tail, .. },
+        ) if service.is_none() => stderr_tail,
+        _ => Vec::new(),
+    };
+    let killed = Failure::OutOfMemory {
+        limit_bytes,
+        at: at.unwrap_or_default(),
+        stderr_tail,
+    };
+    result.failure = Some(match service {
+        Some(service) => Failure::Service {
+            service: service.to_owned(),
+            failure: Box::new(killed),
+        },
+        None => killed,
+    });
 }
 
 /// The steady state of one run: what it reads, and where.

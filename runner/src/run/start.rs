@@ -59,6 +59,12 @@ pub(super) fn log_stem(phase: &MatrixPhase, point: &Point, repeat: u32) -> Strin
     )
 }
 
+/// Where the logs of a target kept for a phase go: `logs/{phase}`, relative to the results
+/// file's folder.
+pub(super) fn phase_log_stem(phase: &MatrixPhase) -> String {
+    format!("logs/{}", sanitize(&phase.name))
+}
+
 /// The folder the results file is in: logs are relative to it.
 pub(super) fn results_dir(options: &RunOptions) -> &Path {
     options.out.parent().unwrap_or(Path::new("."))
@@ -67,7 +73,7 @@ pub(super) fn results_dir(options: &RunOptions) -> &Path {
 /// Starts the target (or checks the external one) and waits until it is ready; `None` with
 /// the failure in `result` when it could not.
 pub(super) async fn start_target(
-    (phase, point, attempt): (&MatrixPhase, &Point, &Attempt<'_>),
+    (point, attempt, stem): (&Point, &Attempt<'_>, &str),
     options: &RunOptions,
     cgroup: Option<&Cgroup>,
     allowed: &http::Allowed,
@@ -77,7 +83,6 @@ pub(super) async fn start_target(
     if let Some(url) = &target.url {
         return external(url, target, options, allowed, result).await;
     }
-    let stem = log_stem(phase, point, attempt.repeat);
     let picked = if target.services.is_empty() {
         free_port().map(|port| (port, BTreeMap::new()))
     } else {
@@ -116,7 +121,7 @@ pub(super) async fn start_target(
             target,
             (port, ready.as_ref()),
             options,
-            (cgroup, &stem),
+            (cgroup, stem),
             result,
         )
         .await?
@@ -127,7 +132,7 @@ pub(super) async fn start_target(
             headroom_bin: &options.headroom_bin,
             spec_dir: &options.spec_dir,
             log_dir: results_dir(options),
-            log_stem: &stem,
+            log_stem: stem,
             emulation: attempt.emulation,
             run_number: attempt.number,
             allowed,

@@ -30,6 +30,15 @@ pub(super) fn caveats(
             runs.generator_bound, runs.total
         ));
     }
+    if runs.kept_per_phase {
+        out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());
+    }
+    if runs.not_run > 0 {
+        out.push(format!(
+            "{} runs were not run: the target kept for their phase never came up or died; the phase says why.",
+            runs.not_run
+        ));
+    }
     if runs.failed > 0 {
         out.push(format!(
             "{} of {} runs failed; their points show why.",

@@ -9,6 +9,7 @@ use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{Sweep, Unit};
 use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
 use headroom_spec::VarValue;
+use headroom_spec::target::ProcessMode;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -21,6 +22,7 @@ mod rows;
 mod stack;
 pub use rows::RequestCell;
 mod stat;
+mod tally;
 mod words;
 
 use caveats::{caveats, not_measured};
@@ -30,6 +32,7 @@ use fits::fit_rows;
 pub use rows::ServiceCell;
 use rows::point_row;
 pub use stat::Stat;
+use tally::RunTally;
 use words::{latency_slos, scenario_texts, steady_state};
 
 /// What the page is about, from the spec.
@@ -187,6 +190,11 @@ pub struct RunCounts {
     pub failed: u64,
     /// Runs where the generator, not the server, may have set the latency.
     pub generator_bound: u64,
+    /// Each phase kept one target for all its runs (`process = "per-phase"`), where a fresh
+    /// one started at every run otherwise.
+    pub kept_per_phase: bool,
+    /// Runs left out because the target kept for their phase was gone or never came up.
+    pub not_run: u64,
 }
 
 /// One phase as the page shows it.
@@ -211,6 +219,9 @@ pub struct Phase {
     /// The shape each service ran in and its throttling, a sentence each (services with
     /// `limits` only).
     pub service_limits: Vec<String>,
+    /// The target the phase kept for all its runs (`process = "per-phase"`), or its external
+    /// target's once-a-phase steps: how it came up, its steps, how it ended, in a sentence.
+    pub kept_target: Option<String>,
 }
 
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
@@ -359,59 +370,6 @@ fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
         .join(", ")
 }
 
-/// What the runs add up to over the whole file: how many ran and failed, the load average,
-/// the generator's cores and lag.
-#[derive(Default)]
-struct RunTally {
-    runs: RunCounts,
-    loads: Vec<f64>,
-    generator_cores: Vec<f64>,
-    /// The largest seen.
-    generator_lag: Option<f64>,
-    generator_available: Option<u64>,
-}
-
-impl RunTally {
-    fn count(&mut self, run: &headroom_results::RunResult) {
-        self.runs.total += 1;
-        if run.failure.is_some() {
-            self.runs.failed += 1;
-        }
-        if run.generator.bound {
-            self.runs.generator_bound += 1;
-        }
-        // A run that ended before its load (never ready, exited early) measured neither the
-        // generator nor the load average: its zeros are not figures.
-        if run.scenarios.is_empty() {
-            return;
-        }
-        let generator = &run.generator;
-        self.generator_cores.push(generator.cpu_cores);
-        let lag = generator.schedule_lag_p99_ms;
-        self.generator_lag = Some(self.generator_lag.map_or(lag, |l| l.max(lag)));
-        let cores = generator.cores_available as u64;
-        self.generator_available = Some(self.generator_available.map_or(cores, |c| c.max(cores)));
-        self.loads
-            .extend([run.load_average.min, run.load_average.max]);
-    }
-
-    fn finish(self) -> (RunCounts, Option<Spread>, Option<Generator>) {
-        let load_average = Stat::of(&self.loads).map(|s| Spread {
-            min: s.min,
-            max: s.max,
-        });
-        let generator = Stat::of(&self.generator_cores).map(|cores| Generator {
-            cpu_cores: Spread {
-                min: cores.min,
-                max: cores.max,
-            },
-            cores_available: self.generator_available,
-            schedule_lag_p99_ms: self.generator_lag,
-        });
-        (self.runs, load_average, generator)
-    }
-}
-
 /// A phase each, with a row per point and a cell per scenario, every run counted in `tally`.
 fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
     let latency_slos = latency_slos(results);
@@ -466,7 +424,11 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
                 .filter_map(|name| limits::service_sentence(phase, name))
                 .collect(),
             services,
+            kept_target: phase.target.as_ref().map(stack::kept_sentence),
         });
+        if let Some(target) = &phase.target {
+            tally.runs.not_run += u64::from(target.runs_not_run);
+        }
     }
     phases
 }
@@ -500,7 +462,10 @@ impl PageContext {
             .flat_map(|p| p.points.iter())
             .flat_map(|p| p.scenarios.iter())
             .any(|c| c.kind == "rooms");
-        let (runs, load_average, generator) = tally.finish();
+        let (mut runs, load_average, generator) = tally.finish();
+        runs.kept_per_phase = results.matrix.target.process == ProcessMode::PerPhase
+            && (results.matrix.target.command.is_some()
+                || !results.matrix.target.services.is_empty());
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);

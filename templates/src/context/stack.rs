@@ -1,7 +1,8 @@
 //! What the page says of a stack (`[target.services]`), its setup and teardown steps, and the
 //! series read by a command: how the measured figures came to be, in sentences.
 
-use headroom_results::Results;
+use headroom_results::{PhaseTarget, Results};
+use headroom_spec::target::{ProcessMode, Step, StepScope};
 
 /// The stack, the steps and the command series in sentences; empty when the spec has none.
 pub(super) fn sentences(results: &Results) -> Vec<String> {
@@ -26,29 +27,44 @@ pub(super) fn sentences(results: &Results) -> Vec<String> {
             .clone()
             .or_else(|| target.services.keys().next().cloned())
             .unwrap_or_default();
+        let when = match target.process {
+            ProcessMode::PerPoint => "started fresh at every run",
+            ProcessMode::PerPhase => "started once a phase and kept for all its runs",
+        };
         said.push(format!(
-            "**The stack.** {}, started fresh at every run in that order, each ready before the next, and stopped in reverse; the load goes to `{front}`. Each is sampled apart.",
+            "**The stack.** {}, {when} in that order, each ready before the next, and stopped in reverse; the load goes to `{front}`. Each is sampled apart.",
             services.join(", then ")
         ));
     }
-    let steps = |steps: &[headroom_spec::target::Step]| -> Vec<String> {
+    let steps = |steps: &[Step], per: StepScope| -> Vec<String> {
         steps
             .iter()
+            .filter(|step| step.per == per)
             .map(|step| format!("`{}` (up to {})", step.name, step.timeout))
             .collect()
     };
-    let (setup, teardown) = (steps(&target.setup), steps(&target.teardown));
-    if !setup.is_empty() || !teardown.is_empty() {
-        let mut sentence = "**Steps outside the figures.**".to_owned();
-        if !setup.is_empty() {
-            sentence.push_str(&format!(
-                " Before each run's load: {}.",
-                setup.join(", then ")
-            ));
+    let order = [
+        (
+            &target.setup,
+            StepScope::Phase,
+            "Before each phase's first run",
+        ),
+        (&target.setup, StepScope::Point, "Before each run's load"),
+        (&target.teardown, StepScope::Point, "After each run's load"),
+        (
+            &target.teardown,
+            StepScope::Phase,
+            "After each phase's last run",
+        ),
+    ];
+    let mut sentence = "**Steps outside the figures.**".to_owned();
+    for (list, per, when) in order {
+        let named = steps(list, per);
+        if !named.is_empty() {
+            sentence.push_str(&format!(" {when}: {}.", named.join(", then ")));
         }
-        if !teardown.is_empty() {
-            sentence.push_str(&format!(" After it: {}.", teardown.join(", then ")));
-        }
+    }
+    if !target.setup.is_empty() || !target.teardown.is_empty() {
         sentence.push_str(" No sample, scrape or latency is taken while they run.");
         said.push(sentence);
     }
@@ -86,4 +102,56 @@ pub(super) fn services_of(phase: &headroom_results::PhaseResults) -> Vec<String>
         }
     }
     services
+}
+
+/// What the target a phase kept did, in a sentence: kept for its runs, ready after how long,
+/// its once-a-phase steps, how it ended or the failure that ended the phase.
+pub(super) fn kept_sentence(target: &PhaseTarget) -> String {
+    let started = target.log.is_some() || !target.services.is_empty();
+    let mut sentence = if started {
+        "One target served every run of this phase (`process = \"per-phase\"`)".to_owned()
+    } else {
+        "The external target served every run of this phase".to_owned()
+    };
+    let ready = target.ready_after_s.or_else(|| {
+        target
+            .services
+            .values()
+            .filter_map(|service| service.ready_after_s)
+            .reduce(f64::max)
+    });
+    if let Some(ready) = ready {
+        sentence.push_str(&format!(", ready {ready:.1} s after it started"));
+    }
+    sentence.push('.');
+    if !target.steps.is_empty() {
+        let steps: Vec<String> = target
+            .steps
+            .iter()
+            .map(|step| {
+                let exit = match &step.exit {
+                    Some(exit) => exit.to_string(),
+                    None => "killed at its timeout".to_owned(),
+                };
+                format!(
+                    "{} `{}` ({:.1} s, {exit})",
+                    step.when, step.name, step.seconds
+                )
+            })
+            .collect();
+        sentence.push_str(&format!(" Once for the phase: {}.", steps.join(", ")));
+    }
+    match &target.failure {
+        Some(failure) => {
+            sentence.push_str(&format!(" It failed: {}", failure.describe()));
+            match target.runs_not_run {
+                0 => sentence.push('.'),
+                1 => sentence.push_str("; 1 run of the phase was not run."),
+                n => sentence.push_str(&format!("; {n} runs of the phase were not run.")),
+            }
+        }
+        None if started => sentence.push_str(" It was stopped after the phase's last run."),
+        None => {}
+    }
+    sentence
 }

@@ -40,6 +40,7 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
         limits: None,
         services: Vec::new(),
         service_limits: Vec::new(),
+        kept_target: None,
         points: vec![
             step("rate = 100/s", 10.0, false),
             step("rate = 200/s", 12.0, false),
@@ -125,6 +126,7 @@ fn points_whose_repeats_spread_are_called_noisy() {
         limits: None,
         services: Vec::new(),
         service_limits: Vec::new(),
+        kept_target: None,
     };
     let machine = Machine {
         cpu_model: "test".into(),
@@ -139,5 +141,42 @@ fn points_whose_repeats_spread_are_called_noisy() {
         [
             "The repeats spread more than 10 % (standard deviation over mean) at rooms = 4 in `memory` (api p95); rooms = 8 in `memory` (RSS): those medians are noisy; add repeats (the phase's `repeats`, or `headroom run --repeat N`) before planning with them."
         ]
+    );
+}
+
+/// A target kept for a phase is said as what it did: ready after how long, its once-a-phase
+/// steps with their exits, and how it ended: stopped, or the failure and the runs left out.
+#[test]
+fn a_target_kept_for_a_phase_is_said_with_how_it_ended() {
+    use headroom_results::{Exit, Failure, PhaseTarget, StepResult};
+    let step = |name: &str, when: &str, code: i32| StepResult {
+        name: name.into(),
+        when: when.into(),
+        seconds: 1.25,
+        exit: Some(Exit::Code(code)),
+        log: None,
+    };
+    let kept = PhaseTarget {
+        log: Some("logs/kept.log".into()),
+        ready_after_s: Some(0.5),
+        steps: vec![step("sign-up", "setup", 0), step("report", "teardown", 0)],
+        ..PhaseTarget::default()
+    };
+    assert_eq!(
+        stack::kept_sentence(&kept),
+        "One target served every run of this phase (`process = \"per-phase\"`), ready 0.5 s after it started. Once for the phase: setup `sign-up` (1.2 s, exit status 0), teardown `report` (1.2 s, exit status 0). It was stopped after the phase's last run."
+    );
+    let died = PhaseTarget {
+        log: Some("logs/killed.log".into()),
+        failure: Some(Failure::Died {
+            exit: Exit::Code(3),
+            stderr_tail: Vec::new(),
+        }),
+        runs_not_run: 2,
+        ..PhaseTarget::default()
+    };
+    assert_eq!(
+        stack::kept_sentence(&died),
+        "One target served every run of this phase (`process = \"per-phase\"`). It failed: the target died during the point (exit status 3); 2 runs of the phase were not run."
     );
 }
