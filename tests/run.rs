@@ -2033,8 +2033,8 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
 /// from run to run (the known answer: at every run it is every request the phase's runs so far
 /// sent); steps run once a phase around the runs and at every point; each run has its own
 /// share of the cgroup's counters. A target killed mid-phase fails its run and ends the phase
-/// (the run after it not run); a once-a-phase setup step that fails runs nothing; nothing is
-/// left running.
+/// (the run after it not run); a once-a-phase setup step that fails runs nothing; Ctrl-C stops
+/// the phase's target after its teardown; nothing is left running.
 #[test]
 fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     let (output, results) = run_fixture("per-phase", &["--no-page"], &[]);
@@ -2091,11 +2091,11 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
             ),
         ]
     );
-    let runs = phase_runs(&kept);
-    assert_eq!(runs.len(), 4);
+    let kept_runs = phase_runs(&kept);
+    assert_eq!(kept_runs.len(), 4);
     let mut sent_so_far = 0.0;
     let mut periods = 0.0;
-    for run in &runs {
+    for run in &kept_runs {
         assert!(run.get("failure").is_none(), "{}", run["failure"]);
         assert_eq!(
             run["port"], target["port"],
@@ -2146,10 +2146,13 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
 
     // `killed`: the second point's setup kills the target; its run fails, the third is not run.
     let killed = phase("killed");
-    let runs = phase_runs(&killed);
-    assert_eq!(runs.len(), 2, "{runs:?}");
-    assert!(runs[0].get("failure").is_none(), "{}", runs[0]["failure"]);
-    assert_eq!(runs[1]["failure"]["kind"], "died", "{}", runs[1]["failure"]);
+    let killed_runs = phase_runs(&killed);
+    assert_eq!(killed_runs.len(), 2, "{killed_runs:?}");
+    let [before, died] = &killed_runs[..] else {
+        panic!("two runs: {killed_runs:?}");
+    };
+    assert!(before.get("failure").is_none(), "{}", before["failure"]);
+    assert_eq!(died["failure"]["kind"], "died", "{}", died["failure"]);
     let target = &killed["target"];
     assert_eq!(target["failure"]["kind"], "died", "{target}");
     assert_eq!(target["runs_not_run"], 1);
@@ -2181,6 +2184,28 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
             && stdout.contains("2 runs not run"),
         "{stdout}"
     );
+    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+
+    // Ctrl-C after `kept`'s first run: the run in flight ends, the phase's teardown runs, its
+    // target is stopped and said to be stopped early; nothing is left.
+    let interrupted = out("per-phase").with_file_name("interrupted.json");
+    let mut child = start_in_background("per-phase", &interrupted, "1042B");
+    let ran_once = || {
+        std::fs::read_to_string(&interrupted)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|results| !runs(&results).is_empty())
+    };
+    wait_until(Duration::from_secs(30), ran_once);
+    send("INT", &child);
+    let status = child.wait().expect("headroom ends");
+    assert_eq!(status.code(), Some(130));
+    let results = read_results(&interrupted);
+    let target = &results["phases"][0]["target"];
+    assert_eq!(target["interrupted"], true, "{target}");
+    assert!(target.get("failure").is_none(), "{target}");
+    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
+    assert_eq!(target["steps"][1]["name"], "report", "{target}");
     assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
     clean("per-phase");
 }

@@ -135,6 +135,10 @@ pub struct PhaseTarget {
     /// failed, or its target died or was killed for its memory during a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// The run was interrupted (Ctrl-C, a missed meeting of segments) before the phase's
+    /// last run: the target was stopped then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Runs of the phase not run because its target was gone (or never came up).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub runs_not_run: u32,

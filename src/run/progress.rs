@@ -161,8 +161,13 @@ impl Progress {
                     format!("SIG{}{killed}: {exit}", stopped.signal)
                 })
                 .collect();
+            let when = if target.interrupted {
+                "when the run was interrupted"
+            } else {
+                "after the phase's last run"
+            };
             self.line(&format!(
-                "{phase}: its target stopped after the phase's last run ({})",
+                "{phase}: its target stopped {when} ({})",
                 stopped.join("; ")
             ));
             return;

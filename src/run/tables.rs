@@ -434,6 +434,7 @@ pub(crate) fn phase_target_line(target: &headroom_runner::results::PhaseTarget) 
                 n => line.push_str(&format!("; {n} runs not run")),
             }
         }
+        None if target.interrupted => line.push_str("; stopped when the run was interrupted"),
         None => line.push_str("; stopped after the phase's last run"),
     }
     line

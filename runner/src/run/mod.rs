@@ -209,7 +209,8 @@ pub async fn run(
         .await?;
         if let Some(held) = held {
             let point = &phase.points[0];
-            let target = held.finish(ran.target_gone, point, options).await;
+            let ended = (ran.target_gone, ran.stop_all);
+            let target = held.finish(ended, point, options).await;
             outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
         }
         if ran.stop_all {

@@ -221,10 +221,11 @@ impl Held {
 
     /// Ends the phase's target: its once-a-phase teardown steps (after a setup that passed),
     /// then every process stopped and its cgroups read and removed; the phase's record.
-    /// `failure`, when the phase ended for it, is the record's first.
+    /// `failure`, when the phase ended for it, is the record's first; `interrupted` when
+    /// everything stopped before the phase's last run.
     pub(super) async fn finish(
         mut self,
-        failure: Option<Failure>,
+        (failure, interrupted): (Option<Failure>, bool),
         point: &Point,
         options: &RunOptions,
     ) -> PhaseTarget {
@@ -236,7 +237,9 @@ impl Held {
         {
             self.record.failure.get_or_insert(failure);
         }
-        self.end().await
+        let mut target = self.end().await;
+        target.interrupted = interrupted;
+        target
     }
 
     /// Every process stopped, the cgroups read and removed; the phase's record.
@@ -261,6 +264,7 @@ fn phase_target(record: RunResult, started: Instant, runs_not_run: u32) -> Phase
         steps: record.steps,
         failure: record.failure,
         runs_not_run,
+        interrupted: false,
         notes: record.notes,
     }
 }

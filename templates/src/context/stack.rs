@@ -150,6 +150,8 @@ pub(super) fn kept_sentence(target: &PhaseTarget) -> String {
                 n => sentence.push_str(&format!("; {n} runs of the phase were not run.")),
             }
         }
+        None if started && target.interrupted => sentence
+            .push_str(" It was stopped when the run was interrupted, before the phase's last run."),
         None if started => sentence.push_str(" It was stopped after the phase's last run."),
         None => {}
     }
