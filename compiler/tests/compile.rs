@@ -613,6 +613,49 @@ fn keys_that_would_do_nothing_are_refused_or_warned() {
     assert_eq!(codes(&pattern), BTreeSet::from(["E036"]));
 }
 
+/// Names that figures, files and `--phase` are made of are checked like variables': a
+/// scenario with a dot in its name would split its figures (`my.api.latency.p95` reads as the
+/// scenario `my`), an empty one would leave `.latency.p95`; a phase or series named with
+/// spaces or capitals is refused too (E032), each at its name, in one report, in the order they are written.
+#[test]
+fn scenario_phase_and_series_names_are_checked() {
+    let spec = spec_with(
+        "",
+        "\n[measure]\nseries = [{ name = \"Pg-Connections\", metric = \"pg\" }]",
+    )
+    .replace("name = \"browse\"", "name = \"my.api\"")
+    .replace("name = \"load\"", "name = \"Load Test\"");
+    let compilation = compile(&spec);
+    let found: Vec<(&str, &str)> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("E032", "/scenario/0/name"),
+            ("E032", "/phase/0/name"),
+            ("E032", "/measure/series/0/name"),
+        ],
+        "{:?}",
+        compilation.diagnostics
+    );
+    let messages: Vec<&str> = compilation
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "\"my.api\" is not a valid scenario name",
+            "\"Load Test\" is not a valid phase name",
+            "\"Pg-Connections\" is not a valid series name",
+        ]
+    );
+}
+
 /// `process = "per-phase"` keeps one target for a phase: accepted when every point would
 /// start the same target, refused (E045) where a swept variable reaches the target or a step
 /// run once a phase, at the key it reaches; a step run once a phase needs such a target.

@@ -12,7 +12,8 @@ use crate::vars::{Sweep, VarValue};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Phase {
-    /// Names the phase in results, pages and `headroom run --phase NAME`.
+    /// Names the phase in results, pages, log files and `headroom run --phase NAME`.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9._-]*$"), length(max = 64))]
     pub name: String,
     /// What the phase asks, for the capacity page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,11 +209,16 @@ mod reducer_tests {
     }
 }
 
+/// The pattern a series' name matches (the schema's), for the compiler's diagnostic.
+pub const SERIES_NAME_PATTERN: &str = r"^[a-z][a-z0-9_]*$";
+
 /// A series picked from the server's Prometheus metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Series {
-    /// The name the series goes by in results, SLOs and `[capacity] memory`.
+    /// The name the series goes by in results, SLOs and `[capacity] memory`: lower-case
+    /// letters, digits and `_`, as a variable's.
+    #[schemars(regex(pattern = SERIES_NAME_PATTERN), length(max = 64))]
     pub name: String,
     /// The metric name: `suite_memory_split`, read from the target's `metrics` at the steady
     /// state. Exactly one of `metric` and `command`.

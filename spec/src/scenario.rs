@@ -139,6 +139,7 @@ pub enum Arrivals {
 #[serde(deny_unknown_fields)]
 pub struct HttpScenario {
     /// Names the scenario in results, SLOs (`browse.latency.p95`) and pages.
+    #[schemars(regex(pattern = SCENARIO_NAME_PATTERN), length(max = 64))]
     pub name: String,
     /// How requests are started: open model (arrival rate) or closed model (virtual users).
     pub executor: Executor,
@@ -299,6 +300,10 @@ impl Method {
 /// The pattern a request's name matches (the schema's), for the compiler's diagnostic.
 pub const REQUEST_NAME_PATTERN: &str = r"^[a-z0-9][a-z0-9_-]*$";
 
+/// The pattern a scenario's name matches: a figure's first segment (`browse.latency.p95`), so
+/// no dot; the request's pattern.
+pub const SCENARIO_NAME_PATTERN: &str = REQUEST_NAME_PATTERN;
+
 /// One request of an HTTP scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -433,6 +438,7 @@ impl Expect {
 #[serde(deny_unknown_fields)]
 pub struct RoomsScenario {
     /// Names the scenario in results, SLOs (`chat.seen_by_all.p95`) and pages.
+    #[schemars(regex(pattern = SCENARIO_NAME_PATTERN), length(max = 64))]
     pub name: String,
     /// The socket URL; `{room}` and `{peer}` are filled per socket:
     /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`.

@@ -365,10 +365,21 @@ impl SchemaCheck {
             .hint(format!("write it as {}{variable}", kind.forms()));
         }
         if pattern == headroom_spec::scenario::REQUEST_NAME_PATTERN {
-            return Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid request name"))
+            let (what, figure) = if pointer.contains("/requests/") {
+                ("request", "`scenario.request.latency.p95`")
+            } else {
+                ("scenario", "`scenario.latency.p95`")
+            };
+            return Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid {what} name"))
                 .at(pointer, span)
-                .label("not a valid request name")
-                .hint("use lower-case letters, digits, `_` and `-`, starting with a letter or digit: a request's figures are named `scenario.request.latency.p95`, so a dot would split them");
+                .label(format!("not a valid {what} name"))
+                .hint(format!("use lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64: a {what}'s figures are named {figure}, so a dot would split them"));
+        }
+        if pattern == headroom_spec::phase::SERIES_NAME_PATTERN {
+            return Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid series name"))
+                .at(pointer, span)
+                .label("not a valid series name")
+                .hint("use lower-case letters, digits and `_`, starting with a letter, at most 64 (`pg_connections`): SLOs and `[capacity] memory` name the series as they name a variable");
         }
         if pattern == headroom_spec::compare::GATE_PATTERN {
             return Diagnostic::new(Code::BadGate, format!("`{text}` is not a gate"))
@@ -385,13 +396,22 @@ impl SchemaCheck {
             .label("expected a number or a placeholder")
             .hint("write a number, or a variable from [vars] in braces: \"{rooms}\" (names are lower-case)");
         }
-        Diagnostic::new(
-            Code::BadName,
-            format!("\"{text}\" is not a valid {}", key_name_plain(pointer)),
-        )
-        .at(pointer, span)
-        .label("not a valid name")
-        .hint("use lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit")
+        // `/phase/0/name` is a phase's name, `/bench/name` the bench's.
+        let key = key_name_plain(pointer);
+        let what = match pointer
+            .rsplit('/')
+            .skip(1)
+            .find(|part| part.parse::<usize>().is_err())
+        {
+            Some(owner) if key == "name" => format!("{owner} name"),
+            _ => key,
+        };
+        Diagnostic::new(Code::BadName, format!("\"{text}\" is not a valid {what}"))
+            .at(pointer, span)
+            .label("not a valid name")
+            .hint(
+                "use lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit",
+            )
     }
 
     /// `anyOf`: the branch of the instance's type decides which errors to show.
