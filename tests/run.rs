@@ -459,6 +459,49 @@ fn a_stopped_phase_runs_its_rounds_up_to_the_failed_point() {
 /// Issue 17: two routes of very different speed in one scenario (3 % of the requests cost
 /// 30 ms of CPU). Each named request is measured apart: the run table and the page show both,
 /// and the SLO on the slow one fails while the scenario's overall p95 passes.
+/// `--seed` repeats what is drawn at random, not only the Poisson arrivals: the weighted mix
+/// of an open model (each numbered arrival picks by its own draw, whichever thread takes it)
+/// and a rooms scenario's Poisson sends and reloads (each socket its own draws). Two runs of
+/// one seed send the same requests of each kind and the same messages; the mix keeps its
+/// weights (5 : 3 : 2).
+#[test]
+fn a_seed_repeats_the_mix_and_the_gaps() {
+    let counts = |results: &Value| {
+        let run = runs(results)[0];
+        assert!(run.get("failure").is_none(), "{}", run["failure"]);
+        let api = &run["scenarios"]["api"];
+        let rooms = &run["scenarios"]["chat"]["rooms"];
+        let by_request: Vec<f64> = ["health", "notes", "page"]
+            .iter()
+            .map(|name| common::number(&api["by_request"][name]["requests"]))
+            .collect();
+        (
+            by_request,
+            common::number(&rooms["messages"]["sent"]),
+            common::number(&rooms["reload"]["requests"]),
+        )
+    };
+    let (_, first) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
+    let (_, again) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
+    let (by_request, sent, reloads) = counts(&first);
+    assert_eq!(counts(&again), (by_request.clone(), sent, reloads));
+    // 200 arrivals a second over the 2 s hold; 2 rooms sending 20 a second; 10 sockets
+    // reloading every 500 ms on average: Poisson counts, within four standard deviations.
+    let total: f64 = by_request.iter().sum();
+    assert!((400.0 - 80.0..=400.0 + 80.0).contains(&total), "{total}");
+    for (count, weight) in by_request.iter().zip([0.5, 0.3, 0.2]) {
+        let share = count / total;
+        assert!(
+            (share - weight).abs() < 0.1,
+            "{share} for {weight}: {by_request:?}"
+        );
+    }
+    assert!((80.0 - 36.0..=80.0 + 36.0).contains(&sent), "{sent}");
+    assert!((40.0 - 26.0..=40.0 + 26.0).contains(&reloads), "{reloads}");
+    assert!(leftovers("1043B").is_empty());
+    clean("seeded");
+}
+
 #[test]
 fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
     // The slow route burns half a core: alone, so it slows no other test's generator.

@@ -68,6 +68,16 @@ pub fn derive_seed(seed: u64, part: &str) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The `k`th draw of `seed`: a uniform 64-bit number that depends on nothing else (not on
+/// which thread, segment or order asks), so a numbered arrival, user or socket draws the same
+/// on every run of one seed. SplitMix64 of the seed stepped `k` times.
+pub fn draw(seed: u64, k: u64) -> u64 {
+    let mut z = seed.wrapping_add(k.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// A stretch of the schedule where the rate goes linearly from `begin` to `end` per second.
 #[derive(Debug, Clone, Copy)]
 struct Piece {

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub mod compare;
+mod expect;
 pub mod numbers;
 pub mod param;
 pub mod phase;

@@ -65,9 +65,10 @@ pub struct RunArgs {
     /// its load exactly; `headroom merge` joins their partial results (docs/scale-out.md).
     #[arg(long, value_name = "INDEX/COUNT", value_parser = headroom_runner::Segment::parse)]
     segment: Option<headroom_runner::Segment>,
-    /// The seed of HTTP scenarios' Poisson arrivals, for a run to repeat them arrival for
-    /// arrival (rooms' Poisson sends and the request mix stay random) [default: new for each
-    /// run; with --segment, the spec's hash, the same for every share].
+    /// The seed of what a run draws at random: HTTP scenarios' Poisson arrivals and weighted
+    /// request mix, rooms' Poisson sends and reloads, for a run to repeat them draw for draw
+    /// (`data` rows in `random` order stay random) [default: new for each run; with
+    /// --segment, the spec's hash, the same for every share].
     #[arg(long)]
     seed: Option<u64>,
     /// With --segment: where the segments meet, HOST:PORT. Segment 0 serves it (an address

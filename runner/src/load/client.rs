@@ -11,7 +11,6 @@ use headroom_compiler::matrix::resolved::HttpScenario;
 use headroom_spec::scenario::{Expect, HttpVersion};
 
 use hyper::header::{HeaderName, HeaderValue};
-use rand::Rng;
 use tokio::time::Instant;
 
 mod prepare;
@@ -127,12 +126,15 @@ impl Client {
         self.addresses.iter().map(|a| a.socket).collect()
     }
 
-    /// A request by weight, among those not sent `once`.
-    pub(super) fn pick(&self) -> usize {
+    /// A request by weight, among those not sent `once`, named by `draw` (a uniform 64-bit
+    /// number: the same draw picks the same request).
+    pub(super) fn pick(&self, draw: u64) -> usize {
         if self.requests.len() < 2 {
             return 0;
         }
-        let mut roll = rand::rng().random_range(0..self.total_weight.max(1));
+        // Multiply-shift: `draw` scaled onto 0..total, uniform up to 2^-64.
+        let total = self.total_weight.max(1);
+        let mut roll = ((u128::from(draw) * u128::from(total)) >> 64) as u32;
         for (i, request) in self.requests.iter().enumerate() {
             if request.once {
                 continue;

@@ -50,6 +50,10 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         captured: vec![None; client.captures.len()],
     };
     let mut step = 0;
+    // Its picks of the weighted mix: its own numbered draws of the run's seed, so a seed sends
+    // every user the same requests in the same order.
+    let mut picks = 0u64;
+    let user_seed = crate::stripe::draw(job.mix_seed, user);
     tokio::time::sleep_until(start).await;
     loop {
         let now = Instant::now();
@@ -63,7 +67,10 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         }
         let request = match client.once.get(step) {
             Some(&first) => first,
-            None => client.pick(),
+            None => {
+                picks += 1;
+                client.pick(crate::stripe::draw(user_seed, picks))
+            }
         };
         let sent = client
             .send(&mut connections, request, now, &data, || ())

@@ -100,6 +100,9 @@ struct Job {
     segment: crate::stripe::Segment,
     /// The seed of the run's Poisson arrivals: every segment draws the same.
     seed: u64,
+    /// The seed of the weighted request mix: arrival `k` (a user's `k`th pick) takes the
+    /// request its `k`th draw names.
+    mix_seed: u64,
 }
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
@@ -160,6 +163,7 @@ pub(crate) async fn run(
             cancel: cancel.clone(),
             segment: reach.segment,
             seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
+            mix_seed: crate::stripe::derive_seed(reach.seed, &format!("{} mix", scenario.name)),
         };
         let share = Share { index, threads };
         let recorder = Recorder::new(

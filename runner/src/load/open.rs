@@ -28,6 +28,8 @@ const MAX_OPENING: u64 = 8;
 /// An arrival released to the line.
 #[derive(Clone, Copy)]
 struct Arrival {
+    /// Its number over the whole run (every thread and segment): what picks its request.
+    number: u64,
     intended: Instant,
     released: Instant,
 }
@@ -86,7 +88,7 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
     };
     let mut back_to_back = 0;
     while !*job.cancel.borrow() {
-        let Some((_, t)) = arrivals.next() else {
+        let Some((number, t)) = arrivals.next() else {
             break;
         };
         // The end is compared in whole nanoseconds, as the measured window is.
@@ -110,7 +112,7 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
                 tokio::task::yield_now().await;
             }
         }
-        line.arrive(intended, Instant::now());
+        line.arrive(number, intended, Instant::now());
     }
     line.close().await;
 }
@@ -118,15 +120,17 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
 impl Line {
     /// An arrival released at `released`: to an idle worker, to a new connection, or in line
     /// for the next free one; dropped when `max_in_flight` are outstanding.
-    fn arrive(self: &Rc<Self>, intended: Instant, released: Instant) {
+    fn arrive(self: &Rc<Self>, number: u64, intended: Instant, released: Instant) {
         if self.outstanding.get() >= self.max_outstanding {
             self.recorder.borrow_mut().dropped(intended);
             return;
         }
         self.outstanding.set(self.outstanding.get() + 1);
-        self.queue
-            .borrow_mut()
-            .push_back(Arrival { intended, released });
+        self.queue.borrow_mut().push_back(Arrival {
+            number,
+            intended,
+            released,
+        });
         let idle = self.idle.borrow_mut().pop();
         if let Some(worker) = idle {
             worker.notify_one();
@@ -153,8 +157,10 @@ impl Line {
             let next = self.queue.borrow_mut().pop_front();
             match next {
                 Some(arrival) => {
-                    // Picked first, so a request that never got a connection counts as its own.
-                    let request = client.pick();
+                    // Picked first, so a request that never got a connection counts as its own;
+                    // by its number, so a seed sends the same mix whichever thread takes it.
+                    let draw = crate::stripe::draw(self.job.mix_seed, arrival.number);
+                    let request = client.pick(draw);
                     let times = Times {
                         intended: arrival.intended,
                         released: arrival.released,

@@ -28,7 +28,6 @@ use hdrhistogram::Histogram;
 use headroom_compiler::matrix::resolved::RoomsScenario;
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 use headroom_spec::scenario::{Arrivals, RatePer, Senders, StampForm};
-use rand::Rng;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
@@ -55,7 +54,7 @@ mod topology;
 use peer::peer;
 use reload::spawn_reload;
 use result::result;
-use topology::{exponential, per_socket, resolve, topology};
+use topology::{Gaps, exponential, per_socket, resolve, topology};
 
 /// The server registers a socket a moment after its handshake; the hold waits this long after
 /// the last socket opened, so messages are not expected at peers the server cannot know yet.
@@ -129,6 +128,8 @@ struct Socket {
 
 /// Shared by every socket of a run.
 struct Shared {
+    /// The seed of the sockets' random gaps: every socket draws its own from it.
+    seed: u64,
     url: String,
     /// TLS to the server, for `wss://`.
     tls: Option<crate::tls::TlsTo>,
@@ -244,6 +245,7 @@ pub(crate) async fn run(
     }
     let epoch = Instant::now();
     let shared = Arc::new(Shared {
+        seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
         url,
         tls,
         sources,

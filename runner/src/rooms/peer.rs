@@ -98,6 +98,8 @@ impl<'a> Inbox<'a> {
 
 /// When this socket next has something to do; `far` is never.
 struct Deadlines {
+    /// The socket's random gaps (Poisson sends and reloads).
+    gaps: Gaps,
     far: Instant,
     hold_end: Instant,
     next_send: Instant,
@@ -107,9 +109,10 @@ struct Deadlines {
 }
 
 impl Deadlines {
-    fn new(shared: &Shared) -> Deadlines {
+    fn new(shared: &Shared, socket: Socket) -> Deadlines {
         let far = Instant::now() + Duration::from_secs(86_400 * 365);
         Deadlines {
+            gaps: Gaps::of(shared.seed, socket.index),
             far,
             hold_end: far,
             next_send: far,
@@ -143,11 +146,11 @@ impl Deadlines {
             Stage::Hold { start, end } => {
                 self.hold_end = end;
                 if let Some(plan) = socket.sends {
-                    self.next_send = plan.first(start);
+                    self.next_send = plan.first(start, &mut self.gaps);
                 }
                 if let Some(reload) = &shared.reload {
                     let first = if reload.poisson {
-                        exponential(1.0 / reload.mean)
+                        exponential(1.0 / reload.mean, &mut self.gaps)
                     } else {
                         reload.mean * share
                     };
@@ -246,7 +249,7 @@ pub(super) async fn peer(
         socket.index,
         shared.stamp_form == StampForm::BinaryPrefix,
     );
-    let mut at = Deadlines::new(&shared);
+    let mut at = Deadlines::new(&shared, socket);
     let far = at.far;
     let mut seq = 0u64;
     let timer = tokio::time::sleep_until(far);
@@ -284,7 +287,7 @@ pub(super) async fn peer(
                 }
                 if now >= at.next_send
                     && let Some(plan) = socket.sends
-                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut at.next_send, at.hold_end, &mut seq)).await.is_err()
+                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut at, &mut seq)).await.is_err()
                 {
                     break Ended::ByServer;
                 }
@@ -299,7 +302,7 @@ pub(super) async fn peer(
                     && let Some(reload) = &shared.reload
                 {
                     spawn_reload(&shared, socket, at.next_reload);
-                    let gap = if reload.poisson { exponential(1.0 / reload.mean) } else { reload.mean };
+                    let gap = if reload.poisson { exponential(1.0 / reload.mean, &mut at.gaps) } else { reload.mean };
                     at.next_reload += Duration::from_secs_f64(gap);
                     if at.next_reload >= at.hold_end {
                         at.next_reload = far;
@@ -377,22 +380,21 @@ pub(super) async fn open(
 
 /// Sends every message due by now (a blocked socket catches up: the stamps keep the intended
 /// times, so the delay is in the latencies), then schedules the next.
-pub(super) async fn send_due(
+async fn send_due(
     shared: &Shared,
     socket: Socket,
     plan: SendSchedule,
     ws: &mut WebSocketStream<Transport>,
-    next_send: &mut Instant,
-    hold_end: Instant,
+    at: &mut Deadlines,
     seq: &mut u64,
 ) -> Result<(), ()> {
     let far = Instant::now() + Duration::from_secs(86_400 * 365);
     let Some(template) = &shared.template else {
-        *next_send = far;
+        at.next_send = far;
         return Ok(());
     };
-    while *next_send <= Instant::now() && *next_send < hold_end {
-        let intended = *next_send;
+    while at.next_send <= Instant::now() && at.next_send < at.hold_end {
+        let intended = at.next_send;
         // Expected at the room's open peers other than the sender.
         let expected = shared.rooms_open[socket.room as usize]
             .load(Ordering::Acquire)
@@ -416,11 +418,11 @@ pub(super) async fn send_due(
                 shared.counts.skipped.fetch_add(1, Ordering::Relaxed);
             }
         }
-        *next_send = plan.next(intended);
+        at.next_send = plan.next(intended, &mut at.gaps);
     }
     ws.flush().await.map_err(|_| ())?;
-    if *next_send >= hold_end {
-        *next_send = far;
+    if at.next_send >= at.hold_end {
+        at.next_send = far;
     }
     Ok(())
 }

@@ -106,3 +106,19 @@ fn segments_parse_and_share_units() {
     assert_eq!(thirds, [4, 3, 3]);
     assert!(Segment { index: 1, count: 3 }.owns(7));
 }
+
+/// A draw depends on the seed and its number only, and its numbers spread evenly: over
+/// 100,000 draws each tenth of the range gets 10 % within half a percent.
+#[test]
+fn draws_are_numbered_and_uniform() {
+    assert_eq!(draw(7, 12), draw(7, 12));
+    assert_ne!(draw(7, 12), draw(7, 13));
+    assert_ne!(draw(7, 12), draw(8, 12));
+    let mut tenths = [0u32; 10];
+    for k in 0..100_000 {
+        tenths[((u128::from(draw(3, k)) * 10) >> 64) as usize] += 1;
+    }
+    for count in tenths {
+        assert!((9_500..=10_500).contains(&count), "{tenths:?}");
+    }
+}
