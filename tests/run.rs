@@ -2248,6 +2248,41 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
         "{stdout}"
     );
     assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+    // The page says what each phase's target did; a spec without SLOs passes none of them.
+    let results_arg = out("per-phase").display().to_string();
+    let page_arg = out("per-phase").with_file_name("page.md");
+    let page_out = page_arg.display().to_string();
+    let rendered = headroom(
+        &[
+            "render",
+            "tests/fixtures/run/per-phase.toml",
+            "--results",
+            &results_arg,
+            "--out",
+            &page_out,
+        ],
+        &[],
+    );
+    assert_eq!(rendered.status.code(), Some(0), "{}", stderr(&rendered));
+    let page = std::fs::read_to_string(&page_arg).expect("the page");
+    for said in [
+        "one server kept for each phase's runs; 1 failed; 3 not run.",
+        "It was stopped after the phase's last run.",
+        "It failed: the target died during the point (exit status 0); 1 run of the phase was not run.",
+        "No run of this phase ran: the target kept for it failed before its first run.",
+        "a run inherited what the phase's earlier runs left",
+    ] {
+        assert!(page.contains(said), "{said}\n{page}");
+    }
+    let kept_rows: Vec<&str> = page
+        .lines()
+        .filter(|line| line.starts_with("| rate = "))
+        .collect();
+    assert!(
+        kept_rows.iter().all(|row| !row.ends_with("| pass |")),
+        "{kept_rows:?}"
+    );
+    assert!(kept_rows[0].ends_with("| – |"), "{kept_rows:?}");
 
     // Ctrl-C after `kept`'s first run: the run in flight ends, the phase's teardown runs, its
     // target is stopped and said to be stopped early; nothing is left.

@@ -252,6 +252,9 @@ pub struct Point {
     pub slo_failed: Vec<String>,
     /// SLOs whose figure was not measured at some run (no request sent): never a pass.
     pub slo_unmeasured: Vec<String>,
+    /// Whether any SLO was judged at the point: without SLOs (or on a segment's share) its
+    /// column reads "–", never "pass".
+    pub slo_judged: bool,
     /// Why runs failed, when some did.
     pub failures: Vec<String>,
     /// A stack's services apart, in `Phase.services`' order; the RSS above is their sum.

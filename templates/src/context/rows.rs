@@ -142,6 +142,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         requests: request_cells(point, names),
         slo_failed,
         slo_unmeasured,
+        slo_judged: runs.iter().any(|run| !run.slo.is_empty()),
         failures,
         services: Vec::new(),
     }

@@ -25,6 +25,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
             Vec::new()
         },
         slo_unmeasured: Vec::new(),
+        slo_judged: true,
         failures: Vec::new(),
         services: Vec::new(),
     }
