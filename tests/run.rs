@@ -1214,6 +1214,7 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
             .args(["--barrier-timeout", "3s", "--out"])
             .arg(dir.join(format!("part-{i}.json")))
             .env("HEADROOM_TEST_EXTERNAL_PORT", port.to_string())
+            .env("HEADROOM_TEST_STEPS", dir.join("steps.txt"))
             .current_dir(root())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -1264,7 +1265,8 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
 /// ramp and a hold to the request, the virtual users one each (3 + 2 + 2), the rooms whole
 /// (2 + 2 + 1), every frame delivered. A share judges no SLO; the merge judges them on the
 /// merged figures (90 requests a second pass `>= 80/s`, which no share's 30 would). Two of the
-/// three parts are refused, naming the missing one.
+/// three parts are refused, naming the missing one. The setup and teardown steps run once, on
+/// segment 0; without a barrier to wait for them, segments are refused.
 #[test]
 fn three_segments_merge_into_the_single_process_run() {
     let _machine = shared();
@@ -1274,13 +1276,28 @@ fn three_segments_merge_into_the_single_process_run() {
     let dir = dir.parent().expect("a folder");
     std::fs::create_dir_all(dir).expect("a folder");
     let spec = "tests/fixtures/run/segments.toml";
+    let steps_file = dir.join("steps.txt");
+    let steps = ("HEADROOM_TEST_STEPS", steps_file.display().to_string());
+    let steps_run = || std::fs::read_to_string(&steps_file).unwrap_or_default();
     let whole_path = dir.join("whole.json");
     let whole_arg = whole_path.display().to_string();
     let whole = headroom_unlocked(
         &["run", spec, "--out", &whole_arg, "--no-page"],
-        std::slice::from_ref(&env),
+        &[env.clone(), steps.clone()],
     );
     assert!(whole.status.success(), "{}", stderr(&whole));
+    assert_eq!(steps_run(), "sign-up\nseed\nclean-up\n");
+    // Segments run steps with a barrier only: segment 0 runs them, the others wait for it.
+    let refused = headroom_unlocked(
+        &["run", spec, "--segment", "1/3", "--out", &whole_arg],
+        &[env.clone(), steps.clone()],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("give every segment `--barrier HOST:PORT`"),
+        "{}",
+        stderr(&refused)
+    );
     let barrier = format!("127.0.0.1:{}", free_port());
     let segments: Vec<std::process::Child> = (0..3)
         .map(|i| {
@@ -1289,6 +1306,7 @@ fn three_segments_merge_into_the_single_process_run() {
                 .args(["--barrier", &barrier, "--out"])
                 .arg(dir.join(format!("part-{i}.json")))
                 .env(env.0, &env.1)
+                .env(steps.0, &steps.1)
                 .current_dir(root())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -1302,6 +1320,8 @@ fn three_segments_merge_into_the_single_process_run() {
     }
     let _ = server.kill();
     let _ = server.wait();
+    // Once more, by segment 0 alone: the others' runs say so.
+    assert_eq!(steps_run(), "sign-up\nseed\nclean-up\n".repeat(2));
     let parts: Vec<String> = (0..3)
         .map(|i| dir.join(format!("part-{i}.json")).display().to_string())
         .collect();
@@ -1314,6 +1334,12 @@ fn three_segments_merge_into_the_single_process_run() {
             runs(share)[0]["slo"],
             serde_json::json!([]),
             "a share judges no SLO"
+        );
+        let notes = runs(share)[0]["notes"].to_string();
+        assert_eq!(
+            i > 0,
+            notes.contains("steps run on segment 0 only"),
+            "{notes}"
         );
     }
     // One start for every share, announced by segment 0's barrier.

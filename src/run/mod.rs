@@ -104,7 +104,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     }
     let plan = &plan;
     refuse_over_a_day(&args, plan)?;
-    segment::refuse_unfit(args.segment, plan, args.check)
+    segment::refuse_unfit(args.segment, plan, args.check, args.barrier.is_some())
         .map_err(|why| anyhow::anyhow!("{}: {why}", args.spec.display()))?;
     let out = args.out.clone().unwrap_or_else(|| match args.segment {
         Some(share) => segment::default_out(&plan.bench.name, share),

@@ -7,12 +7,14 @@ use anyhow::{Result, bail};
 use headroom_runner::Segment;
 
 /// A segment loads a target that runs already: each process would start a server of its own
-/// otherwise, and the shares would not add up to one server's load. Its SLOs are judged once
-/// the shares are merged, so `--check` belongs to `merge`.
+/// otherwise, and the shares would not add up to one server's load. Segment 0 alone runs the
+/// steps, so the others need the barrier to wait for them. Its SLOs are judged once the shares
+/// are merged, so `--check` belongs to `merge`.
 pub(super) fn refuse_unfit(
     segment: Option<Segment>,
     plan: &headroom_compiler::RunMatrix,
     check: bool,
+    barrier: bool,
 ) -> Result<()> {
     let Some(segment) = segment.filter(|s| s.count > 1) else {
         return Ok(());
@@ -20,6 +22,12 @@ pub(super) fn refuse_unfit(
     if plan.target.command.is_some() || !plan.target.services.is_empty() {
         bail!(
             "--segment {segment}: every segment would start a server of its own (`command` in [target]); load one that runs already (`url` in [target], with `pid_file` for segment 0 to sample it)"
+        );
+    }
+    let target = &plan.target;
+    if (!target.setup.is_empty() || !target.teardown.is_empty()) && !barrier {
+        bail!(
+            "--segment {segment}: segment 0 alone runs the setup and teardown steps, and the other segments must wait for them: give every segment `--barrier HOST:PORT`"
         );
     }
     if check {

@@ -101,6 +101,10 @@ pub(super) async fn run_once(
     finish(result, started, plan)
 }
 
+/// Said in a run of a segment other than 0 whose spec has steps.
+const STEPS_ON_SEGMENT_0: &str =
+    "setup and teardown steps run on segment 0 only: every segment loads one target";
+
 /// One run's load and what is measured during and after it, on a target that is up.
 struct Drive<'a> {
     plan: &'a RunMatrix,
@@ -137,8 +141,18 @@ impl Drive<'_> {
             log_dir: results_dir(options),
             log_stem: &stem,
         };
+        // Of a segmented run, segment 0 alone runs the steps (on the one target all load);
+        // the others wait for it at the start's meeting.
         let every_point = StepScope::Point;
-        let set_up = run_steps(&target.setup, every_point, When::Setup, &place, result).await;
+        let steps = if options.segment.index == 0 {
+            (target.setup.as_slice(), target.teardown.as_slice())
+        } else {
+            if !target.setup.is_empty() || !target.teardown.is_empty() {
+                result.notes.push(STEPS_ON_SEGMENT_0.to_owned());
+            }
+            (&[][..], &[][..])
+        };
+        let set_up = run_steps(steps.0, every_point, When::Setup, &place, result).await;
         let start_at = match set_up {
             Ok(()) => meet(self.attempt.barrier, self.run, Stage::Start, result).await,
             Err(failure) => {
@@ -149,14 +163,7 @@ impl Drive<'_> {
         if let Some(start_at) = start_at {
             self.load(up, start_at, cancel, result, on_event).await;
             // Teardown after the load, whatever it did: a failed load still cleans up.
-            let torn_down = run_steps(
-                &target.teardown,
-                every_point,
-                When::Teardown,
-                &place,
-                result,
-            )
-            .await;
+            let torn_down = run_steps(steps.1, every_point, When::Teardown, &place, result).await;
             if let Err(failure) = torn_down {
                 result.failure.get_or_insert(failure);
             }

@@ -122,6 +122,10 @@ impl Held {
         point: &Point,
         options: &RunOptions,
     ) -> Result<(), Failure> {
+        // Of a segmented run, segment 0 alone runs them (see `Drive::point`).
+        if options.segment.index != 0 {
+            return Ok(());
+        }
         let target = &point.target;
         let steps = match when {
             When::Setup => &target.setup,
