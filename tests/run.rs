@@ -2313,6 +2313,8 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     // Ctrl-C after `kept`'s first run: the run in flight ends, the phase's teardown runs, its
     // target is stopped and said to be stopped early; nothing is left.
     let interrupted = out("per-phase").with_file_name("interrupted.json");
+    // A share of the machine while it runs, as every run of headroom here takes.
+    let _machine = shared();
     let mut child = start_in_background("per-phase", &interrupted, "1042B");
     let ran_once = || {
         std::fs::read_to_string(&interrupted)
