@@ -31,6 +31,15 @@ fn example(name: &str) -> String {
     .expect("example")
 }
 
+/// Each diagnostic's code and where it points, in the order reported.
+fn codes_at(compilation: &Compilation) -> Vec<(&'static str, &str)> {
+    compilation
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.pointer.as_str()))
+        .collect()
+}
+
 fn codes(compilation: &Compilation) -> BTreeSet<&'static str> {
     compilation
         .diagnostics
@@ -626,11 +635,7 @@ fn scenario_phase_and_series_names_are_checked() {
     .replace("name = \"browse\"", "name = \"my.api\"")
     .replace("name = \"load\"", "name = \"Load Test\"");
     let compilation = compile(&spec);
-    let found: Vec<(&str, &str)> = compilation
-        .diagnostics
-        .iter()
-        .map(|d| (d.code.as_str(), d.pointer.as_str()))
-        .collect();
+    let found = codes_at(&compilation);
     assert_eq!(
         found,
         [
@@ -678,11 +683,7 @@ fn one_target_a_phase_is_kept_only_when_its_points_agree() {
     );
     let refused = compile(&swept);
     assert!(refused.matrix.is_none());
-    let found: Vec<(&str, &str)> = refused
-        .diagnostics
-        .iter()
-        .map(|d| (d.code.as_str(), d.pointer.as_str()))
-        .collect();
+    let found = codes_at(&refused);
     assert_eq!(
         found,
         [
@@ -704,11 +705,7 @@ fn one_target_a_phase_is_kept_only_when_its_points_agree() {
 
     // Once a phase, with a fresh target per point: no target lives for the phase.
     let orphan = compile(&spec_with(once, ""));
-    let found: Vec<(&str, &str)> = orphan
-        .diagnostics
-        .iter()
-        .map(|d| (d.code.as_str(), d.pointer.as_str()))
-        .collect();
+    let found = codes_at(&orphan);
     assert_eq!(found, [("E045", "/target/setup/0/per")]);
 }
 
