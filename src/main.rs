@@ -14,6 +14,7 @@ mod page;
 mod placed;
 mod plan;
 mod prices;
+mod provenance;
 mod render;
 mod run;
 
@@ -304,7 +305,16 @@ pub(crate) fn compile_for_use(
     spec: &Path,
     renderer: Option<&Renderer>,
 ) -> Result<Option<Compiled>> {
-    let compiled = compile_file(&Compiler::new(), spec)?;
+    compile_for_use_with(&Compiler::new(), spec, renderer)
+}
+
+/// `compile_for_use` with a compiler of the caller's (`run --set`'s values in it).
+pub(crate) fn compile_for_use_with(
+    compiler: &Compiler,
+    spec: &Path,
+    renderer: Option<&Renderer>,
+) -> Result<Option<Compiled>> {
+    let compiled = compile_file(compiler, spec)?;
     if let Some(renderer) = renderer {
         report_human(&compiled, renderer);
     }
@@ -517,36 +527,6 @@ pub(crate) fn human_duration(duration: headroom_spec::Duration) -> String {
         (h, m, 0) => format!("{h}h {m}m"),
         (h, m, s) => format!("{h}h {m}m {s}s"),
     }
-}
-
-/// Results are read only with the spec they came from: a file of another bench is refused
-/// (named, with the fix); a spec edited since the run is said on stderr (editing `[plan]` and
-/// rendering again is expected).
-pub(crate) fn check_results_of(
-    spec: &Path,
-    bench: &str,
-    source: &str,
-    results: &headroom_results::Results,
-    results_path: &Path,
-) -> Result<()> {
-    let name = &results.matrix.bench.name;
-    if name != bench {
-        anyhow::bail!(
-            "{} holds results of bench `{name}`, and {} is bench `{bench}`: give the results of this spec (`headroom run {}` writes {})",
-            results_path.display(),
-            spec.display(),
-            spec.display(),
-            default_results(bench).display()
-        );
-    }
-    if results.spec.hash != headroom_runner::results::spec_hash(source) {
-        eprintln!(
-            "note: {} changed since {} was written: the measurements are of the spec as it was then",
-            spec.display(),
-            results_path.display()
-        );
-    }
-    Ok(())
 }
 
 /// A results file, typed: a file of another format, or with a field that does not fit, is

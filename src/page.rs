@@ -59,7 +59,7 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
     })?;
     let results = headroom_results::Results::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", results_path.display()))?;
-    crate::check_results_of(
+    let _provenance = crate::provenance::check_results_of(
         &args.spec,
         &matrix.bench.name,
         &compiled.source,
@@ -149,7 +149,17 @@ pub(crate) fn render(
     format: PageFormat,
 ) -> Result<std::result::Result<Rendered, u8>> {
     let results = source.results_path;
-    let context = context(source)?;
+    let mut context = context(source)?;
+    // A results file of another name than `results.json` gets a page (and plots) of its own
+    // name, so two results in one folder never write over each other's page.
+    let prefix = page_prefix(results);
+    if out.is_none()
+        && let Some(prefix) = &prefix
+    {
+        for plot in &mut context.plots {
+            plot.file = format!("{prefix}.{}", plot.file);
+        }
+    }
     let templates = Templates::new(template)?;
     let markdown = templates.render("page.md", &context)?;
     let drawn = plots::draw(&context)?;
@@ -157,12 +167,16 @@ pub(crate) fn render(
         PageFormat::Md => "capacity.md",
         PageFormat::Html => "capacity.html",
     };
+    let default_name = match &prefix {
+        Some(prefix) => format!("{prefix}.{default_name}"),
+        None => default_name.to_owned(),
+    };
     let page = out.map_or_else(
         || {
             results
                 .parent()
                 .unwrap_or(Path::new("."))
-                .join(default_name)
+                .join(&default_name)
         },
         Path::to_path_buf,
     );
@@ -209,6 +223,13 @@ pub(crate) fn render(
         plots,
         streamed,
     }))
+}
+
+/// The name a page of these results takes before its own: none beside `results.json` (the
+/// page is `capacity.md`), `NAME` beside any other `NAME.json` (`NAME.capacity.md`).
+fn page_prefix(results: &Path) -> Option<String> {
+    let stem = results.file_stem()?.to_str()?;
+    (stem != "results").then(|| stem.to_owned())
 }
 
 /// The template context of a compiled spec's page, its cost table from the same planner

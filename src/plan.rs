@@ -115,12 +115,16 @@ fn request(
             None,
         ),
     };
+    let mut provenance = None;
     let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {
             let results = crate::read_results(path)?;
-            if let Some((spec, bench, source, _)) = &spec_results {
-                crate::check_results_of(spec, bench, source, &results, path)?;
-            }
+            provenance = Some(match &spec_results {
+                Some((spec, bench, source, _)) => {
+                    crate::provenance::check_results_of(spec, bench, source, &results, path)?
+                }
+                None => crate::provenance::of_results(&results, path),
+            });
             Measured::from_results(&results)
         }
         (None, Some(_), Some(x), _) => {
@@ -131,11 +135,13 @@ fn request(
         // file `headroom run` wrote and the page is rendered from.
         (None, None, _, Some((spec, bench, source, default))) if default.exists() => {
             let results = crate::read_results(default)?;
-            crate::check_results_of(spec, bench, source, &results, default)?;
+            let checked =
+                crate::provenance::check_results_of(spec, bench, source, &results, default);
+            provenance = Some(checked?);
             Measured::from_results(&results)
         }
         (None, None, _, Some((_, _, _, default))) => {
-            notes_missing(default);
+            crate::provenance::notes_missing(default);
             Measured::default()
         }
         _ => Measured::default(),
@@ -144,6 +150,14 @@ fn request(
         points::apply_slo(&mut measured.sweeps, slo)?;
     }
     overrides(args, &mut request);
+    if args.check
+        && let Some(why) = provenance.and_then(crate::provenance::Provenance::refused_by_check)
+    {
+        eprintln!(
+            "error: plan --check refuses these results: {why}; run the spec in full (`headroom run SPEC`), or plan without --check"
+        );
+        return Ok(Err(exit::SLO_FAILED));
+    }
     Ok(Ok((request, measured, table)))
 }
 
@@ -236,14 +250,6 @@ fn headroom_share(text: &str) -> std::result::Result<Percent, String> {
         ));
     }
     Ok(share)
-}
-
-/// Says on stderr that the spec's default results file is not there yet.
-fn notes_missing(path: &std::path::Path) {
-    eprintln!(
-        "note: no results at {}: `headroom run` writes them (or give --results / --points); planning from flags alone",
-        path.display()
-    );
 }
 
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {

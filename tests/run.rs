@@ -12,191 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use common::root;
-
-/// The results path of a test: a folder of its own.
-fn out(test: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join(format!("headroom-test-{}-{test}", std::process::id()))
-        .join("results.json")
-}
-
-/// Removes a test's results once it passed; a failing test keeps them for a look.
-fn clean(test: &str) {
-    if let Some(dir) = out(test).parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
-/// The results path of a test, emptied for a new run.
-fn fresh_out(test: &str) -> PathBuf {
-    let out = out(test);
-    if let Some(dir) = out.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    out
-}
-
-/// The machine, shared by the tests that run headroom, and taken whole by a test that
-/// measures how much CPU a target gets (another test's load would take from it).
-static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-/// A share of the machine, held while headroom runs.
-fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    MACHINE
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The whole machine: no other test runs headroom meanwhile.
-fn whole() -> std::sync::RwLockWriteGuard<'static, ()> {
-    MACHINE
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// `headroom ARGS` with the machine to itself: for runs whose known answer is a CPU figure,
-/// which another test's load would take from.
-fn headroom_alone(args: &[&str]) -> Output {
-    let _machine = whole();
-    Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run headroom")
-}
-
-fn headroom(args: &[&str], envs: &[(&str, String)]) -> Output {
-    let _machine = shared();
-    headroom_unlocked(args, envs)
-}
-
-/// `headroom` with the whole machine: for a run that loads a core itself (CPU per request),
-/// or whose generator's timing a neighbour's load would disturb.
-fn headroom_whole(args: &[&str], envs: &[(&str, String)]) -> Output {
-    let _machine = whole();
-    headroom_unlocked(args, envs)
-}
-
-fn headroom_unlocked(args: &[&str], envs: &[(&str, String)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
-    command.args(args).current_dir(root());
-    for (key, value) in envs {
-        command.env(key, value);
-    }
-    command.output().expect("run headroom")
-}
-
-fn run_fixture(name: &str, extra: &[&str], envs: &[(&str, String)]) -> (Output, Value) {
-    run_fixture_with(headroom, name, extra, envs)
-}
-
-/// `run_fixture` with the whole machine (`headroom_whole`).
-fn run_fixture_alone(name: &str, extra: &[&str]) -> (Output, Value) {
-    run_fixture_with(headroom_whole, name, extra, &[])
-}
-
-/// A way to run headroom: sharing the machine (`headroom`) or with all of it.
-type Runner = fn(&[&str], &[(&str, String)]) -> Output;
-
-fn run_fixture_with(
-    run: Runner,
-    name: &str,
-    extra: &[&str],
-    envs: &[(&str, String)],
-) -> (Output, Value) {
-    let out = fresh_out(name);
-    let spec = format!("tests/fixtures/run/{name}.toml");
-    let out_arg = out.display().to_string();
-    let mut args = vec!["run", spec.as_str(), "--out", out_arg.as_str()];
-    args.extend(extra);
-    let output = run(&args, envs);
-    let results = read_results(&out);
-    (output, results)
-}
-
-/// Reads a results file and checks it against the committed schema.
-fn read_results(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("no results at {}: {e}", path.display()));
-    let results: Value = serde_json::from_str(&text).expect("results json");
-    common::assert_matches_schema("results.schema.json", &results);
-    results
-}
-
-/// Target processes of one test still alive (found by the marker in their command line).
-fn leftovers(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains("demo-target") && cmdline.contains(marker) {
-            found.push(format!(
-                "{}: {cmdline}",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    found
-}
-
-/// Starts `headroom run tests/fixtures/run/FIXTURE.toml --out OUT` in the background (stderr
-/// kept) and returns once its target, found by `marker` in /proc, is running. The caller holds
-/// a share of the machine (`shared()`) until it ends.
-fn start_in_background(fixture: &str, out: &Path, marker: &str) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "run",
-            &format!("tests/fixtures/run/{fixture}.toml"),
-            "--no-page",
-            "--out",
-        ])
-        .arg(out)
-        .current_dir(root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn headroom");
-    wait_until(Duration::from_secs(30), || !leftovers(marker).is_empty());
-    child
-}
-
-/// Sends `signal` (`INT`, `KILL`…) to a process.
-fn send(signal: &str, child: &std::process::Child) {
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success(), "kill -{signal}");
-}
-
-/// Polls `done` every 100 ms until it holds or `limit` passes (the caller asserts after).
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + limit;
-    while !done() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn runs(results: &Value) -> Vec<&Value> {
-    results["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|phase| phase["points"].as_array().into_iter().flatten())
-        .flat_map(|point| point["runs"].as_array().into_iter().flatten())
-        .collect()
-}
-
-/// Every request an HTTP scenario completed, the hold's and the ramps' (the server counts both).
-fn answered(scenario: &Value) -> f64 {
-    common::number(&scenario["requests"]) + common::number(&scenario["ramps"]["requests"])
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::run::*;
 
 #[test]
 fn open_model_request_counts_match_rate_times_duration() {
@@ -358,18 +174,32 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
     // Alone: its generator's schedule lag is asserted (5.5 ms once beside a busy neighbour);
     // the machine is taken before the clock starts, so waiting for it is not counted.
     let machine = whole();
+    let ready = answer_ready();
     let started = std::time::Instant::now();
     let (output, results) = run_fixture_with(
         headroom_unlocked,
         "starving",
         &["--no-page"],
-        &[("HEADROOM_TEST_STARVING_PORT", port.to_string())],
+        &[
+            ("HEADROOM_TEST_STARVING_PORT", port.to_string()),
+            ("HEADROOM_TEST_READY_PORT", ready.to_string()),
+        ],
     );
     let took = started.elapsed();
     drop((held, listener, machine));
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // No request got an answer: nothing of the server was measured, and the run says so.
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let run = runs(&results)[0];
+    assert_eq!(
+        run["failure"]["kind"], "nothing_measured",
+        "{}",
+        run["failure"]
+    );
     let api = &run["scenarios"]["api"];
+    assert_eq!(
+        api["latency"]["count"], 0,
+        "a failure has no latency: {api}"
+    );
     let count = |value: &Value| value.as_u64().expect("a count");
     let requests = count(&api["requests"]);
     assert_eq!(requests, 330, "{api}");
@@ -397,6 +227,25 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
         api["connection_wait"]
     );
     clean("starving");
+}
+
+/// A loopback port that answers `200` to its first few requests (a readiness check), from a
+/// thread that ends after them: the port of a server that accepts nothing cannot say it is up.
+fn answer_ready() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8).flatten() {
+            let mut stream = stream;
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut request = [0u8; 1024];
+            let _ = stream.read(&mut request);
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        }
+    });
+    port
 }
 
 #[test]
@@ -1160,40 +1009,6 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
     assert_eq!(second - first, answered(&all[1]["scenarios"]["api"]));
     clean("external");
     clean("external-pid");
-}
-
-/// A loopback port nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A demo target started by a test (its own process group), on a free port, answering: the
-/// child and the port.
-fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
-    use std::os::unix::process::CommandExt;
-    let port = free_port();
-    let server = Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "demo-target",
-            "--port",
-            &port.to_string(),
-            "--note-size",
-            marker,
-        ])
-        .process_group(0)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("start the demo target");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (server, port)
 }
 
 /// Issue 18, item 2: a segment killed during its load never reaches the meeting after it;

@@ -4,6 +4,32 @@
 use headroom_results::{Environment, PointResults, RunLimits};
 
 /// How `new`'s machine differs from `base`'s, one phrase a difference; empty when alike.
+/// The `[vars]` values that differ between two runs, one phrase each (`workers: 1 → 2`,
+/// with `(--set)` where a side set it from the command line); a variable only one side has
+/// reads `–` on the other.
+pub fn levers(base: &headroom_results::Results, new: &headroom_results::Results) -> Vec<String> {
+    let (base, new) = (&base.matrix, &new.matrix);
+    let names: std::collections::BTreeSet<&String> =
+        base.vars.keys().chain(new.vars.keys()).collect();
+    let mut levers = Vec::new();
+    for name in names {
+        let (was, is) = (base.vars.get(name), new.vars.get(name));
+        if was == is {
+            continue;
+        }
+        let show = |value: Option<&headroom_spec::VarValue>| {
+            value.map_or("–".to_owned(), ToString::to_string)
+        };
+        let set = if base.set.contains_key(name) || new.set.contains_key(name) {
+            " (--set)"
+        } else {
+            ""
+        };
+        levers.push(format!("{name}: {} → {}{set}", show(was), show(is)));
+    }
+    levers
+}
+
 pub fn machine_differences(base: &Environment, new: &Environment) -> Vec<String> {
     let mut differences = Vec::new();
     if base.cpu_model != new.cpu_model {

@@ -27,6 +27,9 @@ pub struct Row {
 pub struct Comparison {
     /// How the new side's machine differs from the base's (empty: alike).
     pub machine_differences: Vec<String>,
+    /// The `[vars]` values that differ between the two runs (`workers: 1 → 2 (--set)`): the
+    /// levers that were pulled, as the results record them.
+    pub levers: Vec<String>,
     /// Matched points whose target ran in different shapes: `phase: variables: base shape
     /// against new shape`.
     pub unlike_shapes: Vec<String>,
@@ -57,6 +60,7 @@ pub fn compare(
 ) -> Comparison {
     let mut comparison = Comparison {
         machine_differences: likeness::machine_differences(&base.environment, &new.environment),
+        levers: likeness::levers(base, new),
         unit: derived::unit_of(base),
         ..Comparison::default()
     };

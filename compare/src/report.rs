@@ -16,6 +16,8 @@ pub struct Report {
     /// How the new file's machine differs from the base's, one phrase a difference; empty
     /// when alike.
     pub machine_differences: Vec<String>,
+    /// The `[vars]` values that differ between the two runs (`workers: 1 → 2 (--set)`).
+    pub levers: Vec<String>,
     /// Matched points whose target ran under different limits: `phase: variables: base shape
     /// against new shape`.
     pub unlike_shapes: Vec<String>,
@@ -170,6 +172,7 @@ impl Report {
                 noisy_cv: NOISY_CV,
             },
             machine_differences: comparison.machine_differences.clone(),
+            levers: comparison.levers.clone(),
             unlike_shapes: comparison.unlike_shapes.clone(),
             unit: comparison.unit.clone(),
             across_machines,

@@ -6,9 +6,12 @@ use std::collections::BTreeSet;
 use crate::report::{FigureReport, Report, VerdictWord};
 use crate::verdict::{ALPHA, Basis, Spread};
 
-/// What is said above the figures: unlike machines and limits.
+/// What is said above the figures: the levers that differ, unlike machines and limits.
 pub fn warnings(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
+    if !report.levers.is_empty() {
+        lines.push(format!("levers: {}", report.levers.join("; ")));
+    }
     if !report.machine_differences.is_empty() {
         let consequence = if report.across_machines {
             "judged anyway (--allow-cross-hardware)"

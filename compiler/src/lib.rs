@@ -15,6 +15,7 @@ mod checks;
 mod diagnostic;
 mod document;
 pub mod matrix;
+mod overrides;
 mod recovery;
 mod schema_check;
 pub mod slo;
@@ -55,6 +56,8 @@ pub type DataColumns = std::collections::BTreeMap<String, Result<Vec<String>, St
 /// Compiles specs; holds the compiled schema so several files share it.
 pub struct Compiler {
     schema: SchemaCheck,
+    /// `run --set NAME=VALUE`: `[vars]` values given from outside the spec, as written.
+    overrides: Vec<(String, String)>,
 }
 
 impl Compiler {
@@ -62,6 +65,17 @@ impl Compiler {
     pub fn new() -> Compiler {
         Compiler {
             schema: SchemaCheck::new(),
+            overrides: Vec::new(),
+        }
+    }
+
+    /// The same, with `[vars]` values set from outside the spec (`run --set NAME=VALUE`):
+    /// each replaces the spec's value before anything is checked, so it is validated as the
+    /// spec's own would be, and the run matrix records it (`RunMatrix::set`).
+    pub fn with_overrides(overrides: Vec<(String, String)>) -> Compiler {
+        Compiler {
+            overrides,
+            ..Compiler::new()
         }
     }
 
@@ -80,12 +94,13 @@ impl Compiler {
         data: &DataColumns,
     ) -> Compilation {
         let (document, mut diagnostics) = Document::parse(source);
-        let Some(document) = document else {
+        let Some(mut document) = document else {
             return Compilation {
                 diagnostics,
                 matrix: None,
             };
         };
+        let set = overrides::apply(&self.overrides, &mut document, &mut diagnostics);
         diagnostics.extend(self.schema.check(&document));
         if !diagnostics.is_empty() {
             // Go on without the rejected values, to report the semantic problems too.
@@ -124,6 +139,9 @@ impl Compiler {
         } else {
             matrix::expand(&spec, &checker, &mut diagnostics)
         };
+        if let Some(matrix) = plan.as_mut() {
+            matrix.set = set;
+        }
         // `[plan] emulate`: the ceiling phase once more per priced instance, in its shape.
         if let (Some(matrix), Some(priced)) = (plan.as_mut(), spec.plan.as_ref())
             && priced.emulate

@@ -89,6 +89,23 @@ impl Day {
     }
 }
 
+impl std::fmt::Display for Day {
+    /// `YYYY-MM-DD` (Howard Hinnant's `civil_from_days`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let z = self.days + 719_468;
+        let era = z.div_euclid(146_097);
+        let day_of_era = z - era * 146_097;
+        let year_of_era =
+            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+        let mp = (5 * day_of_year + 2) / 153;
+        let day = day_of_year - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = year_of_era + era * 400 + i64::from(month <= 2);
+        write!(f, "{year:04}-{month:02}-{day:02}")
+    }
+}
+
 /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
@@ -240,6 +257,15 @@ mod tests {
         assert_eq!(day("2026-11-30").days_since(day("2026-07-20")), 133);
         assert_eq!(day("2024-03-01").days_since(day("2024-02-28")), 2);
         assert_eq!(Day::from_unix_seconds(86_400 * 365), day("1971-01-01"));
+        for written in [
+            "1970-01-01",
+            "2000-02-29",
+            "2024-03-01",
+            "2026-12-02",
+            "2100-12-31",
+        ] {
+            assert_eq!(day(written).to_string(), written);
+        }
         assert_eq!(Day::parse("2026 (article date not shown)"), None);
     }
 

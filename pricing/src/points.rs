@@ -11,6 +11,9 @@ use headroom_results::{Results, SloVerdict};
 use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
 
+mod verdict;
+pub use verdict::Verdict;
+
 /// What a series' values are, from its name's suffix (CSV) or its source (results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -71,39 +74,6 @@ impl Sweep {
             emulates: None,
             measured_in: None,
             verdicts,
-        }
-    }
-}
-
-/// The judgement of one x over its runs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Verdict {
-    /// Every SLO of every run held there, and no run failed.
-    pub pass: bool,
-    /// What did not hold, as written: `edits.seen_by_all.p95 < 2500ms (measured 2.93 s)`, a
-    /// figure that was not measured (`… unmeasured: no request was sent`), or a failed run.
-    pub broke: Vec<String>,
-}
-
-impl Verdict {
-    /// Records one judgement: `None` for a pass, else what broke.
-    pub fn judge(&mut self, broke: Option<String>) {
-        match broke {
-            None => {}
-            Some(what) => {
-                self.pass = false;
-                if !self.broke.contains(&what) {
-                    self.broke.push(what);
-                }
-            }
-        }
-    }
-
-    /// A fresh verdict that passes until something breaks.
-    pub fn passing() -> Verdict {
-        Verdict {
-            pass: true,
-            broke: Vec::new(),
         }
     }
 }
@@ -385,13 +355,16 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                         .entry(OrderedX(x_value))
                         .or_insert_with(Verdict::passing);
                     if let Some(failure) = &run.failure {
-                        entry.judge(Some(format!(
+                        entry.judge_unmeasured(format!(
                             "a run failed ({})",
                             failure.kind().replace('_', " ")
-                        )));
+                        ));
                     }
                     for slo in &run.slo {
-                        entry.judge(broken_slo(slo));
+                        match (slo.pass, broken_slo(slo)) {
+                            (None, Some(why)) => entry.judge_unmeasured(why),
+                            (_, broke) => entry.judge(broke),
+                        }
                     }
                 }
                 if run.failure.is_some() {

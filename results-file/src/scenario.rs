@@ -23,6 +23,23 @@ impl ErrorCounts {
     pub fn total(&self) -> u64 {
         self.connect + self.timeout + self.status + self.protocol + self.check
     }
+
+    /// The kinds that happened, in words: `120 could not connect, 3 timed out`.
+    pub fn describe(&self) -> String {
+        let kinds = [
+            (self.connect, "could not connect"),
+            (self.timeout, "timed out"),
+            (self.protocol, "broken answers"),
+            (self.status, "unexpected status"),
+            (self.check, "failed a check"),
+        ];
+        let named: Vec<String> = kinds
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{} {what}", headroom_spec::numbers::count(*n as f64)))
+            .collect();
+        named.join(", ")
+    }
 }
 
 /// A latency distribution in milliseconds.
@@ -57,26 +74,27 @@ pub struct Window {
     pub requests: u64,
     /// Of those, the ones that failed.
     pub errors: u64,
-    /// The second's median latency, in milliseconds (0 with no request).
+    /// The second's median latency over its expected answers, in milliseconds (0 with none).
     pub p50_ms: f64,
-    /// The second's 95th percentile, in milliseconds (0 with no request).
+    /// The second's 95th percentile over its expected answers, in milliseconds (0 with none).
     pub p95_ms: f64,
-    /// The second's 99th percentile, in milliseconds (0 with no request).
+    /// The second's 99th percentile over its expected answers, in milliseconds (0 with none).
     pub p99_ms: f64,
-    /// The second's latencies, HdrHistogram V2 compressed in base64 (absent with no
-    /// request, and in files written before windows had it): the shares of a segmented run
-    /// merge their seconds exactly.
+    /// The second's latencies of expected answers, HdrHistogram V2 compressed in base64
+    /// (absent with none, and in files written before windows had it): the shares of a
+    /// segmented run merge their seconds exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<String>,
 }
 
 impl Window {
-    /// The window at `index` seconds: its count, errors and percentiles.
-    pub fn of(index: u64, h: &Histogram<u64>, errors: u64) -> Window {
+    /// The window at `index` seconds: `requests` ended in it, `errors` of them failed, and
+    /// `h` holds the latencies of the answers that met `expect`.
+    pub fn of(index: u64, h: &Histogram<u64>, requests: u64, errors: u64) -> Window {
         let summary = histogram_summary(h);
         Window {
             t_s: index,
-            requests: summary.count,
+            requests,
             errors,
             p50_ms: summary.p50_ms,
             p95_ms: summary.p95_ms,
@@ -107,8 +125,15 @@ pub struct ScenarioResult {
     pub duration_s: f64,
     /// Completed requests per second over the measurement window.
     pub rate: f64,
-    /// From the intended start (open model) or the send (closed model) to the last byte.
+    /// From the intended start (open model) or the send (closed model) to the last byte, over
+    /// the answers that met `expect` only: a request that failed (no connection, a timeout,
+    /// a status or a check not expected) has no latency here; count 0 is "not measured".
     pub latency: Summary,
+    /// The same over answers that came back and did not meet `expect` (a status not expected,
+    /// a failed check): kept apart, never the server's speed. Absent when there were none
+    /// (and in files written before it was kept apart, whose `latency` counted every request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unexpected_latency: Option<Summary>,
     /// When the generator handed the request over minus its intended start: the generator's
     /// own delay, never the server's (waiting for a connection is `connection_wait`).
     pub schedule_lag: Summary,
@@ -117,7 +142,7 @@ pub struct ScenarioResult {
     /// took, counted apart from the generator's lag. Empty before format 1's files had it.
     #[serde(default)]
     pub connection_wait: Summary,
-    /// The full distributions (`latency`, `schedule_lag`, `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
+    /// The full distributions (`latency`, `unexpected_latency`, `schedule_lag`, `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
     pub histograms: BTreeMap<String, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
@@ -165,9 +190,10 @@ pub struct RequestResult {
     pub ok: u64,
     /// The failed ones by why.
     pub errors: ErrorCounts,
-    /// From the intended start (open model) or the send (closed model) to the last byte.
+    /// From the intended start (open model) or the send (closed model) to the last byte, over
+    /// the answers that met `expect` only (count 0: not measured).
     pub latency: Summary,
-    /// The full latency distribution, HdrHistogram V2 compressed in base64.
+    /// The full latency distribution of `latency`, HdrHistogram V2 compressed in base64.
     pub histogram: String,
 }
 

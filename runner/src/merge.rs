@@ -290,6 +290,7 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
         // Every share's rate is over the same window: they add.
         rate: shares.iter().map(|s| s.rate).sum(),
         latency: summary(&histograms, if rooms { "seen" } else { "latency" }),
+        unexpected_latency: histograms.get("unexpected_latency").map(histogram_summary),
         schedule_lag: summary(&histograms, "schedule_lag"),
         connection_wait: summary(&histograms, "connection_wait"),
         windows: merge_windows(shares)?,
@@ -338,13 +339,14 @@ fn add_errors<'a>(all: impl Iterator<Item = &'a ErrorCounts>) -> ErrorCounts {
 
 /// Second by second: counts add, each second's latencies from its histograms added.
 fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
-    let mut seconds: BTreeMap<u64, (Histogram<u64>, u64)> = BTreeMap::new();
+    let mut seconds: BTreeMap<u64, (Histogram<u64>, u64, u64)> = BTreeMap::new();
     for share in shares {
         for window in &share.windows {
             let histogram = match &window.histogram {
                 Some(text) => deserialize_histogram(text)
                     .ok_or_else(|| format!("the window at {} s cannot be read", window.t_s))?,
-                None if window.requests == 0 => crate::results::histogram::new(),
+                // No expected answer in the second (none at all, or only failures).
+                None if window.requests == window.errors => crate::results::histogram::new(),
                 None => {
                     return Err(format!(
                         "the window at {} s has no histogram (a results file older than segments): it cannot be merged exactly",
@@ -352,17 +354,18 @@ fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
                     ));
                 }
             };
-            let (sum, errors) = seconds
+            let (sum, requests, errors) = seconds
                 .entry(window.t_s)
-                .or_insert_with(|| (crate::results::histogram::new(), 0));
+                .or_insert_with(|| (crate::results::histogram::new(), 0, 0));
             sum.add(&histogram)
                 .map_err(|e| format!("the window at {} s: {e}", window.t_s))?;
+            *requests += window.requests;
             *errors += window.errors;
         }
     }
     Ok(seconds
         .into_iter()
-        .map(|(t_s, (histogram, errors))| Window::of(t_s, &histogram, errors))
+        .map(|(t_s, (histogram, requests, errors))| Window::of(t_s, &histogram, requests, errors))
         .collect())
 }
 

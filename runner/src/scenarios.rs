@@ -47,11 +47,21 @@ pub(crate) fn nothing_measured(
                 } else {
                     http.vus.is_some_and(|v| v > 0)
                 };
-                let nothing = result.requests == 0 && result.dropped == 0;
-                if !(load && nothing) {
+                if !load {
                     continue;
                 }
-                "no request completed during the hold".to_owned()
+                if result.requests == 0 && result.dropped == 0 {
+                    "no request completed during the hold".to_owned()
+                } else if result.requests > 0 && result.ok == 0 {
+                    // Failures only: no answer to take a latency from, nothing of the server's.
+                    format!(
+                        "none of its {} requests got an expected answer ({})",
+                        headroom_spec::numbers::count(result.requests as f64),
+                        result.errors.describe()
+                    )
+                } else {
+                    continue;
+                }
             }
             _ => continue,
         };

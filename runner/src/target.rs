@@ -309,44 +309,18 @@ impl Running {
                     stderr_tail: self.stderr_tail(),
                 });
             }
-            let passed = if let Some(endpoint) = ready_http {
-                matches!(
-                    http::get(
-                        endpoint.address,
-                        &endpoint.host,
-                        &endpoint.path,
-                        endpoint.tls.as_deref(),
-                        Duration::from_secs(2)
-                    )
-                    .await,
-                    Ok((200, _))
-                )
-            } else if ready.log.is_some() {
+            let passed = if ready.log.is_some() {
                 *self.log_matches.borrow()
             } else {
-                tokio::time::timeout(
-                    Duration::from_secs(1),
-                    tokio::net::TcpStream::connect(address),
-                )
-                .await
-                .is_ok_and(|c| c.is_ok())
+                ready_once(address, ready_http).await
             };
             if passed {
                 return Ok(started.elapsed());
             }
             if Instant::now() >= deadline {
-                let mut check = describe_ready(ready);
-                if let Some(endpoint) = ready_http
-                    && let Some(tls) = &endpoint.tls
-                    && let Some(why) = tls.why_not(endpoint.address, &endpoint.host).await
-                {
-                    check = format!("{check}; {why}");
-                }
-                return Err(Failure::NeverReady {
-                    waited_s: started.elapsed().as_secs_f64(),
-                    check,
-                    stderr_tail: self.stderr_tail(),
-                });
+                return Err(
+                    never_ready((ready, ready_http), None, started, self.stderr_tail()).await,
+                );
             }
             tokio::time::sleep(ready.interval.as_std()).await;
         }
@@ -412,6 +386,76 @@ fn to_signal(signal: SpecSignal) -> Signal {
         SpecSignal::Hup => Signal::HUP,
         SpecSignal::Quit => Signal::QUIT,
         SpecSignal::Kill => Signal::KILL,
+    }
+}
+
+/// One try of a readiness check: `GET` on `ready_http` answering 200 when given, else a TCP
+/// connect to `address`.
+async fn ready_once(address: std::net::SocketAddr, ready_http: Option<&http::Endpoint>) -> bool {
+    if let Some(endpoint) = ready_http {
+        matches!(
+            http::get(
+                endpoint.address,
+                &endpoint.host,
+                &endpoint.path,
+                endpoint.tls.as_deref(),
+                Duration::from_secs(2)
+            )
+            .await,
+            Ok((200, _))
+        )
+    } else {
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            tokio::net::TcpStream::connect(address),
+        )
+        .await
+        .is_ok_and(|c| c.is_ok())
+    }
+}
+
+/// The failure of a readiness check that never passed, with why a certificate was refused.
+async fn never_ready(
+    (ready, ready_http): (&Ready, Option<&http::Endpoint>),
+    tcp_to: Option<std::net::SocketAddr>,
+    started: Instant,
+    stderr_tail: Vec<String>,
+) -> Failure {
+    let mut check = describe_ready(ready);
+    if let (Some(address), None, None) = (tcp_to, &ready.http, &ready.log) {
+        check = format!("a TCP connect to {address} within {}", ready.timeout);
+    }
+    if let Some(endpoint) = ready_http
+        && let Some(tls) = &endpoint.tls
+        && let Some(why) = tls.why_not(endpoint.address, &endpoint.host).await
+    {
+        check = format!("{check}; {why}");
+    }
+    Failure::NeverReady {
+        waited_s: started.elapsed().as_secs_f64(),
+        check,
+        stderr_tail,
+    }
+}
+
+/// Waits for an external target (`url`) to pass its readiness check (`http`, else a TCP
+/// connect to `address`, the URL's), as for a target headroom starts: a server that is not
+/// running fails the run by name before any load is sent.
+pub(crate) async fn wait_external_ready(
+    ready: &Ready,
+    address: std::net::SocketAddr,
+    ready_http: Option<&http::Endpoint>,
+) -> Result<Duration, Failure> {
+    let started = Instant::now();
+    let deadline = started + ready.timeout.as_std();
+    loop {
+        if ready_once(address, ready_http).await {
+            return Ok(started.elapsed());
+        }
+        if Instant::now() >= deadline {
+            return Err(never_ready((ready, ready_http), Some(address), started, Vec::new()).await);
+        }
+        tokio::time::sleep(ready.interval.as_std()).await;
     }
 }
 
@@ -510,16 +554,14 @@ pub(crate) async fn external_url_allowed(
     url: &str,
     target: &Target,
     allowed: &http::Allowed,
-) -> Result<(), String> {
+) -> Result<std::net::SocketAddr, String> {
     let written = target.url.as_deref().unwrap_or(url);
     let Some(parsed) = http::parse_web_url(url) else {
         return Err(format!(
             "the external target `{url}` is not an http:// or https:// URL the runner can load"
         ));
     };
-    http::resolve(&parsed.dial, url, written, allowed)
-        .await
-        .map(drop)
+    http::resolve(&parsed.dial, url, written, allowed).await
 }
 
 /// The process group of an external target, from its pid file.

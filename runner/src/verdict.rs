@@ -68,9 +68,11 @@ fn figure(rule: &SloRule, run: &RunResult) -> Result<f64, String> {
             format!("request `{request}` of scenario `{scenario}` was not measured apart")
         })?;
         return match figure {
-            ScenarioFigure::Latency => {
-                summary_statistic(&apart.latency, statistic, "no such request completed")
-            }
+            ScenarioFigure::Latency => summary_statistic(
+                &apart.latency,
+                statistic,
+                &no_expected_answer(&apart.errors, apart.requests),
+            ),
             ScenarioFigure::Failed => ratio(
                 apart.errors.total(),
                 apart.requests,
@@ -226,7 +228,24 @@ fn ratio(part: u64, whole: u64, empty: &str) -> Result<f64, String> {
 }
 
 fn latency(result: &ScenarioResult, statistic: Option<Statistic>) -> Result<f64, String> {
-    summary_statistic(&result.latency, statistic, "no request completed")
+    summary_statistic(
+        &result.latency,
+        statistic,
+        &no_expected_answer(&result.errors, result.requests),
+    )
+}
+
+/// Why a latency has nothing behind it: no request ended, or none got an expected answer
+/// (each failure named by its kind, as the latency of a failure is not the server's speed).
+fn no_expected_answer(errors: &crate::results::ErrorCounts, requests: u64) -> String {
+    if requests == 0 {
+        return "not measured: no request ended".to_owned();
+    }
+    format!(
+        "not measured: none of the {} requests got an expected answer ({})",
+        headroom_spec::numbers::count(requests as f64),
+        errors.describe()
+    )
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod placeholder;
 pub mod scenario;
 pub mod source;
 pub mod target;
+pub mod think;
 pub mod units;
 pub mod vars;
 

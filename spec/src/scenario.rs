@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::expect::{Checks, Expect, Statuses};
 use crate::param::Param;
+pub use crate::think::{DrawnThink, Think, UserStart};
 use crate::units::{Duration, Rate, Size};
 
 /// One workload. Every scenario of a phase runs at once, each on its own schedule.
@@ -156,9 +157,14 @@ pub struct HttpScenario {
     /// Where `ramping-vus` starts; 0 by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_vus: Option<u64>,
-    /// A virtual user's pause between an answer and its next request.
+    /// A virtual user's pause between an answer and its next request: `"1s"`, or drawn
+    /// afresh each time, `{ uniform = ["0.5s", "1.5s"] }` or `{ exponential = "1s" }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub think: Option<Param<Duration>>,
+    pub think: Option<Think>,
+    /// When virtual users send their first request: `spread` over their first think time
+    /// (the default), or all `together`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<UserStart>,
     /// Fixed or Poisson gaps between request starts (arrival-rate executors).
     #[serde(default)]
     pub arrivals: Arrivals,

@@ -85,13 +85,31 @@ pub struct RunArgs {
         requires = "barrier"
     )]
     barrier_timeout: headroom_spec::Duration,
+    /// Set a `[vars]` value for this run, as if the spec said it (repeatable): `--set
+    /// workers=2`. Checked as the spec's own value; the results record it, and `compare`
+    /// names it where two files differ.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    set: Vec<(String, String)>,
+}
+
+/// `NAME=VALUE`, split at the first `=`.
+fn parse_set(text: &str) -> std::result::Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!(
+            "`{text}` is not NAME=VALUE: write it as `--set workers=2`"
+        )),
+    }
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
 const LONGEST_WITHOUT_YES: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
-    let Some(compiled) = crate::compile_for_use(&args.spec, Some(renderer))? else {
+    let compiler = headroom_compiler::Compiler::with_overrides(args.set.clone());
+    let Some(compiled) = crate::compile_for_use_with(&compiler, &args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
     let Some(plan) = &compiled.compilation.matrix else {

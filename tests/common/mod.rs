@@ -4,6 +4,8 @@
 // Each test file uses what it needs of this module.
 #![allow(dead_code)]
 
+pub mod run;
+
 use std::path::Path;
 use std::process::Command;
 

@@ -120,17 +120,60 @@ impl<'a> Checker<'a> {
             self.param(&format!("{base}/vus"), vus);
         }
         if let Some(think) = &http.think {
-            self.param(&format!("{base}/think"), think);
+            self.think(&format!("{base}/think"), think);
         }
         self.end_requests(&http.name);
         self.executor_settings(base, http);
+    }
+
+    /// A think time: each duration it names, and exactly one distribution with its bounds in
+    /// order.
+    fn think(&mut self, pointer: &str, think: &headroom_spec::scenario::Think) {
+        for (below, param) in think.params() {
+            self.param(&format!("{pointer}{below}"), param);
+        }
+        let headroom_spec::scenario::Think::Drawn(drawn) = think else {
+            return;
+        };
+        match (&drawn.uniform, &drawn.exponential) {
+            (Some(_), Some(_)) => self.push(
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    "`think` has both `uniform` and `exponential`",
+                )
+                .at(format!("{pointer}/exponential"), self.key_span(&format!("{pointer}/exponential")))
+                .label("one distribution at a time")
+                .hint("keep `uniform = [\"0.5s\", \"1.5s\"]` or `exponential = \"1s\"`"),
+            ),
+            (None, None) => self.push(
+                Diagnostic::new(Code::MissingSetting, "`think` names no distribution")
+                    .at(pointer, self.value_span(pointer))
+                    .label("a table needs `uniform` or `exponential`")
+                    .hint("write `think = \"1s\"`, `think = { uniform = [\"0.5s\", \"1.5s\"] }` or `think = { exponential = \"1s\" }`"),
+            ),
+            (Some([headroom_spec::Param::Value(least), headroom_spec::Param::Value(most)]), None)
+                if least > most =>
+            {
+                let at = format!("{pointer}/uniform");
+                self.push(
+                    Diagnostic::new(
+                        Code::OutOfRange,
+                        format!("`uniform` goes from {least} down to {most}"),
+                    )
+                    .at(&at, self.value_span(&at))
+                    .label("the least first, then the most")
+                    .hint(format!("write `uniform = [\"{most}\", \"{least}\"]`")),
+                );
+            }
+            _ => {}
+        }
     }
 
     /// The settings an HTTP scenario's executor uses are there, and those it ignores are not.
     fn executor_settings(&mut self, base: &str, http: &headroom_spec::HttpScenario) {
         let executor = http.executor;
         let (wanted, unused): (&str, &[&str]) = if executor.is_open() {
-            ("rate", &["vus", "start_vus", "think"])
+            ("rate", &["vus", "start_vus", "think", "start"])
         } else {
             (
                 "vus",

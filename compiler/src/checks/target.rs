@@ -209,6 +209,14 @@ impl<'a> Checker<'a> {
                         );
                     }
                 }
+                if self.document.place("/target/ready/log").is_some() {
+                    self.push(
+                        Diagnostic::new(Code::ConflictingSettings, "`ready.log` reads the output of a server headroom starts; an external target's output is not read")
+                            .at("/target/ready/log", self.key_span("/target/ready/log"))
+                            .label("no log line would ever match")
+                            .hint("write `ready = { http = \"/healthz\" }` or `ready = { tcp = true }`: headroom waits for it before every run"),
+                    );
+                }
             }
             (Some(_), None) => {
                 if self.document.place("/target/pid_file").is_some() {

@@ -51,8 +51,12 @@ pub struct RunMatrix {
     pub format: u32,
     /// `[bench]`, with `people_per_unit` resolved to a number.
     pub bench: resolved::Bench,
-    /// `[vars]`: every variable's default.
+    /// `[vars]`: every variable's default (with `run --set`'s values in place).
     pub vars: BTreeMap<String, VarValue>,
+    /// The `[vars]` values set from outside the spec (`run --set NAME=VALUE`): levers the
+    /// spec's text does not show.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, VarValue>,
     /// `[target]` as written (each point has it with the variables filled).
     pub target: Target,
     /// `[generator]`.
@@ -245,6 +249,7 @@ pub fn expand(
         format: MATRIX_FORMAT,
         bench,
         vars: spec.vars.clone(),
+        set: BTreeMap::new(),
         target: spec.target.clone(),
         generator: spec.generator.clone(),
         slo: checker.slo.clone(),
@@ -465,7 +470,12 @@ fn scenario_at(
             start_rate: resolved::optional(http.start_rate.as_ref(), vars)?,
             vus: resolved::optional(http.vus.as_ref(), vars)?,
             start_vus: http.start_vus,
-            think: resolved::optional(http.think.as_ref(), vars)?,
+            think: http
+                .think
+                .as_ref()
+                .map(|think| resolved::ThinkTime::at(think, vars))
+                .transpose()?,
+            start: http.start.unwrap_or_default(),
             arrivals: http.arrivals,
             max_in_flight: http.max_in_flight,
             max_connections: http.max_connections.unwrap_or(http.max_in_flight),

@@ -10,6 +10,7 @@ use headroom_spec::scenario::{
     Reload as WrittenReload, Request, Senders, StampForm,
 };
 use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Step, Stop};
+use headroom_spec::think::{Think, UserStart};
 use headroom_spec::{Duration, Param, ParamValue, Rate, Size, VarValue};
 use serde::{Deserialize, Serialize};
 
@@ -223,7 +224,11 @@ pub struct HttpScenario {
     pub start_vus: Option<u64>,
     /// A virtual user's pause between an answer and its next request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub think: Option<Duration>,
+    pub think: Option<ThinkTime>,
+    /// When virtual users send their first request (results written before it was a key
+    /// started them together).
+    #[serde(default = "together")]
+    pub start: UserStart,
     /// Fixed or Poisson gaps between request starts.
     pub arrivals: Arrivals,
     /// Requests in flight at most.
@@ -367,6 +372,84 @@ pub struct Reload {
 }
 
 /// A parameter's value at a point: the literal, or the variable's value there.
+fn together() -> UserStart {
+    UserStart::Together
+}
+
+/// A virtual user's think time at one point, written as the spec writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThinkTime {
+    /// The same pause every time.
+    Fixed(Duration),
+    /// Uniformly between the two.
+    Uniform {
+        /// The least and the most.
+        uniform: [Duration; 2],
+    },
+    /// Exponentially distributed with this mean.
+    Exponential {
+        /// The mean.
+        exponential: Duration,
+    },
+}
+
+impl ThinkTime {
+    /// The think time written in the spec at these variables' values.
+    pub(super) fn at(
+        think: &Think,
+        vars: &BTreeMap<String, VarValue>,
+    ) -> Result<ThinkTime, String> {
+        Ok(match think {
+            Think::Fixed(fixed) => ThinkTime::Fixed(value(fixed, vars)?),
+            Think::Drawn(drawn) => match (&drawn.uniform, &drawn.exponential) {
+                (Some([least, most]), None) => ThinkTime::Uniform {
+                    uniform: [value(least, vars)?, value(most, vars)?],
+                },
+                (None, Some(mean)) => ThinkTime::Exponential {
+                    exponential: value(mean, vars)?,
+                },
+                // The checks refuse both and neither, with their place.
+                _ => return Err("`think` takes one of `uniform` and `exponential`".to_owned()),
+            },
+        })
+    }
+
+    /// The mean pause, in seconds.
+    pub fn mean_s(self) -> f64 {
+        match self {
+            ThinkTime::Fixed(fixed) => fixed.as_secs_f64(),
+            ThinkTime::Uniform { uniform: [a, b] } => (a.as_secs_f64() + b.as_secs_f64()) / 2.0,
+            ThinkTime::Exponential { exponential } => exponential.as_secs_f64(),
+        }
+    }
+
+    /// One pause, from `u`, a uniform draw in [0, 1).
+    pub fn draw(self, u: f64) -> std::time::Duration {
+        let seconds = match self {
+            ThinkTime::Fixed(fixed) => return fixed.as_std(),
+            ThinkTime::Uniform { uniform: [a, b] } => {
+                let (a, b) = (a.as_secs_f64(), b.as_secs_f64());
+                a + (b - a) * u
+            }
+            // Inverse transform; `1 - u` is in (0, 1], so the logarithm is finite.
+            ThinkTime::Exponential { exponential } => -exponential.as_secs_f64() * (1.0 - u).ln(),
+        };
+        std::time::Duration::from_secs_f64(seconds.max(0.0))
+    }
+
+    /// In words: `1s`, `0.5s to 1.5s, uniformly`, `1s on average, exponentially`.
+    pub fn describe(self) -> String {
+        match self {
+            ThinkTime::Fixed(fixed) => fixed.to_string(),
+            ThinkTime::Uniform { uniform: [a, b] } => format!("{a} to {b}, uniformly"),
+            ThinkTime::Exponential { exponential } => {
+                format!("{exponential} on average, exponentially")
+            }
+        }
+    }
+}
+
 pub(super) fn value<T: ParamValue>(
     param: &Param<T>,
     vars: &BTreeMap<String, VarValue>,

@@ -277,11 +277,20 @@ fn slo_ceiling_with(
     match (slo.units, slo.first_failing) {
         (None, first) => {
             let first = first.unwrap_or_default();
-            warnings.push(format!(
-                "the SLOs failed already at the first step of `{}`, {}{broke}: the SLO ceiling is below it and was not measured; sweep lower to find it",
-                slo.phase,
-                count(first)
-            ));
+            warnings.push(if slo.breached {
+                format!(
+                    "the SLOs failed already at the first step of `{}`, {}{broke}: the SLO ceiling is below it and was not measured; sweep lower to find it",
+                    slo.phase,
+                    count(first)
+                )
+            } else {
+                // Nothing was measured there: a lower step would say no more.
+                format!(
+                    "nothing was measured at the first step of `{}`, {}{broke}: the server did not answer as expected, so where its SLO ceiling lies is unknown; make it answer (the runs' failures and notes say why) before sweeping lower",
+                    slo.phase,
+                    count(first)
+                )
+            });
             Ceiling {
                 units: None,
                 below: Some(scaled(first)),

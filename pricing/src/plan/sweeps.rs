@@ -17,6 +17,9 @@ pub struct SloCeiling {
     pub first_failing: Option<f64>,
     /// What did not hold at the first failing point.
     pub broke: Vec<String>,
+    /// Whether an SLO was over its threshold at the first failing point, or only runs
+    /// failed and figures went unmeasured there (nothing says the ceiling is below it).
+    pub breached: bool,
     /// No point failed: the ceiling is at least this, the most tested.
     pub lower_bound: bool,
 }
@@ -36,6 +39,7 @@ pub fn slo_ceiling(sweep: &Sweep, chosen_because: &str) -> Option<SloCeiling> {
                 units: last_pass,
                 first_failing: Some(x.0),
                 broke: verdict.broke.clone(),
+                breached: verdict.measured_breach,
                 lower_bound: false,
             });
         }
@@ -47,6 +51,7 @@ pub fn slo_ceiling(sweep: &Sweep, chosen_because: &str) -> Option<SloCeiling> {
         units: last_pass,
         first_failing: None,
         broke: Vec::new(),
+        breached: false,
         lower_bound: true,
     })
 }

@@ -322,6 +322,7 @@ fn emulated_ceiling(
             units,
             first_failing,
             broke: Vec::new(),
+            breached: first_failing.is_some(),
             lower_bound: first_failing.is_none(),
         },
         shape: "2 vCPU, 3.5GiB".to_owned(),

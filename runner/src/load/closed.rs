@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::flow::{Rows, UserData};
 use super::recorder::{Recorder, Times};
 use super::{Job, Share};
+use headroom_spec::think::UserStart;
 
 pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorder>>) {
     let scenario = &job.scenario;
@@ -37,9 +38,31 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
     while users.join_next().await.is_some() {}
 }
 
+/// A uniform draw in [0, 1) from 64 random bits (their top 53, a double's precision).
+fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// One virtual user: active while the schedule has at least `user + 1` users.
 async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, from: f64, peak: f64) {
-    let think = job.scenario.think.map_or(Duration::ZERO, |d| d.as_std());
+    let think = job.scenario.think;
+    // Its think times and its start: its own numbered draws of the run's seed.
+    let think_seed = crate::stripe::draw(job.think_seed, user);
+    let mut thoughts = 0u64;
+    let mut think_once = || {
+        thoughts += 1;
+        think.map_or(Duration::ZERO, |think| {
+            think.draw(unit(crate::stripe::draw(think_seed, thoughts)))
+        })
+    };
+    // Spread: a user's first request waits a random part of a mean think time after it
+    // becomes active, so users do not send in step (`start = "together"` keeps the burst).
+    let mut offset = match (job.scenario.start, think) {
+        (UserStart::Spread, Some(think)) => Some(Duration::from_secs_f64(
+            think.mean_s() * unit(crate::stripe::draw(think_seed, 0)),
+        )),
+        _ => None,
+    };
     let (start, end) = (job.start, job.start + job.schedule.total());
     let client = &job.client;
     let mut connections = client.connections(&job.streams, user);
@@ -63,6 +86,12 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         let active = job.schedule.at((now - start).as_secs_f64(), from, peak);
         if (user as f64) >= active.round() {
             tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
+            continue;
+        }
+        if let Some(offset) = offset.take()
+            && !offset.is_zero()
+        {
+            tokio::time::sleep(offset.min(end - now)).await;
             continue;
         }
         let request = match client.once.get(step) {
@@ -102,8 +131,9 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         }
         // No think: the next request starts in this same turn (a zero sleep would still wait
         // for the timer's next tick).
-        if !think.is_zero() && done < end {
-            tokio::time::sleep(think.min(end - done)).await;
+        let pause = think_once();
+        if !pause.is_zero() && done < end {
+            tokio::time::sleep(pause.min(end - done)).await;
         }
     }
 }

@@ -103,6 +103,8 @@ struct Job {
     /// The seed of the weighted request mix: arrival `k` (a user's `k`th pick) takes the
     /// request its `k`th draw names.
     mix_seed: u64,
+    /// The seed of virtual users' think times and starts: user `u`'s `k`th draw.
+    think_seed: u64,
 }
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
@@ -164,6 +166,7 @@ pub(crate) async fn run(
             segment: reach.segment,
             seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
             mix_seed: crate::stripe::derive_seed(reach.seed, &format!("{} mix", scenario.name)),
+            think_seed: crate::stripe::derive_seed(reach.seed, &format!("{} think", scenario.name)),
         };
         let share = Share { index, threads };
         let recorder = Recorder::new(

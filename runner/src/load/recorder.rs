@@ -38,6 +38,7 @@ pub(super) struct Recorder {
     part: Part,
     window: Histogram<u64>,
     window_index: u64,
+    window_requests: u64,
     window_errors: u64,
     windows: Arc<Windows>,
     live: Arc<Live>,
@@ -45,7 +46,11 @@ pub(super) struct Recorder {
 
 /// One thread's figures at the end.
 pub(super) struct Part {
+    /// Latency of the answers that met `expect`: a failed request has no latency to count.
     latency: Histogram<u64>,
+    /// Latency of the answers that came back and did not meet `expect` (a status not
+    /// expected, a failed check), kept apart so they never pass for the server's speed.
+    unexpected: Histogram<u64>,
     /// Each request of the scenario measured apart, by its index in the spec's list; empty
     /// for a scenario of one request (its figures are the scenario's).
     by_request: Vec<ByRequest>,
@@ -70,6 +75,7 @@ impl Part {
     fn empty(requests: usize) -> Part {
         Part {
             latency: histogram(),
+            unexpected: histogram(),
             by_request: (0..requests)
                 .map(|_| ByRequest {
                     latency: histogram(),
@@ -104,6 +110,7 @@ impl Recorder {
             part: Part::empty(requests),
             window: histogram(),
             window_index: 0,
+            window_requests: 0,
             window_errors: 0,
             windows,
             live,
@@ -111,19 +118,29 @@ impl Recorder {
     }
 
     /// The request at `request` in the scenario's list, sent (or tried) and ended as `outcome`.
+    /// Its latency counts only where an answer came back: an expected one in `latency`, an
+    /// unexpected one (status, check) in `unexpected`; a request that got no answer (connect,
+    /// timeout, protocol) is an error with no latency at all.
     pub(super) fn done(&mut self, times: Times, request: usize, outcome: Result<(), Failed>) {
         let micros = headroom_results::histogram::micros;
         self.live.requests.fetch_add(1, Ordering::Relaxed);
         let latency = micros(times.done.saturating_duration_since(times.intended));
+        let answered = answered(outcome);
         let part = &mut self.part;
         let counts = if self.measured.contains(&times.intended) {
-            let _ = part.latency.record(latency);
+            match answered {
+                Some(true) => part.latency.record(latency).unwrap_or_default(),
+                Some(false) => part.unexpected.record(latency).unwrap_or_default(),
+                None => {}
+            }
             let lag = times.released.saturating_duration_since(times.intended);
             let _ = part.lag.record(micros(lag));
             let waited = times.sent.saturating_duration_since(times.released);
             let _ = part.connection_wait.record(micros(waited));
             if let Some(apart) = part.by_request.get_mut(request) {
-                let _ = apart.latency.record(latency);
+                if answered == Some(true) {
+                    let _ = apart.latency.record(latency);
+                }
                 apart.counts.count(outcome);
             }
             &mut part.hold
@@ -132,7 +149,10 @@ impl Recorder {
         };
         counts.count(outcome);
         self.roll_to(times.done);
-        let _ = self.window.record(latency);
+        self.window_requests += 1;
+        if answered == Some(true) {
+            let _ = self.window.record(latency);
+        }
         if outcome.is_err() {
             self.live.errors.fetch_add(1, Ordering::Relaxed);
             self.window_errors += 1;
@@ -175,10 +195,11 @@ impl Recorder {
             self.windows.add(
                 self.window_index,
                 &self.window,
-                self.window_errors,
+                (self.window_requests, self.window_errors),
                 &self.live,
             );
             self.window.reset();
+            self.window_requests = 0;
             self.window_errors = 0;
             self.window_index += 1;
         }
@@ -189,7 +210,7 @@ impl Recorder {
         self.windows.add(
             self.window_index,
             &self.window,
-            self.window_errors,
+            (self.window_requests, self.window_errors),
             &self.live,
         );
         self.part
@@ -202,11 +223,14 @@ pub(super) struct Windows {
     state: Mutex<WindowState>,
 }
 
+/// A window some thread has not closed yet: the histogram so far, the requests and the errors,
+/// how many threads closed it.
+type OpenWindow = (Histogram<u64>, (u64, u64), usize);
+
 #[derive(Default)]
 struct WindowState {
-    /// Windows some thread has not closed yet: the histogram so far, the errors, how many
-    /// threads closed it.
-    open: BTreeMap<u64, (Histogram<u64>, u64, usize)>,
+    /// Windows some thread has not closed yet, by index.
+    open: BTreeMap<u64, OpenWindow>,
     closed: Vec<Window>,
 }
 
@@ -218,25 +242,36 @@ impl Windows {
         }
     }
 
-    fn add(&self, index: u64, window: &Histogram<u64>, errors: u64, live: &Live) {
+    /// Adds one thread's window at `index`: its expected answers' latencies, and how many
+    /// requests ended in it and of those failed.
+    fn add(
+        &self,
+        index: u64,
+        window: &Histogram<u64>,
+        (requests, errors): (u64, u64),
+        live: &Live,
+    ) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let (merged, merged_errors, from) = state
+        let (merged, counts, from) = state
             .open
             .entry(index)
-            .or_insert_with(|| (histogram(), 0, 0));
+            .or_insert_with(|| (histogram(), (0, 0), 0));
         let _ = merged.add(window);
-        *merged_errors += errors;
+        counts.0 += requests;
+        counts.1 += errors;
         *from += 1;
         if *from >= self.threads
-            && let Some((merged, errors, _)) = state.open.remove(&index)
+            && let Some((merged, (requests, errors), _)) = state.open.remove(&index)
         {
             if !merged.is_empty() {
                 live.window_p95_us
                     .store(merged.value_at_quantile(0.95), Ordering::Relaxed);
             }
-            state.closed.push(Window::of(index, &merged, errors));
+            state
+                .closed
+                .push(Window::of(index, &merged, requests, errors));
         }
     }
 
@@ -247,8 +282,8 @@ impl Windows {
         };
         let state = std::mem::take(&mut *state);
         let mut windows = state.closed;
-        for (index, (merged, errors, _)) in state.open {
-            windows.push(Window::of(index, &merged, errors));
+        for (index, (merged, (requests, errors), _)) in state.open {
+            windows.push(Window::of(index, &merged, requests, errors));
         }
         windows.sort_by_key(|window| window.t_s);
         while windows
@@ -273,6 +308,7 @@ pub(super) fn merge(
     let mut all = Part::empty(apart);
     for part in parts {
         let _ = all.latency.add(&part.latency);
+        let _ = all.unexpected.add(&part.unexpected);
         for (into, from) in all.by_request.iter_mut().zip(&part.by_request) {
             let _ = into.latency.add(&from.latency);
             add_counts(&mut into.counts, &from.counts);
@@ -299,6 +335,7 @@ pub(super) fn merge(
         duration_s: 0.0,
         rate: 0.0,
         latency: histogram_summary(&all.latency),
+        unexpected_latency: unexpected_summary(&all.unexpected),
         schedule_lag: histogram_summary(&all.lag),
         connection_wait: histogram_summary(&all.connection_wait),
         histograms: [
@@ -310,6 +347,12 @@ pub(super) fn merge(
             ),
         ]
         .into_iter()
+        .chain((!all.unexpected.is_empty()).then(|| {
+            (
+                "unexpected_latency".to_owned(),
+                serialize_histogram(&all.unexpected),
+            )
+        }))
         .chain(tls.is_some().then(|| {
             (
                 "tls_handshake".to_owned(),
@@ -343,6 +386,21 @@ pub(super) fn merge(
         tls,
         // Set by the scenario, which holds its source addresses.
         source_addresses: None,
+    }
+}
+
+/// The unexpected answers' latency, when there were any.
+fn unexpected_summary(h: &Histogram<u64>) -> Option<crate::results::Summary> {
+    (!h.is_empty()).then(|| histogram_summary(h))
+}
+
+/// Whether an answer came back and met `expect` (`Some(true)`), came back and did not
+/// (`Some(false)`: a status not expected, a failed check), or never came (`None`).
+fn answered(outcome: Result<(), Failed>) -> Option<bool> {
+    match outcome {
+        Ok(()) => Some(true),
+        Err(Failed::Status | Failed::Check) => Some(false),
+        Err(Failed::Kind(_)) => None,
     }
 }
 

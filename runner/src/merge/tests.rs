@@ -45,7 +45,7 @@ fn share(requests: u64, latencies_us: &[u64], window: u64) -> ScenarioResult {
         },
         rate: requests as f64 / 2.0,
         latency: histogram_summary(&latency),
-        windows: vec![Window::of(window, &latency, 1)],
+        windows: vec![Window::of(window, &latency, latency.len() + 1, 1)],
         connections: Some(Connections {
             opened: 2,
             queued_at_limit: 0,
@@ -78,9 +78,16 @@ fn shares_add_up_and_percentiles_come_from_the_added_histograms() {
         merged.latency
     );
     assert_eq!(merged.windows.len(), 1);
+    // A window counts its failed requests too (one a share), with no latency of theirs.
     assert_eq!(
         (merged.windows[0].requests, merged.windows[0].errors),
-        (119, 2)
+        (121, 2)
+    );
+    assert_eq!(
+        deserialize_histogram(merged.windows[0].histogram.as_deref().expect("latencies"))
+            .expect("a histogram")
+            .len(),
+        119
     );
     assert_eq!(merged.connections.expect("counted").opened, 4);
 }

@@ -67,6 +67,7 @@ pub(super) fn result(
             0.0
         },
         latency: histogram_summary(&seen),
+        unexpected_latency: None,
         schedule_lag: histogram_summary(&lag),
         connection_wait: Default::default(),
         histograms,

@@ -124,6 +124,6 @@ impl Timeline<'_> {
                 .window_p95_us
                 .store(window.value_at_quantile(0.95), Ordering::Relaxed);
         }
-        self.windows.push(Window::of(t_s, &window, 0));
+        self.windows.push(Window::of(t_s, &window, window.len(), 0));
     }
 }

@@ -201,19 +201,29 @@ async fn external(
         .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
         .unwrap_or(80);
     let checked = match external_url_allowed(&url, target, allowed).await {
-        Ok(()) => {
+        Ok(address) => {
             let fills = Fills::new(port, &options.headroom_bin);
-            endpoints(target, &fills, allowed, &options.spec_dir).await
+            endpoints(target, &fills, allowed, &options.spec_dir)
+                .await
+                .map(|endpoints| (address, endpoints))
         }
         Err(message) => Err(message),
     };
-    let (_, metrics) = match checked {
-        Ok(endpoints) => endpoints,
+    let (address, (ready, metrics)) = match checked {
+        Ok(found) => found,
         Err(message) => {
             result.failure = Some(Failure::Load { message });
             return None;
         }
     };
+    // Nothing is sent to a server that is not there: its requests would be errors only.
+    match crate::target::wait_external_ready(&target.ready, address, ready.as_ref()).await {
+        Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
+        Err(failure) => {
+            result.failure = Some(failure);
+            return None;
+        }
+    }
     result.port = port;
     result
         .notes

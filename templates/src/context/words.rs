@@ -2,6 +2,7 @@
 
 use super::*;
 use headroom_spec::scenario::{DataMode, HttpVersion};
+use headroom_spec::think::UserStart;
 
 /// Each scenario in words, from the resolved plan in the results (its first appearance).
 pub(super) fn scenario_texts(results: &Results) -> Vec<ScenarioText> {
@@ -58,7 +59,13 @@ pub(super) fn http_text(scenario: &HttpScenario) -> String {
             vus,
             scenario
                 .think
-                .map(|think| format!(" thinking {think} between requests"))
+                .map(|think| {
+                    let start = match scenario.start {
+                        UserStart::Spread => "their starts spread over a think time",
+                        UserStart::Together => "all starting together",
+                    };
+                    format!(" thinking {} between requests, {start}", think.describe())
+                })
                 .unwrap_or_default()
         ),
     };

@@ -1,0 +1,333 @@
+//! Issue 30: a newcomer's first hour against their own server. No figure from a server that
+//! answered nothing, virtual users that do not move in step, and the results a plan reads
+//! chosen on purpose. Each test runs `headroom` as a user does, on loopback.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use common::run::*;
+
+/// An external target that is not running: each run fails by name before any load, `--check`
+/// exits non-zero, and no latency figure is written (the SLO reads not measured, never 0).
+#[test]
+fn an_external_target_that_is_not_running_fails_every_run_by_name() {
+    let port = free_port();
+    let (output, results) = run_fixture(
+        "external-down",
+        &["--check", "--no-page"],
+        &[("HEADROOM_TEST_EXTERNAL_PORT", port.to_string())],
+    );
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(all.len(), 2, "both repeats are recorded");
+    for run in &all {
+        assert_eq!(run["failure"]["kind"], "never_ready", "{}", run["failure"]);
+        let check = run["failure"]["check"]
+            .as_str()
+            .expect("the check waited for");
+        assert!(
+            check.contains(&format!("127.0.0.1:{port}")),
+            "names where it waited: {check}"
+        );
+        assert!(
+            run["scenarios"].as_object().is_none_or(|s| s.is_empty()),
+            "no load, so no figure: {}",
+            run["scenarios"]
+        );
+        for verdict in run["slo"].as_array().into_iter().flatten() {
+            assert_ne!(verdict["pass"], true, "{verdict}");
+        }
+    }
+    let said = stderr(&output);
+    assert!(said.contains("was not ready"), "{said}");
+    clean("external-down");
+}
+
+/// A scenario whose every request fails to connect, and one whose every answer is a 404:
+/// neither has a latency (count 0, not 0 ms), the 404s' latency is kept apart as unexpected,
+/// the run fails naming the scenario and what its requests met, and the latency SLOs read not
+/// measured, so `--check` fails.
+#[test]
+fn a_scenario_with_no_expected_answer_has_no_latency() {
+    let dead = free_port();
+    let (output, results) = run_fixture(
+        "unanswered",
+        &["--check", "--no-page"],
+        &[("HEADROOM_TEST_DEAD_PORT", dead.to_string())],
+    );
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(all.len(), 1);
+    let run = all[0];
+    let gone = &run["scenarios"]["gone"];
+    let requests = common::number(&gone["requests"]);
+    assert!(requests >= 60.0, "40/s over 2 s were sent: {requests}");
+    assert_eq!(common::number(&gone["errors"]["connect"]), requests);
+    assert_eq!(common::number(&gone["latency"]["count"]), 0.0);
+    assert_eq!(common::number(&gone["latency"]["p95_ms"]), 0.0);
+    assert!(gone["unexpected_latency"].is_null(), "{gone}");
+    let wrong = &run["scenarios"]["wrong"];
+    let answered = common::number(&wrong["requests"]);
+    assert!(answered >= 60.0, "{answered}");
+    assert_eq!(common::number(&wrong["errors"]["status"]), answered);
+    assert_eq!(common::number(&wrong["latency"]["count"]), 0.0);
+    assert_eq!(
+        common::number(&wrong["unexpected_latency"]["count"]),
+        answered,
+        "the 404s' latency is kept apart"
+    );
+    // The run names the first scenario that measured nothing, and why.
+    assert_eq!(
+        run["failure"]["kind"], "nothing_measured",
+        "{}",
+        run["failure"]
+    );
+    let why = run["failure"]["why"].as_str().expect("why");
+    assert!(why.contains("got an expected answer"), "{why}");
+    assert!(why.contains("could not connect"), "{why}");
+    for name in ["gone_fast", "wrong_fast"] {
+        let verdict = run["slo"]
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no verdict {name}: {}", run["slo"]));
+        assert!(verdict["pass"].is_null(), "{verdict}");
+        assert!(verdict["value"].is_null(), "{verdict}");
+        let note = verdict["note"].as_str().expect("a note");
+        assert!(note.starts_with("not measured: none of the"), "{note}");
+    }
+    let note = |name: &str| {
+        run["slo"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == name)
+            .and_then(|v| v["note"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(note("wrong_fast").contains("unexpected status"));
+    clean("unanswered");
+}
+
+/// When each request arrived at the server, in seconds on its monotonic clock.
+fn arrivals(file: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(file).expect("the server's arrivals");
+    let mut times: Vec<f64> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+/// The coefficient of variation of the arrivals counted per 250 ms, from one second after the
+/// first (when every user has started) over the next 2.5 s.
+fn burstiness(times: &[f64]) -> f64 {
+    let first = *times.first().expect("some arrivals");
+    let from = first + 1.0;
+    let mut counts = [0.0f64; 10];
+    for &t in times {
+        let bucket = ((t - from) / 0.25).floor();
+        if (0.0..10.0).contains(&bucket) {
+            counts[bucket as usize] += 1.0;
+        }
+    }
+    let mean = counts.iter().sum::<f64>() / counts.len() as f64;
+    let variance = counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / counts.len() as f64;
+    variance.sqrt() / mean
+}
+
+/// Fifty virtual users thinking 1 s: by default their sends spread over the second (the
+/// server's arrivals per 250 ms vary little); `start = "together"` reproduces the burst (all
+/// fifty in the same quarter second, a coefficient of variation near 1.73).
+#[test]
+fn virtual_users_spread_their_starts_unless_told_to_start_together() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed, and the test's server is Python's stdlib");
+        return;
+    }
+    let mut measured = Vec::new();
+    for fixture in ["think-spread", "think-together"] {
+        let file = fresh_out(&format!("{fixture}-arrivals")).with_file_name("arrivals.txt");
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("a folder");
+        // The whole machine: a neighbour's load would bunch the users' sends itself.
+        let (output, results) = run_fixture_with(
+            headroom_whole,
+            fixture,
+            &["--no-page"],
+            &[("HEADROOM_TEST_ARRIVALS", file.display().to_string())],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let all = runs(&results);
+        assert_eq!(all.len(), 1);
+        let times = arrivals(&file);
+        // 50 users, one request a second each, over 4 s.
+        assert!(
+            (150..=260).contains(&times.len()),
+            "{} arrivals",
+            times.len()
+        );
+        measured.push(burstiness(&times));
+        clean(fixture);
+        clean(&format!("{fixture}-arrivals"));
+    }
+    let (spread, together) = (measured[0], measured[1]);
+    eprintln!("arrivals per 250 ms: CV {spread:.2} spread, {together:.2} together");
+    assert!(
+        spread < 0.6,
+        "spread users' arrivals per 250 ms: CV {spread:.2}"
+    );
+    assert!(together > 1.4, "users started together: CV {together:.2}");
+}
+
+/// A small spec run in a folder of its own (`plan SPEC` reads `results/<bench>/results.json`
+/// from where it runs).
+const QUICK_SPEC: &str = r#"
+[bench]
+name = "quick-plan"
+unit = "user"
+
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+ready = { http = "/healthz" }
+
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "20/s"
+requests = [{ url = "http://127.0.0.1:{port}/healthz" }]
+
+[[phase]]
+name = "load"
+hold = "2s"
+repeats = 1
+cooldown = "0s"
+
+[plan]
+instances = ["t4g.medium"]
+"#;
+
+/// `plan SPEC` after `run --quick SPEC` and an edit of the spec: it names the file it read,
+/// says quick and from a different spec, and `plan --check` refuses it. A results file of
+/// another name renders to a page of its own name, beside the first.
+#[test]
+fn plan_says_which_results_it_read_and_check_refuses_quick_ones() {
+    let dir = fresh_out("quick-plan");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let spec = dir.join("spec.toml");
+    std::fs::write(&spec, QUICK_SPEC).expect("spec");
+    let _machine = shared();
+    let (code, _, said) = common::headroom_in(dir, &["run", "--quick", "spec.toml"]);
+    assert_eq!(code, 0, "{said}");
+    let default = Path::new("results/quick-plan/results.json");
+    assert!(dir.join(default).is_file());
+    // The same spec: the file is named, and said to be quick.
+    let (code, _, said) = common::headroom_in(dir, &["plan", "spec.toml"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.contains("reading results/quick-plan/results.json, run on 20"),
+        "{said}"
+    );
+    assert!(said.contains("`--quick` results"), "{said}");
+    assert!(!said.contains("different spec"), "{said}");
+    // Edited: from a different spec too.
+    std::fs::write(&spec, QUICK_SPEC.replace("20/s", "30/s")).expect("spec");
+    let (code, _, said) = common::headroom_in(dir, &["plan", "spec.toml"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("results/quick-plan/results.json"), "{said}");
+    assert!(said.contains("`--quick` results"), "{said}");
+    assert!(
+        said.contains("from a different spec (spec.toml changed"),
+        "{said}"
+    );
+    let (code, _, said) = common::headroom_in(dir, &["plan", "spec.toml", "--check"]);
+    assert_ne!(code, 0, "{said}");
+    assert!(
+        said.contains(
+            "plan --check refuses these results: they are `--quick` results of a different spec"
+        ),
+        "{said}"
+    );
+    // Two results files in one folder: each renders its own page.
+    let other = dir.join("results/quick-plan/other.json");
+    std::fs::copy(dir.join(default), &other).expect("copy");
+    let (code, _, said) = common::headroom_in(
+        dir,
+        &[
+            "render",
+            "spec.toml",
+            "--results",
+            "results/quick-plan/other.json",
+        ],
+    );
+    assert_eq!(code, 0, "{said}");
+    let folder = dir.join("results/quick-plan");
+    assert!(folder.join("other.capacity.md").is_file(), "{said}");
+    assert!(
+        folder.join("capacity.md").is_file(),
+        "run's own page is kept"
+    );
+    let own = std::fs::read_to_string(folder.join("capacity.md")).expect("page");
+    let theirs = std::fs::read_to_string(folder.join("other.capacity.md")).expect("page");
+    assert!(theirs.contains("other.json"), "the page names its results");
+    assert!(!own.contains("other.json"));
+    clean("quick-plan");
+}
+
+/// `run --set workers=2` is checked as the spec's own value, recorded in the results, and
+/// `compare` names the lever that differs between two files; a name `[vars]` lacks is refused
+/// with the closest one.
+#[test]
+fn a_lever_set_from_the_command_line_is_recorded_and_compared() {
+    let dir = fresh_out("set-lever");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let spec = QUICK_SPEC
+        .replace(
+            "[target]\n",
+            "[vars]\nworkers = 1\n\n[target]\nenv = { WORKERS = \"{workers}\" }\n",
+        )
+        .replace("name = \"quick-plan\"", "name = \"set-lever\"");
+    std::fs::write(dir.join("spec.toml"), spec).expect("spec");
+    let _machine = shared();
+    let run = |out: &str, set: &[&str]| {
+        let mut args = vec!["run", "spec.toml", "--no-page", "--out", out];
+        args.extend(set);
+        let (code, _, said) = common::headroom_in(dir, &args);
+        assert_eq!(code, 0, "{said}");
+    };
+    run("one.json", &[]);
+    run("two.json", &["--set", "workers=2"]);
+    let two: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("two.json")).expect("results"))
+            .expect("json");
+    assert_eq!(two["plan"]["set"]["workers"], 2, "{}", two["plan"]["set"]);
+    assert_eq!(two["plan"]["vars"]["workers"], 2);
+    let one: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("one.json")).expect("results"))
+            .expect("json");
+    assert!(one["plan"]["set"].is_null(), "nothing set: {}", one["plan"]);
+    let (_, table, said) = common::headroom_in(dir, &["compare", "one.json", "two.json"]);
+    assert!(
+        table.contains("levers: workers: 1 → 2 (--set)"),
+        "{table}\n{said}"
+    );
+    // A name the spec does not declare, and a value of the wrong type, are refused.
+    let (code, _, said) =
+        common::headroom_in(dir, &["run", "spec.toml", "--set", "worker=2", "--no-page"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("the spec declares no variable `worker`"),
+        "{said}"
+    );
+    assert!(said.contains("did you mean `--set workers=2`?"), "{said}");
+    clean("set-lever");
+}
