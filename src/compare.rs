@@ -39,6 +39,14 @@ pub struct CompareArgs {
     /// Call figures better or worse even when the files ran on different machines or limits.
     #[arg(long, conflicts_with = "by")]
     allow_cross_hardware: bool,
+    /// The smallest change of the medians called better or worse, in percent: a significant
+    /// change under it reads "no meaningful change".
+    #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::flags::percent)]
+    min_effect: f64,
+    /// Every figure at every point (table and Markdown); by default a figure's points that
+    /// did not change are counted in one row a phase (with --by, every row is shown).
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,6 +85,8 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         }
         (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
     };
+    let mut comparison = comparison;
+    comparison.apply_min_effect(args.min_effect);
     let mut outcomes = gate::check(&gates, &comparison)?;
     let committed: Vec<Gate> = spec_gates
         .into_iter()
@@ -89,14 +99,16 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         )
     })?);
     let report = Report::new(&comparison, args.allow_cross_hardware, outcomes);
+    // With --by the points are the lever's values, the subject itself: each gets its row.
+    let all = args.all || args.by.is_some();
     let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         }
-        Format::Table => write!(out, "{}", table(&report, quick))?,
-        Format::Md => write!(out, "{}", markdown(&report, quick))?,
+        Format::Table => write!(out, "{}", table(&report, quick, all))?,
+        Format::Md => write!(out, "{}", markdown(&report, quick, all))?,
     }
     Ok(if report.failed {
         exit::GATE_FAILED
@@ -107,15 +119,82 @@ pub fn run(args: CompareArgs) -> Result<u8> {
 
 const HEADER: [&str; 6] = ["point", "figure", "base", "new", "change", "verdict"];
 
-fn table(report: &Report, quick: bool) -> String {
+/// Whether a figure's verdict is a change to read: better or worse.
+fn changed(figure: &FigureReport) -> bool {
+    matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse)
+}
+
+/// The rows to show: every figure with `all`; else each figure's points that changed, then one
+/// row counting its other points by verdict (`6 other points`, `within noise ×4, no
+/// meaningful change ×2`).
+fn rows(report: &Report, all: bool) -> Vec<[String; 6]> {
+    if all {
+        return report
+            .figures
+            .iter()
+            .map(|f| cells(f, &report.unit))
+            .collect();
+    }
+    // A figure of a phase: its points that changed, then the rest counted.
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for figure in &report.figures {
+        let key = (figure.phase.as_str(), figure.figure.as_str());
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    let mut rows = Vec::new();
+    for (phase, name) in groups {
+        let of: Vec<&FigureReport> = report
+            .figures
+            .iter()
+            .filter(|f| f.phase == phase && f.figure == name)
+            .collect();
+        let (moved, rest): (Vec<&FigureReport>, Vec<&FigureReport>) =
+            of.iter().partition(|f| changed(f));
+        rows.extend(moved.iter().map(|f| cells(f, &report.unit)));
+        if rest.len() == 1 && moved.is_empty() {
+            rows.push(cells(rest[0], &report.unit));
+        } else if !rest.is_empty() {
+            let mut counted: Vec<(String, usize)> = Vec::new();
+            for figure in &rest {
+                let word = cells(figure, &report.unit)[5]
+                    .split(" (")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                match counted.iter_mut().find(|(w, _)| *w == word) {
+                    Some((_, n)) => *n += 1,
+                    None => counted.push((word, 1)),
+                }
+            }
+            let others = if moved.is_empty() { "" } else { "other " };
+            let verdicts: Vec<String> = counted.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
+            rows.push([
+                format!(
+                    "{phase}: {} {others}point{}",
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                ),
+                name.to_owned(),
+                String::new(),
+                String::new(),
+                String::new(),
+                verdicts.join(", "),
+            ]);
+        }
+    }
+    rows
+}
+
+fn table(report: &Report, quick: bool, all: bool) -> String {
     let mut text = String::new();
     for line in warnings(report) {
         text.push_str(&format!("{line}\n"));
     }
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(HEADER);
-    for figure in &report.figures {
-        let [point, name, base, new, change, verdict] = cells(figure, &report.unit);
+    for [point, name, base, new, change, verdict] in rows(report, all) {
         table.add_row(vec![
             Cell::new(point),
             Cell::new(name),
@@ -133,7 +212,7 @@ fn table(report: &Report, quick: bool) -> String {
 }
 
 /// For a pull-request comment: the figures that moved beyond noise first, then the rest.
-fn markdown(report: &Report, quick: bool) -> String {
+fn markdown(report: &Report, quick: bool, all: bool) -> String {
     let mut text = String::from("## headroom compare\n\n");
     if !report.gates.is_empty() {
         let failed = report.gates.iter().filter(|g| g.failed).count();
@@ -147,14 +226,28 @@ fn markdown(report: &Report, quick: bool) -> String {
     }
     text.push_str(&format!("| {} |\n", HEADER.join(" | ")));
     text.push_str("| --- | --- | ---: | ---: | ---: | --- |\n");
-    let called = |f: &&FigureReport| matches!(f.verdict, VerdictWord::Better | VerdictWord::Worse);
+    let called = |f: &&FigureReport| changed(f);
     let (first, rest): (Vec<&FigureReport>, Vec<&FigureReport>) =
         report.figures.iter().partition(called);
-    for figure in first.into_iter().chain(rest) {
-        let mut cells = cells(figure, &report.unit);
-        if matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse) {
+    let mut lines: Vec<[String; 6]> = first
+        .iter()
+        .map(|figure| {
+            let mut cells = cells(figure, &report.unit);
             cells[5] = format!("**{}**", cells[5]);
-        }
+            cells
+        })
+        .collect();
+    if all {
+        lines.extend(rest.iter().map(|f| cells(f, &report.unit)));
+    } else {
+        // The figures that did not change, counted as the table counts them.
+        let quiet = Report {
+            figures: rest.into_iter().cloned().collect(),
+            ..report.clone()
+        };
+        lines.extend(rows(&quiet, false));
+    }
+    for cells in lines {
         let escaped: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
         text.push_str(&format!("| {} |\n", escaped.join(" | ")));
     }

@@ -6,6 +6,7 @@
 mod compare;
 mod demo;
 mod fit;
+mod flags;
 mod given_points;
 mod k8s;
 mod merge;
@@ -286,15 +287,47 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
 
 /// The column names on the first line of a CSV data file, or why there are none.
 fn data_columns(path: &Path) -> std::result::Result<Vec<String>, String> {
+    use headroom_spec::scenario::{MAX_DATA_BYTES, MAX_DATA_ROWS};
+    let shown = path.display();
+    // What `run` will refuse is refused here too, before any target starts: a device or a
+    // pipe (read without end), a file past the size a run reads, past the rows, or empty.
+    let metadata = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "{shown} is not a regular file (a device, a pipe or a folder): name a CSV file"
+        ));
+    }
+    if metadata.len() > MAX_DATA_BYTES {
+        return Err(format!(
+            "{shown} is {} bytes, over the {} a run reads: use fewer rows",
+            headroom_spec::numbers::count(metadata.len() as f64),
+            headroom_spec::numbers::count(MAX_DATA_BYTES as f64)
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .from_path(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let header = reader
-        .headers()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| format!("{shown}: {e}"))?;
+    let header = reader.headers().map_err(|e| format!("{shown}: {e}"))?;
     let columns: Vec<String> = header.iter().map(|c| c.trim().to_owned()).collect();
     if columns.iter().all(String::is_empty) {
-        return Err(format!("{} has no header line", path.display()));
+        return Err(format!("{shown} has no header line"));
+    }
+    let mut rows = 0usize;
+    let mut record = csv::StringRecord::new();
+    while reader
+        .read_record(&mut record)
+        .map_err(|e| format!("{shown}, line {}: {e}", rows + 2))?
+    {
+        rows += 1;
+        if rows > MAX_DATA_ROWS {
+            return Err(format!(
+                "{shown} has over {} rows: use fewer",
+                headroom_spec::numbers::count(MAX_DATA_ROWS as f64)
+            ));
+        }
+    }
+    if rows == 0 {
+        return Err(format!("{shown} has no row below its header"));
     }
     Ok(columns)
 }

@@ -46,15 +46,25 @@ pub fn run(args: MergeArgs) -> Result<u8> {
             out.display()
         );
     }
-    match crate::out::existing(&out) {
-        crate::out::Existing::Nothing | crate::out::Existing::Results { .. } => {}
+    let replaced = match crate::out::existing(&out) {
+        crate::out::Existing::Nothing => false,
+        crate::out::Existing::Results { .. } => true,
         _ => bail!(
             "{} is there and is not a headroom results file: choose another --out",
             out.display()
         ),
-    }
+    };
     let count = parts.len();
     let merged = headroom_runner::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
+    // The results there are kept, as `run` keeps them: a merge never takes any away.
+    if replaced {
+        let previous = crate::out::keep_earlier(&out)?;
+        eprintln!(
+            "note: the results that were at {} are kept as {}",
+            out.display(),
+            previous.display()
+        );
+    }
     if let Err(error) = merged.write(&out) {
         eprintln!("error: {error}");
         return Ok(exit::WRITE_FAILED);

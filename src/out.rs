@@ -135,16 +135,50 @@ pub(crate) fn hold(out: &Path, run: &Run<'_>) -> Result<Held> {
     // The earlier file stays whole beside the new one until the user removes it: an
     // interrupted re-run never leaves less than there was.
     if let Existing::Results { .. } | Existing::OtherFile = found {
-        let previous = with_suffix(out, ".prev");
-        std::fs::copy(out, &previous).map_err(|e| {
+        held.previous = Some(keep_earlier(out)?);
+    }
+    Ok(held)
+}
+
+/// Keeps the file at `out` as `OUT.prev` before it is replaced, the earlier backups moved one
+/// generation down (`OUT.prev` to `OUT.prev.2`, `OUT.prev.2` to `OUT.prev.3`, …), so no
+/// re-run ever takes away results that were there: a user removes backups, headroom does not.
+/// A file the same as `OUT.prev` already is not kept twice. Returns `OUT.prev`.
+pub(crate) fn keep_earlier(out: &Path) -> Result<PathBuf> {
+    let shown = out.display();
+    let previous = with_suffix(out, ".prev");
+    let same = |a: &Path, b: &Path| match (std::fs::read(a), std::fs::read(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if previous.exists() && !same(out, &previous) {
+        let generation = |n: usize| with_suffix(out, &format!(".prev.{n}"));
+        let mut last = 2;
+        while generation(last).exists() {
+            last += 1;
+        }
+        for n in (2..last).rev() {
+            std::fs::rename(generation(n), generation(n + 1)).map_err(|e| {
+                anyhow::anyhow!(
+                    "--out {shown}: cannot move the backup {} down: {e}",
+                    generation(n).display()
+                )
+            })?;
+        }
+        std::fs::rename(&previous, generation(2)).map_err(|e| {
             anyhow::anyhow!(
-                "--out {shown}: cannot keep the earlier file as {}: {e}",
+                "--out {shown}: cannot move the backup {} down: {e}",
                 previous.display()
             )
         })?;
-        held.previous = Some(previous);
     }
-    Ok(held)
+    std::fs::copy(out, &previous).map_err(|e| {
+        anyhow::anyhow!(
+            "--out {shown}: cannot keep the earlier file as {}: {e}",
+            previous.display()
+        )
+    })?;
+    Ok(previous)
 }
 
 /// `OUT.lock`, made only if no other run holds it. A lock whose run is gone (its pid is not
@@ -224,6 +258,34 @@ mod tests {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render/relay-results.json");
         assert!(matches!(existing(&fixture), Existing::Results { bench, .. } if bench == "relay"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Every earlier file is kept: three runs over one results file leave the first two as
+    /// `.prev.2` and `.prev` (the newest), and a file the same as `.prev` is not kept twice.
+    #[test]
+    fn earlier_results_are_kept_generation_by_generation() {
+        let dir = scratch("generations");
+        let out = dir.join("results.json");
+        for text in ["first", "second", "third"] {
+            if out.exists() {
+                keep_earlier(&out).expect("kept");
+            }
+            std::fs::write(&out, text).expect("written");
+        }
+        let read = |suffix: &str| std::fs::read_to_string(with_suffix(&out, suffix)).expect(suffix);
+        assert_eq!(read(""), "third");
+        assert_eq!(read(".prev"), "second");
+        assert_eq!(read(".prev.2"), "first");
+        keep_earlier(&out).expect("kept");
+        keep_earlier(&out).expect("kept again");
+        assert_eq!(read(".prev"), "third");
+        assert_eq!(read(".prev.2"), "second");
+        assert_eq!(read(".prev.3"), "first");
+        assert!(
+            !with_suffix(&out, ".prev.4").exists(),
+            "the same file is not kept twice"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -276,7 +276,8 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
             },
         ],
         compared: source.baseline.map(|(path, base)| {
-            let comparison = compare(base, source.results, false, &source.compiled.prices);
+            let mut comparison = compare(base, source.results, false, &source.compiled.prices);
+            comparison.apply_min_effect(headroom_compare::verdict::MIN_EFFECT);
             let report = CompareReport::new(&comparison, false, Vec::new());
             Compared::of(
                 path.display().to_string(),

@@ -36,7 +36,7 @@ pub struct PlanArgs {
     instances: Vec<String>,
     /// Price a stack apart: a service on an instance of its own, `db=r7g.medium` (repeatable;
     /// the spec's [plan] place by default).
-    #[arg(long = "place", value_name = "SERVICE=INSTANCE", value_parser = service_instance)]
+    #[arg(long = "place", value_name = "SERVICE=INSTANCE", value_parser = crate::flags::service_instance)]
     place: Vec<(String, String)>,
     /// The series memory is provisioned against (`rss` by default).
     #[arg(long)]
@@ -45,16 +45,16 @@ pub struct PlanArgs {
     #[arg(long)]
     reserve: Option<Size>,
     /// The server's own limit on units (1 or more).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = crate::flags::at_least_one)]
     cap: Option<u64>,
     /// A CPU ceiling in units, instead of the SLO sweep's (1 or more).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = crate::flags::at_least_one)]
     cpu_ceiling: Option<u64>,
     /// The share of the binding ceiling to leave free, less than all of it ("25%").
-    #[arg(long, value_parser = headroom_share)]
+    #[arg(long, value_parser = crate::flags::headroom_share)]
     headroom: Option<Percent>,
     /// EBS gp3 storage per instance, in GB (0 or more).
-    #[arg(long, value_parser = non_negative)]
+    #[arg(long, value_parser = crate::flags::non_negative)]
     ebs_gb: Option<f64>,
     /// A managed database class shared by the fleet.
     #[arg(long)]
@@ -67,10 +67,10 @@ pub struct PlanArgs {
     #[arg(long = "slo", value_name = "SERIES < VALUE")]
     slos: Vec<String>,
     /// The cheapest fleet that holds this many units, per instance type, ranked (1 or more).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = crate::flags::at_least_one)]
     units: Option<u64>,
     /// The most units this much a month holds, per instance type, ranked (above 0).
-    #[arg(long, value_name = "USD", value_parser = positive)]
+    #[arg(long, value_name = "USD", value_parser = crate::flags::budget)]
     budget: Option<f64>,
     /// What a unit is called (`room`), when no spec says.
     #[arg(long)]
@@ -201,55 +201,6 @@ fn overrides(args: &PlanArgs, request: &mut Request) {
         request.budget = args.budget;
     }
     request.units = args.units;
-}
-
-/// `SERVICE=INSTANCE` (`--place`).
-fn service_instance(text: &str) -> std::result::Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((service, instance)) if !service.is_empty() && !instance.is_empty() => {
-            Ok((service.to_owned(), instance.to_owned()))
-        }
-        _ => Err(format!(
-            "`{text}` is not SERVICE=INSTANCE (`db=r7g.medium`)"
-        )),
-    }
-}
-
-/// A number of 0 or more (`--ebs-gb`): NaN, infinities and negatives are refused.
-fn non_negative(text: &str) -> std::result::Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        Ok(_) => Err("it must be a finite number of 0 or more".to_owned()),
-        Err(_) => Err(format!("`{text}` is not a number")),
-    }
-}
-
-/// A number above 0 (`--budget`): NaN, infinities, 0 and negatives are refused.
-fn positive(text: &str) -> std::result::Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Ok(_) => Err("it must be a finite number above 0".to_owned()),
-        Err(_) => Err(format!("`{text}` is not a number")),
-    }
-}
-
-/// A whole number of 1 or more (`--units`, `--cap`, `--cpu-ceiling`).
-fn at_least_one(text: &str) -> std::result::Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("it must be a whole number of 1 or more".to_owned()),
-    }
-}
-
-/// A headroom share under 100 % (`--headroom`): 100 % or more leaves nothing to plan with.
-fn headroom_share(text: &str) -> std::result::Result<Percent, String> {
-    let share: Percent = text.parse().map_err(|e| format!("{e}"))?;
-    if share.fraction() >= 1.0 {
-        return Err(format!(
-            "{text} leaves nothing to plan with: the headroom is the share of the ceiling kept free, under 100 % (\"25%\")"
-        ));
-    }
-    Ok(share)
 }
 
 pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
@@ -396,6 +347,10 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
 fn slo_sentence(slo: &headroom_pricing::plan::SloCeilingJson) -> String {
     let at = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), units);
     let said = match (slo.units, slo.first_failing) {
+        (None, first) if !slo.breached => format!(
+            "nothing was measured at the first step, {}: where the ceiling lies is unknown",
+            at(first)
+        ),
         (None, first) => format!(
             "the SLOs failed already at the first step, {}: the ceiling is below it, not measured",
             at(first)

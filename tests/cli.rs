@@ -1155,3 +1155,54 @@ fn k8s_writes_manifests_that_read_back_into_their_types() {
     assert!(stderr.contains("set `url` in [target]"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 30: a change that is real (the repeats rank wholly apart, p 0.008) and tiny (0.4 %)
+/// reads "no meaningful change" under the default minimum effect of 3 %, and better with
+/// `--min-effect 0.1%`; the compact table counts a figure's unchanged points in one row, and
+/// `--all` lists them.
+#[test]
+fn a_tiny_significant_change_is_no_meaningful_change() {
+    let base = relay_with_rss("tiny-base.json", &[1.0, 1.0005, 0.9995, 1.001, 0.999], None);
+    let less = [0.996, 0.9965, 0.9955, 0.997, 0.995];
+    let new = relay_with_rss("tiny-new.json", &less, None);
+    let (code, table, said) = headroom(&["compare", &base, &new]);
+    assert_eq!(code, 0, "{said}");
+    let row = table
+        .lines()
+        .find(|l| l.contains("rss_mib"))
+        .unwrap_or_else(|| panic!("no rss_mib row in\n{table}"));
+    assert!(row.contains("-0.4 %"), "{row}");
+    assert!(row.contains("no meaningful change (p 0.008)"), "{row}");
+    assert!(table.contains("a change of the medians under 3 % is no meaningful change"));
+    let (_, json, _) = headroom(&["compare", &base, &new, "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let rss = report["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .find(|f| f["figure"] == "rss_mib")
+        .expect("rss_mib");
+    assert_eq!(rss["verdict"], "no_meaningful_change", "{rss}");
+    assert!(common::number(&rss["p_value"]) < 0.05, "{rss}");
+    assert_eq!(common::number(&report["method"]["min_effect"]), 0.03);
+    let (_, table, _) = headroom(&["compare", &base, &new, "--min-effect", "0.1%"]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("rss_mib"))
+        .expect("a row");
+    assert!(row.contains("better (p 0.008)"), "{row}");
+    // The relay fixture's six points: a row per figure by default, a row per point with --all.
+    let fixture = "tests/fixtures/render/relay-results.json";
+    let (_, compact, _) = headroom(&["compare", fixture, fixture]);
+    let (_, all, _) = headroom(&["compare", fixture, fixture, "--all"]);
+    let rows = |table: &str, figure: &str| {
+        table
+            .lines()
+            .filter(|l| l.contains(&format!(" {figure} ")))
+            .count()
+    };
+    // Two phases of three points: a row for each phase's figure, or one for each point.
+    assert_eq!(rows(&compact, "rss_mib"), 2, "{compact}");
+    assert_eq!(rows(&all, "rss_mib"), 6, "{all}");
+    assert!(compact.contains("memory: 3 points"), "{compact}");
+}

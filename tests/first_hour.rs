@@ -331,3 +331,204 @@ fn a_lever_set_from_the_command_line_is_recorded_and_compared() {
     assert!(said.contains("did you mean `--set workers=2`?"), "{said}");
     clean("set-lever");
 }
+
+/// A spec whose scenario reads `data`, for the data-file checks.
+fn spec_with_data(file: &str) -> String {
+    format!(
+        r#"
+[bench]
+name = "data-check"
+
+[target]
+command = ["{{headroom}}", "demo-target", "--port", "{{port}}"]
+
+[[scenario]]
+name = "members"
+kind = "http"
+executor = "constant-vus"
+vus = 2
+data = {{ file = "{file}" }}
+requests = [{{ url = "http://127.0.0.1:{{port}}/api/notes?user={{row.email}}" }}]
+
+[[phase]]
+name = "load"
+hold = "1s"
+"#
+    )
+}
+
+/// `validate` reads a data file bounded, as `run` does: a device (`/dev/zero` once aborted it
+/// with an allocation failure), a file past 64 MiB (a 1 GB one, sparse here, is refused from
+/// its size without a read), a header with no row, and a file of good rows, accepted.
+#[test]
+fn validate_reads_data_files_bounded_and_refuses_devices() {
+    let dir = fresh_out("data-check");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let huge = std::fs::File::create(dir.join("huge.csv")).expect("a file");
+    huge.set_len(1 << 30).expect("a sparse gigabyte");
+    std::fs::write(dir.join("header.csv"), "email\n").expect("a header");
+    std::fs::write(dir.join("good.csv"), "email\na@example.com\n").expect("rows");
+    for (file, said) in [
+        (
+            "/dev/zero",
+            "is not a regular file (a device, a pipe or a folder)",
+        ),
+        (
+            "huge.csv",
+            "is 1,073,741,824 bytes, over the 67,108,864 a run reads",
+        ),
+        ("header.csv", "has no row below its header"),
+    ] {
+        std::fs::write(dir.join("spec.toml"), spec_with_data(file)).expect("spec");
+        let (code, _, stderr) = common::headroom_in(dir, &["validate", "spec.toml"]);
+        assert_eq!(code, 1, "{file}: {stderr}");
+        assert!(stderr.contains(said), "{file}: {stderr}");
+        assert!(
+            stderr.contains("spec.toml:"),
+            "the place is named: {stderr}"
+        );
+    }
+    std::fs::write(dir.join("spec.toml"), spec_with_data("good.csv")).expect("spec");
+    let (code, _, stderr) = common::headroom_in(dir, &["validate", "spec.toml"]);
+    assert_eq!(code, 0, "{stderr}");
+    clean("data-check");
+}
+
+/// `pid_file` naming pid 1 once sampled the whole machine (79 processes, headroom among them)
+/// as "the server": a pid whose tree holds headroom itself (here, this test's own, the parent
+/// of the headroom it starts) is refused, and so is pid 1 (its tree holds headroom on a host;
+/// in a container it has no process group, which crashed headroom before); each run fails by
+/// name rather than read as measured.
+#[test]
+fn a_pid_file_naming_an_ancestor_of_headroom_is_refused() {
+    let (mut server, port) = start_demo_target("1044B");
+    let pid_file = fresh_out("pid-one").with_file_name("server.pid");
+    std::fs::create_dir_all(pid_file.parent().expect("dir")).expect("dir");
+    let own = std::process::id().to_string();
+    for (pid, said) in [
+        (own.as_str(), "holds headroom itself"),
+        ("1", "names pid 1, "),
+    ] {
+        std::fs::write(&pid_file, format!("{pid}\n")).expect("pid file");
+        let (output, results) = run_fixture(
+            "external",
+            &["--no-page"],
+            &[
+                ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
+                ("HEADROOM_TEST_PID_FILE", pid_file.display().to_string()),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+        for run in runs(&results) {
+            assert_eq!(run["failure"]["kind"], "load", "{}", run["failure"]);
+            let message = run["failure"]["message"].as_str().expect("a message");
+            assert!(message.starts_with("`pid_file`: "), "{message}");
+            assert!(message.contains(said), "{message}");
+            assert!(message.contains("it is not the server"), "{message}");
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    clean("external");
+    clean("pid-one");
+}
+
+/// `plan --budget 1e308` printed a fleet of 18446744073709551615 (a count saturated): a budget
+/// past a billion a month is refused, naming the bound; one within it still plans.
+#[test]
+fn a_budget_past_a_billion_is_refused() {
+    let (code, _, said) =
+        common::headroom(&["plan", "--budget", "1e308", "--instance", "c7g.medium"]);
+    assert_eq!(code, 1, "a usage error: {said}");
+    assert!(
+        said.contains("it must be at most 1,000,000,000 a month"),
+        "{said}"
+    );
+    let (code, out, said) = common::headroom(&[
+        "plan",
+        "--points",
+        "tests/fixtures/points/cpu-sweep.csv",
+        "--x",
+        "users",
+        "--unit",
+        "user",
+        "--memory",
+        "rss_mib",
+        "--instance",
+        "c7g.medium",
+        "--budget",
+        "1000000000",
+    ]);
+    assert_eq!(code, 0, "{said}");
+    assert!(!out.contains("18446744073709551615"), "{out}");
+}
+
+/// A server that is not the demo: Python's standard-library `http.server`, as the getting
+/// started guide runs it (`--quick`). Its answers are measured (latency over 200s, the body
+/// checked), its process sampled, and under `cores = 1` the plan's CPU ceiling on a 2-vCPU
+/// c7g.large is taken at one core, which the page says.
+#[test]
+fn the_python_stdlib_example_runs_and_plans_at_one_core() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed, and the example's server is Python's stdlib");
+        return;
+    }
+    let out = fresh_out("python-stdlib");
+    let out_arg = out.display().to_string();
+    let (output, results) = {
+        let output = headroom_whole(
+            &[
+                "run",
+                "--quick",
+                "examples/python-stdlib.toml",
+                "--out",
+                &out_arg,
+            ],
+            &[],
+        );
+        (output, read_results(&out))
+    };
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(
+        all.len(),
+        3,
+        "the quick sweep's first, middle and last rates"
+    );
+    for run in &all {
+        let file = &run["scenarios"]["file"];
+        let requests = common::number(&file["requests"]);
+        assert!(requests > 0.0, "{file}");
+        assert_eq!(common::number(&file["ok"]), requests, "{file}");
+        assert_eq!(
+            common::number(&file["latency"]["count"]),
+            requests,
+            "{file}"
+        );
+        assert!(
+            common::number(&run["process"]["steady"]["rss_bytes"]) > 4.0 * 1_048_576.0,
+            "the Python process was sampled: {}",
+            run["process"]
+        );
+    }
+    let (code, plan, said) =
+        common::headroom(&["plan", "examples/python-stdlib.toml", "--results", &out_arg]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("`--quick` results"), "{said}");
+    assert!(
+        plan.contains("the server uses at most 1 core of its 2 vCPU ([target] cores)"),
+        "{plan}"
+    );
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
+    assert!(
+        page.contains("c7g.large: ")
+            && page.contains("at most 1 core of its 2 vCPU ([target] cores)"),
+        "{page}"
+    );
+    clean("python-stdlib");
+}

@@ -2611,7 +2611,7 @@ fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
         assert_eq!(figure["base"]["repeats"], 3, "{figure}");
         assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
         let why = figure["why"].as_str().expect("why");
-        assert!(why.contains("run 4 a side"), "{why}");
+        assert!(why.contains("1 more a side would be enough"), "{why}");
     }
     assert!(leftovers("1003B").is_empty());
     clean("a-a");

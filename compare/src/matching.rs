@@ -43,6 +43,26 @@ pub struct Comparison {
     /// What a reader must know to read the verdicts (a generator that was the bottleneck,
     /// repeats not interleaved).
     pub notes: Vec<String>,
+    /// The smallest change called better or worse (a fraction), once applied.
+    pub min_effect: f64,
+}
+
+impl Comparison {
+    /// Better or worse by less than `min_effect` (a fraction: 0.03 is 3 %) reads "no
+    /// meaningful change" (`verdict::MIN_EFFECT` by default); across unlike machines a
+    /// withheld verdict is told the same way.
+    pub fn apply_min_effect(&mut self, min_effect: f64) {
+        self.min_effect = min_effect;
+        for row in &mut self.rows {
+            crate::verdict::apply_min_effect(&mut row.judgement, min_effect);
+            if let Verdict::CannotTell(CannotTell::Unlike(was)) = &mut row.judgement.verdict
+                && matches!(**was, Verdict::Better | Verdict::Worse)
+                && row.judgement.change.is_some_and(|c| c.abs() < min_effect)
+            {
+                **was = Verdict::NoMeaningfulChange;
+            }
+        }
+    }
 }
 
 /// Matches `base`'s points with `new`'s by phase name and variables, in `base`'s order, and

@@ -54,6 +54,9 @@ pub struct Method {
     pub exact_up_to: usize,
     /// The coefficient of variation over which a side's repeats make a figure noisy.
     pub noisy_cv: f64,
+    /// The smallest change of the medians called better or worse (a fraction: 0.03 is 3 %);
+    /// a significant change under it is `no_meaningful_change`.
+    pub min_effect: f64,
 }
 
 /// One figure of one matched point.
@@ -110,6 +113,8 @@ pub enum VerdictWord {
     Worse,
     /// The repeats of both sides rank together.
     WithinNoise,
+    /// The sides rank apart, and their medians differ by less than the minimum effect.
+    NoMeaningfulChange,
     /// Too few repeats, a side missing, or unlike machines: see `why`.
     CannotTell,
 }
@@ -120,6 +125,7 @@ impl VerdictWord {
             Verdict::Better => VerdictWord::Better,
             Verdict::Worse => VerdictWord::Worse,
             Verdict::WithinNoise => VerdictWord::WithinNoise,
+            Verdict::NoMeaningfulChange => VerdictWord::NoMeaningfulChange,
             Verdict::CannotTell(_) => VerdictWord::CannotTell,
         }
     }
@@ -170,6 +176,7 @@ impl Report {
                 alpha: ALPHA,
                 exact_up_to: EXACT_UP_TO,
                 noisy_cv: NOISY_CV,
+                min_effect: comparison.min_effect,
             },
             machine_differences: comparison.machine_differences.clone(),
             levers: comparison.levers.clone(),

@@ -70,9 +70,11 @@ pub fn notes(report: &Report, quick: bool) -> Vec<String> {
     lines.push(format!(
         "Each side: the median of its repeats (min–max, ×repeats). Verdicts: a two-sided \
          Mann–Whitney U test on the repeats at {:.0} %: a figure that did not change is called \
-         better or worse at most once in {:.0} (docs/compare.md).",
+         better or worse at most once in {:.0}; a change of the medians under {} is no \
+         meaningful change (--min-effect) (docs/compare.md).",
         ALPHA * 100.0,
-        1.0 / ALPHA
+        1.0 / ALPHA,
+        percent(report.method.min_effect)
     ));
     if quick {
         lines.push(
@@ -84,6 +86,16 @@ pub fn notes(report: &Report, quick: bool) -> Vec<String> {
     lines
 }
 
+/// A fraction as a percentage, as few digits as it needs: `3 %`, `0.5 %`.
+fn percent(fraction: f64) -> String {
+    let value = fraction * 100.0;
+    if (value - value.round()).abs() < 1e-9 {
+        format!("{value:.0} %")
+    } else {
+        format!("{value} %")
+    }
+}
+
 /// The cells of a figure's row: point, figure, base, new, change, verdict; `unit` is what
 /// one unit is (`user`).
 pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
@@ -92,6 +104,10 @@ pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
         VerdictWord::WithinNoise => {
             format!("within noise (p {:.2})", figure.p_value.unwrap_or(1.0))
         }
+        VerdictWord::NoMeaningfulChange => match figure.p_value.unwrap_or(1.0) {
+            p if p < 0.001 => "no meaningful change (p < 0.001)".to_owned(),
+            p => format!("no meaningful change (p {p:.3})"),
+        },
         VerdictWord::Better | VerdictWord::Worse => {
             let word = if matches!(figure.verdict, VerdictWord::Better) {
                 "better"

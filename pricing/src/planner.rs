@@ -90,6 +90,7 @@ impl Request {
         model.headroom = capacity.headroom.fraction();
         model.cpu_scales_with_vcpus = capacity.cpu_scales_with_vcpus;
         model.cpu_target = capacity.cpu_target.fraction();
+        model.server_cores = matrix.target.cores;
         request.memory_series = capacity.memory.clone();
         request.memory_phase = capacity.memory_phase.clone();
         request.ceiling_phase = capacity.ceiling_phase.clone();
@@ -502,6 +503,38 @@ mod tests {
             !planned.plans[0]
                 .ceilings
                 .contains_key(&crate::plan::Resource::CpuMeasured)
+        );
+    }
+
+    /// Issue 30: a server that uses one core (`[target] cores = 1`, one Python worker) gets
+    /// the CPU ceiling of one core on a 2-vCPU t4g.medium: 1 × 80 % at 0.3 core a room is 2
+    /// rooms, not the 5 of both vCPUs, and the note says why.
+    #[test]
+    fn a_server_of_one_core_gets_the_cpu_ceiling_of_one_core() {
+        let table = PriceTable::embedded().expect("table");
+        let mut request = Request::new(None);
+        request.instances = vec!["t4g.medium".to_owned()];
+        request.model.server_cores = Some(1.0);
+        let line = (1..=5)
+            .map(|x| (f64::from(x), 0.3 * f64::from(x)))
+            .collect();
+        let planned = plan(&request, &measured(line), &table).expect("a plan");
+        let cpu = planned.plans[0]
+            .ceilings
+            .get(&crate::plan::Resource::CpuMeasured)
+            .expect("a measured CPU ceiling");
+        assert_eq!(cpu.units, Some(2.0), "{}", cpu.note);
+        assert!(
+            cpu.note
+                .starts_with("(1 core of 2 vCPU × 80 % − 0.000 cores) / 0.3000 cores per unit"),
+            "{}",
+            cpu.note
+        );
+        assert!(
+            cpu.note
+                .ends_with("the server uses at most 1 core ([target] cores)"),
+            "{}",
+            cpu.note
         );
     }
 

@@ -13,6 +13,7 @@ mod barrier;
 pub mod cgroup;
 mod environment;
 mod event;
+mod external;
 pub mod fanout;
 mod fill;
 mod gates;

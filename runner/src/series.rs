@@ -87,9 +87,12 @@ async fn read_once(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let output = match tokio::time::timeout(timeout, command.output()).await {
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("`{program}` could not start: {e}"))?;
+    let output = match tokio::time::timeout(timeout, bounded_output(&mut child)).await {
         Ok(Ok(output)) => output,
-        Ok(Err(e)) => return Err(format!("`{program}` could not start: {e}")),
+        Ok(Err(e)) => return Err(format!("`{program}`: {e}")),
         Err(_) => {
             return Err(format!(
                 "`{program}` gave no answer within {}s",
@@ -97,19 +100,63 @@ async fn read_once(
             ));
         }
     };
-    let text = |bytes: &[u8]| {
-        let bytes = &bytes[..bytes.len().min(OUTPUT_LIMIT)];
-        String::from_utf8_lossy(bytes).trim().to_owned()
+    let Some((status, stdout, stderr)) = output else {
+        return Err(format!(
+            "`{program}` printed more than {OUTPUT_LIMIT} bytes: a series command prints one number (it was stopped)"
+        ));
     };
-    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
-    if !output.status.success() {
-        let exit = crate::target::exit_of(output.status);
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+    let (stdout, stderr) = (text(&stdout), text(&stderr));
+    if !status.success() {
+        let exit = crate::target::exit_of(status);
         return Err(format!(
             "`{program}` failed ({exit}): {}",
             if stderr.is_empty() { &stdout } else { &stderr }
         ));
     }
     parse_number(&stdout)
+}
+
+/// The child's exit and its output, each stream read to [`OUTPUT_LIMIT`] bytes at most; `None`
+/// (the child killed) when either printed more: a command that floods its output never
+/// fills headroom's memory.
+async fn bounded_output(
+    child: &mut tokio::process::Child,
+) -> std::io::Result<Option<(std::process::ExitStatus, Vec<u8>, Vec<u8>)>> {
+    use tokio::io::AsyncReadExt;
+    let limit = OUTPUT_LIMIT as u64 + 1;
+    // Past the limit on one stream the child is killed at once, which ends the other too.
+    let pid = child
+        .id()
+        .and_then(|id| rustix::process::Pid::from_raw(i32::try_from(id).ok()?));
+    let read = |stream: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>| async move {
+        let mut bytes = Vec::new();
+        if let Some(stream) = stream {
+            stream.take(limit).read_to_end(&mut bytes).await?;
+        }
+        if bytes.len() > OUTPUT_LIMIT
+            && let Some(pid) = pid
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        Ok::<_, std::io::Error>(bytes)
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>);
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>);
+    let (stdout, stderr) = tokio::try_join!(read(stdout), read(stderr))?;
+    if stdout.len() > OUTPUT_LIMIT || stderr.len() > OUTPUT_LIMIT {
+        let _ = child.kill().await;
+        let _ = child.wait().await;
+        return Ok(None);
+    }
+    let status = child.wait().await?;
+    Ok(Some((status, stdout, stderr)))
 }
 
 /// One number, alone on the output (surrounding white space aside).
@@ -194,5 +241,21 @@ mod tests {
         )
         .await;
         assert_eq!(failed, Err("`false` failed (exit status 1): ".to_owned()));
+    }
+
+    /// Issue 30: a command that floods its output (`yes 7`, 1.5 GB in 5 s before) is stopped
+    /// past 4 KiB and named (not timed out): headroom's memory holds the 4 KiB only.
+    #[tokio::test]
+    async fn a_command_that_floods_its_output_is_stopped_at_the_limit() {
+        let flooded = read_once(
+            &["yes".into(), "7".into()],
+            std::path::Path::new("."),
+            Duration::from_secs(20),
+        )
+        .await;
+        assert_eq!(
+            flooded,
+            Err("`yes` printed more than 4096 bytes: a series command prints one number (it was stopped)".to_owned())
+        );
     }
 }

@@ -391,7 +391,10 @@ fn to_signal(signal: SpecSignal) -> Signal {
 
 /// One try of a readiness check: `GET` on `ready_http` answering 200 when given, else a TCP
 /// connect to `address`.
-async fn ready_once(address: std::net::SocketAddr, ready_http: Option<&http::Endpoint>) -> bool {
+pub(crate) async fn ready_once(
+    address: std::net::SocketAddr,
+    ready_http: Option<&http::Endpoint>,
+) -> bool {
     if let Some(endpoint) = ready_http {
         matches!(
             http::get(
@@ -415,7 +418,7 @@ async fn ready_once(address: std::net::SocketAddr, ready_http: Option<&http::End
 }
 
 /// The failure of a readiness check that never passed, with why a certificate was refused.
-async fn never_ready(
+pub(crate) async fn never_ready(
     (ready, ready_http): (&Ready, Option<&http::Endpoint>),
     tcp_to: Option<std::net::SocketAddr>,
     started: Instant,
@@ -435,27 +438,6 @@ async fn never_ready(
         waited_s: started.elapsed().as_secs_f64(),
         check,
         stderr_tail,
-    }
-}
-
-/// Waits for an external target (`url`) to pass its readiness check (`http`, else a TCP
-/// connect to `address`, the URL's), as for a target headroom starts: a server that is not
-/// running fails the run by name before any load is sent.
-pub(crate) async fn wait_external_ready(
-    ready: &Ready,
-    address: std::net::SocketAddr,
-    ready_http: Option<&http::Endpoint>,
-) -> Result<Duration, Failure> {
-    let started = Instant::now();
-    let deadline = started + ready.timeout.as_std();
-    loop {
-        if ready_once(address, ready_http).await {
-            return Ok(started.elapsed());
-        }
-        if Instant::now() >= deadline {
-            return Err(never_ready((ready, ready_http), Some(address), started, Vec::new()).await);
-        }
-        tokio::time::sleep(ready.interval.as_std()).await;
     }
 }
 
@@ -547,40 +529,4 @@ pub(crate) async fn endpoints(
     }
     let [ready, metrics] = found;
     Ok((ready, metrics))
-}
-
-/// An external target's URL, filled in, may take load only where any load may go.
-pub(crate) async fn external_url_allowed(
-    url: &str,
-    target: &Target,
-    allowed: &http::Allowed,
-) -> Result<std::net::SocketAddr, String> {
-    let written = target.url.as_deref().unwrap_or(url);
-    let Some(parsed) = http::parse_web_url(url) else {
-        return Err(format!(
-            "the external target `{url}` is not an http:// or https:// URL the runner can load"
-        ));
-    };
-    http::resolve(&parsed.dial, url, written, allowed).await
-}
-
-/// The process group of an external target, from its pid file.
-pub(crate) fn external_pid(
-    file: &str,
-    spec_dir: &Path,
-    headroom_bin: &Path,
-) -> Result<i32, String> {
-    let file = crate::target::fill(file, 0, headroom_bin)?;
-    let path = spec_dir.join(&file);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let pid: i32 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{} holds no pid", path.display()))?;
-    let pid = rustix::process::Pid::from_raw(pid)
-        .ok_or_else(|| format!("{} holds no pid", path.display()))?;
-    rustix::process::getpgid(Some(pid))
-        .map(|group| group.as_raw_nonzero().get())
-        .map_err(|e| format!("process {} is not running: {e}", pid.as_raw_nonzero()))
 }

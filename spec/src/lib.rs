@@ -34,6 +34,10 @@ pub use target::Target;
 pub use units::{Duration, Percent, QuantityKind, Rate, Size};
 pub use vars::{Sweep, VarValue};
 
+/// The largest monthly budget a plan takes (`--budget`, `budget_usd_per_month`): a billion
+/// dollars a month buys more instances than a count can say honestly, and is a typo.
+pub const MAX_BUDGET_PER_MONTH: f64 = 1_000_000_000.0;
+
 /// A benchmark spec: the root of a `headroom` TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -224,9 +228,9 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prices: Option<String>,
     /// The most the plan may cost per month, in US dollars (AWS plans): `headroom plan` lists
-    /// how many units each instance type holds for it, as `--budget` does.
+    /// how many units each instance type holds for it, as `--budget` does; at most a billion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = 1_000_000_000))]
     pub budget_usd_per_month: Option<f64>,
     /// A stack priced apart: each service on an instance of its own
     /// (`{ db = "r7g.medium", api = "t4g.small" }`), beside `instances`, where the whole stack

@@ -208,6 +208,12 @@ pub struct HttpScenario {
     pub requests: Vec<Request>,
 }
 
+/// The largest data file headroom reads: every run of the scenario holds its rows in memory.
+pub const MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most rows a data file may have.
+pub const MAX_DATA_ROWS: usize = 1_000_000;
+
 /// `data = { file = "users.csv", mode = "unique" }`: a CSV file with a header line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -31,6 +31,12 @@ pub struct Target {
     /// sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_file: Option<String>,
+    /// The most cores the server can use, whatever the machine has: `1` for one Python worker
+    /// (one process, one interpreter lock). The CPU ceiling is then taken at the fewer of an
+    /// instance's vCPUs and these, and an SLO ceiling is not scaled past them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.01))]
+    pub cores: Option<f64>,
     /// When the server is ready for load; a TCP connect to `{port}` within 30 s by default.
     #[serde(default)]
     pub ready: Ready,

@@ -88,20 +88,8 @@ pub struct RunArgs {
     /// Set a `[vars]` value for this run, as if the spec said it (repeatable): `--set
     /// workers=2`. Checked as the spec's own value; the results record it, and `compare`
     /// names it where two files differ.
-    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_set)]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::flags::name_value)]
     set: Vec<(String, String)>,
-}
-
-/// `NAME=VALUE`, split at the first `=`.
-fn parse_set(text: &str) -> std::result::Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_owned(), value.trim().to_owned()))
-        }
-        _ => Err(format!(
-            "`{text}` is not NAME=VALUE: write it as `--set workers=2`"
-        )),
-    }
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.

@@ -160,7 +160,8 @@ fn measured_cpu_ceiling(
     if model.cpu_target <= 0.0 {
         return None;
     }
-    let usable = f64::from(instance.vcpu) * model.cpu_target;
+    let cores = model.usable_cores(instance);
+    let usable = cores * model.cpu_target;
     let units = ((usable - fit.intercept) / fit.slope).floor().max(0.0);
     let factor = units / fit.max_x;
     let extrapolated = (fit.max_x > 0.0 && factor > EXTRAPOLATION_LIMIT).then_some(factor);
@@ -183,23 +184,66 @@ fn measured_cpu_ceiling(
         extrapolated,
         ..Ceiling::at(
             units,
-            format!(
-                "({} vCPU × {:.0} % − {:.3} cores) / {:.4} cores per {}, from the CPU over the hold on {measured_on}: scaled to {} vCPU, not measured there",
-                instance.vcpu,
-                model.cpu_target * 100.0,
-                fit.intercept,
-                fit.slope,
-                model.unit,
-                instance.vcpu
-            ),
+            match model.server_cores.filter(|c| *c < f64::from(instance.vcpu)) {
+                Some(server) => format!(
+                    "({} of {} vCPU × {:.0} % − {:.3} cores) / {:.4} cores per {}, from the CPU over the hold on {measured_on}: the server uses at most {} ([target] cores)",
+                    cores_phrase(server),
+                    instance.vcpu,
+                    model.cpu_target * 100.0,
+                    fit.intercept,
+                    fit.slope,
+                    model.unit,
+                    cores_phrase(server)
+                ),
+                None => format!(
+                    "({} vCPU × {:.0} % − {:.3} cores) / {:.4} cores per {}, from the CPU over the hold on {measured_on}: scaled to {} vCPU, not measured there",
+                    instance.vcpu,
+                    model.cpu_target * 100.0,
+                    fit.intercept,
+                    fit.slope,
+                    model.unit,
+                    instance.vcpu
+                ),
+            },
         )
     })
+}
+
+/// `1 core`, `2 cores`, `1.5 cores`.
+fn cores_phrase(cores: f64) -> String {
+    if (cores - 1.0).abs() < f64::EPSILON {
+        "1 core".to_owned()
+    } else {
+        format!("{cores} cores")
+    }
+}
+
+impl Model {
+    /// The cores of `instance` the server can use: its vCPUs, or `[target] cores` if fewer.
+    pub(super) fn usable_cores(&self, instance: &Instance) -> f64 {
+        let vcpu = f64::from(instance.vcpu);
+        self.server_cores.map_or(vcpu, |cores| cores.min(vcpu))
+    }
 }
 
 /// Where an instance's SLO ceiling comes from, as a phrase for the page and `plan`: `SLO
 /// ceiling measured at 2 vCPU, 3.5GiB (…)`, `… scaled from a 2-core machine to 4 vCPU, not
 /// measured on it`.
 pub(super) fn measured(instance: &Instance, model: &Model) -> String {
+    let found = measured_phrase(instance, model);
+    match model.server_cores.filter(|c| *c < f64::from(instance.vcpu)) {
+        Some(cores) => format!(
+            "{found}; the server uses at most {} of its {} vCPU ([target] cores), so its CPU ceiling is taken at {}",
+            cores_phrase(cores),
+            instance.vcpu,
+            cores_phrase(cores)
+        ),
+        None => found,
+    }
+}
+
+/// Where an instance's SLO ceiling comes from, without what `[target] cores` adds.
+fn measured_phrase(instance: &Instance, model: &Model) -> String {
     let machine = if model.points_given {
         "the points given".to_owned()
     } else if model.measured_cores > 0.0 {
@@ -249,14 +293,23 @@ fn slo_ceiling_on(
     slo: &SloCeiling,
     warnings: &mut Vec<String>,
 ) -> Ceiling {
+    // A server that uses at most `cores` gains nothing from vCPUs past them, here or there.
+    let measured = model
+        .server_cores
+        .map_or(model.measured_cores, |c| c.min(model.measured_cores));
     let scale = (model.cpu_scales_with_vcpus && model.measured_cores > 0.0)
-        .then(|| f64::from(instance.vcpu) / model.measured_cores);
-    let scaling = match scale {
-        Some(_) => format!(
+        .then(|| model.usable_cores(instance) / measured);
+    let scaling = match (scale, model.server_cores) {
+        (Some(_), Some(server)) => format!(
+            "; scaled from {measured} to {} cores, the most of {} vCPUs the server uses ([target] cores = {server})",
+            model.usable_cores(instance),
+            instance.vcpu
+        ),
+        (Some(_), None) => format!(
             "; scaled from {} measured cores to {} vCPUs",
             model.measured_cores, instance.vcpu
         ),
-        None => "; as measured, not scaled to vCPUs".to_owned(),
+        (None, _) => "; as measured, not scaled to vCPUs".to_owned(),
     };
     slo_ceiling_with(slo, scale, &scaling, warnings)
 }

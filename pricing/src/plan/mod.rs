@@ -54,6 +54,9 @@ pub struct Model {
     pub headroom: f64,
     /// Scale the CPU ceiling by the instance's vCPUs over the cores measured on.
     pub cpu_scales_with_vcpus: bool,
+    /// The most cores the server can use (`[target] cores`): an instance's vCPUs past them
+    /// add nothing to its CPU or SLO ceiling.
+    pub server_cores: Option<f64>,
     /// The logical cores the SLO ceiling was measured on.
     pub measured_cores: f64,
     /// The points were given (`--points`), not run by headroom.

@@ -112,6 +112,9 @@ pub struct SloCeilingJson {
     pub first_failing: Option<f64>,
     /// What did not hold at `first_failing`: failed SLOs, unmeasured figures, failed runs.
     pub broke: Vec<String>,
+    /// Whether an SLO was over its threshold at `first_failing`; `false` when only runs
+    /// failed or figures went unmeasured there (nothing says the ceiling is below it).
+    pub breached: bool,
     /// Every step passed: the ceiling is at least `units`, the most tested.
     pub lower_bound: bool,
 }
@@ -260,6 +263,7 @@ impl From<&SloCeiling> for SloCeilingJson {
             units: s.units,
             first_failing: s.first_failing,
             broke: s.broke.clone(),
+            breached: s.breached,
             lower_bound: s.lower_bound,
         }
     }

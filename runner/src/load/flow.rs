@@ -9,11 +9,7 @@ use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::scenario::{Capture, DataMode, DataSource};
 use rand::Rng;
 
-/// The largest data file read: rows are held in memory by every run of the scenario.
-const MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
-
-/// The most rows a data file may have.
-const MAX_ROWS: usize = 1_000_000;
+use headroom_spec::scenario::{MAX_DATA_BYTES, MAX_DATA_ROWS as MAX_ROWS};
 
 /// A scenario's data file, read once before the load, and who gets which row.
 pub(super) struct Rows {
@@ -29,9 +25,14 @@ impl Rows {
     pub(super) fn read(source: &DataSource, spec_dir: &Path) -> Result<Rows, String> {
         let path = spec_dir.join(&source.file);
         let written = &source.file;
-        let size = std::fs::metadata(&path)
-            .map_err(|e| format!("data file `{written}` ({}): {e}", path.display()))?
-            .len();
+        let metadata = std::fs::metadata(&path)
+            .map_err(|e| format!("data file `{written}` ({}): {e}", path.display()))?;
+        if !metadata.is_file() {
+            return Err(format!(
+                "data file `{written}` is not a regular file (a device, a pipe or a folder): name a CSV file"
+            ));
+        }
+        let size = metadata.len();
         if size > MAX_DATA_BYTES {
             return Err(format!(
                 "data file `{written}` is {size} bytes, over the {MAX_DATA_BYTES} a run reads: use fewer rows"

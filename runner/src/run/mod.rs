@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::environment::Environment;
 use crate::event::Event;
+use crate::external::{external_pid, external_url_allowed};
 use crate::fill::file_safe as sanitize;
 use crate::gates::Gates;
 use crate::generator::generator;
@@ -25,7 +26,7 @@ use crate::results::{
 use crate::sample::sampler;
 use crate::scenarios::{Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
-use crate::target::{Launch, Running, endpoints, external_pid, external_url_allowed};
+use crate::target::{Launch, Running, endpoints};
 use crate::{http, load, sample, verdict};
 
 mod once;

@@ -217,7 +217,7 @@ async fn external(
         }
     };
     // Nothing is sent to a server that is not there: its requests would be errors only.
-    match crate::target::wait_external_ready(&target.ready, address, ready.as_ref()).await {
+    match crate::external::wait_external_ready(&target.ready, address, ready.as_ref()).await {
         Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
         Err(failure) => {
             result.failure = Some(failure);
@@ -231,10 +231,22 @@ async fn external(
     let mut group = None;
     match &target.pid_file {
         Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin) {
-            Ok(found) => group = Some(found),
-            Err(why) => result
-                .notes
-                .push(format!("its process was not sampled: {why}")),
+            Ok(found) => {
+                let processes = crate::sample::tree(found).map_or(0, |tree| tree.len());
+                result.notes.push(format!(
+                    "its process group {found} was sampled with its leader's descendants: {processes} process{} at the start",
+                    if processes == 1 { "" } else { "es" }
+                ));
+                group = Some(found);
+            }
+            // `pid_file` asks for the server's memory and CPU: without them the run would
+            // read as if measured, so it fails by name.
+            Err(why) => {
+                result.failure = Some(Failure::Load {
+                    message: format!("`pid_file`: {why}"),
+                });
+                return None;
+            }
         },
         None => result.notes.push(
             "its process was not sampled: give `pid_file` in [target] to sample an external target"

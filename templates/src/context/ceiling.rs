@@ -33,6 +33,12 @@ pub(super) fn ceiling(
             .find(|p| p.name == phase.name)
             .and_then(|p| p.points.get(index));
         for run in point.iter().flat_map(|p| p.runs.iter()) {
+            if let Some(failure) = &run.failure {
+                let line = format!("a run failed: {}", failure.describe());
+                if !broke.contains(&line) {
+                    broke.push(line);
+                }
+            }
             for verdict in &run.slo {
                 if verdict.pass != Some(false) {
                     continue;
@@ -77,9 +83,12 @@ pub(super) fn ceiling(
                 phase.points[i + 1].variables
             )
         });
+    // Nothing over a threshold there, only runs that failed: no ceiling below it to sweep for.
+    let nothing_measured = first_bad.is_some_and(|i| phase.points[i].slo_failed.is_empty());
     Some(Ceiling {
         phase: phase.name.clone(),
         chosen_because: because.to_owned(),
+        nothing_measured,
         last_good,
         first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
         broke,
@@ -133,10 +142,14 @@ pub(super) fn by_phase(results: &Results, phases: &[Phase]) -> Vec<PhaseCeiling>
     out
 }
 
-/// The index of the first step where an SLO failed, and the step before it (the last step, when
-/// none failed; none, when the first failed).
+/// The index of the first step where an SLO failed or a run failed (a server that answered
+/// nothing passed nothing), and the step before it (the last step, when none failed; none,
+/// when the first failed).
 fn first_bad_and_last_good(phase: &Phase) -> (Option<usize>, Option<String>) {
-    let first_bad = phase.points.iter().position(|p| !p.slo_failed.is_empty());
+    let first_bad = phase
+        .points
+        .iter()
+        .position(|p| !p.slo_failed.is_empty() || !p.failures.is_empty());
     let last_good = match first_bad {
         Some(0) => None,
         Some(i) => Some(phase.points[i - 1].variables.clone()),

@@ -20,6 +20,8 @@ pub struct Compared {
     pub moved: Vec<ComparedRow>,
     /// How many measured figures were within noise (not listed).
     pub within_noise: usize,
+    /// How many measured figures changed by less than the minimum effect (not listed).
+    pub no_meaningful_change: usize,
     /// How many measured figures cannot be told (not listed; `notes` says why).
     pub cannot_tell: usize,
     /// Said under the tables: why some cannot be told, points only one side has, runs bound
@@ -64,6 +66,7 @@ impl Compared {
             |word: fn(&VerdictWord) -> bool| measured.iter().filter(|f| word(&f.verdict)).count();
         let within_noise = count(|v| matches!(v, VerdictWord::WithinNoise));
         let cannot_tell = count(|v| matches!(v, VerdictWord::CannotTell));
+        let no_meaningful_change = count(|v| matches!(v, VerdictWord::NoMeaningfulChange));
         let moved = measured
             .iter()
             .filter(|f| matches!(f.verdict, VerdictWord::Better | VerdictWord::Worse));
@@ -73,6 +76,7 @@ impl Compared {
             costs: plan.into_iter().map(row).collect(),
             moved: moved.copied().map(row).collect(),
             within_noise,
+            no_meaningful_change,
             cannot_tell,
             notes: notes(report, quick),
         }
