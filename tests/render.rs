@@ -923,3 +923,75 @@ fn a_baseline_gives_the_page_a_compared_with_section() {
     assert!(!plain.contains("## Compared with"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 30: where SLOs judge requests apart (a fast route under 10 ms, a slow one under
+/// 40 ms), the page leads with each request's figures against its own threshold, the
+/// scenario's mixed figures after them; each judged request has its own latency plot with its
+/// own SLO line, and the mixed plot carries no request's line. From committed results (one
+/// run of tests/fixtures/render/routes.toml), so the page is the same every time.
+#[test]
+fn per_request_slos_lead_the_page_and_its_plots() {
+    let dir = scratch("routes");
+    let out = dir.join("capacity.md");
+    let out_arg = out.display().to_string();
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "tests/fixtures/render/routes.toml",
+        "--results",
+        "tests/fixtures/render/routes-results.json",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    let start = page.find("### rate").unwrap_or_else(|| panic!("{page}"));
+    let end = page[start..]
+        .find("## Memory")
+        .map_or(page.len(), |e| start + e);
+    let section = &page[start..end];
+    insta::assert_snapshot!("routes-page-phase", section);
+    let leads = section
+        .find("| point | request |")
+        .expect("the requests' table");
+    let mixed = section
+        .find("| point | runs | RSS")
+        .expect("the mixed table");
+    assert!(leads < mixed, "{section}");
+    assert!(
+        section.contains("| rate = 400/s | `api.notes` |"),
+        "{section}"
+    );
+    assert!(section.contains("| p95 < 40ms |"), "{section}");
+    // A plot per judged request, each with its own line; the mixed one with none of theirs.
+    let svg = |file: &str| std::fs::read_to_string(dir.join(file)).expect(file);
+    let notes = svg("latency-api-notes.svg");
+    assert!(
+        notes.contains("api.notes.latency.p95 &lt; 40ms")
+            || notes.contains("api.notes.latency.p95 < 40ms"),
+        "the notes plot draws its SLO"
+    );
+    assert!(
+        !notes.contains("api.health.latency"),
+        "and no other request's"
+    );
+    let health = svg("latency-api-health.svg");
+    assert!(
+        health.contains("api.health.latency.p95"),
+        "the health plot draws its SLO"
+    );
+    let mixed_plot = svg("latency-api.svg");
+    assert!(
+        !mixed_plot.contains("api.notes.latency"),
+        "the mixed plot has no request's line"
+    );
+    let first_plot = page
+        .find("latency-api-")
+        .expect("a request's plot is linked");
+    assert!(
+        first_plot
+            < page
+                .find("(latency-api.svg)")
+                .expect("the mixed plot is linked")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -392,8 +392,15 @@ fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
     // So does the page.
     let page =
         std::fs::read_to_string(out("routes").with_file_name("capacity.md")).expect("the page");
-    assert!(page.contains("Each named request measured apart"), "{page}");
+    // An SLO judges `api.notes` apart: the requests' table leads, with its threshold, and the
+    // scenario's mixed figures follow.
+    let leads = page
+        .find("The SLOs judge requests apart, so their figures lead")
+        .unwrap_or_else(|| panic!("{page}"));
+    let mixed = page.find("| point | runs | RSS").expect("the mixed table");
+    assert!(leads < mixed, "{page}");
     assert!(page.contains("| `api.notes` |"), "{page}");
+    assert!(page.contains("| p95 < 15ms |"), "{page}");
     assert!(leftovers("1032B").is_empty());
     clean("routes");
 }
@@ -1007,6 +1014,14 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
         .as_f64()
         .expect("series");
     assert_eq!(second - first, answered(&all[1]["scenarios"]["api"]));
+    // The page says what ran: one external server, not a fresh one per run.
+    let page =
+        std::fs::read_to_string(out("external").with_file_name("capacity.md")).expect("the page");
+    assert!(
+        page.contains("against an external server that headroom neither started nor stopped"),
+        "{page}"
+    );
+    assert!(!page.contains("a fresh server per run"), "{page}");
     clean("external");
     clean("external-pid");
 }

@@ -78,6 +78,33 @@ pub(super) fn caveats(
     out
 }
 
+/// The server's memory and CPU, when no run sampled its process (an external target without
+/// `pid_file`): the RSS column reads "–" and no memory or CPU per unit is fitted.
+pub(super) fn process_unsampled(results: &Results) -> Option<String> {
+    let mut runs = results
+        .phases
+        .iter()
+        .flat_map(|p| p.points.iter())
+        .flat_map(|p| p.runs.iter())
+        .filter(|run| run.failure.is_none())
+        .peekable();
+    runs.peek()?;
+    let sampled = runs
+        .clone()
+        .any(|run| run.process.steady.is_some() || run.process.hold_cpu_cores.is_some());
+    if sampled {
+        return None;
+    }
+    let why = if results.matrix.target.url.is_some() && results.matrix.target.pid_file.is_none() {
+        "the target is external and the spec gives no `pid_file` in [target] to find its process"
+    } else {
+        "no run could read its process"
+    };
+    Some(format!(
+        "The server's memory and CPU: {why}, so the RSS column reads \"–\" and there is no memory or CPU per unit."
+    ))
+}
+
 pub(super) fn not_measured(
     fits: &[FitRow],
     ceiling: Option<&Ceiling>,

@@ -157,6 +157,8 @@ pub struct Plot {
     pub phase: Option<String>,
     /// For `latency`: the scenario plotted.
     pub scenario: Option<String>,
+    /// For `latency`: the named request of the scenario plotted apart, against its own SLOs.
+    pub request: Option<String>,
 }
 
 /// The machine the runs ran on.
@@ -193,6 +195,8 @@ pub struct RunCounts {
     /// Each phase kept one target for all its runs (`process = "per-phase"`), where a fresh
     /// one started at every run otherwise.
     pub kept_per_phase: bool,
+    /// The target was external (`url`): headroom started and stopped nothing.
+    pub external: bool,
     /// Runs left out because the target kept for their phase was gone or never came up.
     pub not_run: u64,
 }
@@ -210,6 +214,9 @@ pub struct Phase {
     pub scenarios: Vec<String>,
     /// The latency SLOs judged in the phase (the lines of its latency plots).
     pub latency_slos: Vec<LatencySlo>,
+    /// Some latency SLO of the phase judges a named request apart: the page leads with the
+    /// requests' figures, each against its own threshold, and the scenarios' mixed ones follow.
+    pub leads_with_requests: bool,
     /// The shape its target ran in (`[target] limits`), and the throttling the kernel
     /// counted, in a sentence; absent without limits.
     pub limits: Option<String>,
@@ -229,6 +236,8 @@ pub struct Phase {
 pub struct LatencySlo {
     /// The scenario the SLO judges.
     pub scenario: String,
+    /// The named request of the scenario it judges apart (`api.slow.latency.p95`), if any.
+    pub request: Option<String>,
     /// The SLO as written.
     pub expression: String,
     /// Its threshold in milliseconds.
@@ -413,17 +422,37 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             .iter()
             .find(|p| p.name == phase.name)
             .and_then(|p| p.description.clone());
-        let latency_slos = latency_slos
+        let latency_slos: Vec<LatencySlo> = latency_slos
             .iter()
             .filter(|slo| scenario_names.contains(&slo.scenario))
             .cloned()
             .collect();
+        // Each request cell carries the SLOs that judge it apart.
+        for point in &mut points {
+            for cell in &mut point.requests {
+                cell.slos = latency_slos
+                    .iter()
+                    .filter(|slo| {
+                        slo.request.as_ref().is_some_and(|request| {
+                            cell.name == format!("{}.{request}", slo.scenario)
+                        })
+                    })
+                    .map(|slo| {
+                        let prefix = format!("{}.", cell.name);
+                        let written = slo.expression.strip_prefix(&prefix);
+                        written.unwrap_or(&slo.expression).replace("latency.", "")
+                    })
+                    .collect();
+            }
+        }
+        let leads_with_requests = latency_slos.iter().any(|slo| slo.request.is_some());
         phases.push(Phase {
             name: phase.name.clone(),
             description,
             points,
             scenarios: scenario_names,
             latency_slos,
+            leads_with_requests,
             limits: limits::sentence(phase),
             service_limits: services
                 .iter()
@@ -472,6 +501,7 @@ impl PageContext {
         runs.kept_per_phase = results.matrix.target.process == ProcessMode::PerPhase
             && (results.matrix.target.command.is_some()
                 || !results.matrix.target.services.is_empty());
+        runs.external = results.matrix.target.url.is_some();
         let plots = plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);
@@ -481,8 +511,11 @@ impl PageContext {
         if let Some(caveat) = limits::ignored_caveat(results) {
             caveats.push(caveat);
         }
-        let not_measured =
+        let mut not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
+        if let Some(unsampled) = caveats::process_unsampled(results) {
+            not_measured.insert(0, unsampled);
+        }
         PageContext {
             bench: inputs.bench,
             headroom_version: results.headroom_version.clone(),
@@ -524,6 +557,7 @@ fn plots(bench: &Bench, fits: &[FitRow], ceiling: Option<&Ceiling>, phases: &[Ph
             ),
             phase: Some(fit.phase.clone()),
             scenario: None,
+            request: None,
         });
     }
     let phase = match ceiling {
@@ -540,16 +574,39 @@ fn plots(bench: &Bench, fits: &[FitRow], ceiling: Option<&Ceiling>, phases: &[Ph
             if !measured {
                 continue;
             }
-            let slug: String = scenario
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            let slug = |text: &str| -> String {
+                text.chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect()
+            };
+            // The requests an SLO judges apart lead, each against its own threshold.
+            let mut judged: Vec<&String> = phase
+                .latency_slos
+                .iter()
+                .filter(|slo| &slo.scenario == scenario)
+                .filter_map(|slo| slo.request.as_ref())
                 .collect();
+            judged.dedup();
+            for request in judged {
+                plots.push(Plot {
+                    kind: "latency".to_owned(),
+                    file: format!("latency-{}-{}.svg", slug(scenario), slug(request)),
+                    title: format!(
+                        "{scenario}.{request}: latency by step of the `{}` phase",
+                        phase.name
+                    ),
+                    phase: Some(phase.name.clone()),
+                    scenario: Some(scenario.clone()),
+                    request: Some(request.clone()),
+                });
+            }
             plots.push(Plot {
                 kind: "latency".to_owned(),
-                file: format!("latency-{slug}.svg"),
+                file: format!("latency-{}.svg", slug(scenario)),
                 title: format!("{scenario}: latency by step of the `{}` phase", phase.name),
                 phase: Some(phase.name.clone()),
                 scenario: Some(scenario.clone()),
+                request: None,
             });
         }
     }

@@ -19,6 +19,9 @@ pub struct RequestCell {
     pub p99_ms: Option<Stat>,
     /// Failed requests of this kind, summed over the repeats.
     pub errors: u64,
+    /// The latency SLOs that judge this request apart, as written after its figure (`p95 <
+    /// 100ms`); empty when none does.
+    pub slos: Vec<String>,
 }
 
 /// The named requests of `names`' scenarios measured apart at `point`, scenario by scenario.
@@ -53,6 +56,7 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
                 p95_ms: quantile(|s| s.p95_ms),
                 p99_ms: quantile(|s| s.p99_ms),
                 errors: apart.iter().map(|a| a.errors.total()).sum(),
+                slos: Vec::new(),
             });
         }
     }

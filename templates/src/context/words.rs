@@ -218,6 +218,7 @@ pub(super) fn latency_slos(results: &Results) -> Vec<LatencySlo> {
         .filter_map(|slo| {
             Some(LatencySlo {
                 scenario: slo.scenario.clone()?,
+                request: slo.request.clone(),
                 expression: slo.expression.clone(),
                 threshold_ms: slo.threshold_value * 1000.0,
             })

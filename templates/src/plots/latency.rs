@@ -18,11 +18,13 @@ pub(super) fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> D
         .find(|p| p.name == phase_name)
         .ok_or_else(|| format!("no phase `{phase_name}` in the context"))?;
     let (x_desc, labels) = step_labels(phase.points.iter().map(|p| p.variables.as_str()));
-    let steps = latency_steps(phase, scenario);
+    let request = plot.request.as_deref();
+    let steps = latency_steps(phase, scenario, request);
+    // Each plot against its own SLOs: a request's, or the scenario's mixed figure's.
     let slos: Vec<_> = phase
         .latency_slos
         .iter()
-        .filter(|slo| slo.scenario == scenario)
+        .filter(|slo| slo.scenario == scenario && slo.request.as_deref() == request)
         .collect();
     let first_bad = context
         .ceiling
@@ -105,17 +107,32 @@ pub(super) fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> D
 }
 
 /// [p50, p95, p99] of `scenario` per step of `phase`, where measured.
-fn latency_steps(phase: &crate::context::Phase, scenario: &str) -> Vec<[Option<Stat>; 3]> {
+fn latency_steps(
+    phase: &crate::context::Phase,
+    scenario: &str,
+    request: Option<&str>,
+) -> Vec<[Option<Stat>; 3]> {
     phase
         .points
         .iter()
-        .map(|point| {
-            let cell = point.scenarios.iter().find(|c| c.name == scenario);
-            [
-                cell.and_then(|c| c.p50_ms),
-                cell.and_then(|c| c.p95_ms),
-                cell.and_then(|c| c.p99_ms),
-            ]
+        .map(|point| match request {
+            Some(request) => {
+                let name = format!("{scenario}.{request}");
+                let cell = point.requests.iter().find(|c| c.name == name);
+                [
+                    cell.and_then(|c| c.p50_ms),
+                    cell.and_then(|c| c.p95_ms),
+                    cell.and_then(|c| c.p99_ms),
+                ]
+            }
+            None => {
+                let cell = point.scenarios.iter().find(|c| c.name == scenario);
+                [
+                    cell.and_then(|c| c.p50_ms),
+                    cell.and_then(|c| c.p95_ms),
+                    cell.and_then(|c| c.p99_ms),
+                ]
+            }
         })
         .collect()
 }
