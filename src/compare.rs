@@ -62,7 +62,7 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         .iter()
         .map(|rule| gate::parse(rule))
         .collect::<Result<Vec<_>, _>>()?;
-    let base = crate::read_results(&args.base)?;
+    let base = crate::read_whole_results(&args.base)?;
     // The gates a spec commits, and the file whose spec it is (for an error's context).
     let (comparison, quick, spec_gates, gated) = match (&args.by, &args.new) {
         (Some(variable), _) => {
@@ -71,7 +71,7 @@ pub fn run(args: CompareArgs) -> Result<u8> {
             (levers, base.quick, base.matrix.gates.clone(), &args.base)
         }
         (None, Some(new_path)) => {
-            let new = crate::read_results(new_path)?;
+            let new = crate::read_whole_results(new_path)?;
             let table = headroom_pricing::PriceTable::embedded()
                 .context("the shipped price table is broken")?;
             let comparison = compare(&base, &new, args.allow_cross_hardware, &table);

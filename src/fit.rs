@@ -64,7 +64,7 @@ struct Report {
 
 pub fn run(args: FitArgs) -> Result<u8> {
     let sweeps: Vec<Sweep> = match (&args.results, args.points.first(), &args.x) {
-        (Some(path), _, _) => points::from_results(&crate::read_results(path)?),
+        (Some(path), _, _) => points::from_results(&crate::read_whole_results(path)?),
         (None, Some(_), Some(x)) => vec![crate::given_points::read(&args.points, x, args.step)?],
         _ => anyhow::bail!("give a results file, or `--points FILE.csv --x COLUMN`"),
     };

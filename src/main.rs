@@ -568,6 +568,28 @@ pub(crate) fn read_results(path: &Path) -> Result<headroom_results::Results> {
     headroom_results::Results::read(path).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// A results file of a whole run: one segment's share is a part of the load, not the server's
+/// capacity, and is refused with the way to join the shares.
+pub(crate) fn read_whole_results(path: &Path) -> Result<headroom_results::Results> {
+    let results = read_results(path)?;
+    refuse_share(&results, path)?;
+    Ok(results)
+}
+
+/// Refuses one segment's share where a whole run is meant.
+pub(crate) fn refuse_share(results: &headroom_results::Results, path: &Path) -> Result<()> {
+    if let Some(share) = &results.segment {
+        anyhow::bail!(
+            "{} holds share {} of {} of a segmented run (run on `{}`), not a whole run: join the shares with `headroom merge` first, and read the merged file",
+            path.display(),
+            share.index,
+            share.count,
+            share.host
+        );
+    }
+    Ok(())
+}
+
 /// The largest spec headroom reads: a spec is a page of TOML, and a file far larger is not
 /// one (a 700,000-value list took gigabytes to validate).
 pub(crate) const MAX_SPEC_BYTES: u64 = 1024 * 1024;
@@ -587,7 +609,19 @@ pub(crate) fn read_bounded(path: &Path, limit: u64, what: &str, named: &str) -> 
             headroom_pricing::numbers::count(limit as f64)
         );
     }
-    std::fs::read_to_string(path).with_context(cannot)
+    // A device or a pipe has no size to check first: read at most one byte past the limit.
+    let mut text = String::new();
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, limit + 1), &mut text)
+        .with_context(cannot)?;
+    if text.len() as u64 > limit {
+        anyhow::bail!(
+            "{what} `{}`{named} goes on past {} bytes (a device or a pipe?): headroom reads at most that much of it",
+            path.display(),
+            headroom_pricing::numbers::count(limit as f64)
+        );
+    }
+    Ok(text)
 }
 
 pub(crate) fn default_results(bench: &str) -> PathBuf {

@@ -59,6 +59,7 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
     })?;
     let results = headroom_results::Results::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", results_path.display()))?;
+    crate::refuse_share(&results, &results_path)?;
     let _provenance = crate::provenance::check_results_of(
         &args.spec,
         &matrix.bench.name,
@@ -67,7 +68,7 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         &results_path,
     )?;
     let baseline = match &args.baseline {
-        Some(path) => Some((path.as_path(), crate::read_results(path)?)),
+        Some(path) => Some((path.as_path(), crate::read_whole_results(path)?)),
         None => None,
     };
     let source = Source {

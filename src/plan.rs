@@ -118,7 +118,7 @@ fn request(
     let mut provenance = None;
     let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {
-            let results = crate::read_results(path)?;
+            let results = crate::read_whole_results(path)?;
             provenance = Some(match &spec_results {
                 Some((spec, bench, source, _)) => {
                     crate::provenance::check_results_of(spec, bench, source, &results, path)?
@@ -134,7 +134,7 @@ fn request(
         // With a spec and neither --results nor --points, the spec's own results: the same
         // file `headroom run` wrote and the page is rendered from.
         (None, None, _, Some((spec, bench, source, default))) if default.exists() => {
-            let results = crate::read_results(default)?;
+            let results = crate::read_whole_results(default)?;
             let checked =
                 crate::provenance::check_results_of(spec, bench, source, &results, default);
             provenance = Some(checked?);

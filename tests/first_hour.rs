@@ -290,22 +290,33 @@ fn a_lever_set_from_the_command_line_is_recorded_and_compared() {
     let dir = fresh_out("set-lever");
     let dir = dir.parent().expect("a folder");
     std::fs::create_dir_all(dir).expect("a folder");
+    // A lever in [vars], one from the environment, and a token from the environment in a
+    // header (a secret: recorded by name only).
     let spec = QUICK_SPEC
         .replace(
             "[target]\n",
-            "[vars]\nworkers = 1\n\n[target]\nenv = { WORKERS = \"{workers}\" }\n",
+            "[vars]\nworkers = 1\n\n[target]\nenv = { WORKERS = \"{workers}\", THREADS = \"{env:HEADROOM_TEST_THREADS}\" }\n",
+        )
+        .replace(
+            "requests = [{ url = \"http://127.0.0.1:{port}/healthz\" }]",
+            "requests = [{ url = \"http://127.0.0.1:{port}/healthz\", headers = { authorization = \"Bearer {env:HEADROOM_TEST_TOKEN}\" } }]",
         )
         .replace("name = \"quick-plan\"", "name = \"set-lever\"");
     std::fs::write(dir.join("spec.toml"), spec).expect("spec");
     let _machine = shared();
-    let run = |out: &str, set: &[&str]| {
-        let mut args = vec!["run", "spec.toml", "--no-page", "--out", out];
-        args.extend(set);
-        let (code, _, said) = common::headroom_in(dir, &args);
-        assert_eq!(code, 0, "{said}");
+    let run = |out: &str, set: &[&str], (threads, token): (&str, &str)| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["run", "spec.toml", "--no-page", "--out", out])
+            .args(set)
+            .current_dir(dir)
+            .env("HEADROOM_TEST_THREADS", threads)
+            .env("HEADROOM_TEST_TOKEN", token)
+            .output()
+            .expect("run headroom");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     };
-    run("one.json", &[]);
-    run("two.json", &["--set", "workers=2"]);
+    run("one.json", &[], ("1", "secret-one"));
+    run("two.json", &["--set", "workers=2"], ("3", "secret-two"));
     let two: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("two.json")).expect("results"))
             .expect("json");
@@ -315,11 +326,29 @@ fn a_lever_set_from_the_command_line_is_recorded_and_compared() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("one.json")).expect("results"))
             .expect("json");
     assert!(one["plan"]["set"].is_null(), "nothing set: {}", one["plan"]);
+    // The environment's levers are recorded resolved, the header's token by name only.
+    assert_eq!(one["env"]["HEADROOM_TEST_THREADS"], "1", "{}", one["env"]);
+    assert!(
+        one["env"]["HEADROOM_TEST_TOKEN"].is_null(),
+        "{}",
+        one["env"]
+    );
+    assert!(
+        one["env"]
+            .as_object()
+            .is_some_and(|e| e.contains_key("HEADROOM_TEST_TOKEN"))
+    );
+    let text = std::fs::read_to_string(dir.join("one.json")).expect("results");
+    assert!(
+        !text.contains("secret-one"),
+        "a header's secret is never written"
+    );
     let (_, table, said) = common::headroom_in(dir, &["compare", "one.json", "two.json"]);
     assert!(
-        table.contains("levers: workers: 1 → 2 (--set)"),
+        table.contains("levers: workers: 1 → 2 (--set); env HEADROOM_TEST_THREADS: 1 → 3"),
         "{table}\n{said}"
     );
+    assert!(!table.contains("HEADROOM_TEST_TOKEN"), "{table}");
     // A name the spec does not declare, and a value of the wrong type, are refused.
     let (code, _, said) =
         common::headroom_in(dir, &["run", "spec.toml", "--set", "worker=2", "--no-page"]);
@@ -531,4 +560,54 @@ fn the_python_stdlib_example_runs_and_plans_at_one_core() {
         "{page}"
     );
     clean("python-stdlib");
+}
+
+/// A device given as the spec was read without bound: `validate /dev/zero` stops at the 1 MiB
+/// a spec may be and says so.
+#[test]
+fn a_device_given_as_the_spec_is_read_bounded() {
+    let (code, _, said) = common::headroom(&["validate", "/dev/zero"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("spec `/dev/zero` goes on past 1,048,576 bytes"),
+        "{said}"
+    );
+}
+
+/// One segment's share rendered as a whole run's page, and `compare` took it for one: a share
+/// is refused where a whole run is meant, with the way to join the shares.
+#[test]
+fn a_segments_share_is_not_taken_for_a_whole_run() {
+    let dir = fresh_out("share");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let text =
+        std::fs::read_to_string(common::root().join("tests/fixtures/render/relay-results.json"))
+            .expect("the fixture");
+    let mut results: Value = serde_json::from_str(&text).expect("json");
+    results["segment"] = serde_json::json!({ "index": 1, "count": 3, "host": "loader-1" });
+    let share = dir.join("segment-1-of-3.json");
+    std::fs::write(&share, results.to_string()).expect("written");
+    let share = share.display().to_string();
+    let fixture = "tests/fixtures/render/relay-results.json";
+    for args in [
+        vec![
+            "render",
+            "examples/relay.toml",
+            "--results",
+            share.as_str(),
+            "--out",
+            "/dev/null",
+        ],
+        vec!["compare", fixture, share.as_str()],
+        vec!["plan", "examples/relay.toml", "--results", share.as_str()],
+    ] {
+        let (code, _, said) = common::headroom(&args);
+        assert_eq!(code, 1, "{args:?}: {said}");
+        assert!(
+            said.contains("holds share 1 of 3 of a segmented run (run on `loader-1`), not a whole run: join the shares with `headroom merge` first"),
+            "{args:?}: {said}"
+        );
+    }
+    clean("share");
 }

@@ -103,6 +103,18 @@ pub fn check(gates: &[Gate], comparison: &Comparison) -> Result<Vec<GateOutcome>
                 failed,
             });
         }
+        // A point the base has and the new file lacks (a run killed, a phase not run) was
+        // not shown to hold: it fails the gate, never passes it by absence.
+        for place in &comparison.only_in_base {
+            outcomes.push(GateOutcome {
+                rule: gate.rule.clone(),
+                point: place.clone(),
+                figure: gate.figure.clone(),
+                change: None,
+                verdict: "missing from the new file".to_owned(),
+                failed: true,
+            });
+        }
     }
     Ok(outcomes)
 }
@@ -209,5 +221,28 @@ mod tests {
                     .to_owned()
             )
         );
+    }
+
+    /// Issue 30: a new file missing a point the base has (its run was killed) fails every
+    /// gate at that point; it passed them before.
+    #[test]
+    fn a_point_missing_from_the_new_file_fails_the_gate() {
+        let comparison = Comparison {
+            rows: vec![row(
+                "api.latency.p95",
+                Direction::LowerIsBetter,
+                &[10.0, 10.1, 9.9, 10.0],
+                &[10.0, 10.1, 9.9, 10.0],
+            )],
+            only_in_base: vec!["load: rate=200/s".to_owned()],
+            ..Comparison::default()
+        };
+        let gates = [parse("latency.p95 +10%").expect("a rule")];
+        let outcomes = check(&gates, &comparison).expect("checked");
+        assert_eq!(outcomes.len(), 2);
+        assert!(!outcomes[0].failed, "the matched point holds");
+        assert!(outcomes[1].failed, "{:?}", outcomes[1]);
+        assert_eq!(outcomes[1].point, "load: rate=200/s");
+        assert_eq!(outcomes[1].verdict, "missing from the new file");
     }
 }

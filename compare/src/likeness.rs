@@ -5,10 +5,13 @@ use headroom_results::{Environment, PointResults, RunLimits};
 
 /// How `new`'s machine differs from `base`'s, one phrase a difference; empty when alike.
 /// The `[vars]` values that differ between two runs, one phrase each (`workers: 1 → 2`,
-/// with `(--set)` where a side set it from the command line); a variable only one side has
-/// reads `–` on the other.
-pub fn levers(base: &headroom_results::Results, new: &headroom_results::Results) -> Vec<String> {
-    let (base, new) = (&base.matrix, &new.matrix);
+/// with `(--set)` where a side set it from the command line; a variable only one side has
+/// reads `–` on the other), then the environment variables `{env:…}` filled that differ.
+pub fn levers(
+    base_results: &headroom_results::Results,
+    new_results: &headroom_results::Results,
+) -> Vec<String> {
+    let (base, new) = (&base_results.matrix, &new_results.matrix);
     let names: std::collections::BTreeSet<&String> =
         base.vars.keys().chain(new.vars.keys()).collect();
     let mut levers = Vec::new();
@@ -26,6 +29,29 @@ pub fn levers(base: &headroom_results::Results, new: &headroom_results::Results)
             ""
         };
         levers.push(format!("{name}: {} → {}{set}", show(was), show(is)));
+    }
+    levers.extend(env_levers(&base_results.env, &new_results.env));
+    levers
+}
+
+/// The environment variables `{env:…}` filled that differ (`env WORKERS: 1 → 2`); one kept
+/// secret on either side (used in a header or a body) is not compared.
+fn env_levers(
+    base: &std::collections::BTreeMap<String, Option<String>>,
+    new: &std::collections::BTreeMap<String, Option<String>>,
+) -> Vec<String> {
+    let names: std::collections::BTreeSet<&String> = base.keys().chain(new.keys()).collect();
+    let mut levers = Vec::new();
+    for name in names {
+        let (was, is) = (base.get(name), new.get(name));
+        if matches!(was, Some(None)) || matches!(is, Some(None)) || was == is {
+            continue;
+        }
+        let show = |value: Option<&Option<String>>| match value {
+            Some(Some(value)) => value.clone(),
+            _ => "unset".to_owned(),
+        };
+        levers.push(format!("env {name}: {} → {}", show(was), show(is)));
     }
     levers
 }

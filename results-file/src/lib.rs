@@ -65,6 +65,12 @@ pub struct Results {
     /// `headroom merge` joins the shares.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<SegmentRef>,
+    /// The environment variables `{env:NAME}` filled into the target (its command, env, URL)
+    /// and the load (URLs), as they were: levers outside the spec that two files can differ
+    /// by. `null` for one used in a header or a body, which may carry a secret: only its name
+    /// is recorded. Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Option<String>>,
 }
 
 /// Which share of every run a partial results file holds, and where it ran.

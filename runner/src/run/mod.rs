@@ -483,6 +483,7 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
             phases: Vec::new(),
             seed: None,
             segment: None,
+            env: std::collections::BTreeMap::new(),
         },
     };
     // The target's working directory tells which revision of it ran, when it is a checkout.
@@ -498,6 +499,7 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
         hash: options.spec_hash.clone(),
     };
     results.seed = Some(options.seed);
+    results.env = crate::fill::env_levers(plan);
     results.segment = (options.segment.count > 1).then(|| SegmentRef {
         index: options.segment.index,
         count: options.segment.count,
