@@ -925,7 +925,7 @@ fn a_baseline_gives_the_page_a_compared_with_section() {
 }
 
 /// Issue 30: where SLOs judge requests apart (a fast route under 10 ms, a slow one under
-/// 40 ms), the page leads with each request's figures against its own threshold, the
+/// 35 ms), the page leads with each request's figures against its own threshold, the
 /// scenario's mixed figures after them; each judged request has its own latency plot with its
 /// own SLO line, and the mixed plot carries no request's line. From committed results (one
 /// run of tests/fixtures/render/routes.toml), so the page is the same every time.
@@ -961,13 +961,13 @@ fn per_request_slos_lead_the_page_and_its_plots() {
         section.contains("| rate = 400/s | `api.notes` |"),
         "{section}"
     );
-    assert!(section.contains("| p95 < 40ms |"), "{section}");
+    assert!(section.contains("| p95 < 35ms |"), "{section}");
     // A plot per judged request, each with its own line; the mixed one with none of theirs.
     let svg = |file: &str| std::fs::read_to_string(dir.join(file)).expect(file);
     let notes = svg("latency-api-notes.svg");
     assert!(
-        notes.contains("api.notes.latency.p95 &lt; 40ms")
-            || notes.contains("api.notes.latency.p95 < 40ms"),
+        notes.contains("api.notes.latency.p95 &lt; 35ms")
+            || notes.contains("api.notes.latency.p95 < 35ms"),
         "the notes plot draws its SLO"
     );
     assert!(

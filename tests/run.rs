@@ -1208,10 +1208,24 @@ fn three_segments_merge_into_the_single_process_run() {
 
     let merged_path = dir.join("merged.json");
     let merged_arg = merged_path.display().to_string();
+    // Results of another bench already there are kept, as `run --out` keeps them (a merge
+    // replaced them silently).
+    let other = std::fs::read_to_string(root().join("tests/fixtures/render/relay-results.json"))
+        .expect("the relay fixture");
+    std::fs::write(&merged_path, &other).expect("written");
     let mut args = vec!["merge", "--out", merged_arg.as_str()];
     args.extend(parts.iter().map(String::as_str));
     let merge = headroom_unlocked(&args, &[]);
     assert!(merge.status.success(), "{}", stderr(&merge));
+    assert!(
+        stderr(&merge).contains(&format!(
+            "note: the results that were at {merged_arg} are kept as {merged_arg}.prev"
+        )),
+        "{}",
+        stderr(&merge)
+    );
+    let kept = std::fs::read_to_string(dir.join("merged.json.prev")).expect("the earlier file");
+    assert_eq!(kept, other, "the earlier file is kept whole");
     let merged = read_results(&merged_path);
     assert!(merged["segment"].is_null());
     let whole = read_results(&whole_path);
