@@ -419,6 +419,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
         return Ok(exit::USAGE);
     };
     warn_past_this_machine(&compiled);
+    note_levers_too_few_repeats(plan);
     if json {
         print_json(plan)?;
     } else {
@@ -426,6 +427,30 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
         writeln!(stdout, "{}", matrix_table(plan))?;
     }
     Ok(exit::OK)
+}
+
+/// A phase that sweeps a lever (a variable other than the units) at fewer than 4 repeats a
+/// point: `compare --by` can never call a change there (3 against 3 ranks apart at p 0.1 at
+/// best), said at `compile` so the trade is made on purpose.
+fn note_levers_too_few_repeats(plan: &headroom_compiler::RunMatrix) {
+    let units = plan.capacity.units.as_deref();
+    for phase in plan.phases.iter().filter(|p| p.emulates.is_none()) {
+        if phase.repeats >= 4 {
+            continue;
+        }
+        for axis in &phase.axes {
+            if Some(axis.variable.as_str()) == units || axis.values.len() < 2 {
+                continue;
+            }
+            eprintln!(
+                "note: phase `{}` sweeps `{}` at {} a point, too few for `headroom compare --by {}` to call a change (it takes 4 a side); set `repeats = 4` if you mean to compare it (docs/compare.md)",
+                phase.name,
+                axis.variable,
+                plural(phase.repeats as usize, "repeat"),
+                axis.variable
+            );
+        }
+    }
 }
 
 /// What `run` would refuse on this machine (open files, memory), said when a valid spec is

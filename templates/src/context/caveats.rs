@@ -30,6 +30,7 @@ pub(super) fn caveats(
             runs.generator_bound, runs.total
         ));
     }
+    out.extend(phases.iter().filter_map(saturated));
     if runs.kept_per_phase {
         out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());
     }
@@ -102,6 +103,61 @@ pub(super) fn process_unsampled(results: &Results) -> Option<String> {
     };
     Some(format!(
         "The server's memory and CPU: {why}, so the RSS column reads \"–\" and there is no memory or CPU per unit."
+    ))
+}
+
+/// A phase where the server looks bound at a whole number of cores: over its last steps its
+/// CPU stays flat (within 5 %) near a whole number of cores (within 10 %) while the worst
+/// p95 climbs (doubles or more). Said from the measurements, never assumed.
+pub(super) fn saturated(phase: &Phase) -> Option<String> {
+    let steps: Vec<(&str, f64, f64)> = phase
+        .points
+        .iter()
+        .filter_map(|p| {
+            let cpu = p.cpu_cores?.median;
+            let p95 = p
+                .scenarios
+                .iter()
+                .filter_map(|c| c.p95_ms.map(|s| s.median))
+                .reduce(f64::max)?;
+            Some((p.variables.as_str(), cpu, p95))
+        })
+        .collect();
+    // The longest run of last steps whose CPU stays within 5 % of the last one's.
+    let &(_, last_cpu, last_p95) = steps.last()?;
+    let cores = last_cpu.round();
+    if cores < 1.0 || (last_cpu - cores).abs() > 0.1 * cores {
+        return None;
+    }
+    let flat = steps
+        .iter()
+        .rev()
+        .take_while(|(_, cpu, _)| (cpu - last_cpu).abs() <= 0.05 * last_cpu)
+        .count();
+    if flat < 2 {
+        return None;
+    }
+    let (first, first_cpu, first_p95) = steps[steps.len() - flat];
+    if first_p95 <= 0.0 || last_p95 < 2.0 * first_p95 {
+        return None;
+    }
+    let low = steps[steps.len() - flat..]
+        .iter()
+        .map(|s| s.1)
+        .fold(f64::INFINITY, f64::min);
+    let high = steps[steps.len() - flat..]
+        .iter()
+        .map(|s| s.1)
+        .fold(first_cpu, f64::max);
+    let (last, ..) = steps[steps.len() - 1];
+    Some(format!(
+        "In `{}`, the server looks bound at {} core{}, measured: from {first} to {last} its CPU stays at {low:.2}–{high:.2} cores while the worst p95 climbs from {} to {}: more load there only waits. If it was meant to use more cores, it does not; `[target] cores = {}` plans it as it is.",
+        phase.name,
+        cores,
+        if cores == 1.0 { "" } else { "s" },
+        crate::format::duration_ms(first_p95),
+        crate::format::duration_ms(last_p95),
+        cores
     ))
 }
 

@@ -254,6 +254,8 @@ pub struct Point {
     pub runs: usize,
     /// The steady-state resident set over the repeats, in bytes; `null` when no run measured it.
     pub rss_bytes: Option<Stat>,
+    /// The server's CPU over the hold, in cores, over the repeats; `null` when not measured.
+    pub cpu_cores: Option<Stat>,
     /// A cell per scenario of the phase, in `Phase.scenarios`' order.
     pub scenarios: Vec<ScenarioCell>,
     /// A cell per named request measured apart (`browse.list`), in order.

@@ -70,6 +70,11 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         .filter_map(|r| r.process.steady.as_ref())
         .map(|s| s.rss_bytes as f64)
         .collect();
+    let cpu: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.failure.is_none())
+        .filter_map(|r| r.process.hold_cpu_cores)
+        .collect();
     let mut scenarios = Vec::new();
     for name in names {
         let results: Vec<&ScenarioResult> = runs
@@ -142,6 +147,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         variables: variables(&point.at),
         runs: runs.len(),
         rss_bytes: Stat::of(&rss),
+        cpu_cores: Stat::of(&cpu),
         scenarios,
         requests: request_cells(point, names),
         slo_failed,

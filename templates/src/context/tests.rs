@@ -1,5 +1,6 @@
 //! The context against small worked cases.
 
+use super::caveats::saturated;
 use super::*;
 
 fn step(variables: &str, p95: f64, failed: bool) -> Point {
@@ -7,6 +8,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
         variables: variables.to_owned(),
         runs: 1,
         rss_bytes: None,
+        cpu_cores: None,
         scenarios: vec![ScenarioCell {
             name: "api".into(),
             kind: "http".into(),
@@ -181,5 +183,53 @@ fn a_target_kept_for_a_phase_is_said_with_how_it_ended() {
     assert_eq!(
         stack::kept_sentence(&died),
         "One target served every run of this phase (`process = \"per-phase\"`). It failed: the target died during the point (exit status 3); 2 runs of the phase were not run."
+    );
+}
+
+/// Issue 30: a server whose CPU stays at one core over the last steps while its p95 climbs
+/// looks bound at one core, measured; one whose CPU keeps growing does not.
+#[test]
+fn a_server_flat_at_one_core_while_latency_climbs_looks_bound_there() {
+    let at = |variables: &str, p95: f64, cpu: f64| Point {
+        cpu_cores: Stat::of(&[cpu]),
+        ..step(variables, p95, false)
+    };
+    let phase = |points: Vec<Point>| Phase {
+        name: "users".into(),
+        description: None,
+        points,
+        scenarios: vec!["api".into()],
+        latency_slos: Vec::new(),
+        leads_with_requests: false,
+        limits: None,
+        services: Vec::new(),
+        service_limits: Vec::new(),
+        kept_target: None,
+    };
+    let bound = phase(vec![
+        at("users = 200", 4.0, 0.42),
+        at("users = 400", 6.0, 0.97),
+        at("users = 800", 90.0, 1.0),
+        at("users = 1600", 480.0, 0.99),
+    ]);
+    let said = saturated(&bound).expect("bound at one core");
+    assert_eq!(
+        said,
+        "In `users`, the server looks bound at 1 core, measured: from users = 400 to users = 1600 its CPU stays at 0.97–1.00 cores while the worst p95 climbs from 6.00 ms to 480.0 ms: more load there only waits. If it was meant to use more cores, it does not; `[target] cores = 1` plans it as it is."
+    );
+    let growing = phase(vec![
+        at("users = 200", 4.0, 0.42),
+        at("users = 400", 6.0, 0.84),
+        at("users = 800", 90.0, 1.6),
+    ]);
+    assert_eq!(saturated(&growing), None);
+    let quiet = phase(vec![
+        at("users = 400", 6.0, 1.0),
+        at("users = 800", 7.0, 1.0),
+    ]);
+    assert_eq!(
+        saturated(&quiet),
+        None,
+        "flat, but the latency did not climb"
     );
 }
