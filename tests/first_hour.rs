@@ -140,8 +140,9 @@ fn burstiness(times: &[f64]) -> f64 {
 }
 
 /// Fifty virtual users thinking 1 s: by default their sends spread over the second (the
-/// server's arrivals per 250 ms vary little); `start = "together"` reproduces the burst (all
-/// fifty in the same quarter second, a coefficient of variation near 1.73).
+/// server's arrivals per 250 ms vary little: CV 0.26 measured, under 0.6 asked);
+/// `start = "together"` reproduces the burst (all fifty in the same quarter second is a CV of
+/// 1.73; 1.53 measured).
 #[test]
 fn virtual_users_spread_their_starts_unless_told_to_start_together() {
     if std::process::Command::new("python3")
@@ -183,7 +184,9 @@ fn virtual_users_spread_their_starts_unless_told_to_start_together() {
         spread < 0.6,
         "spread users' arrivals per 250 ms: CV {spread:.2}"
     );
-    assert!(together > 1.4, "users started together: CV {together:.2}");
+    // All fifty in one quarter second a second is 1.73; the burst smears a little as the
+    // server's answers take time (1.53 measured), never down to the spread's.
+    assert!(together > 1.2, "users started together: CV {together:.2}");
 }
 
 /// A small spec run in a folder of its own (`plan SPEC` reads `results/<bench>/results.json`
