@@ -78,6 +78,11 @@ pub fn draw(seed: u64, k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A draw as a uniform number in [0, 1): its top 53 bits, a double's precision.
+pub fn unit(bits: u64) -> f64 {
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// A stretch of the schedule where the rate goes linearly from `begin` to `end` per second.
 #[derive(Debug, Clone, Copy)]
 struct Piece {

@@ -38,11 +38,6 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
     while users.join_next().await.is_some() {}
 }
 
-/// A uniform draw in [0, 1) from 64 random bits (their top 53, a double's precision).
-fn unit(bits: u64) -> f64 {
-    (bits >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// One virtual user: active while the schedule has at least `user + 1` users.
 async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, from: f64, peak: f64) {
     let think = job.scenario.think;
@@ -52,14 +47,16 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
     let mut think_once = || {
         thoughts += 1;
         think.map_or(Duration::ZERO, |think| {
-            think.draw(unit(crate::stripe::draw(think_seed, thoughts)))
+            think.draw(crate::stripe::unit(crate::stripe::draw(
+                think_seed, thoughts,
+            )))
         })
     };
     // Spread: a user's first request waits a random part of a mean think time after it
     // becomes active, so users do not send in step (`start = "together"` keeps the burst).
     let mut offset = match (job.scenario.start, think) {
         (UserStart::Spread, Some(think)) => Some(Duration::from_secs_f64(
-            think.mean_s() * unit(crate::stripe::draw(think_seed, 0)),
+            think.mean_s() * crate::stripe::unit(crate::stripe::draw(think_seed, 0)),
         )),
         _ => None,
     };

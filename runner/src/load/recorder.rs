@@ -128,10 +128,13 @@ impl Recorder {
         let answered = answered(outcome);
         let part = &mut self.part;
         let counts = if self.measured.contains(&times.intended) {
-            match answered {
-                Some(true) => part.latency.record(latency).unwrap_or_default(),
-                Some(false) => part.unexpected.record(latency).unwrap_or_default(),
-                None => {}
+            let apart_from_errors = match answered {
+                Some(true) => Some(&mut part.latency),
+                Some(false) => Some(&mut part.unexpected),
+                None => None,
+            };
+            if let Some(histogram) = apart_from_errors {
+                let _ = histogram.record(latency);
             }
             let lag = times.released.saturating_duration_since(times.intended);
             let _ = part.lag.record(micros(lag));

@@ -41,9 +41,8 @@ impl Gaps {
     /// The next uniform number in (0, 1].
     fn uniform(&mut self) -> f64 {
         self.drawn += 1;
-        // The top 53 bits, as a float in [0, 1), turned into (0, 1].
-        let bits = crate::stripe::draw(self.seed, self.drawn) >> 11;
-        1.0 - bits as f64 / (1u64 << 53) as f64
+        // A float in [0, 1), turned into (0, 1].
+        1.0 - crate::stripe::unit(crate::stripe::draw(self.seed, self.drawn))
     }
 }
 
