@@ -44,6 +44,10 @@ pub struct DemoTarget {
     /// The share of broadcasts to drop, spread evenly ("1%").
     #[arg(long, default_value = "0%")]
     drop_broadcasts: headroom_spec::Percent,
+    /// The share of the broadcasts to one peer of each room (its first, of those open) to
+    /// drop, spread evenly ("3%"): a peer that misses a known share of messages.
+    #[arg(long, default_value = "0%")]
+    drop_to_one_peer: headroom_spec::Percent,
     /// Exit with status 3 after this long.
     #[arg(long)]
     exit_after: Option<headroom_spec::Duration>,
@@ -104,6 +108,7 @@ impl DemoTarget {
             stall_every: self.stall_every,
             stall_for: self.stall_for,
             drop_broadcasts: self.drop_broadcasts,
+            drop_to_one_peer: self.drop_to_one_peer,
             exit_after: self.exit_after,
             ready_after: self.ready_after,
             ignore_sigterm: self.ignore_sigterm,

@@ -153,6 +153,12 @@ enum Command {
         after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
     )]
     Prices(prices::PricesArgs),
+    /// List the figures an SLO, a gate, `compare` and the page name: each one's unit, what
+    /// produces it, how it is computed and which way is better.
+    #[command(
+        after_help = "Example:\n  headroom figures\n\nA Markdown table, the one docs/spec.md shows under \"SLOs\": every place that names a\nfigure (an SLO, a [compare] gate, compare --fail-on, the run table, the page, merge) reads it\nby this one definition.\n\nExit codes: 0."
+    )]
+    Figures,
     /// Print the JSON Schema of specs (for editors; committed at schemas/spec.schema.json).
     #[command(after_help = "Example:\n  headroom schema > spec.schema.json")]
     Schema,
@@ -187,6 +193,10 @@ fn main() -> ExitCode {
         Command::Validate { specs, format } => validate(&specs, format, &renderer),
         Command::Compile { spec, json } => compile(&spec, json, &renderer),
         Command::Schema => print_json(&headroom_spec::json_schema()).map(|()| exit::OK),
+        Command::Figures => {
+            print!("{}", headroom_figures::catalogue::markdown());
+            Ok(exit::OK)
+        }
         Command::DemoTarget(args) => demo::run(args),
         Command::Run(args) => run::run(args, &renderer),
         Command::Merge(args) => merge::run(args),

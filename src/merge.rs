@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use headroom_runner::merge::Part;
+use headroom_figures::merge::Part;
 use headroom_runner::results::Results;
 
 use crate::exit;
@@ -55,7 +55,7 @@ pub fn run(args: MergeArgs) -> Result<u8> {
         ),
     };
     let count = parts.len();
-    let merged = headroom_runner::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
+    let merged = headroom_figures::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
     // The results there are kept, as `run` keeps them: a merge never takes any away.
     if replaced {
         let previous = crate::out::keep_earlier(&out)?;

@@ -7,11 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every crate's `src`, the binary's included.
-const SOURCES: [&str; 11] = [
+const SOURCES: [&str; 12] = [
     "spec/src",
     "prices/src",
     "compiler/src",
     "results-file/src",
+    "figures/src",
     "runner/src",
     "pricing/src",
     "compare/src",

@@ -156,6 +156,24 @@ fn schema_prints_the_committed_schema() {
     assert_eq!(stdout, committed);
 }
 
+/// Issue 31: `headroom figures` prints the figure catalogue, the table docs/spec.md shows.
+#[test]
+fn figures_prints_the_catalogue_the_docs_show() {
+    let (exit, stdout, _) = headroom(&["figures"]);
+    assert_eq!(exit, 0);
+    assert_eq!(stdout, headroom_figures::catalogue::markdown());
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/spec.md"))
+        .expect("docs/spec.md");
+    assert!(
+        docs.contains(&stdout),
+        "docs/spec.md lists the same figures"
+    );
+    assert!(
+        stdout.contains("| `cpu` | cores (% of one) | the point: the server's process tree | the CPU time (user and system) the target's process tree used over the hold"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn every_example_starts_with_its_schema_line() {
     for entry in
@@ -196,6 +214,7 @@ fn every_command_has_help_with_an_example() {
         vec!["validate", "--help"],
         vec!["compile", "--help"],
         vec!["schema", "--help"],
+        vec!["figures", "--help"],
         vec!["demo-target", "--help"],
         vec!["run", "--help"],
         vec!["fit", "--help"],
@@ -1004,10 +1023,10 @@ fn compare_judges_each_figure_from_its_repeats() {
         }
         headroom(&args)
     };
-    let (code, markdown, _) = gated(&["rss_mib +10%", "seen_by_all.p95 +10%"], "md");
+    let (code, markdown, _) = gated(&["rss +10%", "seen_by_all.p95 +10%"], "md");
     assert_eq!(code, 2, "{markdown}");
     insta::assert_snapshot!("compare-md", markdown);
-    let (code, json, _) = gated(&["rss_mib +25%"], "json");
+    let (code, json, _) = gated(&["rss +25%"], "json");
     assert_eq!(code, 0, "{json}");
     let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
     common::assert_matches_schema("compare.schema.json", &report);
@@ -1016,7 +1035,7 @@ fn compare_judges_each_figure_from_its_repeats() {
         .as_array()
         .expect("figures")
         .iter()
-        .find(|f| f["figure"] == "rss_mib")
+        .find(|f| f["figure"] == "rss")
         .expect("rss");
     assert_eq!(
         (rss["verdict"].as_str(), rss["better"].as_str()),
@@ -1037,13 +1056,13 @@ fn compare_judges_each_figure_from_its_repeats() {
     let mut committed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&new).expect("new")).expect("JSON");
     committed["plan"]["gates"] =
-        serde_json::json!([{ "rule": "rss_mib +10%", "figure": "rss_mib", "threshold": 0.1 }]);
+        serde_json::json!([{ "rule": "rss +10%", "figure": "rss", "threshold": 0.1 }]);
     let committed_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-committed.json");
     std::fs::write(&committed_path, committed.to_string()).expect("written");
     let (code, out, _) = headroom(&["compare", &base, &committed_path.display().to_string()]);
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("gate `rss_mib +10%` at memory: rooms=1 (rss_mib): +20.0 %, worse: FAILED"),
+        out.contains("gate `rss +10%` at memory: rooms=1 (rss): +20.0 %, worse: FAILED"),
         "{out}"
     );
     // A committed gate that names no figure is an error that says whose spec holds it.
@@ -1065,10 +1084,19 @@ fn compare_judges_each_figure_from_its_repeats() {
         stderr.contains("names no figure of these files; they have: edits.delivered"),
         "{stderr}"
     );
-    let (code, _, stderr) = gated(&["rss_mib -5%"], "table");
+    let (code, _, stderr) = gated(&["rss -5%"], "table");
     assert_eq!(code, 1);
     assert!(
-        stderr.contains("`rss_mib` is worse when higher: write its threshold as +5%"),
+        stderr.contains("`rss` is worse when higher: write its threshold as +5%"),
+        "{stderr}"
+    );
+    // Issue 31: figures are named as SLOs name them; an old name is refused with the new one.
+    let (code, _, stderr) = gated(&["rss_mib +10%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(
+            "gate `rss_mib +10%`: `rss_mib` is now `rss` (figures are named as SLOs name them): write `rss +10%`"
+        ),
         "{stderr}"
     );
 }
@@ -1169,8 +1197,8 @@ fn a_tiny_significant_change_is_no_meaningful_change() {
     assert_eq!(code, 0, "{said}");
     let row = table
         .lines()
-        .find(|l| l.contains("rss_mib"))
-        .unwrap_or_else(|| panic!("no rss_mib row in\n{table}"));
+        .find(|l| l.contains("rss"))
+        .unwrap_or_else(|| panic!("no rss row in\n{table}"));
     assert!(row.contains("-0.4 %"), "{row}");
     assert!(row.contains("no meaningful change (p 0.008)"), "{row}");
     assert!(table.contains("a change of the medians under 3 % is no meaningful change"));
@@ -1180,16 +1208,13 @@ fn a_tiny_significant_change_is_no_meaningful_change() {
         .as_array()
         .expect("figures")
         .iter()
-        .find(|f| f["figure"] == "rss_mib")
-        .expect("rss_mib");
+        .find(|f| f["figure"] == "rss")
+        .expect("rss");
     assert_eq!(rss["verdict"], "no_meaningful_change", "{rss}");
     assert!(common::number(&rss["p_value"]) < 0.05, "{rss}");
     assert_eq!(common::number(&report["method"]["min_effect"]), 0.03);
     let (_, table, _) = headroom(&["compare", &base, &new, "--min-effect", "0.1%"]);
-    let row = table
-        .lines()
-        .find(|l| l.contains("rss_mib"))
-        .expect("a row");
+    let row = table.lines().find(|l| l.contains("rss")).expect("a row");
     assert!(row.contains("better (p 0.008)"), "{row}");
     // The relay fixture's six points: a row per figure by default, a row per point with --all.
     let fixture = "tests/fixtures/render/relay-results.json";
@@ -1202,7 +1227,7 @@ fn a_tiny_significant_change_is_no_meaningful_change() {
             .count()
     };
     // Two phases of three points: a row for each phase's figure, or one for each point.
-    assert_eq!(rows(&compact, "rss_mib"), 2, "{compact}");
-    assert_eq!(rows(&all, "rss_mib"), 6, "{all}");
+    assert_eq!(rows(&compact, "rss"), 2, "{compact}");
+    assert_eq!(rows(&all, "rss"), 6, "{all}");
     assert!(compact.contains("memory: 3 points"), "{compact}");
 }

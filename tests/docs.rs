@@ -9,6 +9,8 @@ use serde_json::Value;
 
 const START: &str = "<!-- generated:start -->\n";
 const END: &str = "<!-- generated:end -->";
+const FIGURES_START: &str = "<!-- figures:start -->\n";
+const FIGURES_END: &str = "<!-- figures:end -->";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,12 +18,17 @@ fn root() -> &'static Path {
 
 /// Replaces the generated part of `file` or checks that it is current.
 fn check_generated(file: &str, generated: &str) {
+    check_between(file, (START, END), generated);
+}
+
+/// Replaces the part of `file` between `markers` or checks that it is current.
+fn check_between(file: &str, (first, last): (&str, &str), generated: &str) {
     let path = root().join(file);
     let text = std::fs::read_to_string(&path).expect("doc");
-    let (Some(start), Some(end)) = (text.find(START), text.find(END)) else {
+    let (Some(start), Some(end)) = (text.find(first), text.find(last)) else {
         panic!("{file} has no generated markers");
     };
-    let updated = format!("{}{START}{generated}{}", &text[..start], &text[end..]);
+    let updated = format!("{}{first}{generated}{}", &text[..start], &text[end..]);
     if std::env::var_os("UPDATE_SCHEMA").is_some() {
         std::fs::write(&path, updated).expect("write doc");
         return;
@@ -190,6 +197,17 @@ fn reference(schema: &Value) -> String {
 #[test]
 fn spec_reference_is_current() {
     check_generated("docs/spec.md", &reference(&headroom_spec::json_schema()));
+}
+
+/// Issue 31: the figures an SLO, a gate, `compare` and the page name are listed from the
+/// figure catalogue, the one definition each is computed by.
+#[test]
+fn figures_list_is_current() {
+    check_between(
+        "docs/spec.md",
+        (FIGURES_START, FIGURES_END),
+        &format!("\n{}\n", headroom_figures::catalogue::markdown()),
+    );
 }
 
 #[test]

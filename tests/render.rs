@@ -795,7 +795,7 @@ fn a_run_that_never_loaded_adds_no_zeros() {
 fn results_of_another_format_or_shape_are_refused_by_name() {
     let dir = scratch("other-format");
     let other_format = edited_results(&dir, |results| {
-        results["format"] = serde_json::Value::from(2);
+        results["format"] = serde_json::Value::from(3);
     });
     let other_format_arg = other_format.display().to_string();
     let (code, _, stderr) = headroom(&[
@@ -808,7 +808,7 @@ fn results_of_another_format_or_shape_are_refused_by_name() {
     assert_eq!(
         stderr,
         format!(
-            "error: {other_format_arg}: a results file of format 2, and this headroom reads format 1: re-run `headroom run` with this headroom, or read it with the headroom that wrote it\n"
+            "error: {other_format_arg}: a results file of format 3, and this headroom reads formats 1 and 2: re-run `headroom run` with this headroom, or read it with the headroom that wrote it\n"
         )
     );
     let misshapen = edited_results(&dir, |results| {
@@ -993,5 +993,57 @@ fn per_request_slos_lead_the_page_and_its_plots() {
                 .find("(latency-api.svg)")
                 .expect("the mixed plot is linked")
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 31: a results file of format 1, committed before format 2, still reads (as format 1),
+/// renders the same page as its format-2 form, and compares with its format-2 form by the
+/// catalogue's names.
+#[test]
+fn a_format_1_file_reads_renders_and_compares() {
+    let old = "tests/fixtures/format-1/relay-results.json";
+    let results = headroom_results::Results::read(Path::new(old)).expect("format 1 reads");
+    assert_eq!(results.format, 1);
+    assert_eq!(headroom_results::RESULTS_FORMAT, 2);
+    let dir = scratch("format-1");
+    let mut edited: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(old).expect("fixture")).expect("JSON");
+    edited["format"] = serde_json::Value::from(2);
+    let new = dir.join("format-2.json");
+    std::fs::write(&new, edited.to_string()).expect("written");
+    let new_arg = new.display().to_string();
+    let mut pages = Vec::new();
+    for (file, page) in [(old, "old.md"), (new_arg.as_str(), "new.md")] {
+        let out = dir.join(page).display().to_string();
+        let (code, _, stderr) = headroom(&[
+            "render",
+            "examples/relay.toml",
+            "--results",
+            file,
+            "--out",
+            &out,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        let page = std::fs::read_to_string(&out).expect("page");
+        // The page ends with the commands that reproduce it, which name the file read.
+        let reproduce = page
+            .find("## How to reproduce")
+            .expect("a reproduce section");
+        pages.push(page[..reproduce].to_owned());
+    }
+    assert_eq!(pages[0], pages[1], "format 1 and 2 render alike");
+    assert!(pages[0].contains("| rooms = 128 | 3 |"), "{}", pages[0]);
+    let (code, table, stderr) = headroom(&["compare", old, &new_arg, "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&table).expect("JSON");
+    let figures: std::collections::BTreeSet<&str> = report["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .filter_map(|f| f["figure"].as_str())
+        .collect();
+    for figure in ["rss", "edits.seen_by_all.p95", "edits.delivered"] {
+        assert!(figures.contains(figure), "{figure} in {figures:?}");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

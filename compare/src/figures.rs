@@ -1,131 +1,102 @@
-//! The figures of one run that a comparison judges, each with the way that is better.
+//! The figures of one run that a comparison judges, each with the way that is better: the
+//! figure catalogue's (`headroom_figures`), named and computed as an SLO names and reads
+//! them (`api.latency.p95`, `api.failed`, `rss`, `cpu`, `edits.seen_by_all.p95`), in the
+//! catalogue's units (seconds, shares, bytes, cores, per second).
 //!
-//! Only what was measured: a latency summary of no requests, a process never sampled or a
-//! failed run gives no figure (never a 0 to compare). A `[measure]` series is a figure
-//! (`series.NAME`) when the spec says which way of it is better (`better = "lower"`).
+//! Only what was measured: a latency of no requests, a process never sampled or a failed run
+//! gives no figure (never a 0 to compare), and a time that never came (a `seen_by_all`
+//! statistic among messages that never reached everyone) is not a number to rank: that
+//! repeat does not count, as a run that did not measure the figure. A `[measure]` series is
+//! a figure (`heap`) when the spec says which way of it is better (`better = "lower"`).
 
 use std::collections::BTreeMap;
 
-use headroom_results::{RunResult, ScenarioResult, Summary};
+use headroom_compiler::slo::{PointFigure, ScenarioFigure};
+use headroom_figures::catalogue::{self, COMPARED_STATISTICS};
+use headroom_figures::{Named, read};
+use headroom_results::{RunResult, ScenarioResult};
 use headroom_spec::{Better, Series};
 
 use crate::verdict::Direction;
 
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// A run's figures by name (`api.latency.p95`, `rss_mib`, `series.heap`), each with its better
+/// A run's figures by name (`api.latency.p95`, `rss`, `heap`), each with its better
 /// direction; `series` are the `[measure]` series of the run's phase.
 pub fn of_run(run: &RunResult, series: &[Series]) -> BTreeMap<String, (Direction, f64)> {
     let mut figures = BTreeMap::new();
     if run.failure.is_some() {
         return figures;
     }
-    for (name, scenario) in &run.scenarios {
-        if scenario.skipped.is_none() {
-            scenario_figures(name, scenario, &mut figures);
-        }
-    }
-    if let Some(steady) = &run.process.steady {
-        figures.insert(
-            "rss_mib".to_owned(),
-            (Direction::LowerIsBetter, steady.rss_bytes as f64 / MIB),
-        );
-    }
-    if let Some(cores) = run.process.hold_cpu_cores {
-        figures.insert("cpu_cores".to_owned(), (Direction::LowerIsBetter, cores));
-    }
-    for one in series {
-        let direction = match one.better {
+    let mut add = |named: Named<'_>, better: Option<Better>| {
+        let direction = match better {
             Some(Better::Lower) => Direction::LowerIsBetter,
             Some(Better::Higher) => Direction::HigherIsBetter,
-            None => continue,
+            None => return,
         };
-        if let Some(value) = run.metrics.steady.get(&one.name) {
-            figures.insert(format!("series.{}", one.name), (direction, *value));
+        let distribution = named.definition().is_distribution();
+        let at = if distribution {
+            COMPARED_STATISTICS.iter().map(|s| named.at(*s)).collect()
+        } else {
+            vec![named]
+        };
+        for named in at {
+            if let Some(value) = read(run, &named).ok().and_then(|r| r.value()) {
+                figures.insert(named.name(), (direction, value));
+            }
         }
+    };
+    for (name, scenario) in &run.scenarios {
+        if scenario.skipped.is_none() {
+            for named in scenario_figures(name, scenario) {
+                add(named, named.definition().better);
+            }
+        }
+    }
+    for point in [PointFigure::Rss, PointFigure::Cpu] {
+        add(Named::point(point), catalogue::of_point(point).better);
+    }
+    for one in series {
+        add(Named::point(PointFigure::Series(&one.name)), one.better);
     }
     figures
 }
 
-fn scenario_figures(
-    name: &str,
-    scenario: &ScenarioResult,
-    figures: &mut BTreeMap<String, (Direction, f64)>,
-) {
-    if let Some(rooms) = &scenario.rooms {
-        percentiles(&format!("{name}.seen"), &rooms.seen, figures);
-        percentiles(&format!("{name}.seen_by_all"), &rooms.seen_by_all, figures);
-        let messages = &rooms.messages;
-        if messages.expected > 0 {
-            figures.insert(
-                format!("{name}.delivered"),
-                (
-                    Direction::HigherIsBetter,
-                    messages.delivered as f64 / messages.expected as f64,
-                ),
-            );
-        }
-        return;
-    }
-    percentiles(&format!("{name}.latency"), &scenario.latency, figures);
-    if scenario.requests > 0 {
-        figures.insert(
-            format!("{name}.rate"),
-            (Direction::HigherIsBetter, scenario.rate),
-        );
-        figures.insert(
-            format!("{name}.errors"),
-            (
-                Direction::LowerIsBetter,
-                scenario.errors.total() as f64 / scenario.requests as f64,
-            ),
-        );
-    }
-    // Each named request measured apart: `browse.list.latency.p95`, `browse.list.errors`.
-    for (request, apart) in &scenario.by_request {
-        percentiles(
-            &format!("{name}.{request}.latency"),
-            &apart.latency,
-            figures,
-        );
-        if apart.requests > 0 {
-            figures.insert(
-                format!("{name}.{request}.errors"),
-                (
-                    Direction::LowerIsBetter,
-                    apart.errors.total() as f64 / apart.requests as f64,
-                ),
-            );
-        }
-    }
-}
+/// The scenario figures a comparison judges: the load's speed, its failures and its
+/// delivery. The others (the share of sockets that failed, connect times, …) are defined
+/// alike and named alike in SLOs; a comparison leaves them out to keep its table to what
+/// decides a change.
+const JUDGED_HTTP: [ScenarioFigure; 3] = [
+    ScenarioFigure::Latency,
+    ScenarioFigure::Rate,
+    ScenarioFigure::Failed,
+];
+const JUDGED_REQUEST: [ScenarioFigure; 2] = [ScenarioFigure::Latency, ScenarioFigure::Failed];
+const JUDGED_ROOMS: [ScenarioFigure; 3] = [
+    ScenarioFigure::Seen,
+    ScenarioFigure::SeenByAll,
+    ScenarioFigure::Delivered,
+];
 
-/// p50, p90, p95 and p99 of a summary of at least one value, in milliseconds.
-fn percentiles(prefix: &str, summary: &Summary, figures: &mut BTreeMap<String, (Direction, f64)>) {
-    if summary.count == 0 {
-        return;
+/// The figures of a scenario a comparison judges: its own, and each named request's.
+fn scenario_figures<'a>(name: &'a str, scenario: &'a ScenarioResult) -> Vec<Named<'a>> {
+    if scenario.rooms.is_some() {
+        return JUDGED_ROOMS.map(|f| Named::scenario(name, f)).to_vec();
     }
-    for (quantile, value) in [
-        ("p50", summary.p50_ms),
-        ("p90", summary.p90_ms),
-        ("p95", summary.p95_ms),
-        ("p99", summary.p99_ms),
-    ] {
-        figures.insert(
-            format!("{prefix}.{quantile}"),
-            (Direction::LowerIsBetter, value),
-        );
-    }
+    let own = JUDGED_HTTP.map(|f| Named::scenario(name, f));
+    let apart = scenario
+        .by_request
+        .keys()
+        .flat_map(|request| JUDGED_REQUEST.map(|f| Named::scenario(name, f).of_request(request)));
+    own.into_iter().chain(apart).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use headroom_results::{Failure, ProcessSample};
+    use headroom_results::{Failure, ProcessSample, Summary};
 
     use super::*;
 
     #[test]
-    fn an_http_run_gives_its_latencies_rate_errors_memory_and_cpu() {
+    fn an_http_run_gives_its_latencies_rate_failures_memory_and_cpu_by_their_slo_names() {
         let mut run = RunResult::started(1, 0);
         let mut api = ScenarioResult {
             kind: "http".to_owned(),
@@ -157,7 +128,7 @@ mod tests {
             },
         );
         run.scenarios.insert("api".to_owned(), api);
-        // A scenario that did not run, and one that measured nothing: no figures.
+        // A scenario that did not run: no figures; one that sent nothing: its rate, 0/s.
         let skipped = ScenarioResult {
             skipped: Some("no such route".to_owned()),
             ..ScenarioResult::default()
@@ -188,32 +159,41 @@ mod tests {
         assert_eq!(
             names,
             [
-                "api.errors",
+                "api.failed",
                 "api.latency.p50",
                 "api.latency.p90",
                 "api.latency.p95",
                 "api.latency.p99",
-                "api.list.errors",
+                "api.list.failed",
                 "api.list.latency.p50",
                 "api.list.latency.p90",
                 "api.list.latency.p95",
                 "api.list.latency.p99",
                 "api.rate",
-                "cpu_cores",
-                "rss_mib",
-                "series.heap"
+                "cpu",
+                "heap",
+                "idle.rate",
+                "rss",
             ]
         );
-        assert_eq!(figures["series.heap"], (Direction::LowerIsBetter, 5e6));
-        assert_eq!(figures["api.errors"], (Direction::LowerIsBetter, 0.02));
+        assert_eq!(figures["heap"], (Direction::LowerIsBetter, 5e6));
+        assert_eq!(figures["api.failed"], (Direction::LowerIsBetter, 0.02));
         assert_eq!(figures["api.rate"], (Direction::HigherIsBetter, 50.0));
-        assert_eq!(figures["api.latency.p95"], (Direction::LowerIsBetter, 7.0));
-        assert_eq!(figures["rss_mib"], (Direction::LowerIsBetter, 64.0));
+        assert_eq!(figures["idle.rate"], (Direction::HigherIsBetter, 0.0));
+        assert_eq!(
+            figures["api.latency.p95"],
+            (Direction::LowerIsBetter, 0.007)
+        );
+        assert_eq!(
+            figures["rss"],
+            (Direction::LowerIsBetter, 64.0 * 1024.0 * 1024.0)
+        );
+        assert_eq!(figures["cpu"], (Direction::LowerIsBetter, 0.25));
         assert_eq!(
             figures["api.list.latency.p95"],
-            (Direction::LowerIsBetter, 9.0)
+            (Direction::LowerIsBetter, 0.009)
         );
-        assert_eq!(figures["api.list.errors"], (Direction::LowerIsBetter, 0.0));
+        assert_eq!(figures["api.list.failed"], (Direction::LowerIsBetter, 0.0));
         // A failed run's figures are not compared.
         run.failure = Some(Failure::SpawnFailed {
             message: "no such program".to_owned(),

@@ -17,6 +17,8 @@ pub enum GateError {
         "`--fail-on '{0}'`: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
     )]
     Syntax(String),
+    #[error("{0}")]
+    Renamed(String),
     #[error("gate `{rule}` names no figure of these files; they have: {figures}")]
     NoFigure { rule: String, figures: String },
     #[error(
@@ -33,7 +35,10 @@ pub enum GateError {
 
 /// Reads a `--fail-on` rule: `seen_by_all.p95 +10%`.
 pub fn parse(rule: &str) -> Result<Gate, GateError> {
-    Gate::parse(rule).map_err(|_| GateError::Syntax(rule.to_owned()))
+    Gate::parse(rule).map_err(|error| match error {
+        headroom_spec::compare::NotAGate::Syntax(_) => GateError::Syntax(rule.to_owned()),
+        renamed => GateError::Renamed(renamed.to_string()),
+    })
 }
 
 /// What one rule found at one point.
@@ -149,6 +154,15 @@ mod tests {
         for bad in ["p95", "p95 10%", "p95 +10", "+10%", "p95 +x%", "p95 +0%"] {
             assert_eq!(parse(bad), Err(GateError::Syntax(bad.to_owned())), "{bad}");
         }
+        // Issue 31: an old name is refused with the catalogue's.
+        assert_eq!(
+            parse("rss_mib +5%").map_err(|e| e.to_string()),
+            Err(
+                "gate `rss_mib +5%`: `rss_mib` is now `rss` (figures are named as SLOs name \
+                 them): write `rss +5%`"
+                    .to_owned()
+            )
+        );
     }
 
     #[test]
@@ -167,7 +181,7 @@ mod tests {
                 row("api.rate", Direction::HigherIsBetter, &[100.0], &[80.0]),
                 // Errors from none to some: no ratio, past any threshold.
                 row(
-                    "api.errors",
+                    "api.failed",
                     Direction::LowerIsBetter,
                     &[0.0; 5],
                     &[0.01; 5],
@@ -178,7 +192,7 @@ mod tests {
         let gates = [
             parse("latency.p95 +10%").expect("rule"),
             parse("rate -10%").expect("rule"),
-            parse("errors +50%").expect("rule"),
+            parse("failed +50%").expect("rule"),
             parse("latency.p95 +25%").expect("rule"),
         ];
         let outcomes = check(&gates, &comparison).expect("checked");

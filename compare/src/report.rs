@@ -66,7 +66,8 @@ pub struct FigureReport {
     pub phase: String,
     /// The point's variables, `rooms=4 fanout=8` (empty when the phase sweeps nothing).
     pub point: String,
-    /// The figure's name (`api.latency.p95`, `rss_mib`); docs/compare.md lists them.
+    /// The figure's name, as an SLO names it (`api.latency.p95`, `rss`); its values are in the
+    /// figure catalogue's units (seconds, shares, bytes, cores); docs/compare.md lists them.
     pub figure: String,
     /// Which way is better.
     pub better: Better,

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
+
 use crate::report::{FigureReport, Report, VerdictWord};
 use crate::verdict::{ALPHA, Basis, Spread};
 
@@ -218,23 +220,29 @@ impl Unit {
                 _ => unit(&headroom_spec::numbers::plural(counted), 1.0, 0),
             };
         }
-        if last.len() > 1 && last.starts_with('p') && last[1..].chars().all(|c| c.is_ascii_digit())
-        {
-            if largest >= 1000.0 {
-                unit("s", 1e-3, 3)
+        // The figure catalogue's names and units: a statistic of a time in seconds, shares
+        // as fractions, memory in bytes, CPU in cores.
+        let parts: Vec<&str> = figure.split('.').collect();
+        let catalogued = parts
+            .iter()
+            .rev()
+            .find_map(|part| ScenarioFigure::parse(part));
+        if headroom_compiler::slo::Statistic::parse(last).is_some() {
+            if largest >= 1.0 {
+                unit("s", 1.0, 3)
             } else {
-                unit("ms", 1.0, 2)
+                unit("ms", 1000.0, 2)
             }
-        } else if figure.ends_with(".errors") || figure.ends_with(".delivered") {
-            unit("%", 100.0, 2)
-        } else if figure == "rss_mib" {
-            unit("MiB", 1.0, 1)
-        } else if figure == "cpu_cores" {
+        } else if figure == "rss" {
+            unit("MiB", 1.0 / (1024.0 * 1024.0), 1)
+        } else if figure == "cpu" {
             unit("cores", 1.0, 3)
-        } else if figure.ends_with(".rate") {
-            unit("/s", 1.0, 1)
         } else {
-            unit("", 1.0, 3)
+            match catalogued.map(ScenarioFigure::unit) {
+                Some(FigureUnit::Ratio) => unit("%", 100.0, 2),
+                Some(FigureUnit::Rate) => unit("/s", 1.0, 1),
+                _ => unit("", 1.0, 3),
+            }
         }
     }
 

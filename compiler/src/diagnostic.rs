@@ -106,7 +106,7 @@ codes! {
     BadPattern = "E036", "bad-pattern", Error, "A regular expression that does not compile (`ready.log`).";
     RegionNotPriced = "E037", "region-not-priced", Error, "`[plan] region` names a region the price table has no prices for.";
     TooLarge = "E038", "too-large", Error, "A matrix, a run or a message larger than one machine should be asked to handle (the limits are in docs/cli.md).";
-    BadGate = "E039", "bad-gate", Error, "A `[compare] fail_on` gate that is not a figure and a signed percentage (`latency.p95 +10%`).";
+    BadGate = "E039", "bad-gate", Error, "A `[compare] fail_on` gate that is not a figure and a signed percentage (`latency.p95 +10%`), or that names a figure by a name `compare` no longer uses (`rss_mib` is `rss`).";
     InsecureTls = "E040", "insecure-tls", Error, "`insecure_skip_verify` with a URL whose host is not loopback: certificates go unchecked on loopback only.";
     UnknownColumn = "E041", "unknown-column", Error, "`{row.NAME}` names a column the scenario's data file does not have, or a scenario without `data`.";
     DataFile = "E042", "data-file", Error, "A scenario's data file cannot be read, or has no header line of column names.";

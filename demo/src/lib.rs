@@ -60,6 +60,9 @@ pub struct Options {
     pub stall_for: Duration,
     /// The share of broadcasts to drop, spread evenly.
     pub drop_broadcasts: Percent,
+    /// The share of broadcasts to one peer of each room (the first to join, of those open) to
+    /// drop, spread evenly: a peer that misses a known share of messages.
+    pub drop_to_one_peer: Percent,
     /// Exit with status 3 after this long.
     pub exit_after: Option<Duration>,
     /// Answer `/healthz` with 503 until this long after start.
@@ -102,6 +105,7 @@ impl Default for Options {
             stall_every: None,
             stall_for: Duration::ZERO,
             drop_broadcasts: Percent::new(0.0),
+            drop_to_one_peer: Percent::new(0.0),
             exit_after: None,
             ready_after: None,
             ignore_sigterm: false,

@@ -129,7 +129,7 @@ fn unlabelled(
         (
             "demo_broadcasts_dropped_total",
             "counter",
-            "Broadcasts dropped on purpose (--drop-broadcasts).",
+            "Broadcasts dropped on purpose (--drop-broadcasts, --drop-to-one-peer).",
             load(&c.dropped),
         ),
         (

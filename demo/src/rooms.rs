@@ -25,6 +25,9 @@ struct Room {
     /// Edits waiting for the room's next save.
     pending: Vec<(u64, Message)>,
     save_scheduled: bool,
+    /// Broadcasts meant for the room's first peer (`--drop-to-one-peer`), counted to drop an
+    /// exact share of them.
+    to_first_peer: u64,
 }
 
 #[derive(Default)]
@@ -53,6 +56,7 @@ impl Rooms {
                 peers: HashMap::new(),
                 pending: Vec::new(),
                 save_scheduled: false,
+                to_first_peer: 0,
             });
             entry.peers.insert(id, sender);
         }
@@ -239,20 +243,42 @@ async fn save(app: Arc<App>, room: String) {
     }
 }
 
-/// Sends to every other peer of the room, dropping the configured share evenly.
+/// Whether the `n`th of a run of sends is dropped, for `fraction` of them spread evenly: when
+/// the running share crosses a whole message, so exactly `fraction` of them are.
+fn dropped(n: u64, fraction: f64) -> bool {
+    let n = n as f64;
+    ((n + 1.0) * fraction).floor() > (n * fraction).floor()
+}
+
+/// Sends to every other peer of the room, dropping the configured shares evenly: of every
+/// broadcast (`--drop-broadcasts`), and of those to the room's first peer
+/// (`--drop-to-one-peer`).
 fn broadcast(app: &App, room: &str, from: u64, message: &Message) {
     let fraction = app.options.drop_broadcasts.fraction();
-    let Ok(open) = app.rooms.open.lock() else {
+    let to_one = app.options.drop_to_one_peer.fraction();
+    let Ok(mut open) = app.rooms.open.lock() else {
         return;
     };
-    let Some(room) = open.get(room) else { return };
-    for (peer, sender) in &room.peers {
+    let Some(room) = open.get_mut(room) else {
+        return;
+    };
+    let first = room.peers.keys().min().copied();
+    let Room {
+        peers,
+        to_first_peer,
+        ..
+    } = room;
+    for (peer, sender) in peers.iter() {
         if *peer == from {
             continue;
         }
-        let n = app.rooms.broadcasts.fetch_add(1, Ordering::Relaxed) as f64;
-        // Drop when the running share crosses a whole message: exactly `fraction` of them.
-        if ((n + 1.0) * fraction).floor() > (n * fraction).floor() {
+        let n = app.rooms.broadcasts.fetch_add(1, Ordering::Relaxed);
+        let mut drop = dropped(n, fraction);
+        if Some(*peer) == first && to_one > 0.0 {
+            drop |= dropped(*to_first_peer, to_one);
+            *to_first_peer += 1;
+        }
+        if drop {
             app.metrics.dropped.fetch_add(1, Ordering::Relaxed);
             continue;
         }

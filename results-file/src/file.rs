@@ -31,17 +31,17 @@ pub enum ReadError {
     NotResults(String),
     /// A results file of another version of the format.
     #[error(
-        "a results file of format {found}, and this headroom reads format {RESULTS_FORMAT}: re-run `headroom run` with this headroom, or read it with the headroom that wrote it"
+        "a results file of format {found}, and this headroom reads formats 1 and {RESULTS_FORMAT}: re-run `headroom run` with this headroom, or read it with the headroom that wrote it"
     )]
     OtherFormat {
         /// The format the file says it has.
         found: u64,
     },
     /// The right format, but a field that does not fit it.
-    #[error(
-        "results of format {RESULTS_FORMAT} with a field that does not fit at `{place}`: {message}"
-    )]
+    #[error("results of format {format} with a field that does not fit at `{place}`: {message}")]
     Field {
+        /// The format the file says it has.
+        format: u64,
         /// Where, as a path of fields (`phases[0].points[2].runs[0].process`).
         place: String,
         /// What serde said.
@@ -96,13 +96,15 @@ impl Results {
             serde_json::from_str(text).map_err(|e| ReadError::NotResults(e.to_string()))?;
         match version.format {
             None => return Err(ReadError::NotResults("it has no `format`".to_owned())),
-            Some(found) if found != u64::from(RESULTS_FORMAT) => {
+            Some(found) if !READABLE_FORMATS.iter().any(|&f| u64::from(f) == found) => {
                 return Err(ReadError::OtherFormat { found });
             }
             Some(_) => {}
         }
+        let format = version.format.unwrap_or_default();
         let mut deserializer = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut deserializer).map_err(|e| ReadError::Field {
+            format,
             place: e.path().to_string(),
             message: e.inner().to_string(),
         })

@@ -59,3 +59,108 @@ pub fn deserialize_histogram(text: &str) -> Option<Histogram<u64>> {
         .deserialize(&mut bytes.as_slice())
         .ok()
 }
+
+/// Which distribution a scenario's histogram holds: the keys of `histograms` in the results
+/// file, written with their stable wire names (`seen_by_all`), the same in every format.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum HistogramKey {
+    /// HTTP: the answers that met `expect`, from the intended send time.
+    Latency,
+    /// HTTP: the answers that did not meet `expect`.
+    UnexpectedLatency,
+    /// The generator's delay: handed over minus intended.
+    ScheduleLag,
+    /// HTTP: waiting for a connection to send on.
+    ConnectionWait,
+    /// TLS handshakes.
+    TlsHandshake,
+    /// Rooms: each message at each recipient.
+    Seen,
+    /// Rooms: each message that reached every expected recipient, at its last one.
+    SeenByAll,
+    /// Rooms: the time to open a socket.
+    Connect,
+    /// Rooms: page reloads.
+    Reload,
+}
+
+impl HistogramKey {
+    /// Every key, in the order the file writes them.
+    pub const ALL: [HistogramKey; 9] = [
+        HistogramKey::Latency,
+        HistogramKey::UnexpectedLatency,
+        HistogramKey::ScheduleLag,
+        HistogramKey::ConnectionWait,
+        HistogramKey::TlsHandshake,
+        HistogramKey::Seen,
+        HistogramKey::SeenByAll,
+        HistogramKey::Connect,
+        HistogramKey::Reload,
+    ];
+
+    /// Its wire name: `seen_by_all`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistogramKey::Latency => "latency",
+            HistogramKey::UnexpectedLatency => "unexpected_latency",
+            HistogramKey::ScheduleLag => "schedule_lag",
+            HistogramKey::ConnectionWait => "connection_wait",
+            HistogramKey::TlsHandshake => "tls_handshake",
+            HistogramKey::Seen => "seen",
+            HistogramKey::SeenByAll => "seen_by_all",
+            HistogramKey::Connect => "connect",
+            HistogramKey::Reload => "reload",
+        }
+    }
+}
+
+impl std::fmt::Display for HistogramKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire names are the file's contract: serde writes what `as_str` says, for every key.
+    #[test]
+    fn every_key_is_written_by_its_wire_name() {
+        for key in HistogramKey::ALL {
+            let written = serde_json::to_string(&key).expect("a key serializes");
+            assert_eq!(written, format!("\"{}\"", key.as_str()));
+            let read: HistogramKey = serde_json::from_str(&written).expect("and reads back");
+            assert_eq!(read, key);
+        }
+        assert!(serde_json::from_str::<HistogramKey>("\"latency_all\"").is_err());
+    }
+
+    /// The results schema lists the same names as the keys a scenario's `histograms` may have.
+    #[test]
+    fn the_schema_names_every_key() {
+        let schema = schemars::schema_for!(crate::ScenarioResult);
+        let names = schema
+            .as_value()
+            .pointer("/properties/histograms/propertyNames/enum")
+            .and_then(|names| names.as_array())
+            .map(|names| names.iter().filter_map(|n| n.as_str()).collect::<Vec<_>>());
+        assert_eq!(
+            names,
+            Some(HistogramKey::ALL.map(HistogramKey::as_str).to_vec())
+        );
+    }
+}

@@ -26,7 +26,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::environment::{Environment, LoadAverage};
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
-pub use crate::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
+pub use crate::histogram::{
+    HistogramKey, deserialize_histogram, histogram_summary, serialize_histogram,
+};
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
@@ -34,13 +36,20 @@ pub use crate::scenario::{
     RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
 };
 
-/// The version of this file's shape; readers refuse other versions.
-pub const RESULTS_FORMAT: u32 = 1;
+/// The version of this file's shape, as written. Format 2 (issue 31): a scenario's
+/// `histograms` are keyed by a closed set of names ([`HistogramKey`]), `latency` counts the
+/// answers that met `expect` only, and a figure such as `seen_by_all.p95` is read from the
+/// histograms and counts ([`ScenarioResult::histogram`]), never from a summary alone.
+pub const RESULTS_FORMAT: u32 = 2;
+
+/// The formats this headroom reads: format 1's fields are all in format 2, with the same
+/// names, so a format-1 file reads into the same types (its `format` says which it was).
+pub const READABLE_FORMATS: [u32; 2] = [1, 2];
 
 /// A results file: what ran, on what machine, and every run's measurements.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
-    /// The version of this file's shape (1); a reader refuses another.
+    /// The version of this file's shape (2; 1 is still read); a reader refuses another.
     pub format: u32,
     /// The headroom that ran.
     pub headroom_version: String,

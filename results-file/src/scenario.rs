@@ -142,8 +142,15 @@ pub struct ScenarioResult {
     /// took, counted apart from the generator's lag. Empty before format 1's files had it.
     #[serde(default)]
     pub connection_wait: Summary,
-    /// The full distributions (`latency`, `unexpected_latency`, `schedule_lag`, `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`, `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats merged.
-    pub histograms: BTreeMap<String, String>,
+    /// The full distributions, by which one (`latency`, `unexpected_latency`, `schedule_lag`,
+    /// `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`,
+    /// `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and
+    /// repeats merged.
+    #[schemars(extend("propertyNames" = {"enum": [
+        "latency", "unexpected_latency", "schedule_lag", "connection_wait", "tls_handshake",
+        "seen", "seen_by_all", "connect", "reload"
+    ]}))]
+    pub histograms: BTreeMap<HistogramKey, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
     /// HTTP: the requests intended during the ramp-up and ramp-down, counted apart from the
@@ -336,6 +343,16 @@ pub struct ReloadResult {
     pub errors: ErrorCounts,
     /// From the reload's intended time to the last byte of the page.
     pub latency: Summary,
+}
+
+impl ScenarioResult {
+    /// The distribution recorded under `key`, decoded; `None` when the run recorded none (or
+    /// its text does not decode).
+    pub fn histogram(&self, key: HistogramKey) -> Option<Histogram<u64>> {
+        self.histograms
+            .get(&key)
+            .and_then(|text| deserialize_histogram(text))
+    }
 }
 
 impl RoomsResult {

@@ -23,7 +23,6 @@ mod http;
 mod limits;
 mod load;
 pub mod machine;
-pub mod merge;
 mod quick;
 mod reach;
 pub use headroom_results as results;
@@ -40,7 +39,6 @@ mod steps;
 mod stripe;
 pub mod target;
 mod tls;
-mod verdict;
 
 pub use event::Event;
 pub use limits::LIMITS_IGNORED;

@@ -31,17 +31,53 @@ pub struct GateRule {
     pub threshold: f64,
 }
 
-/// A rule that is not a figure and a signed, non-zero percentage.
+/// A rule that is not a figure and a signed, non-zero percentage, or that names a figure by
+/// a name `compare` no longer uses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error(
-    "`{0}` is not a gate rule: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
-)]
-pub struct NotAGate(pub String);
+pub enum NotAGate {
+    /// Not a figure and a signed, non-zero percentage.
+    #[error(
+        "`{0}` is not a gate rule: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
+    )]
+    Syntax(String),
+    /// A figure by its old name (`rss_mib`): figures are named as SLOs name them.
+    #[error(
+        "gate `{rule}`: `{old}` is now `{new}` (figures are named as SLOs name them): write `{suggested}`"
+    )]
+    Renamed {
+        /// The rule as written.
+        rule: String,
+        /// The name it used.
+        old: String,
+        /// The figure catalogue's name for it.
+        new: String,
+        /// The rule with the new name.
+        suggested: String,
+    },
+}
+
+/// The names `compare` used before the figure catalogue (issue 31), and the catalogue's for
+/// each: `rss_mib` is `rss` (in bytes), `cpu_cores` is `cpu`, `SCENARIO.errors` is
+/// `SCENARIO.failed`, `series.NAME` is `NAME`.
+pub fn renamed(figure: &str) -> Option<String> {
+    match figure {
+        "rss_mib" => return Some("rss".to_owned()),
+        "cpu_cores" => return Some("cpu".to_owned()),
+        "errors" => return Some("failed".to_owned()),
+        _ => {}
+    }
+    if let Some(series) = figure.strip_prefix("series.") {
+        return Some(series.to_owned());
+    }
+    figure
+        .strip_suffix(".errors")
+        .map(|scenario| format!("{scenario}.failed"))
+}
 
 impl GateRule {
     /// Reads `seen_by_all.p95 +10%`.
     pub fn parse(rule: &str) -> Result<GateRule, NotAGate> {
-        let wrong = || NotAGate(rule.trim().to_owned());
+        let wrong = || NotAGate::Syntax(rule.trim().to_owned());
         let (figure, change) = rule
             .trim()
             .rsplit_once(char::is_whitespace)
@@ -58,6 +94,14 @@ impl GateRule {
         let threshold: f64 = percent.parse().map_err(|_| wrong())?;
         if !threshold.is_finite() || threshold == 0.0 {
             return Err(wrong());
+        }
+        if let Some(new) = renamed(figure) {
+            return Err(NotAGate::Renamed {
+                rule: rule.trim().to_owned(),
+                old: figure.to_owned(),
+                suggested: format!("{new} {change}"),
+                new,
+            });
         }
         Ok(GateRule {
             rule: rule.trim().to_owned(),
@@ -97,10 +141,38 @@ mod tests {
         ] {
             assert_eq!(
                 GateRule::parse(wrong),
-                Err(NotAGate(wrong.to_owned())),
+                Err(NotAGate::Syntax(wrong.to_owned())),
                 "{wrong}"
             );
         }
+    }
+
+    /// Issue 31: `compare` names figures as SLOs do; a gate on an old name is refused with
+    /// the new one in the rule it should be.
+    #[test]
+    fn a_gate_on_an_old_name_is_refused_with_the_new_one() {
+        for (old, new) in [
+            ("rss_mib +5%", "rss +5%"),
+            ("cpu_cores +10%", "cpu +10%"),
+            ("api.errors +1%", "api.failed +1%"),
+            ("errors +1%", "failed +1%"),
+            ("series.heap +3%", "heap +3%"),
+        ] {
+            let refused = GateRule::parse(old).expect_err("an old name");
+            assert!(
+                matches!(&refused, NotAGate::Renamed { suggested, .. } if suggested == new),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(
+            GateRule::parse("rss_mib +5%").map_err(|e| e.to_string()),
+            Err(
+                "gate `rss_mib +5%`: `rss_mib` is now `rss` (figures are named as SLOs name \
+                 them): write `rss +5%`"
+                    .to_owned()
+            )
+        );
+        assert!(GateRule::parse("api.failed +1%").is_ok());
     }
 
     /// The schema's pattern and the parser agree, on what passes and what does not.

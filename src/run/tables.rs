@@ -2,6 +2,8 @@
 //! one-line summary of a run the progress shows.
 
 use super::*;
+use headroom_compiler::slo::{ScenarioFigure, Statistic};
+use headroom_figures::{Named, read};
 
 /// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
 pub(crate) fn variables(
@@ -89,10 +91,7 @@ pub(super) fn one_line(result: &RunResult) -> String {
 fn tls_handshakes(result: &RunResult) -> Option<String> {
     let mut all = headroom_runner::results::histogram::new();
     for scenario in measured(result).filter(|s| s.tls.is_some()) {
-        let histogram = scenario
-            .histograms
-            .get("tls_handshake")
-            .and_then(|h| headroom_runner::results::deserialize_histogram(h))?;
+        let histogram = scenario.histogram(headroom_runner::results::HistogramKey::TlsHandshake)?;
         all.add(&histogram).ok()?;
     }
     if all.is_empty() {
@@ -273,14 +272,6 @@ fn http_cells(run: &RunResult) -> [String; 6] {
     let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
     let requests: u64 = http.iter().map(|s| s.requests).sum();
     let rate: f64 = http.iter().map(|s| s.rate).sum();
-    // Only scenarios that completed a request have a latency: none is "-", not 0 ms.
-    let worst = |f: fn(&headroom_runner::results::Summary) -> f64| {
-        http.iter()
-            .filter(|s| s.latency.count > 0)
-            .map(|s| f(&s.latency))
-            .reduce(f64::max)
-            .map_or_else(|| "-".to_owned(), ms)
-    };
     let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
     let checks: u64 = http.iter().map(|s| s.errors.check).sum();
     [
@@ -291,9 +282,9 @@ fn http_cells(run: &RunResult) -> [String; 6] {
         } else {
             format!("{rate:.1}")
         },
-        worst(|s| s.p50_ms),
-        worst(|s| s.p95_ms),
-        worst(|s| s.p99_ms),
+        worst(run, false, ScenarioFigure::Latency, Statistic::P50),
+        worst(run, false, ScenarioFigure::Latency, Statistic::P95),
+        worst(run, false, ScenarioFigure::Latency, Statistic::P99),
         errors_cell(errors, checks),
     ]
 }
@@ -313,26 +304,6 @@ fn rooms_cells(run: &RunResult) -> [String; 4] {
     let sum = |f: fn(&RoomsResult) -> u64| -> u64 {
         rooms.iter().filter_map(|s| s.rooms.as_ref()).map(f).sum()
     };
-    let seen = rooms
-        .iter()
-        .filter_map(|s| s.rooms.as_ref())
-        .filter(|r| r.seen.count > 0)
-        .map(|r| r.seen.p95_ms)
-        .reduce(f64::max);
-    let all = rooms
-        .iter()
-        .filter_map(|s| Some((s, s.rooms.as_ref()?)))
-        .filter(|(_, r)| r.messages.reached_all + r.messages.incomplete > 0)
-        .map(|(s, r)| {
-            let histogram = s
-                .histograms
-                .get("seen_by_all")
-                .and_then(|h| headroom_runner::results::deserialize_histogram(h));
-            histogram
-                .and_then(|h| r.seen_by_all_quantile(&h, 0.95))
-                .map_or(f64::INFINITY, |s| s * 1000.0)
-        })
-        .reduce(f64::max);
     let expected = sum(|r| r.messages.expected);
     [
         format!(
@@ -349,18 +320,27 @@ fn rooms_cells(run: &RunResult) -> [String; 4] {
                 thousands(expected)
             )
         },
-        seen.map_or_else(|| "-".to_owned(), ms),
-        all.map_or_else(
-            || "-".to_owned(),
-            |v| {
-                if v.is_infinite() {
-                    "never".to_owned()
-                } else {
-                    ms(v)
-                }
-            },
-        ),
+        worst(run, true, ScenarioFigure::Seen, Statistic::P95),
+        worst(run, true, ScenarioFigure::SeenByAll, Statistic::P95),
     ]
+}
+
+/// The worst of the measured HTTP (or rooms) scenarios' `figure` at `statistic`, read as the
+/// figure catalogue defines it: a time that never came is `never`, the worst; none measured
+/// is `-`, not 0 ms.
+fn worst(run: &RunResult, rooms: bool, figure: ScenarioFigure, statistic: Statistic) -> String {
+    let worst = run
+        .scenarios
+        .iter()
+        .filter(|(_, s)| s.skipped.is_none() && s.rooms.is_some() == rooms)
+        .filter_map(|(name, _)| read(run, &Named::scenario(name, figure).at(statistic)).ok())
+        .map(|reading| reading.value().unwrap_or(f64::INFINITY))
+        .reduce(f64::max);
+    match worst {
+        None => "-".to_owned(),
+        Some(seconds) if seconds.is_infinite() => "never".to_owned(),
+        Some(seconds) => ms(seconds * 1000.0),
+    }
 }
 
 fn slo_cell(run: &RunResult) -> String {

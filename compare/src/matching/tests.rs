@@ -49,7 +49,7 @@ fn a_file_against_itself_calls_nothing() {
             .iter()
             .any(|r| r.figure == "edits.seen_by_all.p95")
     );
-    assert!(comparison.rows.iter().any(|r| r.figure == "rss_mib"));
+    assert!(comparison.rows.iter().any(|r| r.figure == "rss"));
     // The slope against itself: p 1, within noise (nine points a side tell that much).
     let slope = comparison
         .rows
@@ -86,7 +86,7 @@ fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
     let rss = comparison
         .rows
         .iter()
-        .find(|r| r.phase == "memory" && r.point == "rooms=1" && r.figure == "rss_mib")
+        .find(|r| r.phase == "memory" && r.point == "rooms=1" && r.figure == "rss")
         .expect("RSS at one room");
     assert_eq!(rss.judgement.verdict, Verdict::Worse);
     let change = rss.judgement.change.expect("a base median");
@@ -124,7 +124,7 @@ fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
         comparison
             .rows
             .iter()
-            .find(|r| r.point == "rooms=1" && r.figure == "rss_mib")
+            .find(|r| r.point == "rooms=1" && r.figure == "rss")
             .map(|r| r.judgement.verdict.clone())
     };
     let unlike = compare(&base, &new, false, &table());
@@ -161,7 +161,7 @@ fn a_lever_is_judged_against_its_first_value_in_each_phase() {
     let rss = levers
         .rows
         .iter()
-        .find(|r| r.point == "rooms 1 → 32" && r.figure == "rss_mib")
+        .find(|r| r.point == "rooms 1 → 32" && r.figure == "rss")
         .expect("RSS from 1 to 32 rooms");
     // 7.8 to 22.8 MiB in three repeats a side: too few to call.
     let change = rss.judgement.change.expect("a base median");

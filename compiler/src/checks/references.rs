@@ -43,10 +43,16 @@ impl<'a> Checker<'a> {
                 Err(error) => {
                     let pointer = format!("/compare/fail_on/{i}");
                     let span = self.value_span(&pointer);
+                    let label = match &error {
+                        headroom_spec::compare::NotAGate::Syntax(_) => {
+                            "expected a figure and a signed percentage"
+                        }
+                        headroom_spec::compare::NotAGate::Renamed { .. } => "a figure's old name",
+                    };
                     self.push(
                         Diagnostic::new(Code::BadGate, error.to_string())
                             .at(&pointer, span)
-                            .label("expected a figure and a signed percentage"),
+                            .label(label),
                     );
                 }
             }

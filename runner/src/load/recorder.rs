@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::{Failed, Live, WINDOW, histogram};
 use crate::http::ErrorKind;
+use crate::results::HistogramKey;
 use crate::results::{
     Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, TlsFigures, Window,
     histogram_summary, serialize_histogram,
@@ -342,23 +343,23 @@ pub(super) fn merge(
         schedule_lag: histogram_summary(&all.lag),
         connection_wait: histogram_summary(&all.connection_wait),
         histograms: [
-            ("latency".to_owned(), serialize_histogram(&all.latency)),
-            ("schedule_lag".to_owned(), serialize_histogram(&all.lag)),
+            (HistogramKey::Latency, serialize_histogram(&all.latency)),
+            (HistogramKey::ScheduleLag, serialize_histogram(&all.lag)),
             (
-                "connection_wait".to_owned(),
+                HistogramKey::ConnectionWait,
                 serialize_histogram(&all.connection_wait),
             ),
         ]
         .into_iter()
         .chain((!all.unexpected.is_empty()).then(|| {
             (
-                "unexpected_latency".to_owned(),
+                HistogramKey::UnexpectedLatency,
                 serialize_histogram(&all.unexpected),
             )
         }))
         .chain(tls.is_some().then(|| {
             (
-                "tls_handshake".to_owned(),
+                HistogramKey::TlsHandshake,
                 serialize_histogram(&all.tls_handshake),
             )
         }))

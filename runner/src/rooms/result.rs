@@ -1,6 +1,7 @@
 //! What a rooms run measured, from its counters and histograms.
 
 use super::*;
+use crate::results::HistogramKey;
 
 pub(super) fn result(
     shared: &Shared,
@@ -31,13 +32,13 @@ pub(super) fn result(
         ports: load(&c.ports),
     };
     let mut histograms = std::collections::BTreeMap::new();
-    histograms.insert("seen".to_owned(), serialize_histogram(&seen));
-    histograms.insert("seen_by_all".to_owned(), serialize_histogram(&all));
-    histograms.insert("connect".to_owned(), serialize_histogram(&connect));
-    histograms.insert("schedule_lag".to_owned(), serialize_histogram(&lag));
+    histograms.insert(HistogramKey::Seen, serialize_histogram(&seen));
+    histograms.insert(HistogramKey::SeenByAll, serialize_histogram(&all));
+    histograms.insert(HistogramKey::Connect, serialize_histogram(&connect));
+    histograms.insert(HistogramKey::ScheduleLag, serialize_histogram(&lag));
     let reload = shared.reload.as_ref().and_then(|_| {
         let reloads = shared.reloads.lock().ok()?;
-        histograms.insert("reload".to_owned(), serialize_histogram(&reloads.latency));
+        histograms.insert(HistogramKey::Reload, serialize_histogram(&reloads.latency));
         Some(ReloadResult {
             requests: reloads.latency.len(),
             ok: reloads.ok,
@@ -111,13 +112,13 @@ pub(super) fn result(
 /// The TLS handshakes of the sockets opened (`wss://`), their histogram into `histograms`.
 fn tls_figures(
     shared: &Shared,
-    histograms: &mut std::collections::BTreeMap<String, String>,
+    histograms: &mut std::collections::BTreeMap<HistogramKey, String>,
 ) -> Option<crate::results::TlsFigures> {
     let handshakes = shared.handshakes.lock().ok()?;
     if handshakes.is_empty() {
         return None;
     }
-    histograms.insert("tls_handshake".to_owned(), serialize_histogram(&handshakes));
+    histograms.insert(HistogramKey::TlsHandshake, serialize_histogram(&handshakes));
     Some(crate::results::TlsFigures {
         handshakes: handshakes.len(),
         handshake: histogram_summary(&handshakes),

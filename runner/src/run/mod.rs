@@ -27,7 +27,8 @@ use crate::sample::sampler;
 use crate::scenarios::{Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
 use crate::target::{Launch, Running, endpoints};
-use crate::{http, load, sample, verdict};
+use crate::{http, load, sample};
+use headroom_figures::verdict;
 
 mod once;
 mod phase;

@@ -7,7 +7,7 @@ use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
 use headroom_pricing::fit::fit;
 use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
 use headroom_pricing::points::{Sweep, Unit};
-use headroom_results::{MessageCounts, PointResults, Results, ScenarioResult, Summary};
+use headroom_results::{MessageCounts, PointResults, Results, RunResult, ScenarioResult};
 use headroom_spec::VarValue;
 use headroom_spec::target::ProcessMode;
 use schemars::JsonSchema;
@@ -282,8 +282,12 @@ pub struct ScenarioCell {
     pub kind: String,
     /// HTTP: requests; rooms: messages sent.
     pub requests: Option<Stat>,
-    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95.
+    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95
+    /// (over the runs where it came).
     pub p95_ms: Option<Stat>,
+    /// Rooms: the runs whose p95 never came (it falls among messages that never reached
+    /// everyone: the figure catalogue's `seen_by_all`).
+    pub p95_never: usize,
     /// The same latency's p50 and p99.
     pub p50_ms: Option<Stat>,
     /// The latency's p99 over the repeats, in milliseconds.

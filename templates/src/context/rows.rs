@@ -2,6 +2,9 @@
 
 use std::collections::BTreeSet;
 
+use headroom_compiler::slo::{ScenarioFigure, Statistic};
+use headroom_figures::{Named, Reading};
+
 use super::*;
 
 /// One named request of an HTTP scenario at one point, measured apart over the repeats.
@@ -24,6 +27,30 @@ pub struct RequestCell {
     pub slos: Vec<String>,
 }
 
+/// One figure over a point's runs: the values in milliseconds, and the runs in which it was a
+/// time that never came.
+struct OverRuns {
+    values: Option<Stat>,
+    never: usize,
+}
+
+/// A time figure of every run of a point that measured it, read through the catalogue.
+fn over_runs(runs: &[RunResult], named: Named<'_>) -> OverRuns {
+    let readings: Vec<Reading> = runs
+        .iter()
+        .filter_map(|run| headroom_figures::read(run, &named).ok())
+        .collect();
+    let values: Vec<f64> = readings
+        .iter()
+        .filter_map(|reading| reading.value())
+        .map(|seconds| seconds * 1000.0)
+        .collect();
+    OverRuns {
+        values: Stat::of(&values),
+        never: readings.len() - values.len(),
+    }
+}
+
 /// The named requests of `names`' scenarios measured apart at `point`, scenario by scenario.
 fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
     let mut cells = Vec::new();
@@ -40,21 +67,15 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
                 .iter()
                 .filter_map(|r| r.scenarios.get(scenario)?.by_request.get(request))
                 .collect();
-            let quantile = |pick: fn(&Summary) -> f64| {
-                let values: Vec<f64> = apart
-                    .iter()
-                    .filter(|a| a.latency.count > 0)
-                    .map(|a| pick(&a.latency))
-                    .collect();
-                Stat::of(&values)
-            };
+            let latency = Named::scenario(scenario, ScenarioFigure::Latency).of_request(request);
+            let quantile = |statistic| over_runs(&point.runs, latency.at(statistic)).values;
             let counts: Vec<f64> = apart.iter().map(|a| a.requests as f64).collect();
             cells.push(RequestCell {
                 name: format!("{scenario}.{request}"),
                 requests: Stat::of(&counts),
-                p50_ms: quantile(|s| s.p50_ms),
-                p95_ms: quantile(|s| s.p95_ms),
-                p99_ms: quantile(|s| s.p99_ms),
+                p50_ms: quantile(Statistic::P50),
+                p95_ms: quantile(Statistic::P95),
+                p99_ms: quantile(Statistic::P99),
                 errors: apart.iter().map(|a| a.errors.total()).sum(),
                 slos: Vec::new(),
             });
@@ -88,21 +109,15 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         let kind = first.kind.clone();
         let rooms = kind == "rooms";
         let requests: Vec<f64> = results.iter().map(|s| s.requests as f64).collect();
-        // Rooms: the time until everyone had a message; HTTP: the request latency.
-        let quantile = |pick: fn(&Summary) -> f64| -> Option<Stat> {
-            let values: Vec<f64> = results
-                .iter()
-                .filter_map(|s| {
-                    let summary = if rooms {
-                        &s.rooms.as_ref()?.seen_by_all
-                    } else {
-                        &s.latency
-                    };
-                    (summary.count > 0).then(|| pick(summary))
-                })
-                .collect();
-            Stat::of(&values)
+        // Rooms: the time until everyone had a message; HTTP: the request latency. Read as
+        // the figure catalogue defines them, as the SLO verdicts and the run table read them.
+        let figure = if rooms {
+            ScenarioFigure::SeenByAll
+        } else {
+            ScenarioFigure::Latency
         };
+        let quantile = |statistic| over_runs(runs, Named::scenario(name, figure).at(statistic));
+        let p95 = quantile(Statistic::P95);
         let errors: u64 = results.iter().map(|s| s.errors.total()).sum();
         let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
             rooms.then(|| {
@@ -117,9 +132,10 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
             name: name.clone(),
             kind,
             requests: Stat::of(&requests),
-            p95_ms: quantile(|s| s.p95_ms),
-            p50_ms: quantile(|s| s.p50_ms),
-            p99_ms: quantile(|s| s.p99_ms),
+            p95_ms: p95.values,
+            p95_never: p95.never,
+            p50_ms: quantile(Statistic::P50).values,
+            p99_ms: quantile(Statistic::P99).values,
             errors,
             delivered: sum(|m| m.delivered),
             expected: sum(|m| m.expected),

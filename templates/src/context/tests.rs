@@ -14,6 +14,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
             kind: "http".into(),
             requests: None,
             p95_ms: Stat::of(&[p95]),
+            p95_never: 0,
             p50_ms: None,
             p99_ms: None,
             errors: 0,

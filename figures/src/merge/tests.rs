@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::results::histogram::new as histogram;
+use headroom_results::histogram::new as histogram;
 
 proptest! {
     /// Issue 18: a histogram of every sample equals, bit for bit once serialized, the parts'
@@ -20,13 +20,13 @@ proptest! {
             .iter()
             .map(|h| ScenarioResult {
                 kind: "http".into(),
-                histograms: [("latency".to_owned(), serialize_histogram(h))].into(),
+                histograms: [(headroom_results::HistogramKey::Latency, serialize_histogram(h))].into(),
                 ..Default::default()
             })
             .collect();
         let refs: Vec<&ScenarioResult> = shares.iter().collect();
         let merged = merge_histograms(&refs).expect("merged");
-        prop_assert_eq!(serialize_histogram(&merged["latency"]), serialize_histogram(&whole));
+        prop_assert_eq!(serialize_histogram(&merged[&headroom_results::HistogramKey::Latency]), serialize_histogram(&whole));
     }
 }
 
@@ -50,7 +50,11 @@ fn share(requests: u64, latencies_us: &[u64], window: u64) -> ScenarioResult {
             opened: 2,
             queued_at_limit: 0,
         }),
-        histograms: [("latency".to_owned(), serialize_histogram(&latency))].into(),
+        histograms: [(
+            headroom_results::HistogramKey::Latency,
+            serialize_histogram(&latency),
+        )]
+        .into(),
         ..Default::default()
     }
 }
@@ -97,7 +101,7 @@ fn part(path: &str, index: u64, count: u64, hash: &str) -> Part {
     let mut results: Results = serde_json::from_str(text).expect("a results file");
     results.spec.hash = hash.to_owned();
     results.seed = Some(7);
-    results.segment = Some(crate::results::SegmentRef {
+    results.segment = Some(headroom_results::SegmentRef {
         index,
         count,
         host: format!("host-{index}"),

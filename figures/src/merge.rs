@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
-use crate::results::{
-    ConnectFailures, Connections, ErrorCounts, GeneratorResult, MessageCounts, RampCounts,
-    ReloadResult, RequestResult, Results, RoomsResult, RunResult, ScenarioResult, SocketCounts,
-    Summary, TlsFigures, Window,
+use headroom_results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
+use headroom_results::{
+    ConnectFailures, Connections, ErrorCounts, GeneratorResult, HistogramKey, MessageCounts,
+    RampCounts, ReloadResult, RequestResult, Results, RoomsResult, RunResult, ScenarioResult,
+    SocketCounts, Summary, TlsFigures, Window,
 };
 
 /// One segment's results and the file it came from (for the errors).
@@ -196,7 +196,7 @@ fn merge_run(
     run.generator = merge_generator(shares);
     run.slo = if matches!(
         run.failure,
-        None | Some(crate::results::Failure::NothingMeasured { .. })
+        None | Some(headroom_results::Failure::NothingMeasured { .. })
     ) {
         crate::verdict::evaluate(slo, &run)
     } else {
@@ -245,8 +245,8 @@ fn merge_generator(shares: &[&RunResult]) -> GeneratorResult {
 /// The histograms of every share, added; their summaries recomputed from them.
 fn merge_histograms(
     shares: &[&ScenarioResult],
-) -> Result<BTreeMap<String, Histogram<u64>>, String> {
-    let mut merged: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+) -> Result<BTreeMap<HistogramKey, Histogram<u64>>, String> {
+    let mut merged: BTreeMap<HistogramKey, Histogram<u64>> = BTreeMap::new();
     for share in shares {
         for (name, text) in &share.histograms {
             let histogram = deserialize_histogram(text)
@@ -256,7 +256,7 @@ fn merge_histograms(
                     .add(&histogram)
                     .map_err(|e| format!("histogram `{name}`: {e}"))?,
                 None => {
-                    merged.insert(name.clone(), histogram);
+                    merged.insert(*name, histogram);
                 }
             }
         }
@@ -264,9 +264,9 @@ fn merge_histograms(
     Ok(merged)
 }
 
-fn summary(histograms: &BTreeMap<String, Histogram<u64>>, name: &str) -> Summary {
+fn summary(histograms: &BTreeMap<HistogramKey, Histogram<u64>>, key: HistogramKey) -> Summary {
     histograms
-        .get(name)
+        .get(&key)
         .map(histogram_summary)
         .unwrap_or_default()
 }
@@ -289,10 +289,19 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
         duration_s: shares.iter().map(|s| s.duration_s).fold(0.0, f64::max),
         // Every share's rate is over the same window: they add.
         rate: shares.iter().map(|s| s.rate).sum(),
-        latency: summary(&histograms, if rooms { "seen" } else { "latency" }),
-        unexpected_latency: histograms.get("unexpected_latency").map(histogram_summary),
-        schedule_lag: summary(&histograms, "schedule_lag"),
-        connection_wait: summary(&histograms, "connection_wait"),
+        latency: summary(
+            &histograms,
+            if rooms {
+                HistogramKey::Seen
+            } else {
+                HistogramKey::Latency
+            },
+        ),
+        unexpected_latency: histograms
+            .get(&HistogramKey::UnexpectedLatency)
+            .map(histogram_summary),
+        schedule_lag: summary(&histograms, HistogramKey::ScheduleLag),
+        connection_wait: summary(&histograms, HistogramKey::ConnectionWait),
         windows: merge_windows(shares)?,
         ramps: merge_ramps(shares),
         connections: shares.iter().filter_map(|s| s.connections.as_ref()).fold(
@@ -313,7 +322,7 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
                 .filter_map(|s| s.tls.as_ref())
                 .map(|t| t.handshakes)
                 .sum(),
-            handshake: summary(&histograms, "tls_handshake"),
+            handshake: summary(&histograms, HistogramKey::TlsHandshake),
         }),
         // Addresses of different machines: summed, as each share's are its own.
         source_addresses: shares
@@ -322,7 +331,7 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
             .reduce(|a, b| a + b),
         histograms: histograms
             .iter()
-            .map(|(name, h)| (name.clone(), serialize_histogram(h)))
+            .map(|(key, h)| (*key, serialize_histogram(h)))
             .collect(),
     })
 }
@@ -346,7 +355,7 @@ fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
                 Some(text) => deserialize_histogram(text)
                     .ok_or_else(|| format!("the window at {} s cannot be read", window.t_s))?,
                 // No expected answer in the second (none at all, or only failures).
-                None if window.requests == window.errors => crate::results::histogram::new(),
+                None if window.requests == window.errors => headroom_results::histogram::new(),
                 None => {
                     return Err(format!(
                         "the window at {} s has no histogram (a results file older than segments): it cannot be merged exactly",
@@ -356,7 +365,7 @@ fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
             };
             let (sum, requests, errors) = seconds
                 .entry(window.t_s)
-                .or_insert_with(|| (crate::results::histogram::new(), 0, 0));
+                .or_insert_with(|| (headroom_results::histogram::new(), 0, 0));
             sum.add(&histogram)
                 .map_err(|e| format!("the window at {} s: {e}", window.t_s))?;
             *requests += window.requests;
@@ -415,7 +424,7 @@ fn merge_by_request(shares: &[&ScenarioResult]) -> Result<BTreeMap<String, Reque
 
 fn merge_rooms(
     shares: &[&ScenarioResult],
-    histograms: &BTreeMap<String, Histogram<u64>>,
+    histograms: &BTreeMap<HistogramKey, Histogram<u64>>,
 ) -> Option<RoomsResult> {
     let all: Vec<&RoomsResult> = shares.iter().filter_map(|s| s.rooms.as_ref()).collect();
     let first = *all.first()?;
@@ -439,7 +448,7 @@ fn merge_rooms(
             pings_sent: sum(&|r| r.sockets.pings_sent),
             pings_received: sum(&|r| r.sockets.pings_received),
         },
-        connect: summary(histograms, "connect"),
+        connect: summary(histograms, HistogramKey::Connect),
         hold_started_s: all.iter().map(|r| r.hold_started_s).fold(0.0, f64::max),
         hold_s: all.iter().map(|r| r.hold_s).fold(first.hold_s, f64::min),
         messages: MessageCounts {
@@ -455,13 +464,13 @@ fn merge_rooms(
             own_echoes: sum(&|r| r.messages.own_echoes),
             unstamped: sum(&|r| r.messages.unstamped),
         },
-        seen: summary(histograms, "seen"),
-        seen_by_all: summary(histograms, "seen_by_all"),
+        seen: summary(histograms, HistogramKey::Seen),
+        seen_by_all: summary(histograms, HistogramKey::SeenByAll),
         reload: (!reloads.is_empty()).then(|| ReloadResult {
             requests: reloads.iter().map(|r| r.requests).sum(),
             ok: reloads.iter().map(|r| r.ok).sum(),
             errors: add_errors(reloads.iter().map(|r| &r.errors)),
-            latency: summary(histograms, "reload"),
+            latency: summary(histograms, HistogramKey::Reload),
         }),
     })
 }

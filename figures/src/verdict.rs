@@ -1,0 +1,185 @@
+//! SLO verdicts, per run: the figure, the threshold, pass or fail.
+
+use headroom_compiler::slo::SloRule;
+use headroom_results::{RunResult, SloVerdict};
+
+use crate::reading::{Named, Reading, read};
+
+/// Every rule of the spec against one run, each figure read as the catalogue defines it.
+pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
+    rules
+        .iter()
+        .map(|rule| {
+            let holds = |v: f64| Some(rule.comparison.holds(v, rule.threshold_value));
+            let reading = Named::of_rule(rule).and_then(|named| read(run, &named));
+            let (value, pass, note) = match reading {
+                Ok(Reading::Value(value)) => (Some(value), holds(value), None),
+                // A time that never came: JSON has no infinity, so the note says it.
+                Ok(Reading::Never) => (None, holds(f64::INFINITY), Some(NEVER.to_owned())),
+                Err(note) => (None, None, Some(note)),
+            };
+            SloVerdict {
+                name: rule.name.clone(),
+                expression: rule.expression.clone(),
+                value,
+                threshold: rule.threshold_value,
+                pass,
+                note,
+            }
+        })
+        .collect()
+}
+
+/// What a verdict notes when its figure is a time that never came.
+pub const NEVER: &str = "never: the quantile falls among messages that never reached everyone";
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+    use headroom_results::{ProcessSample, ScenarioResult, Summary};
+
+    use headroom_compiler::slo::{Figure, FigureUnit, parse};
+
+    fn rule(expression: &str) -> SloRule {
+        let figure = |scenario: Option<&str>, name: &str, unit| Figure {
+            scenario: scenario.map(str::to_owned),
+            request: None,
+            name: name.to_owned(),
+            unit,
+        };
+        let slow = |name: &str, unit| Figure {
+            request: Some("slow".to_owned()),
+            ..figure(Some("api"), name, unit)
+        };
+        let figures = [
+            figure(Some("api"), "failed", FigureUnit::Ratio),
+            figure(Some("api"), "latency", FigureUnit::Latency),
+            slow("latency", FigureUnit::Latency),
+            slow("failed", FigureUnit::Ratio),
+            figure(None, "cpu", FigureUnit::Cpu),
+            figure(None, "rss", FigureUnit::Size),
+        ];
+        parse("slo", expression, &figures).expect("a rule")
+    }
+
+    fn run() -> RunResult {
+        RunResult {
+            duration_s: 1.0,
+            port: 1,
+            ..RunResult::started(1, 0)
+        }
+    }
+
+    /// Issue 11, item 5: `failed < 1%` when no request was sent is unmeasured, not a pass.
+    #[test]
+    fn a_share_of_nothing_is_unmeasured() {
+        let mut run = run();
+        run.scenarios
+            .insert("api".to_owned(), ScenarioResult::default());
+        let verdicts = evaluate(&[rule("api.failed < 1%")], &run);
+        assert_eq!(verdicts[0].pass, None, "{verdicts:?}");
+        assert_eq!(verdicts[0].value, None);
+        assert_eq!(verdicts[0].note.as_deref(), Some("no request was sent"));
+        run.scenarios.get_mut("api").expect("api").requests = 100;
+        assert_eq!(
+            evaluate(&[rule("api.failed < 1%")], &run)[0].pass,
+            Some(true)
+        );
+    }
+
+    /// Issue 31: `cpu` is the catalogue's, the CPU over the hold (as the page, the planner
+    /// and `compare` read it), not the steady state's reading after the load; without it, the
+    /// SLO is unmeasured and says why.
+    #[test]
+    fn cpu_is_read_over_the_hold() {
+        let mut run = run();
+        run.process.steady = Some(ProcessSample {
+            t_s: 1.0,
+            rss_bytes: 1 << 20,
+            cpu_pct: Some(3.0),
+            processes: 1,
+        });
+        let verdicts = evaluate(&[rule("cpu < 50%"), rule("rss < 1GiB")], &run);
+        assert_eq!(verdicts[0].pass, None, "{verdicts:?}");
+        assert!(
+            verdicts[0]
+                .note
+                .as_deref()
+                .unwrap_or("")
+                .contains("CPU over the hold was not measured")
+        );
+        assert_eq!(verdicts[1].pass, Some(true));
+        run.process.hold_cpu_cores = Some(1.2);
+        let verdicts = evaluate(&[rule("cpu < 50%")], &run);
+        assert_eq!(
+            (verdicts[0].value, verdicts[0].pass),
+            (Some(1.2), Some(false))
+        );
+    }
+
+    /// Issue 17: an SLO on one named request reads that request's figures: the slow route
+    /// fails its p95 while the scenario's, mostly fast answers, passes.
+    #[test]
+    fn a_request_is_judged_by_its_own_figures() {
+        let mut run = run();
+        let mut api = ScenarioResult {
+            requests: 100,
+            latency: Summary {
+                count: 100,
+                p95_ms: 40.0,
+                ..Summary::default()
+            },
+            ..ScenarioResult::default()
+        };
+        api.by_request.insert(
+            "slow".to_owned(),
+            headroom_results::RequestResult {
+                requests: 10,
+                ok: 9,
+                latency: Summary {
+                    count: 10,
+                    p95_ms: 400.0,
+                    ..Summary::default()
+                },
+                errors: headroom_results::ErrorCounts {
+                    status: 1,
+                    ..Default::default()
+                },
+                histogram: String::new(),
+            },
+        );
+        run.scenarios.insert("api".to_owned(), api);
+        let verdicts = evaluate(
+            &[
+                rule("api.latency.p95 < 100ms"),
+                rule("api.slow.latency.p95 < 100ms"),
+                rule("api.slow.failed < 5%"),
+            ],
+            &run,
+        );
+        let passes: Vec<Option<bool>> = verdicts.iter().map(|v| v.pass).collect();
+        assert_eq!(
+            passes,
+            [Some(true), Some(false), Some(false)],
+            "{verdicts:?}"
+        );
+        assert_eq!(verdicts[1].value, Some(0.4));
+        assert_eq!(verdicts[2].value, Some(0.1));
+        // A request that was not measured apart (results from before): unmeasured, said.
+        run.scenarios
+            .get_mut("api")
+            .expect("api")
+            .by_request
+            .clear();
+        let unmeasured = evaluate(&[rule("api.slow.latency.p95 < 100ms")], &run);
+        assert_eq!(unmeasured[0].pass, None);
+        assert!(
+            unmeasured[0]
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("not measured apart")),
+            "{unmeasured:?}"
+        );
+    }
+}
