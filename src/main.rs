@@ -5,6 +5,7 @@
 
 mod compare;
 mod demo;
+mod exit;
 mod files;
 mod fit;
 mod flags;
@@ -31,34 +32,17 @@ use std::process::ExitCode;
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use headroom_compiler::{Compilation, Compiler, Severity};
 use headroom_pricing::PriceTable;
 
 /// Exit codes, as documented in `docs/cli.md`; the same for every command.
-mod exit {
-    /// Success: valid specs, a run whose points all ran (and, with `--check`, passed).
-    pub const OK: u8 = 0;
-    /// A spec has errors, a file cannot be read, a flag is wrong.
-    pub const USAGE: u8 = 1;
-    /// `run --check`: an SLO failed at some point.
-    pub const SLO_FAILED: u8 = 2;
-    /// `compare --fail-on`: a figure got worse past its threshold, beyond noise.
-    pub const GATE_FAILED: u8 = 2;
-    /// `run`: a run failed (the target exited, never got ready, died during the load).
-    pub const RUN_FAILED: u8 = 3;
-    /// The results file could not be written.
-    pub const WRITE_FAILED: u8 = 4;
-    /// Interrupted by Ctrl-C; the results gathered so far are on disk.
-    pub const INTERRUPTED: u8 = 130;
-}
 
 #[derive(Parser)]
 #[command(
     name = "headroom",
     version,
-    about = "How much one box holds, what runs out first, and what a user costs per month",
-    after_help = "Examples:\n  headroom validate examples/*.toml\n  headroom compile examples/relay.toml\n  headroom run --quick examples/notes-api.toml\n  headroom schema > spec.schema.json\n\nExit codes: 0 ok, 1 spec or usage error, 2 an SLO failed (run --check), 3 a run failed,\n4 the results could not be written, 130 interrupted."
+    about = "How much one box holds, what runs out first, and what a user costs per month"
 )]
 struct Cli {
     /// When to colour diagnostics.
@@ -176,7 +160,15 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // The top-level help ends with the exit codes, written from their one definition.
+    let root = Cli::command().after_help(format!(
+        "Examples:\n  headroom validate examples/*.toml\n  headroom compile examples/relay.toml\n  headroom run --quick examples/notes-api.toml\n  headroom schema > spec.schema.json\n\n{}",
+        exit::in_brief()
+    ));
+    let cli = match root
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
         Err(error) => {
             // `--help` and `--version` are not errors; a wrong flag is a usage error (1).

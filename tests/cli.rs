@@ -1062,7 +1062,7 @@ fn compare_judges_each_figure_from_its_repeats() {
     let (code, out, _) = headroom(&["compare", &base, &committed_path.display().to_string()]);
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("gate `rss +10%` at memory: rooms=1 (rss): +20.0 %, worse: FAILED"),
+        out.contains("gate `rss +10%` at memory: rooms = 1 (rss): +20.0 %, worse: FAILED"),
         "{out}"
     );
     // A committed gate that names no figure is an error that says whose spec holds it.

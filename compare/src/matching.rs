@@ -15,7 +15,7 @@ use crate::{derived, figures, likeness};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub phase: String,
-    /// The point's variables, `rooms=4 fanout=8` (empty when the phase sweeps nothing).
+    /// The point's variables, `rooms = 4 fanout=8` (empty when the phase sweeps nothing).
     pub point: String,
     pub figure: String,
     pub direction: Direction,
@@ -471,10 +471,7 @@ fn label(point: &PointResults) -> String {
 }
 
 fn label_of(at: &BTreeMap<String, VarValue>) -> String {
-    at.iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    headroom_spec::vars::point_label(at)
 }
 
 fn place(phase: &str, label: &str) -> String {

@@ -64,7 +64,7 @@ pub struct Method {
 pub struct FigureReport {
     /// The phase's name.
     pub phase: String,
-    /// The point's variables, `rooms=4 fanout=8` (empty when the phase sweeps nothing).
+    /// The point's variables, `rooms = 4 fanout=8` (empty when the phase sweeps nothing).
     pub point: String,
     /// The figure's name, as an SLO names it (`api.latency.p95`, `rss`); its values are in the
     /// figure catalogue's units (seconds, shares, bytes, cores); docs/compare.md lists them.

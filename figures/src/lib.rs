@@ -10,6 +10,7 @@
 pub mod catalogue;
 pub mod merge;
 mod reading;
+pub mod text;
 pub mod verdict;
 
 pub use crate::catalogue::Definition;

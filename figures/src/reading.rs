@@ -375,10 +375,10 @@ fn ratio(part: u64, whole: u64, empty: &str) -> Result<f64, String> {
 /// (each failure named by its kind, as the latency of a failure is not the server's speed).
 fn no_expected_answer(errors: &ErrorCounts, requests: u64) -> String {
     if requests == 0 {
-        return "not measured: no request ended".to_owned();
+        return "no request ended".to_owned();
     }
     format!(
-        "not measured: none of the {} requests got an expected answer ({})",
+        "none of the {} requests got an expected answer ({})",
         headroom_spec::numbers::count(requests as f64),
         errors.describe()
     )

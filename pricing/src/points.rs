@@ -361,7 +361,7 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                         ));
                     }
                     for slo in &run.slo {
-                        match (slo.pass, broken_slo(slo)) {
+                        match (slo.pass, broken_slo(slo, &results.matrix.slo)) {
                             (None, Some(why)) => entry.judge_unmeasured(why),
                             (_, broke) => entry.judge(broke),
                         }
@@ -428,18 +428,11 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
     sweeps
 }
 
-/// What a verdict of the results file says broke, if anything: a failure with its value, or
-/// an SLO that could not be judged (unmeasured is never a pass).
-fn broken_slo(verdict: &SloVerdict) -> Option<String> {
-    let expression = &verdict.expression;
-    match verdict.pass {
-        Some(true) => None,
-        Some(false) => Some(format!("`{expression}` failed")),
-        None => Some(format!(
-            "`{expression}` unmeasured: {}",
-            verdict.note.as_deref().unwrap_or("no value")
-        )),
-    }
+/// What a verdict of the results file says broke, if anything, in the one sentence every
+/// output gives a verdict: a failure with its value, or an SLO that could not be judged
+/// (unmeasured is never a pass).
+fn broken_slo(verdict: &SloVerdict, rules: &[headroom_compiler::slo::SloRule]) -> Option<String> {
+    (verdict.pass != Some(true)).then(|| headroom_figures::text::slo_sentence(verdict, rules))
 }
 
 /// A number, or a rate as a number per second (`"6000/m"` is 100): a rate is a unit too
@@ -540,7 +533,7 @@ mod tests {
         assert!(!at_20.pass, "unmeasured is never a pass");
         assert_eq!(
             at_20.broke,
-            ["`api.failed < 1%` unmeasured: no request was sent"]
+            ["`api.failed < 1%`: not measured: no request was sent"]
         );
     }
 

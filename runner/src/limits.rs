@@ -101,8 +101,8 @@ pub(crate) fn prepare(phases: &[&MatrixPhase], ignore: bool) -> Result<Emulation
 
 /// The point's variables in words (`rooms = 256`), `None` at a point with none.
 pub(crate) fn at_words(point: &Point) -> Option<String> {
-    let parts: Vec<String> = point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    (!parts.is_empty()).then(|| parts.join(", "))
+    let label = headroom_spec::vars::point_label(&point.at);
+    (!label.is_empty()).then_some(label)
 }
 
 /// The CPUs this process may run on (its affinity), in order.

@@ -154,15 +154,11 @@ pub fn refusal(plan: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<S
 
 /// `point 3 of phase `rooms` (rooms = 128)`.
 fn describe(phase: &str, point: &Point) -> String {
-    let at: Vec<String> = point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let at = headroom_spec::vars::point_label(&point.at);
     if at.is_empty() {
         format!("phase `{phase}`")
     } else {
-        format!(
-            "point {} of phase `{phase}` ({})",
-            point.index + 1,
-            at.join(", ")
-        )
+        format!("point {} of phase `{phase}` ({})", point.index + 1, at)
     }
 }
 

@@ -1,5 +1,6 @@
-//! Numbers as people write them, in diagnostics, the planner's sentences and on the page:
-//! thousands grouped by three.
+//! Numbers as people write them, in diagnostics, the planner's sentences, the run table and on
+//! the page: thousands grouped by three, MiB with one decimal, milliseconds or seconds by size,
+//! percentages.
 
 /// `1506.2` → `1,506.2` (the digits before the point grouped by three).
 pub fn grouped(text: &str) -> String {
@@ -41,6 +42,50 @@ pub fn plural(unit: &str) -> String {
     } else {
         format!("{unit}s")
     }
+}
+
+/// A quantity that may be fractional: `4.0` → `4`, `2.5` → `2.5`, `1234.567` → `1,234.57`.
+pub fn number(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_owned();
+    }
+    let text = format!("{value:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    grouped(text)
+}
+
+/// Bytes as MiB, one decimal unless asked: `1579334860` → `1,506.2 MiB`; `mib(2)` for slopes.
+pub fn mib(bytes: f64, decimals: Option<usize>) -> String {
+    if !bytes.is_finite() {
+        return "–".to_owned();
+    }
+    let decimals = decimals.unwrap_or(1);
+    format!(
+        "{} MiB",
+        grouped(&format!("{:.decimals$}", bytes / 1_048_576.0))
+    )
+}
+
+/// Milliseconds by size: `0.84` → `0.84 ms`, `42.5` → `42.5 ms`, `2380` → `2.38 s`.
+pub fn duration_ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "never".to_owned();
+    }
+    if ms >= 1000.0 {
+        format!("{} s", grouped(&format!("{:.2}", ms / 1000.0)))
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+/// A fraction as a percentage: `0.9912` → `99.1 %`.
+pub fn percent(fraction: f64) -> String {
+    if !fraction.is_finite() {
+        return "–".to_owned();
+    }
+    format!("{:.1} %", fraction * 100.0)
 }
 
 #[cfg(test)]

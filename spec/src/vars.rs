@@ -39,6 +39,16 @@ impl fmt::Display for VarValue {
     }
 }
 
+/// A point's swept values as every output writes them (the run table, the page, `compare`,
+/// diagnostics, the runner's refusals): `rooms = 16, rate = 0.5`; empty for a point that
+/// sweeps nothing.
+pub fn point_label(at: &std::collections::BTreeMap<String, VarValue>) -> String {
+    at.iter()
+        .map(|(name, value)| format!("{name} = {value}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The values a phase gives one variable: a list, or a linear or geometric range.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]

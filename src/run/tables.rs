@@ -12,10 +12,7 @@ pub(crate) fn variables(
     if at.is_empty() {
         return "(one point)".to_owned();
     }
-    at.iter()
-        .map(|(k, v)| format!("{k} = {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    headroom_spec::vars::point_label(at)
 }
 
 pub(super) fn one_line(result: &RunResult) -> String {

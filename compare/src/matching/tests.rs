@@ -86,7 +86,7 @@ fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
     let rss = comparison
         .rows
         .iter()
-        .find(|r| r.phase == "memory" && r.point == "rooms=1" && r.figure == "rss")
+        .find(|r| r.phase == "memory" && r.point == "rooms = 1" && r.figure == "rss")
         .expect("RSS at one room");
     assert_eq!(rss.judgement.verdict, Verdict::Worse);
     let change = rss.judgement.change.expect("a base median");
@@ -95,17 +95,17 @@ fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
     let seen = comparison
         .rows
         .iter()
-        .find(|r| r.point == "rooms=1" && r.figure == "edits.seen.p95")
+        .find(|r| r.point == "rooms = 1" && r.figure == "edits.seen.p95")
         .expect("seen p95 at one room");
     assert_eq!(seen.judgement.verdict, Verdict::WithinNoise);
     assert_eq!(
         comparison.only_in_base,
-        vec!["memory: rooms=128".to_owned()]
+        vec!["memory: rooms = 128".to_owned()]
     );
     assert_eq!(
         comparison.notes,
         [
-            "new, memory: rooms=1: the generator was the bottleneck in 1 of 5 runs (the generator's schedule lag p99 was 9.0 ms): those figures are not the server's",
+            "new, memory: rooms = 1: the generator was the bottleneck in 1 of 5 runs (the generator's schedule lag p99 was 9.0 ms): those figures are not the server's",
             "[measure] series not compared, the spec does not say which way of them is better (give them `better = \"lower\"` or `\"higher\"`): `array_buffers`, `external`, `heap`"
         ]
     );
@@ -124,7 +124,7 @@ fn more_memory_in_every_repeat_is_worse_and_unmatched_points_are_named() {
         comparison
             .rows
             .iter()
-            .find(|r| r.point == "rooms=1" && r.figure == "rss")
+            .find(|r| r.point == "rooms = 1" && r.figure == "rss")
             .map(|r| r.judgement.verdict.clone())
     };
     let unlike = compare(&base, &new, false, &table());

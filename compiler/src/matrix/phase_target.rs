@@ -110,8 +110,7 @@ fn differences(a: &resolved::Target, b: &resolved::Target) -> Vec<Difference> {
 
 /// How a point is named in a diagnostic: its swept values.
 fn point_words(point: &Point) -> String {
-    let parts: Vec<String> = point.at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    parts.join(", ")
+    headroom_spec::vars::point_label(&point.at)
 }
 
 /// With `process = "per-phase"` (and headroom starting the target), every point of `phase`

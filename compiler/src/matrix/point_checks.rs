@@ -7,8 +7,7 @@ fn describe_point(at: &BTreeMap<String, VarValue>) -> String {
     if at.is_empty() {
         return String::new();
     }
-    let parts: Vec<String> = at.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-    format!(" (at {})", parts.join(", "))
+    format!(" (at {})", headroom_spec::vars::point_label(at))
 }
 
 /// Checks that a point's run stays within one machine: requests planned, sockets, message size.

@@ -8,8 +8,8 @@ use serde::Serialize;
 pub struct Verdict {
     /// Every SLO of every run held there, and no run failed.
     pub pass: bool,
-    /// What did not hold, as written: `edits.seen_by_all.p95 < 2500ms (measured 2.93 s)`, a
-    /// figure that was not measured (`… unmeasured: no request was sent`), or a failed run.
+    /// What did not hold, in the one sentence a verdict has (`headroom_figures::text`):
+    /// `` `edits.seen_by_all.p95 < 2500ms`: measured 2.93 s ``, `` `…`: not measured: no request was sent ``, or a failed run.
     pub broke: Vec<String>,
     /// Something broke with a value measured (an SLO over its threshold), not only for want
     /// of one (a failed run, a figure not measured): a server that answered nothing there

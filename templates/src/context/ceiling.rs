@@ -43,12 +43,7 @@ pub(super) fn ceiling(
                 if verdict.pass != Some(false) {
                     continue;
                 }
-                let expression = verdict.expression.as_str();
-                let measured = match verdict.value {
-                    Some(v) => format!("measured {}", figure(v, expression)),
-                    None => verdict.note.as_deref().unwrap_or("no value").to_owned(),
-                };
-                let line = format!("`{expression}`: {measured}");
+                let line = headroom_figures::text::slo_sentence(verdict, &results.matrix.slo);
                 if !broke.contains(&line) {
                     broke.push(line);
                 }
@@ -94,21 +89,6 @@ pub(super) fn ceiling(
         broke,
         cliff,
     })
-}
-
-/// A verdict's value in the unit its expression is written in: seconds as ms or s, fractions
-/// as percentages, bytes as MiB.
-pub(super) fn figure(value: f64, expression: &str) -> String {
-    let threshold = expression.rsplit(' ').next().unwrap_or("");
-    if threshold.ends_with('%') {
-        crate::format::percent(value)
-    } else if threshold.ends_with("ms") || threshold.ends_with('s') || threshold.ends_with('m') {
-        crate::format::duration_ms(value * 1000.0)
-    } else if threshold.ends_with('B') {
-        crate::format::mib(value, None)
-    } else {
-        format!("{value}")
-    }
 }
 
 /// Every phase whose runs were judged by SLOs, with what it ran in and where its SLOs broke.

@@ -382,14 +382,7 @@ fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
     if at.is_empty() {
         return "(one point)".to_owned();
     }
-    at.iter()
-        .map(|(k, v)| match v {
-            // Written as JSON writes it (`1.0`), as the results file shows it.
-            VarValue::Float(x) => format!("{k} = {}", serde_json::Value::from(*x)),
-            other => format!("{k} = {other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    headroom_spec::vars::point_label(at)
 }
 
 /// A phase each, with a row per point and a cell per scenario, every run counted in `tally`.

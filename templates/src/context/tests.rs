@@ -76,6 +76,22 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
         ];
     }
     results.phases = vec![phase];
+    // The rules behind the verdicts, which give each figure its unit.
+    use headroom_compiler::slo::{Figure, FigureUnit, parse};
+    let figure = |name: &str, unit| Figure {
+        scenario: Some("api".to_owned()),
+        request: None,
+        name: name.to_owned(),
+        unit,
+    };
+    let figures = [
+        figure("latency", FigureUnit::Latency),
+        figure("failed", FigureUnit::Ratio),
+    ];
+    results.matrix.slo = vec![
+        parse("latency", "api.latency.p95 < 200ms", &figures).expect("a rule"),
+        parse("failed", "api.failed < 1%", &figures).expect("a rule"),
+    ];
     let ceiling = ceiling(&results, &phases, "load", "named").expect("a ceiling");
     assert_eq!(ceiling.last_good.as_deref(), Some("rate = 200/s"));
     assert_eq!(ceiling.first_bad.as_deref(), Some("rate = 400/s"));
