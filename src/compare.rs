@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_compare::gate::{self, Gate};
+use headroom_compare::gate::{self, GateRule};
 use headroom_compare::matching::{compare, compare_levers};
 use headroom_compare::report::{FigureReport, Report, VerdictWord};
 use headroom_compare::text::{cells, notes, warnings};
@@ -88,9 +88,9 @@ pub fn run(args: CompareArgs) -> Result<u8> {
     let mut comparison = comparison;
     comparison.apply_min_effect(args.min_effect);
     let mut outcomes = gate::check(&gates, &comparison)?;
-    let committed: Vec<Gate> = spec_gates
+    let committed: Vec<GateRule> = spec_gates
         .into_iter()
-        .filter(|gate| !gates.iter().any(|g: &Gate| g.rule == gate.rule))
+        .filter(|gate| !gates.iter().any(|g: &GateRule| g.rule == gate.rule))
         .collect();
     outcomes.extend(gate::check(&committed, &comparison).with_context(|| {
         format!(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::fit::fit;
-use headroom_pricing::points::{self, Sweep, Unit};
+use headroom_pricing::points::{self, MeasuredSweep, Unit};
 use serde::Serialize;
 
 use crate::exit;
@@ -57,18 +57,18 @@ struct Skipped {
 }
 
 #[derive(Serialize)]
-struct Report {
+struct FitOutput {
     fits: Vec<FitReport>,
     skipped: Vec<Skipped>,
 }
 
 pub fn run(args: FitArgs) -> Result<u8> {
-    let sweeps: Vec<Sweep> = match (&args.results, args.points.first(), &args.x) {
+    let sweeps: Vec<MeasuredSweep> = match (&args.results, args.points.first(), &args.x) {
         (Some(path), _, _) => points::from_results(&crate::read_whole_results(path)?),
         (None, Some(_), Some(x)) => vec![crate::given_points::read(&args.points, x, args.step)?],
         _ => anyhow::bail!("give a results file, or `--points FILE.csv --x COLUMN`"),
     };
-    let mut report = Report {
+    let mut report = FitOutput {
         fits: Vec::new(),
         skipped: Vec::new(),
     };

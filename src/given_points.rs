@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use headroom_pricing::points::{self, Sweep};
+use headroom_pricing::points::{self, MeasuredSweep};
 use headroom_pricing::tool_points;
 
 /// The sweep of the points in `paths`, with `x` naming the x axis: a points CSV's column, or
 /// what the tools' steps count.
-pub fn read(paths: &[PathBuf], x: &str, step: Option<f64>) -> Result<Sweep> {
+pub fn read(paths: &[PathBuf], x: &str, step: Option<f64>) -> Result<MeasuredSweep> {
     let mut texts = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(path)

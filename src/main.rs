@@ -434,9 +434,9 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
 /// A phase that sweeps a lever (a variable other than the units) at fewer than 4 repeats a
 /// point: `compare --by` can never call a change there (3 against 3 ranks apart at p 0.1 at
 /// best), said at `compile` so the trade is made on purpose.
-fn note_levers_too_few_repeats(plan: &headroom_compiler::RunMatrix) {
-    let units = plan.capacity.units.as_deref();
-    for phase in plan.phases.iter().filter(|p| p.emulates.is_none()) {
+fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
+    let units = matrix.capacity.units.as_deref();
+    for phase in matrix.phases.iter().filter(|p| p.emulates.is_none()) {
         if phase.repeats >= 4 {
             continue;
         }
@@ -480,7 +480,7 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 }
 
 /// The run matrix as people read it: a row per point.
-fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
+fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
     use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
@@ -491,7 +491,7 @@ fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
         "per run",
         "total",
     ]);
-    for phase in &plan.phases {
+    for phase in &matrix.phases {
         for point in &phase.points {
             let variables = run::variables(&point.at);
             table.add_row(vec![
@@ -507,9 +507,9 @@ fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
             ]);
         }
     }
-    let points: usize = plan.phases.iter().map(|p| p.points.len()).sum();
-    let headroom_starts = plan.target.command.is_some() || !plan.target.services.is_empty();
-    let started = match plan.target.process {
+    let points: usize = matrix.phases.iter().map(|p| p.points.len()).sum();
+    let headroom_starts = matrix.target.command.is_some() || !matrix.target.services.is_empty();
+    let started = match matrix.target.process {
         _ if !headroom_starts => "an external target, neither started nor stopped by headroom",
         headroom_spec::target::ProcessMode::PerPhase => {
             "one target per phase, kept for all its runs (process = \"per-phase\")"
@@ -518,11 +518,11 @@ fn matrix_table(plan: &headroom_compiler::RunMatrix) -> String {
     };
     format!(
         "{}: {} in {}, {}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included); {started}",
-        plan.bench.name,
+        matrix.bench.name,
         plural(points, "point"),
-        plural(plan.phases.len(), "phase"),
-        plural(plan.runs.len(), "run"),
-        human_duration(plan.estimated)
+        plural(matrix.phases.len(), "phase"),
+        plural(matrix.runs.len(), "run"),
+        human_duration(matrix.estimated)
     )
 }
 

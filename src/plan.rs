@@ -232,19 +232,12 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     Ok(code)
 }
 
-/// The plan as people read it: the SLO ceiling, the fits, the table, a line per instance on
-/// what binds, the cost lines, notes and warnings, the fleets asked for, and the footing.
-fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Result<()> {
-    let Planned {
-        model,
-        plans,
-        notes,
-        placement,
-        report,
-    } = planned;
-    if let Some(slo) = &report.slo_ceiling {
-        writeln!(out, "{}", slo_sentence(slo))?;
-    }
+/// Where the memory and CPU fits come from, a line each.
+fn write_fits(
+    out: &mut impl Write,
+    report: &headroom_pricing::plan::PlanReport,
+    unit: &str,
+) -> Result<()> {
     for fit in report.fits.iter().filter(|f| f.series != "cpu") {
         writeln!(
             out,
@@ -263,7 +256,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             fit.n,
             fit.intercept,
             fit.slope,
-            model.unit,
+            unit,
             fit.r2
                 .map_or_else(|| "-".to_owned(), |r2| format!("{r2:.3}")),
             if fit.weak {
@@ -273,6 +266,49 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             }
         )?;
     }
+    Ok(())
+}
+
+/// The fleets asked for: for a number of units, and for a budget, the cheapest first.
+fn write_fleets(
+    out: &mut impl Write,
+    plans: &[InstancePlan],
+    request: &Request,
+    unit: &str,
+) -> Result<()> {
+    if let Some(units) = request.units {
+        writeln!(
+            out,
+            "\nTo hold {units} {}, the cheapest first:",
+            headroom_pricing::numbers::plural(unit)
+        )?;
+        writeln!(out, "{}", fleet_table(&for_units(plans, units as f64)))?;
+    }
+    if let Some(budget) = request.budget {
+        writeln!(
+            out,
+            "\nWith {budget:.2} a month, the most {} first:",
+            headroom_pricing::numbers::plural(unit)
+        )?;
+        writeln!(out, "{}", fleet_table(&for_budget(plans, budget)))?;
+    }
+    Ok(())
+}
+
+/// The plan as people read it: the SLO ceiling, the fits, the table, a line per instance on
+/// what binds, the cost lines, notes and warnings, the fleets asked for, and the footing.
+fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Result<()> {
+    let Planned {
+        model,
+        plans,
+        notes,
+        placement,
+        report,
+    } = planned;
+    if let Some(slo) = &report.slo_ceiling {
+        writeln!(out, "{}", slo_sentence(slo))?;
+    }
+    write_fits(out, report, &model.unit)?;
     if !plans.is_empty() {
         writeln!(out, "{}", plan_table(plans, model))?;
     }
@@ -314,22 +350,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             }
         }
     }
-    if let Some(units) = request.units {
-        writeln!(
-            out,
-            "\nTo hold {units} {}, the cheapest first:",
-            headroom_pricing::numbers::plural(&model.unit)
-        )?;
-        writeln!(out, "{}", fleet_table(&for_units(plans, units as f64)))?;
-    }
-    if let Some(budget) = request.budget {
-        writeln!(
-            out,
-            "\nWith {budget:.2} a month, the most {} first:",
-            headroom_pricing::numbers::plural(&model.unit)
-        )?;
-        writeln!(out, "{}", fleet_table(&for_budget(plans, budget)))?;
-    }
+    write_fleets(out, plans, request, &model.unit)?;
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
     if !plans.is_empty() {
         writeln!(

@@ -68,17 +68,45 @@ fn top_module(src: &Path, file: &Path) -> Option<String> {
     }
 }
 
-/// The top-level modules a source names as `crate::name`, its tests left out.
+/// The top-level modules a source names as `crate::name`, or inside a brace import
+/// (`use crate::{a, b::c}`), its tests left out.
 fn uses(text: &str) -> BTreeSet<String> {
     let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-    code.match_indices("crate::")
-        .map(|(at, mark)| {
-            code[at + mark.len()..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect::<String>()
-        })
-        .filter(|name| !name.is_empty())
+    let mut used = BTreeSet::new();
+    for (at, mark) in code.match_indices("crate::") {
+        let rest = &code[at + mark.len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => used.extend(brace_items(group)),
+            None => {
+                used.insert(identifier(rest));
+            }
+        }
+    }
+    used.remove("");
+    used
+}
+
+/// The first name of each item of a brace import whose `{` is already read: `a, b::{c, d}}`
+/// gives `a` and `b`.
+fn brace_items(group: &str) -> Vec<String> {
+    let mut items = vec![identifier(group.trim_start())];
+    let mut depth = 0;
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => items.push(identifier(group[at + 1..].trim_start())),
+            _ => {}
+        }
+    }
+    items
+}
+
+/// The identifier `text` starts with (empty when it starts with none).
+fn identifier(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect()
 }
 
@@ -186,5 +214,26 @@ fn a_cycle_is_found_and_a_chain_is_not() {
             "use crate::gates::Gates;\nfn f() { crate::load::histogram(); }\n#[cfg(test)]\nuse crate::run;"
         ),
         BTreeSet::from(["gates".to_owned(), "load".to_owned()])
+    );
+    // Issue 31: a brace import names every module in it, nested ones too.
+    let braced = uses(
+        "use crate::{run, rooms::{peer, timeline}, gates::Gates};\nuse crate::{\n    load,\n};",
+    );
+    assert_eq!(
+        braced,
+        BTreeSet::from([
+            "gates".to_owned(),
+            "load".to_owned(),
+            "rooms".to_owned(),
+            "run".to_owned()
+        ])
+    );
+    // So a cycle made of brace imports is found.
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    graph.insert("run".to_owned(), uses("use crate::{rooms, http};"));
+    graph.insert("rooms".to_owned(), uses("use crate::{run::Outcome};"));
+    assert_eq!(
+        cycle_through(&graph, "run"),
+        Some(vec!["run".to_owned(), "rooms".to_owned(), "run".to_owned()])
     );
 }

@@ -727,7 +727,7 @@ fn run_refuses_an_out_it_must_not_touch() {
                 &at("pipe"),
             ]));
         }
-        _ => eprintln!("skipped the pipe case: `mkfifo` is not available here"),
+        _ => common::say("skipped the pipe case: `mkfifo` is not available here"),
     }
     for case in &transcripts {
         assert!(case.contains("exit code: 1\n"), "{case}");

@@ -150,7 +150,7 @@ fn virtual_users_spread_their_starts_unless_told_to_start_together() {
         .output()
         .is_err()
     {
-        eprintln!("skipped: python3 is not installed, and the test's server is Python's stdlib");
+        common::say("skipped: python3 is not installed, and the test's server is Python's stdlib");
         return;
     }
     let mut measured = Vec::new();
@@ -179,7 +179,9 @@ fn virtual_users_spread_their_starts_unless_told_to_start_together() {
         clean(&format!("{fixture}-arrivals"));
     }
     let (spread, together) = (measured[0], measured[1]);
-    eprintln!("arrivals per 250 ms: CV {spread:.2} spread, {together:.2} together");
+    common::say(&format!(
+        "arrivals per 250 ms: CV {spread:.2} spread, {together:.2} together"
+    ));
     assert!(
         spread < 0.6,
         "spread users' arrivals per 250 ms: CV {spread:.2}"
@@ -507,7 +509,9 @@ fn the_python_stdlib_example_runs_and_plans_at_one_core() {
         .output()
         .is_err()
     {
-        eprintln!("skipped: python3 is not installed, and the example's server is Python's stdlib");
+        common::say(
+            "skipped: python3 is not installed, and the example's server is Python's stdlib",
+        );
         return;
     }
     let out = fresh_out("python-stdlib");

@@ -537,14 +537,16 @@ fn headroom_in_narrow_namespace(args: &[&str]) -> Option<Output> {
     match probe {
         Ok(probe) if probe.status.success() => {}
         Ok(probe) => {
-            eprintln!(
+            common::say(&format!(
                 "skipped: cannot make a network namespace with a narrow port range here (needs root): {}",
                 String::from_utf8_lossy(&probe.stderr).trim()
-            );
+            ));
             return None;
         }
         Err(e) => {
-            eprintln!("skipped: `unshare` (util-linux) cannot run here: {e}");
+            common::say(&format!(
+                "skipped: `unshare` (util-linux) cannot run here: {e}"
+            ));
             return None;
         }
     }
@@ -1156,6 +1158,47 @@ fn three_segments_merge_into_the_single_process_run() {
         .map(|i| dir.join(format!("part-{i}.json")).display().to_string())
         .collect();
     let shares: Vec<Value> = parts.iter().map(|p| read_results(Path::new(p))).collect();
+    shares_start_together_each_with_its_own(&shares);
+
+    let merged_path = dir.join("merged.json");
+    let merged_arg = merged_path.display().to_string();
+    // Results of another bench already there are kept, as `run --out` keeps them (a merge
+    // replaced them silently).
+    let other = std::fs::read_to_string(root().join("tests/fixtures/render/relay-results.json"))
+        .expect("the relay fixture");
+    std::fs::write(&merged_path, &other).expect("written");
+    let mut args = vec!["merge", "--out", merged_arg.as_str()];
+    args.extend(parts.iter().map(String::as_str));
+    let merge = headroom_unlocked(&args, &[]);
+    assert!(merge.status.success(), "{}", stderr(&merge));
+    assert!(
+        stderr(&merge).contains(&format!(
+            "note: the results that were at {merged_arg} are kept as {merged_arg}.prev"
+        )),
+        "{}",
+        stderr(&merge)
+    );
+    let kept = std::fs::read_to_string(dir.join("merged.json.prev")).expect("the earlier file");
+    assert_eq!(kept, other, "the earlier file is kept whole");
+    let merged = read_results(&merged_path);
+    assert!(merged["segment"].is_null());
+    let whole = read_results(&whole_path);
+    the_merge_is_the_whole_run(&whole, &merged, &shares);
+
+    let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("segment 2/3 is missing: give all 3 segments"),
+        "{}",
+        stderr(&missing)
+    );
+    assert!(leftovers("1038B").is_empty());
+    clean("segments");
+}
+
+/// Every share of the segmented run: its index, one seed, no SLO judged, steps on segment 0
+/// only, one load start, and its own virtual users and whole rooms, their holds together.
+fn shares_start_together_each_with_its_own(shares: &[Value]) {
     for (i, share) in shares.iter().enumerate() {
         assert_eq!(share["segment"]["index"], i, "{}", share["segment"]);
         assert_eq!(share["segment"]["count"], 3);
@@ -1205,34 +1248,12 @@ fn three_segments_merge_into_the_single_process_run() {
         holds.iter().all(|h| (h - holds[0]).abs() < 0.05),
         "{holds:?}"
     );
+}
 
-    let merged_path = dir.join("merged.json");
-    let merged_arg = merged_path.display().to_string();
-    // Results of another bench already there are kept, as `run --out` keeps them (a merge
-    // replaced them silently).
-    let other = std::fs::read_to_string(root().join("tests/fixtures/render/relay-results.json"))
-        .expect("the relay fixture");
-    std::fs::write(&merged_path, &other).expect("written");
-    let mut args = vec!["merge", "--out", merged_arg.as_str()];
-    args.extend(parts.iter().map(String::as_str));
-    let merge = headroom_unlocked(&args, &[]);
-    assert!(merge.status.success(), "{}", stderr(&merge));
-    assert!(
-        stderr(&merge).contains(&format!(
-            "note: the results that were at {merged_arg} are kept as {merged_arg}.prev"
-        )),
-        "{}",
-        stderr(&merge)
-    );
-    let kept = std::fs::read_to_string(dir.join("merged.json.prev")).expect("the earlier file");
-    assert_eq!(kept, other, "the earlier file is kept whole");
-    let merged = read_results(&merged_path);
-    assert!(merged["segment"].is_null());
-    let whole = read_results(&whole_path);
-    let (one, all) = (
-        &runs(&whole)[0]["scenarios"],
-        &runs(&merged)[0]["scenarios"],
-    );
+/// The merge of the shares is the single-process run's load exactly, its histograms the
+/// shares' added, its SLOs judged on the merged figures.
+fn the_merge_is_the_whole_run(whole: &Value, merged: &Value, shares: &[Value]) {
+    let (one, all) = (&runs(whole)[0]["scenarios"], &runs(merged)[0]["scenarios"]);
     // 45 arrivals over the 1 s ramp from 0 to 90/s, 180 over the 2 s hold: exactly.
     assert_eq!(one["api"]["requests"], 180);
     assert_eq!(all["api"]["requests"], 180);
@@ -1245,7 +1266,7 @@ fn three_segments_merge_into_the_single_process_run() {
     // Its percentiles are those of every share's samples together, to the histogram's
     // precision: the three parts' histograms, read from their files and added here.
     let mut together = headroom_results::histogram::new();
-    for share in &shares {
+    for share in shares {
         let text = runs(share)[0]["scenarios"]["api"]["histograms"]["latency"]
             .as_str()
             .expect("a histogram");
@@ -1268,7 +1289,7 @@ fn three_segments_merge_into_the_single_process_run() {
         all_chat["messages"]["delivered"],
         all_chat["messages"]["expected"]
     );
-    let verdicts = &runs(&merged)[0]["slo"];
+    let verdicts = &runs(merged)[0]["slo"];
     let throughput = verdicts
         .as_array()
         .expect("verdicts")
@@ -1279,21 +1300,11 @@ fn three_segments_merge_into_the_single_process_run() {
     let rate = common::number(&all["api"]["rate"]);
     assert!((rate - 90.0).abs() < 0.5, "{rate}");
     assert_eq!(
-        runs(&merged)[0]["generator"]["segments"]
+        runs(merged)[0]["generator"]["segments"]
             .as_array()
             .map(Vec::len),
         Some(3)
     );
-
-    let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(
-        stderr(&missing).contains("segment 2/3 is missing: give all 3 segments"),
-        "{}",
-        stderr(&missing)
-    );
-    assert!(leftovers("1038B").is_empty());
-    clean("segments");
 }
 
 #[test]
@@ -1576,7 +1587,7 @@ fn chat_runs_quick_end_to_end() {
         assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
     }
     if !limited {
-        eprintln!("skipped the CPU sizes' ceilings: no writable cgroup, the phases ran alike");
+        common::say("skipped the CPU sizes' ceilings: no writable cgroup, the phases ran alike");
         clean("chat");
         return;
     }
@@ -1977,24 +1988,71 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
         "{}",
         stderr(&output)
     );
-    let phase = |name: &str| {
-        results["phases"]
-            .as_array()
-            .and_then(|phases| phases.iter().find(|p| p["name"] == name))
-            .unwrap_or_else(|| panic!("no phase {name}: {results}"))
-            .clone()
-    };
-    let phase_runs = |phase: &Value| -> Vec<Value> {
-        let mut runs: Vec<Value> = phase["points"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|point| point["runs"].as_array().cloned().unwrap_or_default())
-            .collect();
-        runs.sort_by_key(|run| run["started_ms"].as_u64());
-        runs
-    };
+    the_kept_phase_serves_all_its_runs(&results);
 
+    a_killed_target_ends_its_phase(&results);
+
+    a_failed_setup_runs_nothing(&results);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("failed: setup step `sign-up` failed after")
+            && stdout.contains("2 runs not run"),
+        "{stdout}"
+    );
+    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+    the_page_says_what_each_phase_target_did();
+
+    // Ctrl-C after `kept`'s first run: the run in flight ends, the phase's teardown runs, its
+    // target is stopped and said to be stopped early; nothing is left.
+    let interrupted = out("per-phase").with_file_name("interrupted.json");
+    // A share of the machine while it runs, as every run of headroom here takes.
+    let _machine = shared();
+    let mut child = start_in_background("per-phase", &interrupted, "1042B");
+    let ran_once = || {
+        std::fs::read_to_string(&interrupted)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|results| !runs(&results).is_empty())
+    };
+    wait_until(Duration::from_secs(30), ran_once);
+    send("INT", &child);
+    let status = child.wait().expect("headroom ends");
+    assert_eq!(status.code(), Some(130));
+    let results = read_results(&interrupted);
+    let target = &results["phases"][0]["target"];
+    assert_eq!(target["interrupted"], true, "{target}");
+    assert!(target.get("failure").is_none(), "{target}");
+    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
+    assert_eq!(target["steps"][1]["name"], "report", "{target}");
+    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+    clean("per-phase");
+}
+
+/// A phase of the results by name.
+fn phase_named(results: &Value, name: &str) -> Value {
+    results["phases"]
+        .as_array()
+        .and_then(|phases| phases.iter().find(|p| p["name"] == name))
+        .unwrap_or_else(|| panic!("no phase {name}: {results}"))
+        .clone()
+}
+
+/// A phase's runs in the order they started.
+fn phase_runs(phase: &Value) -> Vec<Value> {
+    let mut runs: Vec<Value> = phase["points"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|point| point["runs"].as_array().cloned().unwrap_or_default())
+        .collect();
+    runs.sort_by_key(|run| run["started_ms"].as_u64());
+    runs
+}
+
+/// `kept`: four runs on one target, started once and stopped once, the demo's counter carried
+/// from run to run, each run its own share of the cgroup's counters.
+fn the_kept_phase_serves_all_its_runs(results: &Value) {
+    let phase = |name: &str| phase_named(results, name);
     // `kept`: four runs on one target, started once and stopped once.
     let kept = phase("kept");
     let target = &kept["target"];
@@ -2076,7 +2134,11 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     )
     .expect("the teardown's log");
     assert_eq!(report.trim(), "the phase is over");
+}
 
+/// `killed`: the second point's setup kills the target; its run fails, the third is not run.
+fn a_killed_target_ends_its_phase(results: &Value) {
+    let phase = |name: &str| phase_named(results, name);
     // `killed`: the second point's setup kills the target; its run fails, the third is not run.
     let killed = phase("killed");
     let killed_runs = phase_runs(&killed);
@@ -2090,7 +2152,11 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     assert_eq!(target["failure"]["kind"], "died", "{target}");
     assert_eq!(target["runs_not_run"], 1);
     assert_eq!(target["steps"][1]["name"], "report", "teardown still ran");
+}
 
+/// `sign-up-fails`: its once-a-phase setup exits 5: no run, the target stopped.
+fn a_failed_setup_runs_nothing(results: &Value) {
+    let phase = |name: &str| phase_named(results, name);
     // `sign-up-fails`: its once-a-phase setup exits 5: no run, the target stopped.
     let failed = phase("sign-up-fails");
     assert!(phase_runs(&failed).is_empty());
@@ -2111,13 +2177,10 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     );
     assert_eq!(target["runs_not_run"], 2);
     assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout.contains("failed: setup step `sign-up` failed after")
-            && stdout.contains("2 runs not run"),
-        "{stdout}"
-    );
-    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
+}
+
+/// The page says what each phase's target did; a spec without SLOs passes none of them.
+fn the_page_says_what_each_phase_target_did() {
     // The page says what each phase's target did; a spec without SLOs passes none of them.
     let results_arg = out("per-phase").display().to_string();
     let page_arg = out("per-phase").with_file_name("page.md");
@@ -2153,31 +2216,6 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
         "{kept_rows:?}"
     );
     assert!(kept_rows[0].ends_with("| – |"), "{kept_rows:?}");
-
-    // Ctrl-C after `kept`'s first run: the run in flight ends, the phase's teardown runs, its
-    // target is stopped and said to be stopped early; nothing is left.
-    let interrupted = out("per-phase").with_file_name("interrupted.json");
-    // A share of the machine while it runs, as every run of headroom here takes.
-    let _machine = shared();
-    let mut child = start_in_background("per-phase", &interrupted, "1042B");
-    let ran_once = || {
-        std::fs::read_to_string(&interrupted)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .is_some_and(|results| !runs(&results).is_empty())
-    };
-    wait_until(Duration::from_secs(30), ran_once);
-    send("INT", &child);
-    let status = child.wait().expect("headroom ends");
-    assert_eq!(status.code(), Some(130));
-    let results = read_results(&interrupted);
-    let target = &results["phases"][0]["target"];
-    assert_eq!(target["interrupted"], true, "{target}");
-    assert!(target.get("failure").is_none(), "{target}");
-    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
-    assert_eq!(target["steps"][1]["name"], "report", "{target}");
-    assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
-    clean("per-phase");
 }
 
 /// Issue 19: headroom killed with SIGKILL mid-load leaves nothing of a stack running: not the
@@ -2291,7 +2329,7 @@ fn cgroups_writable(test: &str) -> bool {
     match headroom_runner::cgroup::detect() {
         Ok(_) => true,
         Err(why) => {
-            eprintln!("skipped {test}: {why}");
+            common::say(&format!("skipped {test}: {why}"));
             false
         }
     }
@@ -2785,7 +2823,7 @@ fn postgres_installed() -> Result<(), String> {
 #[test]
 fn notes_api_postgres_runs_quick_end_to_end() {
     if let Err(why) = postgres_installed() {
-        eprintln!("skipped: PostgreSQL not installed ({why})");
+        common::say(&format!("skipped: PostgreSQL not installed ({why})"));
         return;
     }
     // Its services run in half a CPU each and its checks are counts, limits and words (the
@@ -2795,72 +2833,7 @@ fn notes_api_postgres_runs_quick_end_to_end() {
     let phases = results["phases"].as_array().expect("phases");
     assert_eq!(phases.len(), 2);
     for run in runs(&results) {
-        for (name, cpus, memory) in [("db", 0.5, 512u64 << 20), ("api", 0.5, 256 << 20)] {
-            let service = &run["services"][name];
-            assert!(
-                common::number(&service["ready_after_s"]) > 0.0,
-                "{name}: {service}"
-            );
-            let limits = &service["limits"];
-            assert_eq!(limits["status"], "applied", "{name}: {limits}");
-            assert_eq!(common::number(&limits["cpus"]), cpus, "{name}");
-            assert_eq!(limits["memory_bytes"].as_u64(), Some(memory), "{name}");
-            let process = &service["process"];
-            assert!(
-                process["samples"].as_array().is_some_and(|s| s.len() >= 4),
-                "{name}"
-            );
-            assert!(
-                common::number(&process["steady"]["rss_bytes"]) > 4e6,
-                "{name}: {process}"
-            );
-            assert!(
-                process["hold_cpu_cores"].as_f64().is_some(),
-                "{name}: {process}"
-            );
-            assert_eq!(service["stopped"]["killed"], false, "{name}: {service}");
-        }
-        // The database is a tree: the server, its background workers and a backend per
-        // connection of the pool; the API is one process.
-        assert!(run["services"]["db"]["process"]["steady"]["processes"].as_u64() >= Some(12));
-        assert_eq!(run["services"]["api"]["process"]["steady"]["processes"], 1);
-        assert_eq!(run["services"]["db"]["stopped"]["signal"], "INT");
-        // The pool: 10 client connections at every reading during the load, none more.
-        let readings = run["series_samples"]["pg_connections"]
-            .as_array()
-            .expect("readings");
-        assert!(readings.len() >= 2, "{readings:?}");
-        // Read while the load ran: none after its last second of traffic (the windows are
-        // whole seconds; a reading may start in the last one).
-        let last_second = ["browse", "write"]
-            .iter()
-            .flat_map(|s| {
-                run["scenarios"][s]["windows"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-            })
-            .map(|w| common::number(&w["t_s"]))
-            .fold(0.0, f64::max);
-        for reading in readings {
-            assert_eq!(reading["value"], 10.0, "{readings:?}");
-            let t = common::number(&reading["t_s"]);
-            assert!(t <= last_second + 1.0, "{reading} after {last_second}");
-        }
-        assert_eq!(run["metrics"]["steady"]["pg_connections"], 10.0);
-        let steps: Vec<(&str, &str)> = run["steps"]
-            .as_array()
-            .expect("steps")
-            .iter()
-            .map(|s| {
-                (
-                    s["name"].as_str().unwrap_or(""),
-                    s["when"].as_str().unwrap_or(""),
-                )
-            })
-            .collect();
-        assert_eq!(steps, [("seed", "setup"), ("clean-up", "teardown")]);
-        assert_eq!(run["steps"][0]["exit"]["code"], 0);
+        each_service_held_sampled_and_stepped(run);
     }
     // The tier is in the table before the load: 100,000 notes read slower than 1,000.
     let tier = &phases[0]["points"];
@@ -2879,8 +2852,102 @@ fn notes_api_postgres_runs_quick_end_to_end() {
     ] {
         assert!(page.contains(words), "{words}\n{page}");
     }
-    // The stack priced apart: each service on its instance with its own fits, the stack's
-    // units the fewer of theirs, a month both instances.
+    the_stack_is_priced_apart(&out);
+    // Every cluster's folder went with its server, and no server is left.
+    let tmp = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".to_owned());
+    let folders: Vec<String> = std::fs::read_dir(tmp)
+        .expect("the temporary folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("headroom-pg."))
+        .collect();
+    assert!(folders.is_empty(), "{folders:?}");
+    let servers: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("headroom-pg."))
+        .collect();
+    assert!(servers.is_empty(), "{servers:?}");
+    clean("notes-api-postgres");
+}
+
+/// One run of the stack: each service held to its limits, sampled apart and stopped; the
+/// database's pool of 10 connections at every reading during the load; the tier seeded
+/// before the load and emptied after.
+fn each_service_held_sampled_and_stepped(run: &Value) {
+    for (name, cpus, memory) in [("db", 0.5, 512u64 << 20), ("api", 0.5, 256 << 20)] {
+        let service = &run["services"][name];
+        assert!(
+            common::number(&service["ready_after_s"]) > 0.0,
+            "{name}: {service}"
+        );
+        let limits = &service["limits"];
+        assert_eq!(limits["status"], "applied", "{name}: {limits}");
+        assert_eq!(common::number(&limits["cpus"]), cpus, "{name}");
+        assert_eq!(limits["memory_bytes"].as_u64(), Some(memory), "{name}");
+        let process = &service["process"];
+        assert!(
+            process["samples"].as_array().is_some_and(|s| s.len() >= 4),
+            "{name}"
+        );
+        assert!(
+            common::number(&process["steady"]["rss_bytes"]) > 4e6,
+            "{name}: {process}"
+        );
+        assert!(
+            process["hold_cpu_cores"].as_f64().is_some(),
+            "{name}: {process}"
+        );
+        assert_eq!(service["stopped"]["killed"], false, "{name}: {service}");
+    }
+    // The database is a tree: the server, its background workers and a backend per
+    // connection of the pool; the API is one process.
+    assert!(run["services"]["db"]["process"]["steady"]["processes"].as_u64() >= Some(12));
+    assert_eq!(run["services"]["api"]["process"]["steady"]["processes"], 1);
+    assert_eq!(run["services"]["db"]["stopped"]["signal"], "INT");
+    // The pool: 10 client connections at every reading during the load, none more.
+    let readings = run["series_samples"]["pg_connections"]
+        .as_array()
+        .expect("readings");
+    assert!(readings.len() >= 2, "{readings:?}");
+    // Read while the load ran: none after its last second of traffic (the windows are
+    // whole seconds; a reading may start in the last one).
+    let last_second = ["browse", "write"]
+        .iter()
+        .flat_map(|s| {
+            run["scenarios"][s]["windows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+        })
+        .map(|w| common::number(&w["t_s"]))
+        .fold(0.0, f64::max);
+    for reading in readings {
+        assert_eq!(reading["value"], 10.0, "{readings:?}");
+        let t = common::number(&reading["t_s"]);
+        assert!(t <= last_second + 1.0, "{reading} after {last_second}");
+    }
+    assert_eq!(run["metrics"]["steady"]["pg_connections"], 10.0);
+    let steps: Vec<(&str, &str)> = run["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or(""),
+                s["when"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(steps, [("seed", "setup"), ("clean-up", "teardown")]);
+    assert_eq!(run["steps"][0]["exit"]["code"], 0);
+}
+
+/// The stack priced apart: each service on its instance with its own fits, the stack's units
+/// the fewer of theirs, a month both instances.
+fn the_stack_is_priced_apart(out: &Path) {
     let out_arg = out.display().to_string();
     let plan = headroom(
         &[
@@ -2909,22 +2976,4 @@ fn notes_api_postgres_runs_quick_end_to_end() {
         .filter_map(|s| s["instance"]["planned_units"].as_f64())
         .fold(f64::INFINITY, f64::min);
     assert_eq!(plan["placement"]["planned_units"].as_f64(), Some(least));
-    // Every cluster's folder went with its server, and no server is left.
-    let tmp = std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".to_owned());
-    let folders: Vec<String> = std::fs::read_dir(tmp)
-        .expect("the temporary folder")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("headroom-pg."))
-        .collect();
-    assert!(folders.is_empty(), "{folders:?}");
-    let servers: Vec<String> = std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("headroom-pg."))
-        .collect();
-    assert!(servers.is_empty(), "{servers:?}");
-    clean("notes-api-postgres");
 }

@@ -42,7 +42,7 @@ fn the_results_schema_is_current() {
 fn the_plan_schema_is_current() {
     check(
         "plan.schema.json",
-        &generated::<headroom_pricing::plan::Report>(),
+        &generated::<headroom_pricing::plan::PlanReport>(),
     );
 }
 

@@ -8,7 +8,7 @@ use crate::verdict::{Direction, Verdict};
 
 /// One rule (`--fail-on`, or the spec's `[compare] fail_on`): the figures it names and how
 /// much worse they may get.
-pub use headroom_spec::compare::GateRule as Gate;
+pub use headroom_spec::compare::GateRule;
 
 /// A rule that cannot be read, or that does not fit the figures it names.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -16,26 +16,40 @@ pub enum GateError {
     #[error(
         "`--fail-on '{0}'`: write a figure and a signed percentage, as `seen_by_all.p95 +10%` or `api.rate -5%`"
     )]
+    /// Not a figure and a signed percentage; the rule as written.
     Syntax(String),
+    /// A figure by a name `compare` no longer uses; the sentence with the new one.
     #[error("{0}")]
     Renamed(String),
+    /// No row of the comparison has the figure.
     #[error("gate `{rule}` names no figure of these files; they have: {figures}")]
-    NoFigure { rule: String, figures: String },
+    NoFigure {
+        /// The rule as written.
+        rule: String,
+        /// The figures the files have, listed.
+        figures: String,
+    },
     #[error(
         "gate `{rule}`: `{figure}` is worse when {worse}: write its threshold as {sign}{percent}%"
     )]
+    /// The threshold's sign lets the figure get better, not worse.
     WrongSign {
+        /// The rule as written.
         rule: String,
+        /// The figure it named.
         figure: String,
+        /// Which way the figure is worse: `higher` or `lower`.
         worse: &'static str,
+        /// The sign to write.
         sign: char,
+        /// The threshold's size, in percent.
         percent: String,
     },
 }
 
 /// Reads a `--fail-on` rule: `seen_by_all.p95 +10%`.
-pub fn parse(rule: &str) -> Result<Gate, GateError> {
-    Gate::parse(rule).map_err(|error| match error {
+pub fn parse(rule: &str) -> Result<GateRule, GateError> {
+    GateRule::parse(rule).map_err(|error| match error {
         headroom_spec::compare::NotAGate::Syntax(_) => GateError::Syntax(rule.to_owned()),
         renamed => GateError::Renamed(renamed.to_string()),
     })
@@ -61,7 +75,7 @@ pub struct GateOutcome {
 
 /// Every rule against every row it names. A rule that names no figure, or whose sign says a
 /// better change is a failure, is an error.
-pub fn check(gates: &[Gate], comparison: &Comparison) -> Result<Vec<GateOutcome>, GateError> {
+pub fn check(gates: &[GateRule], comparison: &Comparison) -> Result<Vec<GateOutcome>, GateError> {
     let mut outcomes = Vec::new();
     for gate in gates {
         let rows: Vec<&Row> = comparison

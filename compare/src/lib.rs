@@ -7,6 +7,8 @@
 //! which way is better; [`matching`] pairs two results files' points by their variables and
 //! judges each figure.
 
+#![warn(missing_docs)]
+
 pub mod derived;
 pub mod figures;
 pub mod gate;

@@ -56,6 +56,8 @@ fn env_levers(
     levers
 }
 
+/// How the new side's machine differs from the base's, a phrase each (`2 → 4 cores`); empty
+/// when alike.
 pub fn machine_differences(base: &Environment, new: &Environment) -> Vec<String> {
     let mut differences = Vec::new();
     if base.cpu_model != new.cpu_model {

@@ -14,11 +14,15 @@ use crate::{derived, figures, likeness};
 /// One figure of one matched point, judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The phase.
     pub phase: String,
-    /// The point's variables, `rooms = 4 fanout=8` (empty when the phase sweeps nothing).
+    /// The point's variables, `rooms = 4, fanout = 8` (empty when the phase sweeps nothing).
     pub point: String,
+    /// The figure, by its SLO name (`api.latency.p95`).
     pub figure: String,
+    /// Which way of it is better.
     pub direction: Direction,
+    /// Its repeats on each side, judged.
     pub judgement: Judgement,
 }
 
@@ -35,6 +39,7 @@ pub struct Comparison {
     pub unlike_shapes: Vec<String>,
     /// What one unit is in the base's spec (`room`), for the plan's figures.
     pub unit: String,
+    /// A row per matched point and figure either side measured.
     pub rows: Vec<Row>,
     /// Points (`phase: variables`) only the base has.
     pub only_in_base: Vec<String>,
@@ -292,6 +297,7 @@ fn binding_changes(
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("`--by {variable}`: no phase of this file gives `{variable}` two values or more; {swept}")]
 pub struct NotALever {
+    /// The variable `--by` named.
     pub variable: String,
     /// The variables that are levers, in words.
     pub swept: String,

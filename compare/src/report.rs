@@ -64,7 +64,7 @@ pub struct Method {
 pub struct FigureReport {
     /// The phase's name.
     pub phase: String,
-    /// The point's variables, `rooms = 4 fanout=8` (empty when the phase sweeps nothing).
+    /// The point's variables, `rooms = 4, fanout = 8` (empty when the phase sweeps nothing).
     pub point: String,
     /// The figure's name, as an SLO names it (`api.latency.p95`, `rss`); its values are in the
     /// figure catalogue's units (seconds, shares, bytes, cores); docs/compare.md lists them.
@@ -133,6 +133,8 @@ impl VerdictWord {
 }
 
 impl Report {
+    /// The report of `comparison`, judged across machines when told to, with its gates'
+    /// outcomes.
     pub fn new(comparison: &Comparison, across_machines: bool, gates: Vec<GateOutcome>) -> Report {
         let figures = comparison
             .rows

@@ -49,13 +49,16 @@ pub enum Direction {
 /// What the repeats say.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// The sides rank apart, the better way, by at least the minimum effect.
     Better,
+    /// The sides rank apart, the worse way, by at least the minimum effect.
     Worse,
     /// The test could have seen a change of this size and did not: the sides rank together.
     WithinNoise,
     /// The sides rank apart (the change is real), and their medians differ by less than the
     /// minimum effect: too small to act on.
     NoMeaningfulChange,
+    /// The repeats cannot say, and why.
     CannotTell(CannotTell),
 }
 
@@ -76,9 +79,19 @@ impl Verdict {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CannotTell {
     /// A side has no repeat of the figure.
-    Missing { base: usize, new: usize },
+    Missing {
+        /// The base side's repeats of it.
+        base: usize,
+        /// The new side's.
+        new: usize,
+    },
     /// Too few repeats for any ranking to be significant at [`ALPHA`].
-    TooFewRepeats { base: usize, new: usize },
+    TooFewRepeats {
+        /// The base side's repeats of it.
+        base: usize,
+        /// The new side's.
+        new: usize,
+    },
     /// A repeat's figure is not a number.
     NotANumber,
     /// The sides ran on different machines or under different limits, and the comparison was
@@ -152,13 +165,16 @@ impl Spread {
 /// A figure's base and new repeats, judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
+    /// The base side's repeats in brief; `None` when it has none.
     pub base: Option<Spread>,
+    /// The new side's.
     pub new: Option<Spread>,
     /// The new median over the base's, less one (+0.10: 10 % higher); `None` when the base's
     /// median is 0 and the new one is not.
     pub change: Option<f64>,
     /// The test's two-sided p-value, when it could be run.
     pub p_value: Option<f64>,
+    /// What the repeats say.
     pub verdict: Verdict,
     /// What the sides summarize: repeats, or a fitted slope.
     pub basis: Basis,

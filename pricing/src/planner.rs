@@ -15,10 +15,10 @@ use crate::entries::{Day, HOURS_PER_MONTH};
 use crate::fit::fit;
 use crate::plan::{
     Emulated, EmulatedCeiling, FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model,
-    Placement, PlacementJson, Report, Selection, ServiceFits, SloCeilingJson, ceiling_sweep,
+    Placement, PlacementJson, PlanReport, Selection, ServiceFits, SloCeilingJson, ceiling_sweep,
     for_budget, for_units, memory_sweep, place, plan_instance, slo_ceiling,
 };
-use crate::points::{self, Sweep};
+use crate::points::{self, MeasuredSweep};
 
 /// What a plan is asked for: the unit and its model, what to price, and what to rank.
 #[derive(Debug, Clone)]
@@ -122,7 +122,7 @@ impl Request {
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
     /// One sweep per phase (or the CSV's one).
-    pub sweeps: Vec<Sweep>,
+    pub sweeps: Vec<MeasuredSweep>,
     /// The logical cores the points were measured on; `None` leaves the SLO ceiling unscaled
     /// (a warning says so), never 1.
     pub cores: Option<f64>,
@@ -141,7 +141,7 @@ impl Measured {
     }
 
     /// Points measured elsewhere (a CSV).
-    pub fn given(sweep: Sweep) -> Measured {
+    pub fn given(sweep: MeasuredSweep) -> Measured {
         Measured {
             sweeps: vec![sweep],
             cores: None,
@@ -163,7 +163,7 @@ pub struct Planned {
     /// The stack priced apart, when asked (`[plan] place`, `--place`).
     pub placement: Option<Placement>,
     /// `headroom plan --json`.
-    pub report: Report,
+    pub report: PlanReport,
 }
 
 /// Why no plan could be made.
@@ -246,7 +246,7 @@ pub fn plan(
             warnings.push(warning.clone());
         }
     }
-    let report = Report {
+    let report = PlanReport {
         unit: model.unit.clone(),
         fits,
         slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),
@@ -367,7 +367,7 @@ fn fit_measured(
 }
 
 /// The SLO ceilings of the phases run in an instance's shape, by instance type.
-fn emulated_ceilings(sweeps: &[Sweep]) -> BTreeMap<String, Emulated> {
+fn emulated_ceilings(sweeps: &[MeasuredSweep]) -> BTreeMap<String, Emulated> {
     let mut emulated: BTreeMap<String, Emulated> = BTreeMap::new();
     for sweep in sweeps {
         let Some(shape) = &sweep.emulates else {
@@ -401,7 +401,7 @@ mod tests {
             .map(|x| (f64::from(x), 1e7 + 1e5 * f64::from(x)))
             .collect();
         Measured {
-            sweeps: vec![Sweep {
+            sweeps: vec![MeasuredSweep {
                 name: "rooms".to_owned(),
                 x: "rooms".to_owned(),
                 series: vec![
@@ -552,7 +552,7 @@ mod tests {
             (4.0, 0.4),
             (5.0, 0.42),
         ]);
-        let mut failed = points::Verdict::passing();
+        let mut failed = points::StepVerdict::passing();
         failed.judge(Some("api.latency.p95 < 200ms (measured 900 ms)".to_owned()));
         saturated.sweeps[0]
             .verdicts

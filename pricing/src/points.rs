@@ -12,7 +12,7 @@ use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
 
 mod verdict;
-pub use verdict::Verdict;
+pub use verdict::StepVerdict;
 
 /// What a series' values are, from its name's suffix (CSV) or its source (results).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,7 +41,7 @@ pub struct SeriesPoints {
 
 /// The points of one sweep.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Sweep {
+pub struct MeasuredSweep {
     /// The phase (or `csv`).
     pub name: String,
     /// The variable on the x axis.
@@ -56,18 +56,18 @@ pub struct Sweep {
     pub measured_in: Option<String>,
     /// Per x that was judged (by SLOs, or by a run that failed): whether every run there
     /// passed, and what did not. An x where nothing was judged has no entry.
-    pub verdicts: BTreeMap<OrderedX, Verdict>,
+    pub verdicts: BTreeMap<OrderedX, StepVerdict>,
 }
 
-impl Sweep {
+impl MeasuredSweep {
     /// A sweep of the spec's own (or given points): not run in an instance's shape, no limits.
     pub fn new(
         name: &str,
         x: &str,
         series: Vec<SeriesPoints>,
-        verdicts: BTreeMap<OrderedX, Verdict>,
-    ) -> Sweep {
-        Sweep {
+        verdicts: BTreeMap<OrderedX, StepVerdict>,
+    ) -> MeasuredSweep {
+        MeasuredSweep {
             name: name.to_owned(),
             x: x.to_owned(),
             series,
@@ -140,7 +140,7 @@ pub enum SloFilterError {
 
 /// Applies `--slo 'SERIES < VALUE'` to the points: a point where the series breaks the
 /// threshold fails. The value is in the series' column unit (`p95_ms < 200` is 200 ms).
-pub fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<(), SloFilterError> {
+pub fn apply_slo(sweeps: &mut [MeasuredSweep], slo: &str) -> Result<(), SloFilterError> {
     const OPERATORS: [&str; 5] = ["<=", ">=", "==", "<", ">"];
     let (at, op) = OPERATORS
         .iter()
@@ -180,7 +180,7 @@ pub fn apply_slo(sweeps: &mut [Sweep], slo: &str) -> Result<(), SloFilterError> 
             let verdict = sweep
                 .verdicts
                 .entry(OrderedX(x))
-                .or_insert_with(Verdict::passing);
+                .or_insert_with(StepVerdict::passing);
             verdict.judge((!holds).then(|| format!("`{slo}` failed")));
         }
     }
@@ -224,7 +224,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 
 /// Reads a CSV with a header: the `x` column, numeric series columns (unit from the suffix),
 /// and optional `pass` or `failed` columns.
-pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
+pub fn from_csv(text: &str, x: &str) -> Result<MeasuredSweep, PointsError> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
@@ -313,18 +313,18 @@ pub fn from_csv(text: &str, x: &str) -> Result<Sweep, PointsError> {
         if let Some(passed) = passed {
             let entry = verdicts
                 .entry(OrderedX(x_value))
-                .or_insert_with(Verdict::passing);
+                .or_insert_with(StepVerdict::passing);
             entry.judge((!passed).then(|| format!("line {line} of the points is marked failed")));
         }
     }
     series.retain(|s| !s.points.is_empty());
-    Ok(Sweep::new("csv", x, series, verdicts))
+    Ok(MeasuredSweep::new("csv", x, series, verdicts))
 }
 
 /// The sweeps of a results file: one per phase with one axis (or with the units variable
 /// among its axes), every run a point of every series it measured (`rss`, and each metrics
 /// series), repeats included. Failed runs add no point, and judge their x as failed.
-pub fn from_results(results: &Results) -> Vec<Sweep> {
+pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
     let units = results.matrix.capacity.units.as_deref();
     let mut sweeps = Vec::new();
     for phase in &results.phases {
@@ -353,7 +353,7 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                 if !baseline && (run.failure.is_some() || !run.slo.is_empty()) {
                     let entry = verdicts
                         .entry(OrderedX(x_value))
-                        .or_insert_with(Verdict::passing);
+                        .or_insert_with(StepVerdict::passing);
                     if let Some(failure) = &run.failure {
                         entry.judge_unmeasured(format!(
                             "a run failed ({})",
@@ -416,7 +416,7 @@ pub fn from_results(results: &Results) -> Vec<Sweep> {
                     Some(headroom_results::RunLimits::Applied(applied)) => Some(applied.describe()),
                     _ => None,
                 });
-        sweeps.push(Sweep {
+        sweeps.push(MeasuredSweep {
             name: phase.name.clone(),
             x: x.to_owned(),
             series: by_series.into_values().collect(),

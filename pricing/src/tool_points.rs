@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::points::{OrderedX, SeriesPoints, Sweep, Unit};
+use crate::points::{MeasuredSweep, OrderedX, SeriesPoints, Unit};
 
 /// The tool and format a file came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +137,7 @@ pub fn step_of(file_name: &str) -> Option<f64> {
 }
 
 /// A sweep of `x` over the steps: one point per file, named for the tool.
-pub fn sweep(x: &str, steps: &[(f64, StepFigures)]) -> Sweep {
+pub fn sweep(x: &str, steps: &[(f64, StepFigures)]) -> MeasuredSweep {
     let name = steps.first().map_or("points", |(_, f)| f.tool.name());
     let mut series: BTreeMap<String, SeriesPoints> = BTreeMap::new();
     let mut add = |name: String, unit: Unit, x: f64, value: f64| {
@@ -172,7 +172,7 @@ pub fn sweep(x: &str, steps: &[(f64, StepFigures)]) -> Sweep {
         }
     }
     let verdicts: BTreeMap<OrderedX, _> = BTreeMap::new();
-    Sweep::new(name, x, series.into_values().collect(), verdicts)
+    MeasuredSweep::new(name, x, series.into_values().collect(), verdicts)
 }
 
 fn figure_error(tool: Tool, message: impl Into<String>) -> ToolError {

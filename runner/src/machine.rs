@@ -53,9 +53,9 @@ fn local_ports() -> Option<u64> {
 }
 
 /// How many source addresses `[generator] source_addresses` gives (1: the kernel's one).
-fn source_count(plan: &RunMatrix) -> u64 {
+fn source_count(matrix: &RunMatrix) -> u64 {
     use headroom_spec::source::SourcePool;
-    match plan.generator.source_addresses.as_ref().map(|s| s.pool()) {
+    match matrix.generator.source_addresses.as_ref().map(|s| s.pool()) {
         // Its block is known once the target resolves: IPv4 loopback's is the only one.
         Some(Ok(SourcePool::Spread)) => (1 << 24) - 2,
         Some(Ok(pool)) => u64::try_from(pool.size().unwrap_or(1)).unwrap_or(u64::MAX),
@@ -103,8 +103,8 @@ pub fn needs(point: &Point) -> Needs {
 
 /// The first point of the selected phases that this machine cannot run, in words with the
 /// fix; `None` when every point fits.
-pub fn refusal(plan: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<String> {
-    for phase in plan
+pub fn refusal(matrix: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<String> {
+    for phase in matrix
         .phases
         .iter()
         .filter(|p| phases.contains(&p.name.as_str()))
@@ -123,9 +123,9 @@ pub fn refusal(plan: &RunMatrix, phases: &[&str], machine: &Machine) -> Option<S
                 ));
             }
             if let Some(ports) = machine.local_ports
-                && needs.sockets > ports.saturating_mul(source_count(plan))
+                && needs.sockets > ports.saturating_mul(source_count(matrix))
             {
-                let sources = source_count(plan);
+                let sources = source_count(matrix);
                 let from = if sources == 1 {
                     "one source address, which has".to_owned()
                 } else {
@@ -171,7 +171,7 @@ fn count(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn plan(people: &[u64], size: &str) -> RunMatrix {
+    fn matrix(people: &[u64], size: &str) -> RunMatrix {
         let values: Vec<String> = people.iter().map(u64::to_string).collect();
         let spec = format!(
             r#"
@@ -218,8 +218,8 @@ vary = {{ people = [{}] }}
 
     #[test]
     fn sockets_of_every_scenario_count() {
-        let plan = plan(&[100, 20_000], "1KiB");
-        let points = &plan.phases[0].points;
+        let matrix = matrix(&[100, 20_000], "1KiB");
+        let points = &matrix.phases[0].points;
         assert_eq!(
             needs(&points[0]),
             Needs {
@@ -232,36 +232,36 @@ vary = {{ people = [{}] }}
 
     #[test]
     fn a_point_past_the_file_limit_is_refused_with_the_limit_and_the_fix() {
-        let plan = plan(&[100, 20_000], "300B");
+        let matrix = matrix(&[100, 20_000], "300B");
         let small = Machine {
             open_files: 20_000,
             available_memory: Some(64 << 30),
             local_ports: Some(28_232),
         };
-        let refusal = refusal(&plan, &["people"], &small).expect("refused");
+        let refusal = refusal(&matrix, &["people"], &small).expect("refused");
         assert_eq!(
             refusal,
             "point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once (20,114 files with the run's own), and a process here may open 20,000 (`ulimit -Hn`): raise the hard limit (`ulimit -Hn 65536` as root, `LimitNOFILE=` under systemd, `--ulimit nofile=` in Docker) or run fewer sockets; both headroom and the target need one file per socket"
         );
         // A phase not selected is not checked; a machine with room runs it.
-        assert_eq!(super::refusal(&plan, &[], &small), None);
+        assert_eq!(super::refusal(&matrix, &[], &small), None);
         let large = Machine {
             open_files: 1 << 20,
             available_memory: Some(64 << 30),
             local_ports: Some(28_232),
         };
-        assert_eq!(super::refusal(&plan, &["people"], &large), None);
+        assert_eq!(super::refusal(&matrix, &["people"], &large), None);
     }
 
     #[test]
     fn a_point_past_the_memory_is_refused() {
-        let plan = plan(&[100, 20_000], "16MiB");
+        let matrix = matrix(&[100, 20_000], "16MiB");
         let machine = Machine {
             open_files: 1 << 20,
             available_memory: Some(8 << 30),
             local_ports: Some(28_232),
         };
-        let refusal = refusal(&plan, &["people"], &machine).expect("refused");
+        let refusal = refusal(&matrix, &["people"], &machine).expect("refused");
         assert!(
             refusal.starts_with("point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once: the generator alone needs at least 320,"),
             "{refusal}"
@@ -278,25 +278,25 @@ vary = {{ people = [{}] }}
     /// refused with the fix, and run when the addresses are spread.
     #[test]
     fn more_sockets_than_one_address_has_ports_is_refused_unless_spread() {
-        let mut plan = plan(&[100, 20_000], "300B");
+        let mut matrix = matrix(&[100, 20_000], "300B");
         let narrow = Machine {
             open_files: 1 << 20,
             available_memory: Some(64 << 30),
             local_ports: Some(1_000),
         };
-        let refusal = refusal(&plan, &["people"], &narrow).expect("refused");
+        let refusal = refusal(&matrix, &["people"], &narrow).expect("refused");
         assert_eq!(
             refusal,
             "point 2 of phase `people` (people = 20000) holds 20,050 sockets open at once, from one source address, which has 1,000 local ports here (`net.ipv4.ip_local_port_range`): the rest would fail to connect, a cliff of the generator's and not the server's; set `source_addresses = \"spread\"` in [generator] (a loopback target), or run fewer sockets"
         );
         use headroom_spec::source::SourceAddresses;
-        plan.generator.source_addresses = Some(SourceAddresses::Named("127.0.0.0/28".into()));
-        let refusal = super::refusal(&plan, &["people"], &narrow).expect("refused");
+        matrix.generator.source_addresses = Some(SourceAddresses::Named("127.0.0.0/28".into()));
+        let refusal = super::refusal(&matrix, &["people"], &narrow).expect("refused");
         assert!(
             refusal.contains("from 14 source addresses, which have 14,000 local ports"),
             "{refusal}"
         );
-        plan.generator.source_addresses = Some(SourceAddresses::Named("spread".into()));
-        assert_eq!(super::refusal(&plan, &["people"], &narrow), None);
+        matrix.generator.source_addresses = Some(SourceAddresses::Named("spread".into()));
+        assert_eq!(super::refusal(&matrix, &["people"], &narrow), None);
     }
 }

@@ -1,4 +1,4 @@
-//! `--quick`: the same plan, smaller. For CI and a first look, never for figures to plan with
+//! `--quick`: the same matrix, smaller. For CI and a first look, never for figures to plan with
 //! (the results say `"quick": true`).
 
 use headroom_compiler::RunMatrix;
@@ -8,9 +8,9 @@ use headroom_spec::Duration;
 
 /// Holds shrink to a tenth (between 2 s and 5 s), ramps to a tenth (at most 1 s), repeats to one, and
 /// every axis to its first, middle and last values.
-pub fn scale(plan: &RunMatrix) -> RunMatrix {
-    let mut plan = plan.clone();
-    for phase in &mut plan.phases {
+pub fn scale(matrix: &RunMatrix) -> RunMatrix {
+    let mut matrix = matrix.clone();
+    for phase in &mut matrix.phases {
         phase.repeats = 1;
         phase.cooldown = Duration::ZERO;
         let steady = &mut phase.measure.steady_state;
@@ -41,16 +41,16 @@ pub fn scale(plan: &RunMatrix) -> RunMatrix {
             for scenario in &mut point.scenarios {
                 shrink(scenario);
             }
-            // The estimate follows the scaled plan, not the written one.
+            // The estimate follows the scaled matrix, not the written one.
             point.run_time = run_time(&point.scenarios, &phase.measure, phase.cooldown);
             estimated = estimated.saturating_add(point.run_time);
         }
         phase.estimated = estimated;
     }
-    plan.estimated = plan.phases.iter().fold(Duration::ZERO, |sum, phase| {
+    matrix.estimated = matrix.phases.iter().fold(Duration::ZERO, |sum, phase| {
         sum.saturating_add(phase.estimated)
     });
-    plan.runs = plan
+    matrix.runs = matrix
         .phases
         .iter()
         .flat_map(|phase| {
@@ -61,7 +61,7 @@ pub fn scale(plan: &RunMatrix) -> RunMatrix {
             })
         })
         .collect();
-    plan
+    matrix
 }
 
 fn tenth(duration: &mut Duration, floor: Duration, ceiling: Duration) {

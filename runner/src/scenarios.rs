@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::event::Event;
-use crate::gates::Gates;
+use crate::handover::Handover;
 use crate::load;
 use crate::reach::Reach;
 use crate::results::{Failure, RunResult, ScenarioResult};
@@ -120,31 +120,32 @@ pub(crate) async fn run_scenarios(
     reach: Reach,
     abort: watch::Receiver<bool>,
     live: Arc<load::Live>,
-    gates: Gates,
+    handover: Handover,
 ) -> ScenarioOutcomes {
     let reach = Arc::new(reach);
     let mut running = Vec::new();
     for scenario in scenarios {
         let name = scenario.name().to_owned();
-        let (reach, abort, live, gate) = (
+        let (reach, abort, live, side) = (
             Arc::clone(&reach),
             abort.clone(),
             Arc::clone(&live),
-            gates.gate(),
+            handover.for_scenario(),
         );
         let task =
             match scenario {
                 Scenario::Http(http) => tokio::spawn(async move {
-                    let _gate = gate;
+                    // Arrives when the load ends (dropped with the task).
+                    let _side = side;
                     load::run(&http, &reach, abort, live).await
                 }),
                 Scenario::Rooms(rooms) => tokio::spawn(async move {
-                    crate::rooms::run(&rooms, &reach, abort, live, gate).await
+                    crate::rooms::run(&rooms, &reach, abort, live, side).await
                 }),
             };
         running.push((name, task));
     }
-    drop(gates);
+    drop(handover);
     let mut outcomes = Vec::new();
     for (name, task) in running {
         let outcome = task

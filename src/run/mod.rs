@@ -100,21 +100,21 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let Some(compiled) = crate::compile_for_use_with(&compiler, &args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
-    let Some(plan) = &compiled.compilation.matrix else {
+    let Some(matrix) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
-    let mut plan = plan.clone();
+    let mut matrix = matrix.clone();
     if !args.emulate.is_empty() {
-        headroom_compiler::matrix::emulate(&mut plan, &args.emulate, &compiled.prices)
+        headroom_compiler::matrix::emulate(&mut matrix, &args.emulate, &compiled.prices)
             .map_err(|why| anyhow::anyhow!("{}: --emulate: {why}", args.spec.display()))?;
     }
-    let plan = &plan;
-    refuse_over_a_day(&args, plan)?;
-    segment::refuse_unfit(args.segment, plan, args.check, args.barrier.is_some())
+    let matrix = &matrix;
+    refuse_over_a_day(&args, matrix)?;
+    segment::refuse_unfit(args.segment, matrix, args.check, args.barrier.is_some())
         .map_err(|why| anyhow::anyhow!("{}: {why}", args.spec.display()))?;
     let out = args.out.clone().unwrap_or_else(|| match args.segment {
-        Some(share) => segment::default_out(&plan.bench.name, share),
-        None => crate::default_results(&plan.bench.name),
+        Some(share) => segment::default_out(&matrix.bench.name, share),
+        None => crate::default_results(&matrix.bench.name),
     });
     let spec_hash = headroom_runner::results::spec_hash(&compiled.source);
     // Checked before anything runs: what --out is, the earlier file kept, the lock taken.
@@ -122,7 +122,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         &out,
         &crate::out::Run {
             spec: &args.spec,
-            bench: &plan.bench.name,
+            bench: &matrix.bench.name,
             spec_hash: &spec_hash,
             merging: !args.phases.is_empty(),
             force: args.force,
@@ -135,29 +135,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             previous.display()
         );
     }
-    let spec_dir = args
-        .spec
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let options = RunOptions {
-        spec_path: compiled.path.clone(),
-        spec_hash: spec_hash.clone(),
-        spec_dir: spec_dir
-            .canonicalize()
-            .unwrap_or_else(|_| spec_dir.to_path_buf()),
-        out: out.clone(),
-        phases: args.phases.clone(),
-        repeats: args.repeat,
-        quick: args.quick,
-        headroom_bin: std::env::current_exe().context("cannot find the headroom binary itself")?,
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        ignore_limits: args.ignore_limits,
-        segment: args.segment.unwrap_or(headroom_runner::Segment::WHOLE),
-        seed: segment::seed(args.seed, args.segment, &spec_hash),
-        barrier: args.barrier.clone(),
-        barrier_timeout: args.barrier_timeout.as_std(),
-    };
+    let options = run_options(&args, &compiled, spec_hash, &out)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -170,7 +148,10 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             out.display().to_string(),
         ));
         let mut progress = Progress::new();
-        headroom_runner::run(plan, &options, cancelled, &mut |event| progress.show(event)).await
+        headroom_runner::run(matrix, &options, cancelled, &mut |event| {
+            progress.show(event)
+        })
+        .await
     });
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -184,33 +165,80 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             return Ok(exit::USAGE);
         }
     };
+    let page_failed = tables_and_page(&args, &compiled, &outcome, &out)?;
+    Ok(exit_code(&outcome, args.check, page_failed))
+}
+
+/// What the runner needs beside the matrix: where the spec and the results are, the flags.
+fn run_options(
+    args: &RunArgs,
+    compiled: &crate::Compiled,
+    spec_hash: String,
+    out: &Path,
+) -> Result<RunOptions> {
+    let spec_dir = args
+        .spec
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok(RunOptions {
+        spec_path: compiled.path.clone(),
+        seed: segment::seed(args.seed, args.segment, &spec_hash),
+        spec_hash,
+        spec_dir: spec_dir
+            .canonicalize()
+            .unwrap_or_else(|_| spec_dir.to_path_buf()),
+        out: out.to_path_buf(),
+        phases: args.phases.clone(),
+        repeats: args.repeat,
+        quick: args.quick,
+        headroom_bin: std::env::current_exe().context("cannot find the headroom binary itself")?,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        ignore_limits: args.ignore_limits,
+        segment: args.segment.unwrap_or(headroom_runner::Segment::WHOLE),
+        barrier: args.barrier.clone(),
+        barrier_timeout: args.barrier_timeout.as_std(),
+    })
+}
+
+/// The run tables, then the page from the results just written (the one command from spec to
+/// page) unless a segment ran or the run was interrupted; whether the page failed.
+fn tables_and_page(
+    args: &RunArgs,
+    compiled: &crate::Compiled,
+    outcome: &headroom_runner::Outcome,
+    out: &Path,
+) -> Result<bool> {
     let mut stdout = std::io::stdout().lock();
-    write_tables(&mut stdout, &outcome.results, &out)?;
-    // The page, from the results just written: the one command from spec to page.
-    let mut page_failed = false;
+    write_tables(&mut stdout, &outcome.results, out)?;
     if let Some(share) = args.segment {
         writeln!(
             stdout,
             "segment {share}: one share of the load; merge the shares before reading them (`headroom merge`)"
         )?;
-    } else if !args.no_page && !outcome.interrupted {
-        let source = crate::page::Source {
-            spec: &args.spec,
-            compiled: &compiled,
-            results: &outcome.results,
-            results_path: &out,
-            baseline: None,
-        };
-        match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
-            Ok(Ok(rendered)) => rendered.report(&mut stdout)?,
-            Ok(Err(_)) => page_failed = true,
-            Err(error) => {
-                eprintln!("error: the capacity page was not written: {error:#}");
-                page_failed = true;
-            }
+        return Ok(false);
+    }
+    if args.no_page || outcome.interrupted {
+        return Ok(false);
+    }
+    let source = crate::page::Source {
+        spec: &args.spec,
+        compiled,
+        results: &outcome.results,
+        results_path: out,
+        baseline: None,
+    };
+    match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
+        Ok(Ok(rendered)) => {
+            rendered.report(&mut stdout)?;
+            Ok(false)
+        }
+        Ok(Err(_)) => Ok(true),
+        Err(error) => {
+            eprintln!("error: the capacity page was not written: {error:#}");
+            Ok(true)
         }
     }
-    Ok(exit_code(&outcome, args.check, page_failed))
 }
 
 /// The exit code of a run: interrupted, a run failed, an SLO failed or went unmeasured under
@@ -277,9 +305,9 @@ pub(crate) fn write_tables(
 }
 
 /// A run estimated over a day needs `--yes`: it is more likely a typo than a plan.
-fn refuse_over_a_day(args: &RunArgs, plan: &headroom_compiler::RunMatrix) -> Result<()> {
+fn refuse_over_a_day(args: &RunArgs, matrix: &headroom_compiler::RunMatrix) -> Result<()> {
     // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
-    let estimated: f64 = plan
+    let estimated: f64 = matrix
         .phases
         .iter()
         .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))

@@ -12,19 +12,19 @@ use headroom_runner::Segment;
 /// are merged, so `--check` belongs to `merge`.
 pub(super) fn refuse_unfit(
     segment: Option<Segment>,
-    plan: &headroom_compiler::RunMatrix,
+    matrix: &headroom_compiler::RunMatrix,
     check: bool,
     barrier: bool,
 ) -> Result<()> {
     let Some(segment) = segment.filter(|s| s.count > 1) else {
         return Ok(());
     };
-    if plan.target.command.is_some() || !plan.target.services.is_empty() {
+    if matrix.target.command.is_some() || !matrix.target.services.is_empty() {
         bail!(
             "--segment {segment}: every segment would start a server of its own (`command` in [target]); load one that runs already (`url` in [target], with `pid_file` for segment 0 to sample it)"
         );
     }
-    let target = &plan.target;
+    let target = &matrix.target;
     if (!target.setup.is_empty() || !target.teardown.is_empty()) && !barrier {
         bail!(
             "--segment {segment}: segment 0 alone runs the setup and teardown steps, and the other segments must wait for them: give every segment `--barrier HOST:PORT`"

@@ -60,3 +60,10 @@ pub fn number(value: &serde_json::Value) -> f64 {
         .as_f64()
         .unwrap_or_else(|| panic!("expected a number, found {value}"))
 }
+
+/// What a test says beside its verdict, on stderr: that it skipped and why (never a silent
+/// pass), or a figure it measured. The one place a test prints.
+#[allow(clippy::print_stderr)]
+pub fn say(text: &str) {
+    eprintln!("{text}");
+}

@@ -26,7 +26,7 @@ pub use placement::{
     PlacedService, PlacedServiceJson, Placement, PlacementJson, ServiceFits, fit_service, place,
 };
 pub use report::{
-    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, Report,
+    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, PlanReport,
     SloCeilingJson,
 };
 pub use sweeps::{

@@ -9,7 +9,7 @@ use super::report::InstanceJson;
 use super::{InstancePlan, Model, plan_instance};
 use crate::PriceTable;
 use crate::fit::{Fit, fit};
-use crate::points::Sweep;
+use crate::points::MeasuredSweep;
 
 /// One service's own fits, from the memory sweep.
 #[derive(Debug, Clone, Default)]
@@ -58,7 +58,7 @@ pub struct Placement {
 
 /// A service's own memory and CPU per unit over the memory sweep (`db.rss`, `db.cpu`): the
 /// CPU from the steps that passed their SLOs, planned with only when strong.
-pub fn fit_service(sweep: &Sweep, service: &str) -> ServiceFits {
+pub fn fit_service(sweep: &MeasuredSweep, service: &str) -> ServiceFits {
     let mut own = ServiceFits::default();
     let series = |name: String| sweep.series.iter().find(|p| p.name == name);
     match series(format!("{service}.rss")).map(|points| fit(&points.points)) {

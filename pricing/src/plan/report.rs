@@ -1,13 +1,13 @@
 //! `headroom plan --json`: the report's types and how a plan becomes one.
 
 use super::*;
-use crate::points::{Sweep, Unit};
+use crate::points::{MeasuredSweep, Unit};
 
 /// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
 /// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for
 /// Hetzner) even where a field's name says `usd`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Report {
+pub struct PlanReport {
     /// What one unit is (`room`, `user`).
     pub unit: String,
     /// The least-squares lines the plan stands on: the memory series, and the server's CPU
@@ -72,7 +72,13 @@ pub struct FitJson {
 impl FitJson {
     /// The fit of `series` over `sweep`, as the report gives it; `because` says why that
     /// sweep.
-    pub fn of(sweep: &Sweep, series: &str, unit: Unit, because: &str, fit: &Fit) -> FitJson {
+    pub fn of(
+        sweep: &MeasuredSweep,
+        series: &str,
+        unit: Unit,
+        because: &str,
+        fit: &Fit,
+    ) -> FitJson {
         FitJson {
             series: series.to_owned(),
             unit: match (series, unit) {

@@ -2,7 +2,7 @@
 //! same two choosers, so a page and `headroom plan` never disagree.
 
 use super::*;
-use crate::points::Sweep;
+use crate::points::MeasuredSweep;
 
 /// The ceiling an SLO sweep gives: the largest point that passes every SLO.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,7 +26,7 @@ pub struct SloCeiling {
 
 /// The SLO ceiling of a sweep: the last passing point before the first failing one. `None`
 /// when nothing in the sweep was judged.
-pub fn slo_ceiling(sweep: &Sweep, chosen_because: &str) -> Option<SloCeiling> {
+pub fn slo_ceiling(sweep: &MeasuredSweep, chosen_because: &str) -> Option<SloCeiling> {
     if sweep.verdicts.is_empty() {
         return None;
     }
@@ -73,7 +73,7 @@ pub struct Selection<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Chosen<'a> {
     /// The sweep.
-    pub sweep: &'a Sweep,
+    pub sweep: &'a MeasuredSweep,
     /// Why it, in words.
     pub because: &'static str,
 }
@@ -81,8 +81,11 @@ pub struct Chosen<'a> {
 /// The sweep memory is fitted over: the one the spec names, else the first over the units
 /// variable that carries the memory series. `Err` says why there is none. The page and
 /// `headroom plan` both call this, so they never disagree.
-pub fn memory_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Chosen<'a>, String> {
-    let has_series = |s: &Sweep| s.series.iter().any(|p| p.name == selection.memory_series);
+pub fn memory_sweep<'a>(
+    sweeps: &'a [MeasuredSweep],
+    selection: Selection,
+) -> Result<Chosen<'a>, String> {
+    let has_series = |s: &MeasuredSweep| s.series.iter().any(|p| p.name == selection.memory_series);
     let series = selection.memory_series;
     match selection.memory_phase {
         Some(name) => {
@@ -126,7 +129,10 @@ pub fn memory_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Cho
 
 /// The sweep whose SLO verdicts give the ceiling: the one the spec names, else the first over
 /// the units variable where an SLO failed, else the first over it judged at several steps.
-pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Chosen<'a>, String> {
+pub fn ceiling_sweep<'a>(
+    sweeps: &'a [MeasuredSweep],
+    selection: Selection,
+) -> Result<Chosen<'a>, String> {
     match selection.ceiling_phase {
         Some(name) => {
             let sweep = sweeps.iter().find(|s| s.name == name).ok_or_else(|| {
@@ -144,7 +150,7 @@ pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Ch
         }
         None => {
             // A phase run in an instance's shape is that instance's ceiling, not the bench's.
-            let over_units = |s: &&Sweep| {
+            let over_units = |s: &&MeasuredSweep| {
                 s.emulates.is_none()
                     && selection.units.is_none_or(|u| s.x == u)
                     && !s.verdicts.is_empty()
@@ -174,7 +180,7 @@ pub fn ceiling_sweep<'a>(sweeps: &'a [Sweep], selection: Selection) -> Result<Ch
 
 /// The points of a series at the steps that passed their SLOs (or were not judged), and how
 /// many were left out.
-pub fn passing_points(sweep: &Sweep, points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
+pub fn passing_points(sweep: &MeasuredSweep, points: &[(f64, f64)]) -> (Vec<(f64, f64)>, usize) {
     let passing: Vec<(f64, f64)> = points
         .iter()
         .filter(|(x, _)| {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::fit::fit;
-use crate::points::Sweep;
+use crate::points::MeasuredSweep;
 
 fn relay_model() -> Model {
     let rooms = [1.0, 4.0, 16.0, 32.0, 64.0, 128.0];
@@ -146,8 +146,8 @@ fn headroom_and_the_slo_sweep() {
 }
 
 /// A sweep judged at each x: `true` passes, `false` fails a p95 SLO.
-fn sweep_of(verdicts: &[(f64, bool)]) -> Sweep {
-    Sweep {
+fn sweep_of(verdicts: &[(f64, bool)]) -> MeasuredSweep {
+    MeasuredSweep {
         name: "load".to_owned(),
         x: "rooms".to_owned(),
         series: Vec::new(),
@@ -156,7 +156,7 @@ fn sweep_of(verdicts: &[(f64, bool)]) -> Sweep {
         verdicts: verdicts
             .iter()
             .map(|&(x, pass)| {
-                let mut verdict = crate::points::Verdict::passing();
+                let mut verdict = crate::points::StepVerdict::passing();
                 verdict.judge((!pass).then(|| "`api.latency.p95 < 200ms` failed".to_owned()));
                 (crate::points::OrderedX(x), verdict)
             })

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// The judgement of one x over its runs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Verdict {
+pub struct StepVerdict {
     /// Every SLO of every run held there, and no run failed.
     pub pass: bool,
     /// What did not hold, in the one sentence a verdict has (`headroom_figures::text`):
@@ -17,7 +17,7 @@ pub struct Verdict {
     pub measured_breach: bool,
 }
 
-impl Verdict {
+impl StepVerdict {
     /// Records one judgement: `None` for a pass, else what broke, measured (an SLO over its
     /// threshold).
     pub fn judge(&mut self, broke: Option<String>) {
@@ -42,8 +42,8 @@ impl Verdict {
     }
 
     /// A fresh verdict that passes until something breaks.
-    pub fn passing() -> Verdict {
-        Verdict {
+    pub fn passing() -> StepVerdict {
+        StepVerdict {
             pass: true,
             broke: Vec::new(),
             measured_breach: false,

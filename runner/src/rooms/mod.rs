@@ -35,7 +35,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Error as WsError, Message};
 
 use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
-use crate::gates::Gate;
+use crate::handover::ScenarioHandover;
 use crate::load::{Live, histogram};
 use crate::results::{
     ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
@@ -203,7 +203,7 @@ pub(crate) async fn run(
     reach: &crate::reach::Reach,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
-    gate: Gate,
+    handover: ScenarioHandover,
 ) -> Result<ScenarioResult, String> {
     let allowed = &reach.allowed;
     let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
@@ -288,7 +288,7 @@ pub(crate) async fn run(
         stage: &stage,
         cancel,
         windows: &mut windows,
-        gate,
+        handover,
         meetings: reach.meetings.clone(),
     };
     let (hold_started, hold_s) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
@@ -368,7 +368,7 @@ struct Timeline<'a> {
     stage: &'a watch::Sender<Stage>,
     cancel: watch::Receiver<bool>,
     windows: &'a mut Vec<Window>,
-    gate: Gate,
+    handover: ScenarioHandover,
     /// The other segments' meetings: the hold starts when every segment's sockets are open.
     meetings: Option<crate::barrier::Meetings>,
 }

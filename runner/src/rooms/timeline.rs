@@ -67,8 +67,8 @@ impl Timeline<'_> {
             }
         }
         // Held: the runner measures the steady state with every socket open, then releases.
-        self.gate.arrive();
-        let mut release = self.gate.release_watch();
+        self.handover.arrive();
+        let mut release = self.handover.release_watch();
         let mut cancel = self.cancel.clone();
         tokio::select! {
             _ = release.wait_for(|released| *released) => {}

@@ -15,8 +15,8 @@ use crate::environment::Environment;
 use crate::event::Event;
 use crate::external::{external_pid, external_url_allowed};
 use crate::fill::file_safe as sanitize;
-use crate::gates::Gates;
 use crate::generator::generator;
+use crate::handover::Handover;
 use crate::limits::{Emulation, LIMITS_IGNORED};
 use crate::reach::Reach;
 use crate::results::{
@@ -50,7 +50,7 @@ struct Attempt<'a> {
     held: Option<&'a mut Held>,
 }
 
-/// How a run is asked for, beyond the plan.
+/// How a run is asked for, beyond the matrix.
 pub struct RunOptions {
     /// The spec's path as the user gave it, and its text's hash.
     pub spec_path: String,
@@ -120,23 +120,23 @@ pub enum RunError {
     Barrier(String),
 }
 
-/// Runs the plan; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
+/// Runs the matrix; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
 pub async fn run(
-    plan: &RunMatrix,
+    matrix: &RunMatrix,
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<Outcome, RunError> {
     raise_open_files();
-    let plan = if options.quick {
-        crate::quick::scale(plan)
+    let matrix = if options.quick {
+        crate::quick::scale(matrix)
     } else {
-        plan.clone()
+        matrix.clone()
     };
-    let selected = select_phases(&plan, options)?;
+    let selected = select_phases(&matrix, options)?;
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
-    let results = results_to_write(&plan, options)?;
+    let results = results_to_write(&matrix, options)?;
     let barrier = barrier_of(options).await?;
     let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
     let runs: usize = selected
@@ -200,7 +200,7 @@ pub async fn run(
             }
         }
         let ran = run_phase(
-            (&plan, phase, &order),
+            (&matrix, phase, &order),
             (&emulation, barrier.as_ref(), held.as_mut()),
             (&mut number, runs),
             options,
@@ -235,7 +235,7 @@ struct PhaseRan {
 /// the phase's kept target when it keeps one. `number` counts runs over the whole matrix, of
 /// `runs`.
 async fn run_phase(
-    (plan, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
+    (matrix, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
     (emulation, barrier, mut held): (
         &Emulation,
         Option<&Arc<crate::barrier::Barrier>>,
@@ -278,7 +278,7 @@ async fn run_phase(
             held: held.as_deref_mut(),
         };
         let result = run_once(
-            plan,
+            matrix,
             phase,
             point,
             attempt,
@@ -288,7 +288,7 @@ async fn run_phase(
         )
         .await;
         let result = judged_whole(result, options.segment);
-        let failed = outcome.count(&result, is_baseline(plan, point));
+        let failed = outcome.count(&result, is_baseline(matrix, point));
         // A meeting missed: the other segments are gone or never came, so every later run
         // would wait out the timeout for nothing.
         let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
@@ -411,23 +411,23 @@ fn phase_slot(results: &mut Results, name: &str) -> usize {
 /// points checked against this machine before any target starts: a point past its file limit
 /// would fail half-way, its sockets unopened and its /proc unreadable.
 fn select_phases<'p>(
-    plan: &'p RunMatrix,
+    matrix: &'p RunMatrix,
     options: &RunOptions,
 ) -> Result<Vec<&'p MatrixPhase>, RunError> {
-    let names: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = matrix.phases.iter().map(|p| p.name.as_str()).collect();
     for wanted in &options.phases {
         if !names.contains(&wanted.as_str()) {
             return Err(RunError::UnknownPhase(wanted.clone(), names.join(", ")));
         }
     }
-    let selected: Vec<&MatrixPhase> = plan
+    let selected: Vec<&MatrixPhase> = matrix
         .phases
         .iter()
         .filter(|p| options.phases.is_empty() || options.phases.contains(&p.name))
         .collect();
     let selected_names: Vec<&str> = selected.iter().map(|p| p.name.as_str()).collect();
     if let Some(why) =
-        crate::machine::refusal(plan, &selected_names, &crate::machine::Machine::read())
+        crate::machine::refusal(matrix, &selected_names, &crate::machine::Machine::read())
     {
         return Err(RunError::Machine(why));
     }
@@ -466,8 +466,8 @@ fn hostname() -> String {
 }
 
 /// The results this run writes: the file's other phases kept when re-running some, a new file
-/// otherwise; the environment, plan and spec always this run's.
-fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, RunError> {
+/// otherwise; the environment, matrix and spec always this run's.
+fn results_to_write(matrix: &RunMatrix, options: &RunOptions) -> Result<Results, RunError> {
     // Re-running some phases keeps the others' results.
     let mut results = match (options.phases.is_empty(), options.out.exists()) {
         (false, true) => Results::read(&options.out)?,
@@ -480,7 +480,7 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
             },
             quick: options.quick,
             environment: Environment::default(),
-            matrix: plan.clone(),
+            matrix: matrix.clone(),
             phases: Vec::new(),
             seed: None,
             segment: None,
@@ -488,19 +488,24 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
         },
     };
     // The target's working directory tells which revision of it ran, when it is a checkout.
-    let target_dir = match plan.target.cwd.as_deref().filter(|cwd| !cwd.contains('{')) {
+    let target_dir = match matrix
+        .target
+        .cwd
+        .as_deref()
+        .filter(|cwd| !cwd.contains('{'))
+    {
         Some(cwd) => options.spec_dir.join(cwd),
         None => options.spec_dir.clone(),
     };
     results.environment = crate::environment::read(&options.version, &target_dir);
-    results.matrix = plan.clone();
+    results.matrix = matrix.clone();
     results.quick = options.quick;
     results.spec = SpecRef {
         path: options.spec_path.clone(),
         hash: options.spec_hash.clone(),
     };
     results.seed = Some(options.seed);
-    results.env = crate::fill::env_levers(plan);
+    results.env = crate::fill::env_levers(matrix);
     results.segment = (options.segment.count > 1).then(|| SegmentRef {
         index: options.segment.index,
         count: options.segment.count,
@@ -510,8 +515,9 @@ fn results_to_write(plan: &RunMatrix, options: &RunOptions) -> Result<Results, R
 }
 
 /// A point where the units variable is 0: the server with no load, measured for its memory.
-fn is_baseline(plan: &RunMatrix, point: &Point) -> bool {
-    plan.capacity
+fn is_baseline(matrix: &RunMatrix, point: &Point) -> bool {
+    matrix
+        .capacity
         .units
         .as_ref()
         .is_some_and(|units| point.at.get(units) == Some(&headroom_spec::VarValue::Integer(0)))

@@ -20,7 +20,7 @@ pub(super) fn unix_ms() -> u64 {
 /// Where a point's load goes, from what, on how many threads; `run` names the run
 /// (`phase/point/repeat`) its seed is derived for.
 fn reach_of(
-    plan: &RunMatrix,
+    matrix: &RunMatrix,
     point: &Point,
     options: &RunOptions,
     (port, threads): (u16, usize),
@@ -33,7 +33,7 @@ fn reach_of(
         &http::Allowed::new(&target.allow_hosts),
         threads,
         &crate::tls::Trust::of(target, &options.spec_dir),
-        plan.generator.source_addresses.as_ref(),
+        matrix.generator.source_addresses.as_ref(),
         options.segment,
     );
     // Every segment derives the same seed for the same run, and starts at the same instant.
@@ -47,7 +47,7 @@ fn reach_of(
 }
 
 pub(super) async fn run_once(
-    plan: &RunMatrix,
+    matrix: &RunMatrix,
     phase: &MatrixPhase,
     point: &Point,
     mut attempt: Attempt<'_>,
@@ -60,7 +60,7 @@ pub(super) async fn run_once(
     let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
     let held = attempt.held.take();
     let drive = |limited| Drive {
-        plan,
+        matrix,
         phase,
         point,
         attempt: &attempt,
@@ -76,12 +76,12 @@ pub(super) async fn run_once(
             .point(&mut held.up, cancel, &mut result, on_event)
             .await;
         held.count_since(&before, &mut result, point);
-        return finish(result, started, plan);
+        return finish(result, started, matrix);
     }
     let target = &point.target;
     let limited = limited_run(&attempt, point, &mut result);
     let Ok(mut limited) = limited.map_err(|failure| result.failure = Some(failure)) else {
-        return finish(result, started, plan);
+        return finish(result, started, matrix);
     };
     let allowed = http::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
@@ -89,7 +89,7 @@ pub(super) async fn run_once(
     let at = (point, &attempt, stem.as_str());
     let Some(mut up) = start_target(at, options, cgroup, &allowed, &mut result).await else {
         close_cgroup(&mut result, limited.take(), crate::limits::at_words(point));
-        return finish(result, started, plan);
+        return finish(result, started, matrix);
     };
     drive(limited.as_ref())
         .point(&mut up, cancel, &mut result, on_event)
@@ -98,7 +98,7 @@ pub(super) async fn run_once(
         .stop(&mut result, crate::limits::at_words(point))
         .await;
     close_cgroup(&mut result, limited, crate::limits::at_words(point));
-    finish(result, started, plan)
+    finish(result, started, matrix)
 }
 
 /// Said in a run of a segment other than 0 whose spec has steps.
@@ -107,7 +107,7 @@ const STEPS_ON_SEGMENT_0: &str =
 
 /// One run's load and what is measured during and after it, on a target that is up.
 struct Drive<'a> {
-    plan: &'a RunMatrix,
+    matrix: &'a RunMatrix,
     phase: &'a MatrixPhase,
     point: &'a Point,
     attempt: &'a Attempt<'a>,
@@ -180,9 +180,9 @@ impl Drive<'_> {
         result: &mut RunResult,
         on_event: &mut (dyn FnMut(Event<'_>) + Send),
     ) {
-        let (plan, phase, point, options) = (self.plan, self.phase, self.point, self.options);
+        let (matrix, phase, point, options) = (self.matrix, self.phase, self.point, self.options);
         keep_generator(self.attempt, self.limited, true);
-        let threads = load_threads(plan, self.limited.map(|(_, run)| run));
+        let threads = load_threads(matrix, self.limited.map(|(_, run)| run));
         let load_started = Instant::now();
         let cpu_before = sample::own_cpu_s();
         let groups = up.groups();
@@ -208,13 +208,13 @@ impl Drive<'_> {
         let arrivals = Arc::new(arrivals);
         let live = Arc::new(load::Live::default());
         let meeting = (self.run, self.attempt.barrier, start_at);
-        let reach = reach_of(plan, point, options, (up.port, threads), meeting);
+        let reach = reach_of(matrix, point, options, (up.port, threads), meeting);
         let mut scenarios = tokio::spawn(run_scenarios(
             point.scenarios.clone(),
             reach,
             aborted,
             Arc::clone(&live),
-            Gates::new(Arc::clone(&arrivals), released),
+            Handover::new(Arc::clone(&arrivals), released),
         ));
         let total = point.scenarios.len();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -240,7 +240,7 @@ impl Drive<'_> {
         // The steady state; of a segmented run, by segment 0 alone once every load is over.
         let met = meet(self.attempt.barrier, self.run, Stage::Done, result).await;
         let steady = Steady {
-            plan,
+            matrix,
             phase,
             point,
             metrics: up.metrics.as_ref(),
@@ -301,8 +301,8 @@ fn spawn_sampler(
 /// The HTTP scenarios' load threads: `[generator] threads`, else the cores left to the
 /// generator (beside a pinned target, or the cores less its CPU limit), else every core this
 /// process may use.
-fn load_threads(plan: &RunMatrix, run: Option<&RunShape>) -> usize {
-    if let Some(threads) = plan.generator.threads {
+fn load_threads(matrix: &RunMatrix, run: Option<&RunShape>) -> usize {
+    if let Some(threads) = matrix.generator.threads {
         return usize::try_from(threads).unwrap_or(1).max(1);
     }
     match run {
@@ -424,7 +424,7 @@ pub(super) fn out_of_memory(
 
 /// The steady state of one run: what it reads, and where.
 struct Steady<'a> {
-    plan: &'a RunMatrix,
+    matrix: &'a RunMatrix,
     phase: &'a MatrixPhase,
     point: &'a Point,
     metrics: Option<&'a http::Endpoint>,
@@ -467,7 +467,7 @@ impl Steady<'_> {
         }
         // A declared series that no scrape held: what the page fits was not measured. At the
         // baseline (no load), a counter that only appears with traffic may be absent.
-        if !result.metrics.missing.is_empty() && !is_baseline(self.plan, self.point) {
+        if !result.metrics.missing.is_empty() && !is_baseline(self.matrix, self.point) {
             let metrics = &result.metrics;
             let why = match &metrics.scrape_error {
                 Some(error) => format!(
@@ -541,11 +541,11 @@ fn take_outcomes(
     }
 }
 
-fn finish(mut result: RunResult, started: Instant, plan: &RunMatrix) -> RunResult {
+fn finish(mut result: RunResult, started: Instant, matrix: &RunMatrix) -> RunResult {
     result.duration_s = started.elapsed().as_secs_f64();
     // A run that measured nothing still has figures to judge (every socket failed: 100 %).
     if matches!(result.failure, None | Some(Failure::NothingMeasured { .. })) {
-        result.slo = verdict::evaluate(&plan.slo, &result);
+        result.slo = verdict::evaluate(&matrix.slo, &result);
     }
     result
 }

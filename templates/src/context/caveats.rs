@@ -164,7 +164,7 @@ pub(super) fn saturated(phase: &Phase) -> Option<String> {
 pub(super) fn not_measured(
     fits: &[FitRow],
     ceiling: Option<&Ceiling>,
-    plan: Option<&Report>,
+    plan: Option<&PlanReport>,
     bench: &Bench,
 ) -> Vec<String> {
     let mut out = Vec::new();

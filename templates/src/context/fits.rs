@@ -4,7 +4,11 @@ use super::*;
 
 /// The regression table: every bytes series of the memory phase (the memory series first),
 /// the phase chosen as the planner chooses it.
-pub(super) fn fit_rows(sweeps: &[Sweep], selection: Selection, bench: &Bench) -> Vec<FitRow> {
+pub(super) fn fit_rows(
+    sweeps: &[MeasuredSweep],
+    selection: Selection,
+    bench: &Bench,
+) -> Vec<FitRow> {
     let Ok(chosen) = memory_sweep(sweeps, selection) else {
         return Vec::new();
     };

@@ -5,8 +5,8 @@
 use headroom_compiler::matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
 use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
 use headroom_pricing::fit::fit;
-use headroom_pricing::plan::{Report, Selection, ceiling_sweep, memory_sweep};
-use headroom_pricing::points::{Sweep, Unit};
+use headroom_pricing::plan::{PlanReport, Selection, ceiling_sweep, memory_sweep};
+use headroom_pricing::points::{MeasuredSweep, Unit};
 use headroom_results::{MessageCounts, PointResults, Results, RunResult, ScenarioResult};
 use headroom_spec::VarValue;
 use headroom_spec::target::ProcessMode;
@@ -63,7 +63,7 @@ pub struct Inputs {
     /// What the bench is, from the spec.
     pub bench: Bench,
     /// The planner's report, when the spec prices instances.
-    pub plan: Option<Report>,
+    pub plan: Option<PlanReport>,
     /// The commands that reproduce the page, in order.
     pub reproduce: Vec<String>,
     /// The comparison with a baseline results file (`render --baseline`).
@@ -108,7 +108,7 @@ pub struct PageContext {
     /// phase per emulated instance).
     pub phase_ceilings: Vec<PhaseCeiling>,
     /// The planner's report (`schemas/plan.schema.json`), when the spec names instances.
-    pub plan: Option<Report>,
+    pub plan: Option<PlanReport>,
     /// How to read the numbers, generated from what the results show.
     pub caveats: Vec<String>,
     /// What the page does not know, generated from the data.

@@ -8,23 +8,23 @@ use tokio::sync::watch;
 /// The hand-over between the load and the steady state: every scenario arrives once (HTTP when
 /// its load ends, rooms once drained with the sockets still open); the runner measures, then
 /// releases the rooms to ramp down.
-pub(crate) struct Gates {
+pub(crate) struct Handover {
     arrivals: Arc<watch::Sender<usize>>,
     release: watch::Receiver<bool>,
 }
 
-impl Gates {
-    /// Gates that count arrivals into `arrivals` and open when `release` turns true.
+impl Handover {
+    /// A hand-over that counts arrivals into `arrivals` and open when `release` turns true.
     pub(crate) fn new(
         arrivals: Arc<watch::Sender<usize>>,
         release: watch::Receiver<bool>,
-    ) -> Gates {
-        Gates { arrivals, release }
+    ) -> Handover {
+        Handover { arrivals, release }
     }
 
-    /// One scenario's gate.
-    pub(crate) fn gate(&self) -> Gate {
-        Gate {
+    /// One scenario's arrival.
+    pub(crate) fn for_scenario(&self) -> ScenarioHandover {
+        ScenarioHandover {
             arrivals: Arc::clone(&self.arrivals),
             arrived: false,
             release: self.release.clone(),
@@ -32,15 +32,15 @@ impl Gates {
     }
 }
 
-/// One scenario's side of [`Gates`]. Dropping it counts as arriving, so a scenario that fails
+/// One scenario's side of [`Handover`]. Dropping it counts as arriving, so a scenario that fails
 /// early never holds the run up.
-pub(crate) struct Gate {
+pub(crate) struct ScenarioHandover {
     arrivals: Arc<watch::Sender<usize>>,
     arrived: bool,
     release: watch::Receiver<bool>,
 }
 
-impl Gate {
+impl ScenarioHandover {
     pub(crate) fn arrive(&mut self) {
         if !std::mem::replace(&mut self.arrived, true) {
             self.arrivals.send_modify(|n| *n += 1);
@@ -53,7 +53,7 @@ impl Gate {
     }
 }
 
-impl Drop for Gate {
+impl Drop for ScenarioHandover {
     fn drop(&mut self) {
         self.arrive();
     }
