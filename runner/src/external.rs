@@ -8,8 +8,8 @@ use headroom_compiler::matrix::resolved::Target;
 use headroom_results::Failure;
 use headroom_spec::target::Ready;
 
-use crate::http;
 use crate::target::{never_ready, ready_once};
+use headroom_load::web;
 
 /// Waits for an external target (`url`) to pass its readiness check (`http`, else a TCP
 /// connect to `address`, the URL's), as for a target headroom starts: a server that is not
@@ -17,7 +17,7 @@ use crate::target::{never_ready, ready_once};
 pub(crate) async fn wait_external_ready(
     ready: &Ready,
     address: std::net::SocketAddr,
-    ready_http: Option<&http::Endpoint>,
+    ready_http: Option<&web::Endpoint>,
 ) -> Result<Duration, Failure> {
     let started = Instant::now();
     let deadline = started + ready.timeout.as_std();
@@ -36,15 +36,15 @@ pub(crate) async fn wait_external_ready(
 pub(crate) async fn external_url_allowed(
     url: &str,
     target: &Target,
-    allowed: &http::Allowed,
+    allowed: &web::Allowed,
 ) -> Result<std::net::SocketAddr, String> {
     let written = target.url.as_deref().unwrap_or(url);
-    let Some(parsed) = http::parse_web_url(url) else {
+    let Some(parsed) = web::parse_web_url(url) else {
         return Err(format!(
             "the external target `{url}` is not an http:// or https:// URL the runner can load"
         ));
     };
-    http::resolve(&parsed.dial, url, written, allowed).await
+    web::resolve(&parsed.dial, url, written, allowed).await
 }
 
 /// The process group of an external target, from its pid file.
@@ -53,7 +53,7 @@ pub(crate) fn external_pid(
     spec_dir: &Path,
     headroom_bin: &Path,
 ) -> Result<i32, String> {
-    let file = crate::fill::fill(file, 0, headroom_bin)?;
+    let file = headroom_load::fill::fill(file, 0, headroom_bin)?;
     let path = spec_dir.join(&file);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;

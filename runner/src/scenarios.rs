@@ -11,10 +11,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::event::Event;
-use crate::handover::Handover;
-use crate::load;
-use crate::reach::Reach;
 use crate::results::{Failure, RunResult, ScenarioResult};
+use headroom_load::handover::Handover;
+use headroom_load::http;
+use headroom_load::reach::Reach;
 
 /// The first scenario of the point that had load to send (sockets to open, users or a rate
 /// above 0) and measured nothing: no request completed, or no socket opened.
@@ -78,7 +78,7 @@ pub(crate) type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>
 /// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
 pub(crate) struct Watch<'a> {
     pub(crate) stack: &'a mut crate::stack::Stack,
-    pub(crate) live: &'a load::Live,
+    pub(crate) live: &'a http::Live,
     pub(crate) abort: &'a watch::Sender<bool>,
     pub(crate) load_started: Instant,
 }
@@ -119,7 +119,7 @@ pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
     reach: Reach,
     abort: watch::Receiver<bool>,
-    live: Arc<load::Live>,
+    live: Arc<http::Live>,
     handover: Handover,
 ) -> ScenarioOutcomes {
     let reach = Arc::new(reach);
@@ -132,17 +132,16 @@ pub(crate) async fn run_scenarios(
             Arc::clone(&live),
             handover.for_scenario(),
         );
-        let task =
-            match scenario {
-                Scenario::Http(http) => tokio::spawn(async move {
-                    // Arrives when the load ends (dropped with the task).
-                    let _side = side;
-                    load::run(&http, &reach, abort, live).await
-                }),
-                Scenario::Rooms(rooms) => tokio::spawn(async move {
-                    crate::rooms::run(&rooms, &reach, abort, live, side).await
-                }),
-            };
+        let task = match scenario {
+            Scenario::Http(http) => tokio::spawn(async move {
+                // Arrives when the load ends (dropped with the task).
+                let _side = side;
+                http::run(&http, &reach, abort, live).await
+            }),
+            Scenario::Rooms(rooms) => tokio::spawn(async move {
+                headroom_load::rooms::run(&rooms, &reach, abort, live, side).await
+            }),
+        };
         running.push((name, task));
     }
     drop(handover);

@@ -9,11 +9,11 @@ use headroom_compiler::matrix::resolved::{Service, Target};
 use headroom_results::{ProcessResult, RunResult, ServiceResult};
 
 use crate::cgroup::Cgroup;
-use crate::http;
 use crate::limits::{Emulation, RunShape};
 use crate::results::Failure;
 use crate::sample::Readings;
 use crate::target::{Fills, Launch, Process, Running};
+use headroom_load::web;
 
 /// One process headroom started: the target (`name` `None`) or a named service.
 pub(crate) struct Member {
@@ -44,7 +44,7 @@ pub(crate) struct StackStart<'a> {
     pub(crate) emulation: &'a Emulation,
     /// The run's number (its cgroups' names).
     pub(crate) run_number: usize,
-    pub(crate) allowed: &'a http::Allowed,
+    pub(crate) allowed: &'a web::Allowed,
 }
 
 impl Stack {
@@ -228,9 +228,9 @@ async fn start_service(
         Some(written) => {
             let filled = fills.fill(written).map_err(spawn_failed)?;
             let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-            let trust = crate::tls::Trust::of(at.target, at.spec_dir);
+            let trust = headroom_load::tls::Trust::of(at.target, at.spec_dir);
             Some(
-                http::endpoint(&filled, written, own, at.allowed, &trust)
+                web::endpoint(&filled, written, own, at.allowed, &trust)
                     .await
                     .map_err(|message| Failure::Load { message })?,
             )

@@ -10,13 +10,14 @@ use tokio::time::Instant;
 
 use crate::results::{MetricsResult, ProcessSample};
 use crate::sample::Sampled;
-use crate::{http, scrape};
+use crate::scrape;
+use headroom_load::web;
 
 /// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
 /// process groups, reduced as the spec says.
 pub(crate) async fn steady_state(
     measure: &ResolvedMeasure,
-    endpoint: Option<&http::Endpoint>,
+    endpoint: Option<&web::Endpoint>,
     groups: Vec<(Option<String>, i32)>,
     start: Instant,
 ) -> (MetricsResult, Sampled) {
@@ -35,7 +36,7 @@ pub(crate) async fn steady_state(
             tokio::time::sleep(steady.every.as_std()).await;
         }
         if let Some(endpoint) = endpoint {
-            let got = http::get(
+            let got = web::get(
                 endpoint.address,
                 &endpoint.host,
                 &endpoint.path,
@@ -46,9 +47,9 @@ pub(crate) async fn steady_state(
             let failed = match &got {
                 Ok((200, _)) => None,
                 Ok((status, _)) => Some(format!("answered {status}")),
-                Err(http::ErrorKind::Connect) => Some("no connection".to_owned()),
-                Err(http::ErrorKind::Timeout) => Some("no answer within 5s".to_owned()),
-                Err(http::ErrorKind::Protocol) => Some("an answer that was not HTTP".to_owned()),
+                Err(web::ErrorKind::Connect) => Some("no connection".to_owned()),
+                Err(web::ErrorKind::Timeout) => Some("no answer within 5s".to_owned()),
+                Err(web::ErrorKind::Protocol) => Some("an answer that was not HTTP".to_owned()),
             };
             if let Some(why) = failed {
                 metrics.failed_scrapes += 1;

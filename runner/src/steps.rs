@@ -58,7 +58,7 @@ pub(crate) async fn run_steps(
             "{}-{}-{}.log",
             place.log_stem,
             when.name(),
-            crate::fill::file_safe(&step.name)
+            crate::names::file_safe(&step.name)
         );
         let log = place.log_dir.join(&log_name);
         let started = Instant::now();

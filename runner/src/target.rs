@@ -22,11 +22,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::cgroup::Cgroup;
-pub use crate::fill::{Fills, fill};
 pub use crate::guard::guard_group;
 use crate::guard::{kill_pids, spawn_guard};
-use crate::http;
 use crate::results::Failure;
+pub use headroom_load::fill::{Fills, fill};
+use headroom_load::web;
 
 /// Lines of output kept for a failure report.
 const TAIL_LINES: usize = 20;
@@ -295,7 +295,7 @@ impl Running {
         &mut self,
         ready: &Ready,
         port: u16,
-        ready_http: Option<&http::Endpoint>,
+        ready_http: Option<&web::Endpoint>,
     ) -> Result<Duration, Failure> {
         let started = Instant::now();
         let deadline = started + ready.timeout.as_std();
@@ -393,11 +393,11 @@ fn to_signal(signal: SpecSignal) -> Signal {
 /// connect to `address`.
 pub(crate) async fn ready_once(
     address: std::net::SocketAddr,
-    ready_http: Option<&http::Endpoint>,
+    ready_http: Option<&web::Endpoint>,
 ) -> bool {
     if let Some(endpoint) = ready_http {
         matches!(
-            http::get(
+            web::get(
                 endpoint.address,
                 &endpoint.host,
                 &endpoint.path,
@@ -419,7 +419,7 @@ pub(crate) async fn ready_once(
 
 /// The failure of a readiness check that never passed, with why a certificate was refused.
 pub(crate) async fn never_ready(
-    (ready, ready_http): (&Ready, Option<&http::Endpoint>),
+    (ready, ready_http): (&Ready, Option<&web::Endpoint>),
     tcp_to: Option<std::net::SocketAddr>,
     started: Instant,
     stderr_tail: Vec<String>,
@@ -515,16 +515,16 @@ use tokio::io::AsyncReadExt;
 pub(crate) async fn endpoints(
     target: &Target,
     fills: &Fills<'_>,
-    allowed: &http::Allowed,
+    allowed: &web::Allowed,
     spec_dir: &Path,
-) -> Result<(Option<http::Endpoint>, Option<http::Endpoint>), String> {
-    let trust = crate::tls::Trust::of(target, spec_dir);
+) -> Result<(Option<web::Endpoint>, Option<web::Endpoint>), String> {
+    let trust = headroom_load::tls::Trust::of(target, spec_dir);
     let own = std::net::SocketAddr::from(([127, 0, 0, 1], fills.port));
     let mut found = [None, None];
     for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
         if let Some(written) = written {
             let filled = fills.fill(written)?;
-            *slot = Some(http::endpoint(&filled, written, own, allowed, &trust).await?);
+            *slot = Some(web::endpoint(&filled, written, own, allowed, &trust).await?);
         }
     }
     let [ready, metrics] = found;

@@ -14,21 +14,22 @@ use tokio::time::Instant;
 use crate::environment::Environment;
 use crate::event::Event;
 use crate::external::{external_pid, external_url_allowed};
-use crate::fill::file_safe as sanitize;
 use crate::generator::generator;
-use crate::handover::Handover;
 use crate::limits::{Emulation, LIMITS_IGNORED};
-use crate::reach::Reach;
+use crate::names::file_safe as sanitize;
 use crate::results::{
     Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult,
     SegmentRef, SpecRef,
 };
+use crate::sample;
 use crate::sample::sampler;
 use crate::scenarios::{Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
 use crate::target::{Launch, Running, endpoints};
-use crate::{http, load, sample};
 use headroom_figures::verdict;
+use headroom_load::handover::Handover;
+use headroom_load::reach::Reach;
+use headroom_load::{http, web};
 
 mod once;
 mod phase;
@@ -45,7 +46,7 @@ struct Attempt<'a> {
     number: usize,
     emulation: &'a Emulation,
     /// Where the segments meet, in a segmented run with a barrier.
-    barrier: Option<&'a Arc<crate::barrier::Barrier>>,
+    barrier: Option<&'a Arc<headroom_load::barrier::Barrier>>,
     /// The target the phase keeps for all its runs, when it keeps one.
     held: Option<&'a mut Held>,
 }
@@ -73,7 +74,7 @@ pub struct RunOptions {
     /// `--ignore-limits`: run every target with the whole machine, and say so.
     pub ignore_limits: bool,
     /// `--segment`: the share of every run this process sends (the whole by default).
-    pub segment: crate::stripe::Segment,
+    pub segment: headroom_load::stripe::Segment,
     /// The seed of the runs' Poisson arrivals.
     pub seed: u64,
     /// `--barrier HOST:PORT`: where the segments meet (segment 0 serves it), when they do.
@@ -238,7 +239,7 @@ async fn run_phase(
     (matrix, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
     (emulation, barrier, mut held): (
         &Emulation,
-        Option<&Arc<crate::barrier::Barrier>>,
+        Option<&Arc<headroom_load::barrier::Barrier>>,
         Option<&mut Held>,
     ),
     (number, runs): (&mut usize, usize),
@@ -436,7 +437,7 @@ fn select_phases<'p>(
 
 /// A segment's run judges no SLO: its figures are judged once merged (`headroom merge`), and
 /// a verdict on one share of the load would say nothing of the whole.
-fn judged_whole(mut result: RunResult, segment: crate::stripe::Segment) -> RunResult {
+fn judged_whole(mut result: RunResult, segment: headroom_load::stripe::Segment) -> RunResult {
     if segment.count > 1 {
         result.slo.clear();
     }
@@ -446,10 +447,10 @@ fn judged_whole(mut result: RunResult, segment: crate::stripe::Segment) -> RunRe
 /// Where a segmented run's segments meet, when `--barrier` says (segment 0 serves it).
 async fn barrier_of(
     options: &RunOptions,
-) -> Result<Option<Arc<crate::barrier::Barrier>>, RunError> {
+) -> Result<Option<Arc<headroom_load::barrier::Barrier>>, RunError> {
     match &options.barrier {
         Some(at) if options.segment.count > 1 => {
-            crate::barrier::Barrier::new(at, options.segment, options.barrier_timeout)
+            headroom_load::barrier::Barrier::new(at, options.segment, options.barrier_timeout)
                 .await
                 .map(|barrier| Some(Arc::new(barrier)))
                 .map_err(RunError::Barrier)
@@ -505,7 +506,7 @@ fn results_to_write(matrix: &RunMatrix, options: &RunOptions) -> Result<Results,
         hash: options.spec_hash.clone(),
     };
     results.seed = Some(options.seed);
-    results.env = crate::fill::env_levers(matrix);
+    results.env = crate::names::env_levers(matrix);
     results.segment = (options.segment.count > 1).then(|| SegmentRef {
         index: options.segment.index,
         count: options.segment.count,

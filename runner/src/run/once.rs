@@ -3,12 +3,12 @@
 
 use super::start::{Started, log_stem, results_dir, start_target};
 use super::*;
-use crate::barrier::{Stage, Start, meet};
 use crate::cgroup::Cgroup;
 use crate::limits::RunShape;
 use crate::results::RunLimits;
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
+use headroom_load::barrier::{Stage, Start, meet};
 use headroom_spec::target::StepScope;
 
 pub(super) fn unix_ms() -> u64 {
@@ -24,22 +24,26 @@ fn reach_of(
     point: &Point,
     options: &RunOptions,
     (port, threads): (u16, usize),
-    (run, barrier, start): (&str, Option<&Arc<crate::barrier::Barrier>>, Option<Start>),
+    (run, barrier, start): (
+        &str,
+        Option<&Arc<headroom_load::barrier::Barrier>>,
+        Option<Start>,
+    ),
 ) -> Reach {
     let target = &point.target;
     let mut reach = Reach::new(
         port,
         &options.headroom_bin,
-        &http::Allowed::new(&target.allow_hosts),
+        &web::Allowed::new(&target.allow_hosts),
         threads,
-        &crate::tls::Trust::of(target, &options.spec_dir),
+        &headroom_load::tls::Trust::of(target, &options.spec_dir),
         matrix.generator.source_addresses.as_ref(),
         options.segment,
     );
     // Every segment derives the same seed for the same run, and starts at the same instant.
-    reach.seed = crate::stripe::derive_seed(options.seed, run);
+    reach.seed = headroom_load::stripe::derive_seed(options.seed, run);
     reach.start_at = start.map(|start| start.at);
-    reach.meetings = barrier.map(|barrier| crate::barrier::Meetings {
+    reach.meetings = barrier.map(|barrier| headroom_load::barrier::Meetings {
         barrier: Arc::clone(barrier),
         run: run.to_owned(),
     });
@@ -83,7 +87,7 @@ pub(super) async fn run_once(
     let Ok(mut limited) = limited.map_err(|failure| result.failure = Some(failure)) else {
         return finish(result, started, matrix);
     };
-    let allowed = http::Allowed::new(&target.allow_hosts);
+    let allowed = web::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
     let stem = log_stem(phase, point, repeat);
     let at = (point, &attempt, stem.as_str());
@@ -206,7 +210,7 @@ impl Drive<'_> {
         let (release, released) = watch::channel(false);
         let (arrivals, mut arrived) = watch::channel(0usize);
         let arrivals = Arc::new(arrivals);
-        let live = Arc::new(load::Live::default());
+        let live = Arc::new(http::Live::default());
         let meeting = (self.run, self.attempt.barrier, start_at);
         let reach = reach_of(matrix, point, options, (up.port, threads), meeting);
         let mut scenarios = tokio::spawn(run_scenarios(
@@ -427,7 +431,7 @@ struct Steady<'a> {
     matrix: &'a RunMatrix,
     phase: &'a MatrixPhase,
     point: &'a Point,
-    metrics: Option<&'a http::Endpoint>,
+    metrics: Option<&'a web::Endpoint>,
     groups: Vec<(Option<String>, i32)>,
     load_started: Instant,
 }

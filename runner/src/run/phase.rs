@@ -70,7 +70,7 @@ impl Held {
                 return Err(phase_target(record, started, 0));
             }
         };
-        let allowed = http::Allowed::new(&target.allow_hosts);
+        let allowed = web::Allowed::new(&target.allow_hosts);
         let stem = phase_log_stem(phase);
         let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
         let at = (point, attempt, stem.as_str());

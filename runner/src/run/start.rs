@@ -24,7 +24,7 @@ pub(super) struct Started {
     pub(super) ports: BTreeMap<String, u16>,
     /// An external target's process group (`pid_file`).
     pub(super) external_group: Option<i32>,
-    pub(super) metrics: Option<http::Endpoint>,
+    pub(super) metrics: Option<web::Endpoint>,
 }
 
 impl Started {
@@ -76,7 +76,7 @@ pub(super) async fn start_target(
     (point, attempt, stem): (&Point, &Attempt<'_>, &str),
     options: &RunOptions,
     cgroup: Option<&Cgroup>,
-    allowed: &http::Allowed,
+    allowed: &web::Allowed,
     result: &mut RunResult,
 ) -> Option<Started> {
     let target = &point.target;
@@ -151,7 +151,7 @@ pub(super) async fn start_target(
 /// `[target] command` started in the run's cgroup and waited for.
 async fn start_command(
     target: &headroom_compiler::matrix::resolved::Target,
-    (port, ready): (u16, Option<&http::Endpoint>),
+    (port, ready): (u16, Option<&web::Endpoint>),
     options: &RunOptions,
     (cgroup, stem): (Option<&Cgroup>, &str),
     result: &mut RunResult,
@@ -193,11 +193,11 @@ async fn external(
     url: &str,
     target: &headroom_compiler::matrix::resolved::Target,
     options: &RunOptions,
-    allowed: &http::Allowed,
+    allowed: &web::Allowed,
     result: &mut RunResult,
 ) -> Option<Started> {
     let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
-    let port = http::parse_web_url(&url)
+    let port = web::parse_web_url(&url)
         .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
         .unwrap_or(80);
     let checked = match external_url_allowed(&url, target, allowed).await {

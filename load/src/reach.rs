@@ -3,41 +3,43 @@
 
 use std::path::PathBuf;
 
-use crate::http;
+use crate::web;
 
 /// Where a point's load goes and what it runs on.
-pub(crate) struct Reach {
+pub struct Reach {
     /// The target's port.
-    pub(crate) port: u16,
+    pub port: u16,
     /// This binary, for `{headroom}` in URLs.
-    pub(crate) headroom_bin: PathBuf,
+    pub headroom_bin: PathBuf,
     /// The hosts load may go to.
-    pub(crate) allowed: http::Allowed,
+    pub allowed: web::Allowed,
     /// Load threads for each HTTP scenario.
-    pub(crate) threads: usize,
+    pub threads: usize,
     /// What TLS trusts.
-    pub(crate) trust: crate::tls::Trust,
+    pub trust: crate::tls::Trust,
     /// The spec's folder, which data files are relative to.
-    pub(crate) spec_dir: PathBuf,
+    pub spec_dir: PathBuf,
     /// Where connections come from (`[generator] source_addresses`).
-    pub(crate) source_addresses: Option<headroom_spec::source::SourceAddresses>,
+    pub source_addresses: Option<headroom_spec::source::SourceAddresses>,
     /// The share of the run this process sends (`--segment`).
-    pub(crate) segment: crate::stripe::Segment,
+    pub segment: crate::stripe::Segment,
     /// The run's seed for Poisson arrivals; each scenario derives its own from it.
-    pub(crate) seed: u64,
+    pub seed: u64,
     /// When the load starts, announced by the segments' barrier; soon after the scenario is
     /// ready otherwise.
-    pub(crate) start_at: Option<tokio::time::Instant>,
+    pub start_at: Option<tokio::time::Instant>,
     /// Where a segmented run's scenarios meet the other segments (rooms, once their sockets
     /// are open).
-    pub(crate) meetings: Option<crate::barrier::Meetings>,
+    pub meetings: Option<crate::barrier::Meetings>,
 }
 
 impl Reach {
-    pub(crate) fn new(
+    /// Where one point's load goes: the port, the hosts it may reach, TLS trust, the load
+    /// threads, the source addresses and the segments' meetings.
+    pub fn new(
         port: u16,
         headroom_bin: &std::path::Path,
-        allowed: &http::Allowed,
+        allowed: &web::Allowed,
         threads: usize,
         trust: &crate::tls::Trust,
         source_addresses: Option<&headroom_spec::source::SourceAddresses>,

@@ -26,10 +26,12 @@ const LEAD: Duration = Duration::from_millis(500);
 /// Where the segments meet in a run: before the load, once a rooms scenario's sockets are
 /// open (its hold starts at the announced instant), and after the load.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Stage {
+pub enum Stage {
+    /// Before the load: every segment's load starts at the instant announced.
     Start,
     /// The rooms scenario of this name has its sockets open.
     Open(String),
+    /// After the load: segment 0 alone measures the target.
     Done,
 }
 
@@ -45,26 +47,30 @@ impl Stage {
 
 /// A run's meetings, for a scenario to meet at: the barrier and the run's name.
 #[derive(Clone)]
-pub(crate) struct Meetings {
-    pub(crate) barrier: std::sync::Arc<Barrier>,
-    pub(crate) run: String,
+pub struct Meetings {
+    /// Where the segments meet.
+    pub barrier: std::sync::Arc<Barrier>,
+    /// The run's name, which every segment meets under.
+    pub run: String,
 }
 
 /// The start every segment of a run loads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Start {
+pub struct Start {
     /// On this machine's clock.
-    pub(crate) at: Instant,
+    pub at: Instant,
     /// Unix time in milliseconds, as announced: the same in every segment's results.
-    pub(crate) unix_ms: u64,
+    pub unix_ms: u64,
 }
 
 /// Why a meeting did not happen: the segments that never came (empty: this segment could not
 /// reach segment 0), and the words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Missed {
-    pub(crate) segments: Vec<u64>,
-    pub(crate) message: String,
+pub struct Missed {
+    /// The segments that never came.
+    pub segments: Vec<u64>,
+    /// What happened, in words.
+    pub message: String,
 }
 
 /// The meetings the barrier has seen, by run and stage.
@@ -83,7 +89,7 @@ struct Meeting {
 }
 
 /// Segment 0's side: the meetings, and the server other segments ask.
-pub(crate) struct Host {
+pub struct Host {
     meetings: Mutex<Ledger>,
     changed: Notify,
     count: u64,
@@ -91,14 +97,18 @@ pub(crate) struct Host {
 }
 
 /// This process's way to the meetings.
-pub(crate) enum Barrier {
+pub enum Barrier {
     /// Segment 0: it keeps the meetings.
     Host(Arc<Host>),
     /// Another segment: it asks segment 0 at `address`.
     Guest {
+        /// Segment 0's barrier.
         address: SocketAddr,
+        /// Its `host:port`, as the requests name it.
         authority: String,
+        /// This segment.
         segment: Segment,
+        /// How long a meeting may wait for every segment.
         timeout: Duration,
     },
 }
@@ -106,7 +116,7 @@ pub(crate) enum Barrier {
 impl Barrier {
     /// Segment 0 serves at `address` (an address of this machine); the others ask it there.
     /// `timeout` is how long a meeting waits for every segment.
-    pub(crate) async fn new(
+    pub async fn new(
         authority: &str,
         segment: Segment,
         timeout: Duration,
@@ -135,7 +145,7 @@ impl Barrier {
 
     /// Waits at `stage` of run `run` for every segment; at `Start` and `Open`, the instant
     /// announced to go on at.
-    pub(crate) async fn meet(&self, run: &str, stage: Stage) -> Result<Option<Start>, Missed> {
+    pub async fn meet(&self, run: &str, stage: Stage) -> Result<Option<Start>, Missed> {
         let key = format!("{run}/{}", stage.name());
         let start_ns = match self {
             Barrier::Host(host) => host.arrive(&key, 0).await?,
@@ -155,7 +165,7 @@ impl Barrier {
 
 /// Meets the other segments at `stage` of `run` (nothing to meet without a barrier): the
 /// announced start at `Start`; `None` when the meeting failed, the failure in `result`.
-pub(crate) async fn meet(
+pub async fn meet(
     barrier: Option<&Arc<Barrier>>,
     run: &str,
     stage: Stage,
@@ -358,7 +368,7 @@ async fn ask(
     loop {
         // Segment 0 answers within its own timeout once it has the meeting; a little more.
         let wait = timeout + Duration::from_secs(5);
-        match crate::http::get(address, authority, &path, None, wait).await {
+        match crate::web::get(address, authority, &path, None, wait).await {
             Ok((200, body)) => {
                 return String::from_utf8_lossy(&body)
                     .trim()

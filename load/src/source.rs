@@ -12,7 +12,7 @@ use tokio::net::{TcpSocket, TcpStream};
 
 /// A scenario's source addresses, and the ones its connections used.
 #[derive(Debug)]
-pub(crate) struct Sources {
+pub struct Sources {
     pool: SourcePool,
     used: Mutex<HashSet<IpAddr>>,
 }
@@ -21,7 +21,7 @@ impl Sources {
     /// The pool of `config` for connections to `targets` (resolved already): `spread`
     /// becomes IPv4 loopback's block, and every address must be of the targets' family and
     /// bindable here (the first and last a scenario of `clients` would use are tried).
-    pub(crate) fn for_targets(
+    pub fn for_targets(
         config: &SourceAddresses,
         targets: &[SocketAddr],
         clients: u64,
@@ -42,7 +42,7 @@ impl Sources {
     }
 
     /// `for_targets` when `config` is set: `None`, the kernel's choice, otherwise.
-    pub(crate) fn optional(
+    pub fn optional(
         config: Option<&SourceAddresses>,
         targets: &[SocketAddr],
         clients: u64,
@@ -80,12 +80,12 @@ impl Sources {
     }
 
     /// Client `k`'s address.
-    pub(crate) fn address(&self, client: u64) -> Option<IpAddr> {
+    pub fn address(&self, client: u64) -> Option<IpAddr> {
         self.pool.address(client)
     }
 
     /// A TCP connection to `to` from client `client`'s address.
-    pub(crate) async fn connect(&self, client: u64, to: SocketAddr) -> io::Result<TcpStream> {
+    pub async fn connect(&self, client: u64, to: SocketAddr) -> io::Result<TcpStream> {
         let Some(from) = self.address(client) else {
             return TcpStream::connect(to).await;
         };
@@ -98,7 +98,7 @@ impl Sources {
     }
 
     /// How many addresses connections came from.
-    pub(crate) fn used(&self) -> u64 {
+    pub fn used(&self) -> u64 {
         self.used.lock().map_or(0, |used| used.len() as u64)
     }
 }
@@ -116,7 +116,7 @@ fn bind(address: IpAddr) -> io::Result<TcpSocket> {
 /// Whether a connect failed for want of a local port: `EADDRNOTAVAIL` from a connect that let
 /// the kernel pick (every port of the one address in use to that server), `EADDRINUSE` from a
 /// bind to a source address with none left.
-pub(crate) fn out_of_ports(error: &io::Error) -> bool {
+pub fn out_of_ports(error: &io::Error) -> bool {
     matches!(
         error.kind(),
         io::ErrorKind::AddrNotAvailable | io::ErrorKind::AddrInUse

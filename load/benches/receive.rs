@@ -16,8 +16,8 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use headroom_runner::fanout::{Stamp, Tracker};
-use headroom_runner::rooms::{Inbox, socket_config};
+use headroom_load::fanout::{Stamp, Tracker};
+use headroom_load::rooms::{Inbox, socket_config};
 use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::Role;

@@ -5,7 +5,7 @@ use super::*;
 /// A page reload on its own task, so the socket keeps reading.
 pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Instant) {
     let Some(reload) = &shared.reload else { return };
-    let path = match crate::http::parse_url(&per_socket(&reload.url, socket.room, socket.peer)) {
+    let path = match crate::web::parse_url(&per_socket(&reload.url, socket.room, socket.peer)) {
         Some((_, path)) => path,
         None => return,
     };
@@ -13,7 +13,7 @@ pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Insta
     shared.reloads_in_flight.fetch_add(1, Ordering::Relaxed);
     tokio::spawn(async move {
         let Some(reload) = &shared.reload else { return };
-        let outcome = crate::http::get(
+        let outcome = crate::web::get(
             reload.address,
             &reload.authority,
             &path,
@@ -27,9 +27,9 @@ pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Insta
             match outcome {
                 Ok((status, _)) if (200..300).contains(&status) => reloads.ok += 1,
                 Ok(_) => reloads.errors.status += 1,
-                Err(crate::http::ErrorKind::Connect) => reloads.errors.connect += 1,
-                Err(crate::http::ErrorKind::Timeout) => reloads.errors.timeout += 1,
-                Err(crate::http::ErrorKind::Protocol) => reloads.errors.protocol += 1,
+                Err(crate::web::ErrorKind::Connect) => reloads.errors.connect += 1,
+                Err(crate::web::ErrorKind::Timeout) => reloads.errors.timeout += 1,
+                Err(crate::web::ErrorKind::Protocol) => reloads.errors.protocol += 1,
             }
         }
         shared.reloads_in_flight.fetch_sub(1, Ordering::Relaxed);

@@ -21,9 +21,9 @@ use super::deadline::Deadline;
 use super::flow::{self, Captor, Rows, Template, UserData};
 use super::h2::{H2Request, Streams};
 use super::wire::{Connection, Sink, WireError};
-use crate::http::{self, ErrorKind};
 use crate::source::Sources;
 use crate::tls::{self, Origin, TlsTo, Transport, Trust};
+use crate::web::{self, ErrorKind};
 
 /// A request ready to send: where, and its bytes.
 struct Prepared {

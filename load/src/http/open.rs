@@ -13,8 +13,8 @@ use tokio::time::Instant;
 
 use super::recorder::{Recorder, Times};
 use super::{Failed, Job, Share, per_second};
-use crate::http::ErrorKind;
 use crate::stripe::{self, Lane, RateCurve};
+use crate::web::ErrorKind;
 
 /// Arrivals released back to back (the generator behind its schedule) before the pacing task
 /// lets the connection workers run.

@@ -14,8 +14,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::Failed;
 use super::wire::Sink;
-use crate::http::ErrorKind;
 use crate::tls::Transport;
+use crate::web::ErrorKind;
 
 /// A request's parts, made once per scenario.
 pub(super) struct H2Request {
@@ -94,7 +94,7 @@ impl H2Request {
 }
 
 /// A load thread's HTTP/2 connections, one per address, shared by its workers.
-pub(crate) struct Streams {
+pub struct Streams {
     senders: Vec<tokio::sync::Mutex<Option<SendRequest<Full<Bytes>>>>>,
 }
 
@@ -107,7 +107,7 @@ pub(super) struct Ready {
 
 impl Streams {
     /// No connection open yet to any of `addresses`.
-    pub(crate) fn new(addresses: usize) -> Streams {
+    pub fn new(addresses: usize) -> Streams {
         Streams {
             senders: (0..addresses)
                 .map(|_| tokio::sync::Mutex::new(None))

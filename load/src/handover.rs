@@ -8,22 +8,19 @@ use tokio::sync::watch;
 /// The hand-over between the load and the steady state: every scenario arrives once (HTTP when
 /// its load ends, rooms once drained with the sockets still open); the runner measures, then
 /// releases the rooms to ramp down.
-pub(crate) struct Handover {
+pub struct Handover {
     arrivals: Arc<watch::Sender<usize>>,
     release: watch::Receiver<bool>,
 }
 
 impl Handover {
     /// A hand-over that counts arrivals into `arrivals` and open when `release` turns true.
-    pub(crate) fn new(
-        arrivals: Arc<watch::Sender<usize>>,
-        release: watch::Receiver<bool>,
-    ) -> Handover {
+    pub fn new(arrivals: Arc<watch::Sender<usize>>, release: watch::Receiver<bool>) -> Handover {
         Handover { arrivals, release }
     }
 
     /// One scenario's arrival.
-    pub(crate) fn for_scenario(&self) -> ScenarioHandover {
+    pub fn for_scenario(&self) -> ScenarioHandover {
         ScenarioHandover {
             arrivals: Arc::clone(&self.arrivals),
             arrived: false,
@@ -34,21 +31,22 @@ impl Handover {
 
 /// One scenario's side of [`Handover`]. Dropping it counts as arriving, so a scenario that fails
 /// early never holds the run up.
-pub(crate) struct ScenarioHandover {
+pub struct ScenarioHandover {
     arrivals: Arc<watch::Sender<usize>>,
     arrived: bool,
     release: watch::Receiver<bool>,
 }
 
 impl ScenarioHandover {
-    pub(crate) fn arrive(&mut self) {
+    /// This scenario has arrived: its load ended (HTTP), or its rooms drained.
+    pub fn arrive(&mut self) {
         if !std::mem::replace(&mut self.arrived, true) {
             self.arrivals.send_modify(|n| *n += 1);
         }
     }
 
     /// Turns true once the runner has measured the steady state.
-    pub(crate) fn release_watch(&self) -> watch::Receiver<bool> {
+    pub fn release_watch(&self) -> watch::Receiver<bool> {
         self.release.clone()
     }
 }

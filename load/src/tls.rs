@@ -56,7 +56,7 @@ impl Trust {
     /// TLS to `address` (`authority` as the URL `url` writes it) offering `alpn`, checked
     /// before any load: may it go unchecked, is its certificate trusted (one handshake), and
     /// does the server agree to HTTP/2 when `alpn` asks for it.
-    pub(crate) async fn session_to(
+    pub async fn session_to(
         &self,
         alpn: &'static [u8],
         address: SocketAddr,
@@ -75,7 +75,7 @@ impl Trust {
     }
 
     /// The spec's folder, which `ca` is relative to.
-    pub(crate) fn spec_dir(&self) -> &Path {
+    pub fn spec_dir(&self) -> &Path {
         &self.spec_dir
     }
 
@@ -293,15 +293,17 @@ impl ServerCertVerifier for AcceptAny {
 /// Where TLS goes: the session's settings and the name its certificate is checked against
 /// (sent as SNI when it is a name).
 #[derive(Clone)]
-pub(crate) struct TlsTo {
-    pub(crate) connector: TlsConnector,
-    pub(crate) name: ServerName<'static>,
+pub struct TlsTo {
+    /// The session's settings: roots or `[target] ca`, ALPN.
+    pub connector: TlsConnector,
+    /// The name the certificate is checked against (and sent as SNI).
+    pub name: ServerName<'static>,
 }
 
 impl TlsTo {
     /// Why a handshake with `address` fails, if it does: for a readiness check that never
     /// passed, whose GETs only say they could not connect.
-    pub(crate) async fn why_not(&self, address: SocketAddr, authority: &str) -> Option<String> {
+    pub async fn why_not(&self, address: SocketAddr, authority: &str) -> Option<String> {
         let tcp = tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(address))
             .await
             .ok()?
@@ -326,21 +328,25 @@ impl std::fmt::Debug for TlsTo {
 
 /// Where a connection comes from: client `client`'s source address, or the kernel's choice.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Origin<'a> {
-    pub(crate) sources: Option<&'a crate::source::Sources>,
-    pub(crate) client: u64,
+pub struct Origin<'a> {
+    /// The source addresses of `[generator] source_addresses`, when given.
+    pub sources: Option<&'a crate::source::Sources>,
+    /// Which client connects (a virtual user, a connection worker, a socket).
+    pub client: u64,
 }
 
 /// A connection's bytes: plain TCP, or TLS over it.
-pub(crate) enum Transport {
+pub enum Transport {
+    /// Plain TCP.
     Plain(TcpStream),
+    /// TLS over TCP.
     Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl Transport {
     /// A TCP connection to `address` from `origin` (no Nagle: a request is one write), with
     /// TLS on it when `tls` says, and how long the TLS handshake took.
-    pub(crate) async fn open(
+    pub async fn open(
         address: SocketAddr,
         origin: Origin<'_>,
         tls: Option<&TlsTo>,

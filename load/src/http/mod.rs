@@ -24,9 +24,9 @@ use headroom_spec::Rate;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::http::ErrorKind;
 use crate::reach::Reach;
 use crate::results::ScenarioResult;
+use crate::web::ErrorKind;
 
 mod checks;
 mod client;
@@ -109,7 +109,7 @@ struct Job {
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
 /// `threads` load threads (fewer when there are fewer users or connections to share).
-pub(crate) async fn run(
+pub async fn run(
     scenario: &HttpScenario,
     reach: &Reach,
     cancel: watch::Receiver<bool>,

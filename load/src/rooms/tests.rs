@@ -107,7 +107,7 @@ fn templates_fill_to_the_size_with_the_stamp_inside() {
 
 #[tokio::test]
 async fn urls_other_than_loopback_ws_or_wss_are_refused_with_the_reason() {
-    let allowed = crate::http::Allowed::default();
+    let allowed = crate::web::Allowed::default();
     let resolve = |url: &'static str| resolve(url, url, &allowed);
     // wss:// is checked like ws://: not loopback, refused before any socket.
     assert!(
@@ -139,7 +139,7 @@ async fn urls_other_than_loopback_ws_or_wss_are_refused_with_the_reason() {
 /// connect: a literal private address is refused as data (no lookup, no socket).
 #[tokio::test]
 async fn a_host_from_the_environment_is_checked_before_any_connect() {
-    let allowed = crate::http::Allowed::default();
+    let allowed = crate::web::Allowed::default();
     let error = resolve(
         "ws://10.0.0.9:8080/rooms/1",
         "ws://{env:CHAT_HOST}/rooms/{room}",

@@ -89,7 +89,7 @@ async fn run_from(
     let reach = Reach::new(
         port,
         std::path::Path::new("headroom"),
-        &crate::http::Allowed::new(&[]),
+        &crate::web::Allowed::new(&[]),
         threads,
         &crate::tls::Trust::default(),
         sources,

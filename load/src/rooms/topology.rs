@@ -140,7 +140,7 @@ pub(super) fn topology(scenario: &RoomsScenario) -> Result<(Vec<u32>, Vec<Socket
 pub(super) async fn resolve(
     url: &str,
     written: &str,
-    allowed: &crate::http::Allowed,
+    allowed: &crate::web::Allowed,
 ) -> Result<(SocketAddr, Option<String>), String> {
     let (secure, rest) = match (url.strip_prefix("ws://"), url.strip_prefix("wss://")) {
         (Some(rest), _) => (false, rest),
@@ -152,8 +152,8 @@ pub(super) async fn resolve(
         }
     };
     let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let dial = crate::http::with_port(authority, secure);
-    let address = crate::http::resolve(&dial, url, written, allowed).await?;
+    let dial = crate::web::with_port(authority, secure);
+    let address = crate::web::resolve(&dial, url, written, allowed).await?;
     Ok((address, secure.then(|| authority.to_owned())))
 }
 

@@ -1,5 +1,5 @@
 //! Single HTTP/1.1 GETs with hyper (readiness checks, /metrics scrapes), and where load may
-//! go. The load itself has a leaner client of its own (`load::wire`).
+//! go. The load itself has a leaner client of its own (`http::wire`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,8 +15,11 @@ use crate::tls::{TlsTo, Transport, Trust};
 /// What can go wrong with one request, by the kind results count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// No connection (refused, reset, unreachable).
     Connect,
+    /// No answer within the time allowed.
     Timeout,
+    /// An answer that was not HTTP.
     Protocol,
 }
 
@@ -78,6 +81,7 @@ pub struct Allowed {
 }
 
 impl Allowed {
+    /// Loopback and the hosts `[target] allow_hosts` names.
     pub fn new(hosts: &[String]) -> Allowed {
         Allowed {
             hosts: hosts.to_vec(),
@@ -150,10 +154,14 @@ pub async fn resolve(
 /// path, and TLS for `https://`.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
+    /// Where to connect.
     pub address: SocketAddr,
+    /// The `Host` header.
     pub host: String,
+    /// The path to GET.
     pub path: String,
-    pub(crate) tls: Option<Arc<TlsTo>>,
+    /// TLS, for `https://`.
+    pub tls: Option<Arc<TlsTo>>,
 }
 
 /// A path on the target's own address (`/metrics`, plain HTTP), or a full `http://` or

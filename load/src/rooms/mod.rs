@@ -36,7 +36,7 @@ use tokio_tungstenite::tungstenite::{self, Error as WsError, Message};
 
 use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
 use crate::handover::ScenarioHandover;
-use crate::load::{Live, histogram};
+use crate::http::{Live, histogram};
 use crate::results::{
     ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
     SocketCounts, Window, histogram_summary, serialize_histogram,
@@ -198,7 +198,7 @@ struct Reloads {
 }
 
 /// Runs one rooms scenario through its timeline (or until `cancel` turns true).
-pub(crate) async fn run(
+pub async fn run(
     scenario: &RoomsScenario,
     reach: &crate::reach::Reach,
     cancel: watch::Receiver<bool>,
@@ -206,7 +206,7 @@ pub(crate) async fn run(
     handover: ScenarioHandover,
 ) -> Result<ScenarioResult, String> {
     let allowed = &reach.allowed;
-    let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
+    let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
     let (sizes, mut sockets) = topology(scenario)?;
     // A segment opens the sockets of its rooms only, each at the instant one machine would:
     // a room never spans segments, so seen-by-everyone stays on one clock.
@@ -309,17 +309,17 @@ async fn reload_plan(
     reach: &crate::reach::Reach,
 ) -> Result<Option<ReloadPlan>, String> {
     let allowed = &reach.allowed;
-    let fill = |text: &str| crate::target::fill(text, reach.port, &reach.headroom_bin);
+    let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
     Ok(match &scenario.reload {
         Some(reload) => {
             let url = fill(&reload.url)?;
-            let (authority, _) = crate::http::parse_url(&per_socket(&url, 0, 0))
+            let (authority, _) = crate::web::parse_url(&per_socket(&url, 0, 0))
                 .ok_or_else(|| {
                     format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
                 })?;
             // Resolved and checked once here: a wrong host fails the run now, not every
             // reload, and every reload goes to this address.
-            let address = crate::http::resolve(&authority, &url, &reload.url, allowed).await?;
+            let address = crate::web::resolve(&authority, &url, &reload.url, allowed).await?;
             Some(ReloadPlan {
                 url,
                 authority,

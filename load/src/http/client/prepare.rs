@@ -9,7 +9,7 @@ struct Setting<'a> {
     scenario: &'a HttpScenario,
     port: u16,
     headroom_bin: &'a Path,
-    allowed: &'a http::Allowed,
+    allowed: &'a web::Allowed,
     trust: &'a Trust,
 }
 
@@ -26,7 +26,7 @@ impl Addresses {
     /// resolved and checked the first time it comes.
     async fn index(
         &mut self,
-        url: &http::WebUrl,
+        url: &web::WebUrl,
         full: &str,
         written: &str,
         setting: &Setting<'_>,
@@ -35,7 +35,7 @@ impl Addresses {
         if let Some(i) = self.dialed.iter().position(|d| *d == key) {
             return Ok(i);
         }
-        let socket = http::resolve(&url.dial, full, written, setting.allowed).await?;
+        let socket = web::resolve(&url.dial, full, written, setting.allowed).await?;
         let tls = if url.secure {
             let alpn = match setting.scenario.http_version {
                 HttpVersion::Http1 => tls::ALPN_HTTP1,
@@ -60,11 +60,11 @@ impl Addresses {
 impl Client {
     /// The scenario's requests with their placeholders filled and their hosts resolved and
     /// checked (`allowed`) before any connection is made.
-    pub(in crate::load) async fn prepare(
+    pub(in crate::http) async fn prepare(
         scenario: &HttpScenario,
         port: u16,
         headroom_bin: &Path,
-        allowed: &http::Allowed,
+        allowed: &web::Allowed,
         trust: &Trust,
         rows: Option<Rows>,
     ) -> Result<Client, String> {
@@ -79,8 +79,8 @@ impl Client {
         let mut addresses = Addresses::default();
         let mut requests = Vec::new();
         for request in &scenario.requests {
-            let url = crate::target::fill(&request.url, port, headroom_bin)?;
-            let parsed = http::parse_web_url(&url).ok_or_else(|| {
+            let url = crate::fill::fill(&request.url, port, headroom_bin)?;
+            let parsed = web::parse_web_url(&url).ok_or_else(|| {
                 format!("`{url}` is not an http:// or https:// URL the runner can load")
             })?;
             if parsed.authority.contains('{') {
@@ -118,12 +118,12 @@ impl Client {
 fn prepared(
     request: &headroom_spec::scenario::Request,
     url: &str,
-    parsed: http::WebUrl,
+    parsed: web::WebUrl,
     address: usize,
     setting: &Setting<'_>,
     captures: &[String],
 ) -> Result<Prepared, String> {
-    let http::WebUrl {
+    let web::WebUrl {
         secure,
         authority,
         path,
@@ -132,7 +132,7 @@ fn prepared(
     let (port, headroom_bin) = (setting.port, setting.headroom_bin);
     let headers = filled_headers(&request.headers, url, port, headroom_bin)?;
     let body = match &request.body {
-        Some(body) => crate::target::fill(body, port, headroom_bin)?,
+        Some(body) => crate::fill::fill(body, port, headroom_bin)?,
         None => String::new(),
     };
     let method = request.method.as_str();
@@ -205,7 +205,7 @@ fn filled_headers(
 ) -> Result<Vec<(String, String)>, String> {
     let mut filled = Vec::new();
     for (name, value) in headers {
-        let value = crate::target::fill(value, port, headroom_bin)?;
+        let value = crate::fill::fill(value, port, headroom_bin)?;
         HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| format!("header `{name}` of `{url}`: {e}"))?;
         HeaderValue::from_str(&value)

@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
-use crate::load::histogram;
+use crate::http::histogram;
 use crate::results::MessageCounts;
 
 mod stamp;

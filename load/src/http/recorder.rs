@@ -11,12 +11,12 @@ use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
 use super::{Failed, Live, WINDOW, histogram};
-use crate::http::ErrorKind;
 use crate::results::HistogramKey;
 use crate::results::{
     Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, TlsFigures, Window,
     histogram_summary, serialize_histogram,
 };
+use crate::web::ErrorKind;
 
 /// One request's moments.
 #[derive(Debug, Clone, Copy)]
