@@ -228,3 +228,42 @@ pub fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
     }
     (server, port)
 }
+
+/// The results as their types, the way a test reads them (never by key): a field renamed in
+/// `headroom-results` fails to compile here.
+pub fn typed(results: &Value) -> headroom_results::Results {
+    headroom_results::Results::from_json(&results.to_string())
+        .unwrap_or_else(|e| panic!("results that read as their types: {e}"))
+}
+
+/// Every run of every point of every phase, typed, in the file's order.
+pub fn typed_runs(results: &headroom_results::Results) -> Vec<&headroom_results::RunResult> {
+    results
+        .phases
+        .iter()
+        .flat_map(|phase| phase.points.iter())
+        .flat_map(|point| point.runs.iter())
+        .collect()
+}
+
+/// The verdict of the SLO named `name` in `run`.
+pub fn slo<'a>(
+    run: &'a headroom_results::RunResult,
+    name: &str,
+) -> &'a headroom_results::SloVerdict {
+    run.slo
+        .iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no verdict {name}: {:?}", run.slo))
+}
+
+/// A rooms scenario's result in `run`.
+pub fn rooms_in<'a>(
+    run: &'a headroom_results::RunResult,
+    scenario: &str,
+) -> &'a headroom_results::RoomsResult {
+    run.scenarios
+        .get(scenario)
+        .and_then(|s| s.rooms.as_ref())
+        .unwrap_or_else(|| panic!("no rooms scenario {scenario}"))
+}

@@ -1,0 +1,173 @@
+//! `compare` on real runs of the demo target: an A/A comparison calls nothing, a known
+//! regression is worse and fails the gate.
+
+use super::*;
+
+/// Issue 16: an A/A comparison end to end. The same spec against the demo target, run twice
+/// with three repeats a point, compared: the points match, the machines are alike, every
+/// figure is there on both sides, and none is called better or worse (three repeats a side
+/// cannot reach 5 %, and the comparison says how many can).
+#[test]
+fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
+    let out = fresh_out("a-a");
+    let (first, second) = (out.with_file_name("a.json"), out.with_file_name("b.json"));
+    for file in [&first, &second] {
+        let path = file.display().to_string();
+        let output = headroom(
+            &[
+                "run",
+                "tests/fixtures/run/a-a.toml",
+                "--no-page",
+                "--out",
+                &path,
+            ],
+            &[],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let (a, b) = (first.display().to_string(), second.display().to_string());
+    let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
+    common::assert_matches_schema("compare.schema.json", &report);
+    assert_eq!(report["machine_differences"], serde_json::json!([]));
+    let figures = report["figures"].as_array().expect("figures");
+    let names: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f["figure"].as_str())
+        .collect();
+    for wanted in ["api.latency.p95", "api.rate", "api.failed", "rss", "cpu"] {
+        assert!(names.contains(&wanted), "{wanted} in {names:?}");
+    }
+    for figure in figures {
+        assert_eq!(figure["base"]["repeats"], 3, "{figure}");
+        assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
+        let why = figure["why"].as_str().expect("why");
+        assert!(why.contains("1 more a side would be enough"), "{why}");
+    }
+    assert!(leftovers("1003B").is_empty());
+    clean("a-a");
+}
+
+/// Issue 16: a known regression is caught. The demo target's notes requests cost 4 ms of CPU,
+/// then 4.8 ms (20 % more); a user sends one a second, in four steps of users, five repeats a
+/// side. The latency, the CPU and the cost of a user-month on c7g.medium (priced by the CPU
+/// per user) are worse beyond noise, and the spec's 10 % gates on the latency and the cost
+/// (`[compare] fail_on`) exit 2.
+#[test]
+fn a_known_regression_is_worse_and_fails_the_gate() {
+    let out = fresh_out("regression");
+    let (before, after) = (
+        out.with_file_name("4ms.json"),
+        out.with_file_name("4.8ms.json"),
+    );
+    for (file, cpu) in [(&before, "4ms"), (&after, "4800us")] {
+        let path = file.display().to_string();
+        let output = headroom_whole(
+            &[
+                "run",
+                "tests/fixtures/run/regression.toml",
+                "--no-page",
+                "--out",
+                &path,
+            ],
+            &[("HEADROOM_TEST_REQUEST_CPU", cpu.to_owned())],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    // The repeats ran in rounds (interleaved, the default): every step once, then again.
+    let mut starts: Vec<(u64, u64)> = runs(&read_results(&before))
+        .iter()
+        .map(|run| {
+            let n = |key: &str| run[key].as_u64().expect(key);
+            (n("started_ms"), n("repeat"))
+        })
+        .collect();
+    starts.sort_unstable();
+    let rounds: Vec<u64> = starts.iter().map(|(_, repeat)| *repeat).collect();
+    let expected: Vec<u64> = (1..=5).flat_map(|repeat| [repeat; 4]).collect();
+    assert_eq!(rounds, expected);
+    let (a, b) = (before.display().to_string(), after.display().to_string());
+    // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
+    let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
+    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
+    let figures = |name: &str| -> Vec<Value> {
+        let found: Vec<Value> = report["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .filter(|f| f["figure"] == name)
+            .cloned()
+            .collect();
+        assert!(!found.is_empty(), "{name} in {report}");
+        found
+    };
+    // Every step of users: the CPU worse (by 11 to 20 % in the runs this was written from: the
+    // demo's own work on a request, about 0.3 ms, and the idle process are not scaled, and a
+    // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
+    // worse (by 13 to 26 %; a request's wait for a busy worker adds noise: 5 to 50 %).
+    // The latency's five repeats a side at a step can hold one slow outlier (a base repeat at
+    // 6.4 ms among 4.9 ms ones, on a fresh clone's CI; two steps so in one run), which puts
+    // that step within noise. What must hold: the latency is worse at half the steps at least,
+    // better at none, and a step it does not call worse is one it says is noisy (its repeats
+    // spread over 10 %): never "within noise" on quiet repeats.
+    for (name, range, worse_at_least) in
+        [("cpu", 0.05..0.35, 4), ("api.latency.p50", 0.05..0.50, 2)]
+    {
+        let steps = figures(name);
+        assert_eq!(steps.len(), 4, "{name}: {steps:?}");
+        let worse = steps.iter().filter(|s| s["verdict"] == "worse").count();
+        assert!(
+            worse >= worse_at_least,
+            "{name}: worse at {worse}: {steps:?}"
+        );
+        for step in steps {
+            assert_ne!(step["verdict"], "better", "{step}");
+            assert!(range.contains(&common::number(&step["change"])), "{step}");
+            let said_noisy = step["verdict"] == "within_noise" && step["noisy"] == true;
+            assert!(step["verdict"] == "worse" || said_noisy, "{step}");
+        }
+    }
+    // The cost of a user-month: CPU per user binds on c7g.medium (1 vCPU), so 20 % more CPU
+    // is about 20 % more dollars a user (the ceiling is floored to whole users), and fewer users.
+    let [cost] = &figures("plan.c7g.medium.usd_per_unit_month")[..] else {
+        panic!("one cost figure: {report}")
+    };
+    assert_eq!(cost["verdict"], "worse", "{cost}");
+    assert!(
+        (0.12..0.30).contains(&common::number(&cost["change"])),
+        "{cost}"
+    );
+    let [units] = &figures("plan.c7g.medium.units")[..] else {
+        panic!("one units figure: {report}")
+    };
+    assert_eq!(units["verdict"], "worse", "{units}");
+    // The CPU per user, fitted over every run of the sweep (20 points a side): 20 % steeper.
+    let [slope] = &figures("fit.cpu.cores_per_unit")[..] else {
+        panic!("one CPU slope: {report}")
+    };
+    assert_eq!(
+        (&slope["verdict"], &slope["basis"]),
+        (&"worse".into(), &"fit".into()),
+        "{slope}"
+    );
+    assert!(
+        (0.12..0.30).contains(&common::number(&slope["change"])),
+        "{slope}"
+    );
+    assert_eq!(report["unit"], "user");
+    assert_eq!(output.status.code(), Some(2), "{report}");
+    assert_eq!(report["failed"], true);
+    let failed: Vec<&str> = report["gates"]
+        .as_array()
+        .expect("gates")
+        .iter()
+        .filter(|g| g["failed"] == true)
+        .filter_map(|g| g["figure"].as_str())
+        .collect();
+    for figure in ["plan.c7g.medium.usd_per_unit_month", "api.latency.p50"] {
+        assert!(failed.contains(&figure), "{figure} in {failed:?}");
+    }
+    assert!(leftovers("1004B").is_empty());
+    clean("regression");
+}

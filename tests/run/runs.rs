@@ -1,0 +1,196 @@
+//! The run as a whole: a phase stopped at its failed point, an interrupted run, a phase run
+//! again alone, `--check` on an unmeasured SLO, a second Ctrl-C.
+
+use super::*;
+
+/// Issue 16: `on_failure = "stop"` with repeats in rounds. The second point's target dies
+/// during its hold: the third point never runs, in either round; the first two run in rounds
+/// (life 30s, 500ms, then again), each twice.
+#[test]
+fn a_stopped_phase_runs_its_rounds_up_to_the_failed_point() {
+    let (output, results) = run_fixture("stop", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let points = results["phases"][0]["points"].as_array().expect("points");
+    let lives: Vec<&str> = points
+        .iter()
+        .map(|p| p["at"]["life"].as_str().expect("life"))
+        .collect();
+    assert_eq!(lives, ["30s", "500ms"]);
+    let mut order: Vec<(u64, &str, u64, bool)> = points
+        .iter()
+        .flat_map(|point| {
+            point["runs"].as_array().expect("runs").iter().map(|run| {
+                (
+                    run["started_ms"].as_u64().expect("started"),
+                    point["at"]["life"].as_str().expect("life"),
+                    run["repeat"].as_u64().expect("repeat"),
+                    run["failure"].is_null(),
+                )
+            })
+        })
+        .collect();
+    order.sort_unstable();
+    let order: Vec<(&str, u64, bool)> = order.into_iter().map(|(_, l, r, ok)| (l, r, ok)).collect();
+    assert_eq!(
+        order,
+        [
+            ("30s", 1, true),
+            ("500ms", 1, false),
+            ("30s", 2, true),
+            ("500ms", 2, false)
+        ]
+    );
+    assert!(leftovers("1031B").is_empty());
+    clean("stop");
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
+    let _machine = shared();
+    // Ctrl-C, and what `timeout`, CI runners and systemd send (issue 12), end a run alike.
+    for signal in ["INT", "TERM", "HUP"] {
+        let out = fresh_out("interrupted");
+        let child = start_in_background("interrupted", &out, "1008B");
+        // The load has begun; then signal the runner.
+        std::thread::sleep(Duration::from_secs(2));
+        send(signal, &child);
+        let output = child.wait_with_output().expect("wait");
+        assert_eq!(
+            output.status.code(),
+            Some(130),
+            "{signal}: {}",
+            stderr(&output)
+        );
+        let results = read_results(&out);
+        let run = runs(&results)[0];
+        assert_eq!(run["failure"]["kind"], "interrupted", "{signal}");
+        assert!(
+            common::number(&run["scenarios"]["api"]["requests"]) > 0.0,
+            "{signal}: the requests before the signal are kept"
+        );
+        // The rooms stop too: their messages so far are kept and every open socket was closed.
+        let rooms = &run["scenarios"]["chat"]["rooms"];
+        assert!(count(&rooms["messages"]["sent"]) > 0, "{signal}: {rooms}");
+        assert_eq!(count(&rooms["sockets"]["opened"]), 20, "{signal}: {rooms}");
+        assert_eq!(
+            count(&rooms["sockets"]["closed_by_us"]),
+            20,
+            "{signal}: {rooms}"
+        );
+        assert!(
+            leftovers("1008B").is_empty(),
+            "{signal}: {:?}",
+            leftovers("1008B")
+        );
+        assert!(
+            !out.with_file_name("results.json.lock").exists(),
+            "{signal}: the lock is gone"
+        );
+        clean("interrupted");
+    }
+}
+
+#[test]
+fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
+    let (output, before) = run_fixture("phases", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let started = |results: &Value, phase: usize| {
+        results["phases"][phase]["points"][0]["runs"][0]["started_ms"].as_u64()
+    };
+    let out = out("phases").display().to_string();
+    let output = headroom(
+        &[
+            "run",
+            "tests/fixtures/run/phases.toml",
+            "--out",
+            &out,
+            "--phase",
+            "second",
+            "--check",
+        ],
+        &[],
+    );
+    // The impossible SLO fails, and `--check` says so with exit code 2.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let after = read_results(Path::new(&out));
+    assert_eq!(after["phases"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        started(&after, 0),
+        started(&before, 0),
+        "phase `first` was kept as it was"
+    );
+    assert!(
+        started(&after, 1) > started(&before, 1),
+        "phase `second` ran again"
+    );
+    assert_eq!(
+        after["phases"][1]["points"][0]["runs"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let verdict = &after["phases"][1]["points"][0]["runs"][0]["slo"][0];
+    assert_eq!(
+        (verdict["name"].as_str(), verdict["pass"].as_bool()),
+        (Some("impossible"), Some(false))
+    );
+    assert!(leftovers("1010B").is_empty());
+    clean("phases");
+}
+
+/// Issue 12: `run --check` does not call an unmeasured SLO green: CPU read once at the steady
+/// state is not measured, the table says so, and `--check` exits 2.
+#[test]
+fn check_fails_on_an_slo_that_was_not_measured() {
+    let (output, results) = run_fixture("unmeasured", &["--check", "--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("error: 0 SLO verdicts failed and 1 were not measured"),
+        "{}",
+        stderr(&output)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("not measured: cpu"), "{stdout}");
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    assert_eq!(verdict(run, "cpu")["pass"], Value::Null);
+    assert_eq!(verdict(run, "failed")["pass"], true);
+    assert!(leftovers("1022B").is_empty());
+    clean("unmeasured");
+}
+
+/// Issue 12: a second Ctrl-C stops waiting. The first stops the load and starts the stop's
+/// 60 s grace (the target ignores SIGTERM); the second ends headroom at once, and nothing of
+/// the run is left: the target's group is killed and the lock is gone.
+#[test]
+fn a_second_ctrl_c_stops_waiting() {
+    let _machine = shared();
+    let out = fresh_out("slow-stop");
+    let child = start_in_background("slow-stop", &out, "1025B");
+    std::thread::sleep(Duration::from_secs(1));
+    send("INT", &child);
+    std::thread::sleep(Duration::from_secs(1));
+    // Still waiting on the grace: the target ignores SIGTERM.
+    assert!(
+        !leftovers("1025B").is_empty(),
+        "the first Ctrl-C waits for the grace"
+    );
+    let second = std::time::Instant::now();
+    send("INT", &child);
+    let output = child.wait_with_output().expect("wait");
+    assert!(
+        second.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("interrupted again (Ctrl-C): not waiting"),
+        "{}",
+        stderr(&output)
+    );
+    wait_until(Duration::from_secs(5), || leftovers("1025B").is_empty());
+    assert!(leftovers("1025B").is_empty(), "{:?}", leftovers("1025B"));
+    assert!(!out.with_file_name("results.json.lock").exists());
+    clean("slow-stop");
+}

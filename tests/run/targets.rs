@@ -1,0 +1,231 @@
+//! Targets that misbehave: dying, never ready, deaf to SIGTERM, a taken port, a flooded log, a
+//! forking tree killed; an external target sampled through its pid file; a series never
+//! scraped; a working directory that is not there.
+
+use super::*;
+
+#[test]
+fn a_target_that_dies_during_a_point_is_a_named_failure() {
+    let (output, results) = run_fixture("dies", &[], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "died", "{}", run["failure"]);
+    assert_eq!(run["failure"]["exit"]["code"], 3);
+    assert!(
+        run["failure"]["stderr_tail"]
+            .to_string()
+            .contains("--exit-after")
+    );
+    assert!(leftovers("1003B").is_empty());
+    clean("dies");
+}
+
+#[test]
+fn a_target_that_never_gets_ready_is_a_named_failure() {
+    let (output, results) = run_fixture("never-ready", &[], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "never_ready", "{}", run["failure"]);
+    assert!(common::number(&run["failure"]["waited_s"]) >= 1.0);
+    assert!(
+        run["failure"]["check"]
+            .as_str()
+            .is_some_and(|c| c.contains("/healthz"))
+    );
+    assert!(leftovers("1004B").is_empty());
+    clean("never-ready");
+}
+
+#[test]
+fn a_target_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let (output, results) = run_fixture("ignores-sigterm", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null());
+    assert_eq!(run["stopped"]["killed"], true, "{}", run["stopped"]);
+    assert_eq!(run["stopped"]["exit"]["signal"], 9);
+    assert!(leftovers("1005B").is_empty());
+    clean("ignores-sigterm");
+}
+
+#[test]
+fn a_target_whose_port_is_taken_exits_early() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("address").port().to_string();
+    let (output, results) = run_fixture("port-taken", &[], &[("HEADROOM_TEST_TAKEN_PORT", port)]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "exited_early", "{}", run["failure"]);
+    assert!(
+        run["failure"]["stderr_tail"]
+            .to_string()
+            .to_lowercase()
+            .contains("in use"),
+        "{}",
+        run["failure"]
+    );
+    drop(taken);
+    assert!(leftovers("1006B").is_empty());
+    clean("port-taken");
+}
+
+#[test]
+fn a_target_that_floods_its_log_is_cut_at_the_limit() {
+    let (output, results) = run_fixture("log-spam", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    let log = out("log-spam")
+        .parent()
+        .expect("dir")
+        .join(run["log"].as_str().expect("log"));
+    let size = std::fs::metadata(&log).expect("log").len();
+    assert!(size <= (16 << 20) + 4096, "log of {size} bytes");
+    assert!(
+        size >= 16 << 20,
+        "log of {size} bytes: the flood did not reach it"
+    );
+    assert!(leftovers("1007B").is_empty());
+    clean("log-spam");
+}
+
+#[test]
+fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
+    let (mut server, port) = start_demo_target("1009B");
+    let pid_file = fresh_out("external-pid").with_file_name("server.pid");
+    std::fs::create_dir_all(pid_file.parent().expect("dir")).expect("dir");
+    std::fs::write(&pid_file, server.id().to_string()).expect("pid file");
+    let (output, results) = run_fixture(
+        "external",
+        &[],
+        &[
+            ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
+            ("HEADROOM_TEST_PID_FILE", pid_file.display().to_string()),
+        ],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = runs(&results);
+    assert_eq!(all.len(), 2);
+    for run in &all {
+        assert!(
+            run["notes"].to_string().contains("external target"),
+            "{}",
+            run["notes"]
+        );
+        assert!(
+            common::number(&run["process"]["steady"]["rss_bytes"]) > 1_048_576.0,
+            "{}",
+            run["process"]
+        );
+        assert!(
+            run["stopped"].is_null(),
+            "an external target is not stopped by the runner"
+        );
+        let requests = run["scenarios"]["api"]["requests"]
+            .as_f64()
+            .expect("requests");
+        assert!((requests - 80.0).abs() <= 80.0 * 0.02, "{requests}");
+    }
+    // One server for both runs: the second run's count includes the first's.
+    let first = all[0]["metrics"]["steady"]["list_requests"]
+        .as_f64()
+        .expect("series");
+    let second = all[1]["metrics"]["steady"]["list_requests"]
+        .as_f64()
+        .expect("series");
+    assert_eq!(second - first, answered(&all[1]["scenarios"]["api"]));
+    // The page says what ran: one external server, not a fresh one per run.
+    let page =
+        std::fs::read_to_string(out("external").with_file_name("capacity.md")).expect("the page");
+    assert!(
+        page.contains("against an external server that headroom neither started nor stopped"),
+        "{page}"
+    );
+    assert!(!page.contains("a fresh server per run"), "{page}");
+    clean("external");
+    clean("external-pid");
+}
+
+/// Issue 12: headroom killed with SIGKILL mid-run leaves nothing running, even when the target
+/// forks (here `sh -c "server & wait"`: the server is a grandchild, which the kernel's
+/// parent-death signal does not reach). The guard kills the whole group, and the port is free.
+#[test]
+fn a_killed_run_leaves_no_process_of_a_forking_target() {
+    let _machine = shared();
+    let out = fresh_out("forks");
+    let mut child = start_in_background("forks", &out, "1023B");
+    // The shell and, forked from it, the server.
+    let running = leftovers("1023B");
+    let server = running
+        .iter()
+        .find(|line| !line.contains("sh -c"))
+        .unwrap_or_else(|| panic!("no server in {running:?}"));
+    let port: u16 = server
+        .split("--port ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|port| port.parse().ok())
+        .expect("the server's port");
+    std::thread::sleep(Duration::from_secs(1));
+    send("KILL", &child);
+    let _ = child.wait();
+    wait_until(Duration::from_secs(5), || leftovers("1023B").is_empty());
+    assert!(leftovers("1023B").is_empty(), "{:?}", leftovers("1023B"));
+    // The port is free again (binding it opens no connection).
+    let free = || std::net::TcpListener::bind(("127.0.0.1", port)).is_ok();
+    wait_until(Duration::from_secs(5), free);
+    assert!(free(), "port {port} still taken");
+    clean("forks");
+}
+
+/// Issue 12: a metrics path that answers 404 on every scrape is not a silent gap: the failed
+/// scrapes are counted with why, and the declared series that no scrape held fails the point,
+/// named, instead of a page that says the metrics were read.
+#[test]
+fn a_series_no_scrape_held_fails_the_point() {
+    let (output, results) = run_fixture("metrics-404", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["metrics"]["failed_scrapes"], 3, "{}", run["metrics"]);
+    assert_eq!(
+        run["metrics"]["scrape_error"],
+        "GET /no-metrics-here answered 404"
+    );
+    assert_eq!(
+        run["failure"]["kind"], "metrics_missing",
+        "{}",
+        run["failure"]
+    );
+    assert_eq!(run["failure"]["series"], serde_json::json!(["notes"]));
+    assert_eq!(
+        run["failure"]["why"],
+        "3 of 3 scrapes failed (GET /no-metrics-here answered 404)"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("run failed: no scrape held notes"),
+        "{stdout}"
+    );
+    assert!(leftovers("1024B").is_empty());
+    clean("metrics-404");
+}
+
+/// Issue 12: a missing `cwd` is said as a missing folder, not as the program failing to start.
+#[test]
+fn a_missing_working_directory_is_named() {
+    let (output, results) = run_fixture("missing-cwd", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let run = runs(&results)[0];
+    assert_eq!(run["failure"]["kind"], "spawn_failed");
+    let message = run["failure"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("the target's working directory ")
+            && message.ends_with(
+                "no-such-folder does not exist (`cwd` in [target], relative to the spec)"
+            ),
+        "{message}"
+    );
+    clean("missing-cwd");
+}
