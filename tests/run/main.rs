@@ -42,15 +42,6 @@ fn rooms_of<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
     (run, &run["scenarios"][scenario]["rooms"])
 }
 
-fn verdict<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["slo"]
-        .as_array()
-        .expect("slo")
-        .iter()
-        .find(|v| v["name"] == name)
-        .unwrap_or_else(|| panic!("no verdict {name}"))
-}
-
 fn count(value: &Value) -> u64 {
     value
         .as_u64()
