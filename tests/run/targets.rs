@@ -1,6 +1,8 @@
 //! Targets that misbehave: dying, never ready, deaf to SIGTERM, a taken port, a flooded log, a
 //! forking tree killed; an external target sampled through its pid file; a series never
-//! scraped; a working directory that is not there.
+//! scraped; a working directory that is not there. Results are read through their types.
+
+use headroom_results::{Exit, Failure};
 
 use super::*;
 
@@ -8,14 +10,13 @@ use super::*;
 fn a_target_that_dies_during_a_point_is_a_named_failure() {
     let (output, results) = run_fixture("dies", &[], &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(run["failure"]["kind"], "died", "{}", run["failure"]);
-    assert_eq!(run["failure"]["exit"]["code"], 3);
-    assert!(
-        run["failure"]["stderr_tail"]
-            .to_string()
-            .contains("--exit-after")
-    );
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let Some(Failure::Died { exit, stderr_tail }) = &run.failure else {
+        panic!("died: {:?}", run.failure);
+    };
+    assert_eq!(*exit, Exit::Code(3));
+    assert!(stderr_tail.iter().any(|line| line.contains("--exit-after")));
     assert!(leftovers("1003B").is_empty());
     clean("dies");
 }
@@ -24,14 +25,16 @@ fn a_target_that_dies_during_a_point_is_a_named_failure() {
 fn a_target_that_never_gets_ready_is_a_named_failure() {
     let (output, results) = run_fixture("never-ready", &[], &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(run["failure"]["kind"], "never_ready", "{}", run["failure"]);
-    assert!(common::number(&run["failure"]["waited_s"]) >= 1.0);
-    assert!(
-        run["failure"]["check"]
-            .as_str()
-            .is_some_and(|c| c.contains("/healthz"))
-    );
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let Some(Failure::NeverReady {
+        waited_s, check, ..
+    }) = &run.failure
+    else {
+        panic!("never ready: {:?}", run.failure);
+    };
+    assert!(*waited_s >= 1.0, "{waited_s}");
+    assert!(check.contains("/healthz"), "{check}");
     assert!(leftovers("1004B").is_empty());
     clean("never-ready");
 }
@@ -40,10 +43,12 @@ fn a_target_that_never_gets_ready_is_a_named_failure() {
 fn a_target_that_ignores_sigterm_is_killed_after_the_grace_period() {
     let (output, results) = run_fixture("ignores-sigterm", &[], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert!(run["failure"].is_null());
-    assert_eq!(run["stopped"]["killed"], true, "{}", run["stopped"]);
-    assert_eq!(run["stopped"]["exit"]["signal"], 9);
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    let stopped = run.stopped.as_ref().expect("stopped");
+    assert!(stopped.killed, "{stopped:?}");
+    assert_eq!(stopped.exit, Some(Exit::Signal(9)), "{stopped:?}");
     assert!(leftovers("1005B").is_empty());
     clean("ignores-sigterm");
 }
@@ -54,15 +59,16 @@ fn a_target_whose_port_is_taken_exits_early() {
     let port = taken.local_addr().expect("address").port().to_string();
     let (output, results) = run_fixture("port-taken", &[], &[("HEADROOM_TEST_TAKEN_PORT", port)]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(run["failure"]["kind"], "exited_early", "{}", run["failure"]);
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let Some(Failure::ExitedEarly { stderr_tail, .. }) = &run.failure else {
+        panic!("exited early: {:?}", run.failure);
+    };
     assert!(
-        run["failure"]["stderr_tail"]
-            .to_string()
-            .to_lowercase()
-            .contains("in use"),
-        "{}",
-        run["failure"]
+        stderr_tail
+            .iter()
+            .any(|line| line.to_lowercase().contains("in use")),
+        "{stderr_tail:?}"
     );
     drop(taken);
     assert!(leftovers("1006B").is_empty());
@@ -73,12 +79,13 @@ fn a_target_whose_port_is_taken_exits_early() {
 fn a_target_that_floods_its_log_is_cut_at_the_limit() {
     let (output, results) = run_fixture("log-spam", &[], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    assert!(run.failure.is_none(), "{:?}", run.failure);
     let log = out("log-spam")
         .parent()
         .expect("dir")
-        .join(run["log"].as_str().expect("log"));
+        .join(run.log.as_deref().expect("a log"));
     let size = std::fs::metadata(&log).expect("log").len();
     assert!(size <= (16 << 20) + 4096, "log of {size} bytes");
     assert!(
@@ -106,36 +113,31 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let all = runs(&results);
+    let results = typed(&results);
+    let all = typed_runs(&results);
     assert_eq!(all.len(), 2);
     for run in &all {
         assert!(
-            run["notes"].to_string().contains("external target"),
-            "{}",
-            run["notes"]
+            run.notes
+                .iter()
+                .any(|note| note.contains("external target")),
+            "{:?}",
+            run.notes
         );
+        let steady = run.process.steady.expect("read at the steady state");
+        assert!(steady.rss_bytes > 1_048_576, "{steady:?}");
         assert!(
-            common::number(&run["process"]["steady"]["rss_bytes"]) > 1_048_576.0,
-            "{}",
-            run["process"]
-        );
-        assert!(
-            run["stopped"].is_null(),
+            run.stopped.is_none(),
             "an external target is not stopped by the runner"
         );
-        let requests = run["scenarios"]["api"]["requests"]
-            .as_f64()
-            .expect("requests");
+        let requests = run.scenarios["api"].requests as f64;
         assert!((requests - 80.0).abs() <= 80.0 * 0.02, "{requests}");
     }
     // One server for both runs: the second run's count includes the first's.
-    let first = all[0]["metrics"]["steady"]["list_requests"]
-        .as_f64()
-        .expect("series");
-    let second = all[1]["metrics"]["steady"]["list_requests"]
-        .as_f64()
-        .expect("series");
-    assert_eq!(second - first, answered(&all[1]["scenarios"]["api"]));
+    let series = |run: &headroom_results::RunResult| run.metrics.steady["list_requests"];
+    let api = &all[1].scenarios["api"];
+    let answered = api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
+    assert_eq!(series(all[1]) - series(all[0]), answered as f64);
     // The page says what ran: one external server, not a fresh one per run.
     let page =
         std::fs::read_to_string(out("external").with_file_name("capacity.md")).expect("the page");
@@ -187,20 +189,19 @@ fn a_killed_run_leaves_no_process_of_a_forking_target() {
 fn a_series_no_scrape_held_fails_the_point() {
     let (output, results) = run_fixture("metrics-404", &["--no-page"], &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(run["metrics"]["failed_scrapes"], 3, "{}", run["metrics"]);
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    assert_eq!(run.metrics.failed_scrapes, 3, "{:?}", run.metrics);
     assert_eq!(
-        run["metrics"]["scrape_error"],
-        "GET /no-metrics-here answered 404"
+        run.metrics.scrape_error.as_deref(),
+        Some("GET /no-metrics-here answered 404")
     );
+    let Some(Failure::MetricsMissing { series, why }) = &run.failure else {
+        panic!("metrics missing: {:?}", run.failure);
+    };
+    assert_eq!(series, &["notes"]);
     assert_eq!(
-        run["failure"]["kind"], "metrics_missing",
-        "{}",
-        run["failure"]
-    );
-    assert_eq!(run["failure"]["series"], serde_json::json!(["notes"]));
-    assert_eq!(
-        run["failure"]["why"],
+        why,
         "3 of 3 scrapes failed (GET /no-metrics-here answered 404)"
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -217,9 +218,11 @@ fn a_series_no_scrape_held_fails_the_point() {
 fn a_missing_working_directory_is_named() {
     let (output, results) = run_fixture("missing-cwd", &["--no-page"], &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(run["failure"]["kind"], "spawn_failed");
-    let message = run["failure"]["message"].as_str().expect("message");
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let Some(Failure::SpawnFailed { message }) = &run.failure else {
+        panic!("spawn failed: {:?}", run.failure);
+    };
     assert!(
         message.starts_with("the target's working directory ")
             && message.ends_with(
