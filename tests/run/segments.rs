@@ -1,5 +1,7 @@
 //! Segments (`--segment`, `--barrier`): one that dies, and three that merge into the single
-//! process's run exactly.
+//! process's run exactly. Results are read through their types.
+
+use headroom_results::{Failure, HistogramKey, Results};
 
 use super::*;
 
@@ -43,13 +45,14 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
             "segment {i}: {}",
             stderr(&output)
         );
-        let results = read_results(&dir.join(format!("part-{i}.json")));
-        let failure = &runs(&results)[0]["failure"];
-        assert_eq!(failure["kind"], "barrier", "segment {i}: {failure}");
+        let results = typed(&read_results(&dir.join(format!("part-{i}.json"))));
+        let run = typed_runs(&results)[0];
+        let Some(Failure::Barrier { segments, message }) = &run.failure else {
+            panic!("segment {i}: a barrier failure: {:?}", run.failure);
+        };
         if i == 0 {
-            assert_eq!(failure["segments"], serde_json::json!([2]), "{failure}");
+            assert_eq!(segments, &[2], "{message}");
         }
-        let message = failure["message"].as_str().expect("words");
         assert!(
             message.contains("segment 2/3 never reached the barrier"),
             "{message}"
@@ -132,7 +135,10 @@ fn three_segments_merge_into_the_single_process_run() {
     let parts: Vec<String> = (0..3)
         .map(|i| dir.join(format!("part-{i}.json")).display().to_string())
         .collect();
-    let shares: Vec<Value> = parts.iter().map(|p| read_results(Path::new(p))).collect();
+    let shares: Vec<Results> = parts
+        .iter()
+        .map(|p| typed(&read_results(Path::new(p))))
+        .collect();
     shares_start_together_each_with_its_own(&shares);
 
     let merged_path = dir.join("merged.json");
@@ -155,9 +161,9 @@ fn three_segments_merge_into_the_single_process_run() {
     );
     let kept = std::fs::read_to_string(dir.join("merged.json.prev")).expect("the earlier file");
     assert_eq!(kept, other, "the earlier file is kept whole");
-    let merged = read_results(&merged_path);
-    assert!(merged["segment"].is_null());
-    let whole = read_results(&whole_path);
+    let merged = typed(&read_results(&merged_path));
+    assert!(merged.segment.is_none());
+    let whole = typed(&read_results(&whole_path));
     the_merge_is_the_whole_run(&whole, &merged, &shares);
 
     let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
@@ -173,51 +179,43 @@ fn three_segments_merge_into_the_single_process_run() {
 
 /// Every share of the segmented run: its index, one seed, no SLO judged, steps on segment 0
 /// only, one load start, and its own virtual users and whole rooms, their holds together.
-fn shares_start_together_each_with_its_own(shares: &[Value]) {
+fn shares_start_together_each_with_its_own(shares: &[Results]) {
+    let first = |share| typed_runs(share)[0];
     for (i, share) in shares.iter().enumerate() {
-        assert_eq!(share["segment"]["index"], i, "{}", share["segment"]);
-        assert_eq!(share["segment"]["count"], 3);
-        assert_eq!(share["seed"], shares[0]["seed"], "one seed for every share");
-        assert_eq!(
-            runs(share)[0]["slo"],
-            serde_json::json!([]),
-            "a share judges no SLO"
-        );
-        let notes = runs(share)[0]["notes"].to_string();
+        let segment = share.segment.as_ref().expect("a share");
+        assert_eq!((segment.index, segment.count), (i as u64, 3), "{segment:?}");
+        assert_eq!(share.seed, shares[0].seed, "one seed for every share");
+        assert!(first(share).slo.is_empty(), "a share judges no SLO");
+        let notes = &first(share).notes;
         assert_eq!(
             i > 0,
-            notes.contains("steps run on segment 0 only"),
-            "{notes}"
+            notes
+                .iter()
+                .any(|n| n.contains("steps run on segment 0 only")),
+            "{notes:?}"
         );
     }
     // One start for every share, announced by segment 0's barrier.
-    let starts: Vec<u64> = shares
-        .iter()
-        .map(|s| runs(s)[0]["load_start_ms"].as_u64().expect("a load start"))
-        .collect();
+    let starts: Vec<Option<u64>> = shares.iter().map(|s| first(s).load_start_ms).collect();
+    assert!(starts[0].is_some(), "{starts:?}");
     assert!(starts.iter().all(|&s| s == starts[0]), "{starts:?}");
     let users: Vec<u64> = shares
         .iter()
         .map(|s| {
-            runs(s)[0]["scenarios"]["users"]["connections"]["opened"]
-                .as_u64()
-                .expect("opened")
+            let users = &first(s).scenarios["users"];
+            users.connections.as_ref().map_or(0, |c| c.opened)
         })
         .collect();
     assert_eq!(users, [3, 2, 2], "seven virtual users, each in one share");
     let rooms: Vec<u64> = shares
         .iter()
-        .map(|s| {
-            runs(s)[0]["scenarios"]["chat"]["rooms"]["rooms"]
-                .as_u64()
-                .expect("rooms")
-        })
+        .map(|s| rooms_in(first(s), "chat").rooms)
         .collect();
     assert_eq!(rooms, [2, 2, 1], "five rooms, each whole in one share");
     // The rooms' holds start together too: the segments met once their sockets were open.
     let holds: Vec<f64> = shares
         .iter()
-        .map(|s| common::number(&runs(s)[0]["scenarios"]["chat"]["rooms"]["hold_started_s"]))
+        .map(|s| rooms_in(first(s), "chat").hold_started_s)
         .collect();
     assert!(
         holds.iter().all(|h| (h - holds[0]).abs() < 0.05),
@@ -227,57 +225,53 @@ fn shares_start_together_each_with_its_own(shares: &[Value]) {
 
 /// The merge of the shares is the single-process run's load exactly, its histograms the
 /// shares' added, its SLOs judged on the merged figures.
-fn the_merge_is_the_whole_run(whole: &Value, merged: &Value, shares: &[Value]) {
-    let (one, all) = (&runs(whole)[0]["scenarios"], &runs(merged)[0]["scenarios"]);
+fn the_merge_is_the_whole_run(whole: &Results, merged: &Results, shares: &[Results]) {
+    let (one, all) = (
+        &typed_runs(whole)[0].scenarios,
+        &typed_runs(merged)[0].scenarios,
+    );
     // 45 arrivals over the 1 s ramp from 0 to 90/s, 180 over the 2 s hold: exactly.
-    assert_eq!(one["api"]["requests"], 180);
-    assert_eq!(all["api"]["requests"], 180);
-    assert_eq!(one["api"]["ramps"]["requests"], 45);
-    assert_eq!(all["api"]["ramps"]["requests"], 45);
+    let ramp = |api: &headroom_results::ScenarioResult| api.ramps.as_ref().map(|r| r.requests);
+    assert_eq!((one["api"].requests, all["api"].requests), (180, 180));
+    assert_eq!((ramp(&one["api"]), ramp(&all["api"])), (Some(45), Some(45)));
     assert_eq!(
-        all["api"]["latency"]["count"], 180,
+        all["api"].latency.count, 180,
         "the shares' histograms added"
     );
     // Its percentiles are those of every share's samples together, to the histogram's
     // precision: the three parts' histograms, read from their files and added here.
     let mut together = headroom_results::histogram::new();
     for share in shares {
-        let text = runs(share)[0]["scenarios"]["api"]["histograms"]["latency"]
-            .as_str()
-            .expect("a histogram");
-        let part = headroom_results::deserialize_histogram(text).expect("readable");
+        let part = typed_runs(share)[0].scenarios["api"]
+            .histogram(HistogramKey::Latency)
+            .expect("a latency histogram");
         together.add(&part).expect("same shape");
     }
-    for (q, key) in [(0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms")] {
+    let latency = &all["api"].latency;
+    for (q, merged) in [
+        (0.5, latency.p50_ms),
+        (0.95, latency.p95_ms),
+        (0.99, latency.p99_ms),
+    ] {
         let expected = together.value_at_quantile(q) as f64 / 1000.0;
-        let merged = common::number(&all["api"]["latency"][key]);
         assert!(
             (merged - expected).abs() <= expected * 0.001 + 0.001,
-            "{key}: {merged} vs {expected}"
+            "{q}: {merged} vs {expected}"
         );
     }
-    assert_eq!(all["users"]["connections"]["opened"], 7);
-    let (one_chat, all_chat) = (&one["chat"]["rooms"], &all["chat"]["rooms"]);
-    assert_eq!(all_chat["sockets"]["opened"], 20);
-    assert_eq!(all_chat["messages"]["sent"], one_chat["messages"]["sent"]);
-    assert_eq!(
-        all_chat["messages"]["delivered"],
-        all_chat["messages"]["expected"]
+    let users = all["users"].connections.as_ref().map(|c| c.opened);
+    assert_eq!(users, Some(7));
+    let (one_chat, all_chat) = (
+        one["chat"].rooms.as_ref().expect("rooms"),
+        all["chat"].rooms.as_ref().expect("rooms"),
     );
-    let verdicts = &runs(merged)[0]["slo"];
-    let throughput = verdicts
-        .as_array()
-        .expect("verdicts")
-        .iter()
-        .find(|v| v["name"] == "throughput")
-        .expect("judged on the merge");
-    assert_eq!(throughput["pass"], true, "{throughput}");
-    let rate = common::number(&all["api"]["rate"]);
+    assert_eq!(all_chat.sockets.opened, 20);
+    assert_eq!(all_chat.messages.sent, one_chat.messages.sent);
+    assert_eq!(all_chat.messages.delivered, all_chat.messages.expected);
+    let merged_run = typed_runs(merged)[0];
+    let throughput = slo(merged_run, "throughput");
+    assert_eq!(throughput.pass, Some(true), "{throughput:?}");
+    let rate = all["api"].rate;
     assert!((rate - 90.0).abs() < 0.5, "{rate}");
-    assert_eq!(
-        runs(merged)[0]["generator"]["segments"]
-            .as_array()
-            .map(Vec::len),
-        Some(3)
-    );
+    assert_eq!(merged_run.generator.segments.len(), 3);
 }
