@@ -1,7 +1,18 @@
 //! `[target] limits` and cgroups: ignored limits said, a CPU quota held, a memory limit's OOM
 //! kill named, nothing left behind, limits past the machine refused, emulated instances.
+//! Results are read through their types.
+
+use headroom_results::{AppliedLimits, Failure, RunLimits, RunResult};
 
 use super::*;
+
+/// The limits a run's target was held to.
+fn applied(run: &RunResult) -> &AppliedLimits {
+    match &run.limits {
+        Some(RunLimits::Applied(applied)) => applied,
+        other => panic!("limits applied: {other:?}"),
+    }
+}
 
 /// Issue 14: limits ignored with --ignore-limits are said in plain words, in each run's
 /// results and notes and under the phase's table, not only in the results file.
@@ -14,9 +25,14 @@ fn limits_that_were_ignored_are_said_on_the_run_table() {
         stdout.contains("note: [target] limits were ignored (--ignore-limits): the target ran with the whole machine's CPUs and memory"),
         "{stdout}"
     );
-    for run in runs(&results) {
-        assert_eq!(run["notes"][0], headroom_runner::LIMITS_IGNORED);
-        assert_eq!(run["limits"]["status"], "ignored");
+    let results = typed(&results);
+    for run in typed_runs(&results) {
+        assert_eq!(run.notes[0], headroom_runner::LIMITS_IGNORED);
+        assert!(
+            matches!(run.limits, Some(RunLimits::Ignored)),
+            "{:?}",
+            run.limits
+        );
     }
     // Issue 12: running again keeps the earlier file whole beside the new one, and the lock
     // is gone once the run ends.
@@ -105,17 +121,17 @@ fn a_busy_target_is_held_to_its_cpu_quota() {
         "{}",
         stderr(&output)
     );
-    let runs = runs(&results);
+    let results = typed(&results);
+    let runs = typed_runs(&results);
     assert_eq!(runs.len(), 2);
     for (run, cpus) in runs.iter().zip([0.5, 1.0]) {
-        let limits = &run["limits"];
-        assert_eq!(limits["status"], "applied", "{limits}");
-        assert_eq!(common::number(&limits["cpus"]), cpus);
+        let limits = applied(run);
+        assert_eq!(limits.cpus, Some(cpus));
         assert!(
-            common::number(&limits["throttled_periods"]) > 0.0,
-            "spinning threads are throttled: {limits}"
+            limits.throttled_periods > 0,
+            "spinning threads are throttled: {limits:?}"
         );
-        let cores = common::number(&run["process"]["hold_cpu_cores"]);
+        let cores = run.process.hold_cpu_cores.expect("the CPU over the hold");
         let tolerance = if cpus < 1.0 { 0.05 } else { 0.1 };
         assert!(
             (cores - cpus).abs() <= tolerance,
@@ -140,22 +156,24 @@ fn a_target_over_its_memory_limit_is_a_named_failure() {
         stdout.contains("killed by the 256MiB memory limit at point rooms = 400"),
         "{stdout}"
     );
-    let runs = runs(&results);
+    let results = typed(&results);
+    let runs = typed_runs(&results);
     assert_eq!(runs.len(), 3);
     for run in &runs[..2] {
-        assert!(run["failure"].is_null(), "{run}");
-        assert_eq!(count(&run["limits"]["oom_kills"]), 0);
-        assert_eq!(
-            run["scenarios"]["chat"]["rooms"]["sockets"]["opened"],
-            run["scenarios"]["chat"]["rooms"]["sockets"]["planned"]
-        );
+        assert!(run.failure.is_none(), "{:?}", run.failure);
+        assert_eq!(applied(run).oom_kills, 0);
+        let sockets = &rooms_in(run, "chat").sockets;
+        assert_eq!(sockets.opened, sockets.planned, "{sockets:?}");
     }
-    let killed = &runs[2];
-    assert_eq!(killed["failure"]["kind"], "out_of_memory", "{killed}");
-    assert_eq!(killed["failure"]["at"], "rooms = 400");
-    assert_eq!(count(&killed["limits"]["oom_kills"]), 1, "{killed}");
+    let killed = runs[2];
+    let Some(Failure::OutOfMemory { at, .. }) = &killed.failure else {
+        panic!("out of memory: {:?}", killed.failure);
+    };
+    assert_eq!(at, "rooms = 400");
+    assert_eq!(applied(killed).oom_kills, 1, "{:?}", killed.limits);
     // The peak reached the limit: the kernel killed it there.
-    assert!(common::number(&killed["limits"]["memory_peak_bytes"]) >= 250.0 * 1048576.0);
+    let peak = applied(killed).memory_peak_bytes.expect("a memory peak");
+    assert!(peak >= 250 * 1_048_576, "{peak}");
     assert!(leftovers("1027B").is_empty(), "{:?}", leftovers("1027B"));
     clean("oom");
 }
@@ -250,13 +268,8 @@ fn emulated_instances_have_measured_ceilings() {
     let out_arg = out.display().to_string();
     let output = headroom_alone(&["run", "tests/fixtures/run/emulate.toml", "--out", &out_arg]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results = read_results(&out);
-    let phases: Vec<&str> = results["phases"]
-        .as_array()
-        .expect("phases")
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let results = typed(&read_results(&out));
+    let phases: Vec<&str> = results.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         phases,
         [
@@ -266,17 +279,12 @@ fn emulated_instances_have_measured_ceilings() {
             "rate@t4g.small-baseline"
         ]
     );
-    let baseline = &results["phases"][3]["points"];
+    let baseline = &results.phases[3].points;
     for (point, (rate, pass)) in [("200/s", true), ("500/s", false)].iter().enumerate() {
-        let run = &baseline[point + 1]["runs"][0];
-        assert_eq!(common::number(&run["limits"]["cpus"]), 0.4, "{rate}");
-        let p95 = run["slo"]
-            .as_array()
-            .expect("verdicts")
-            .iter()
-            .find(|v| v["name"] == "p95")
-            .expect("p95");
-        assert_eq!(p95["pass"], *pass, "{rate}: {p95}");
+        let run = &baseline[point + 1].runs[0];
+        assert_eq!(applied(run).cpus, Some(0.4), "{rate}");
+        let p95 = slo(run, "p95");
+        assert_eq!(p95.pass, Some(*pass), "{rate}: {p95:?}");
     }
     let json = headroom(
         &[
