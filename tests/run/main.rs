@@ -29,19 +29,6 @@ use serde_json::Value;
 use common::root;
 use common::run::*;
 
-/// A rooms scenario's `rooms` object and its run (the first), which did not fail.
-fn rooms_run<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
-    let (run, rooms) = rooms_of(results, scenario);
-    assert!(run["failure"].is_null(), "{}", run["failure"]);
-    (run, rooms)
-}
-
-/// A rooms scenario's `rooms` object and its run (the first), failed or not.
-fn rooms_of<'a>(results: &'a Value, scenario: &str) -> (&'a Value, &'a Value) {
-    let run = runs(results)[0];
-    (run, &run["scenarios"][scenario]["rooms"])
-}
-
 fn count(value: &Value) -> u64 {
     value
         .as_u64()

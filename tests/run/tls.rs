@@ -1,5 +1,6 @@
 //! TLS and source addresses: HTTPS, HTTP/2 and WSS against a certificate made here, one from
 //! another CA, and sockets spread over source addresses in a narrow port range.
+//! Results are read through their types.
 
 use super::*;
 
@@ -38,22 +39,18 @@ fn https_http2_and_wss_run_against_a_certificate_made_here() {
     let (spec_arg, out_arg) = (spec.display().to_string(), out.display().to_string());
     let output = headroom(&["run", &spec_arg, "--out", &out_arg, "--no-page"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results = read_results(&out);
-    let run = runs(&results)[0];
-    assert!(run["failure"].is_null(), "{}", run["failure"]);
+    let results = typed(&read_results(&out));
+    let run = typed_runs(&results)[0];
+    assert!(run.failure.is_none(), "{:?}", run.failure);
     let opened = |name: &str| {
-        let scenario = &run["scenarios"][name];
-        let requests = count(&scenario["requests"]);
-        assert!(requests >= 150, "{name}: {scenario}");
-        assert_eq!(count(&scenario["ok"]), requests, "{name}: {scenario}");
+        let scenario = run.scenarios.get(name).expect("the scenario");
+        assert!(scenario.requests >= 150, "{name}: {}", scenario.requests);
+        assert_eq!(scenario.ok, scenario.requests, "{name}");
         // Every connection opened was a TLS session, its handshake timed apart.
-        let opened = count(&scenario["connections"]["opened"]);
-        assert_eq!(
-            count(&scenario["tls"]["handshakes"]),
-            opened,
-            "{name}: {scenario}"
-        );
-        assert!(common::number(&scenario["tls"]["handshake"]["p50_ms"]) > 0.0);
+        let opened = scenario.connections.as_ref().map_or(0, |c| c.opened);
+        let tls = scenario.tls.as_ref().expect("TLS figures");
+        assert_eq!(tls.handshakes, opened, "{name}: {tls:?}");
+        assert!(tls.handshake.p50_ms > 0.0, "{tls:?}");
         opened
     };
     let (h1, h2) = (opened("h1"), opened("h2"));
@@ -61,13 +58,14 @@ fn https_http2_and_wss_run_against_a_certificate_made_here() {
     // HTTP/2 multiplexes twice the rate on one connection per load thread.
     assert!(h1 >= 5, "HTTP/1.1 opened {h1}");
     assert!(h2 < h1 && h2 <= 4, "HTTP/2 opened {h2}, HTTP/1.1 {h1}");
-    let (_, rooms) = rooms_run(&results, "chat");
-    let messages = &rooms["messages"];
-    assert!(count(&messages["sent"]) >= 30, "{messages}");
-    assert_eq!(count(&messages["expected"]), count(&messages["sent"]) * 4);
-    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
-    assert_eq!(count(&rooms["sockets"]["opened"]), 10);
-    assert_eq!(count(&run["scenarios"]["chat"]["tls"]["handshakes"]), 10);
+    let rooms = rooms_in(run, "chat");
+    let messages = &rooms.messages;
+    assert!(messages.sent >= 30, "{messages:?}");
+    assert_eq!(messages.expected, messages.sent * 4);
+    assert_eq!(messages.delivered, messages.expected, "{messages:?}");
+    assert_eq!(rooms.sockets.opened, 10);
+    let chat_tls = run.scenarios.get("chat").and_then(|c| c.tls.as_ref());
+    assert_eq!(chat_tls.map(|t| t.handshakes), Some(10));
     // The run's line counts every handshake, apart from the requests' latencies.
     let line = stderr(&output);
     assert!(
@@ -75,7 +73,7 @@ fn https_http2_and_wss_run_against_a_certificate_made_here() {
         "{line}"
     );
     // The scrape went over HTTPS (to 127.0.0.1: the certificate's address name).
-    assert_eq!(common::number(&run["metrics"]["steady"]["peers"]), 10.0);
+    assert_eq!(run.metrics.steady.get("peers"), Some(&10.0));
     assert!(leftovers("1034B").is_empty());
     clean("tls");
 }
@@ -159,19 +157,18 @@ fn spread_source_addresses_hold_more_sockets_than_one_address_has_ports() {
     let output = headroom_in_narrow_namespace(&args).expect("the namespace made before");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    let results = read_results(&out);
-    let run = &results["phases"][0]["points"][0]["runs"][0];
-    let chat = &run["scenarios"]["chat"];
-    assert_eq!(chat["source_addresses"], 1500, "{chat}");
-    let sockets = &chat["rooms"]["sockets"];
-    assert_eq!(sockets["opened"], 1500, "{sockets}");
-    for why in ["refused", "status", "timeout", "other", "ports"] {
-        assert_eq!(sockets["failed"][why], 0, "{why}: {sockets}");
-    }
-    let messages = &chat["rooms"]["messages"];
-    assert_eq!(messages["delivered"], messages["expected"], "{messages}");
-    assert!(common::number(&messages["delivered"]) > 0.0, "{messages}");
-    assert_eq!(common::number(&run["metrics"]["steady"]["peers"]), 1500.0);
+    let results = typed(&read_results(&out));
+    let run = typed_runs(&results)[0];
+    let chat = run.scenarios.get("chat").expect("chat");
+    assert_eq!(chat.source_addresses, Some(1500));
+    let rooms = rooms_in(run, "chat");
+    let sockets = &rooms.sockets;
+    assert_eq!(sockets.opened, 1500, "{sockets:?}");
+    assert_eq!(sockets.failed.total(), 0, "{sockets:?}");
+    let messages = &rooms.messages;
+    assert_eq!(messages.delivered, messages.expected, "{messages:?}");
+    assert!(messages.delivered > 0, "{messages:?}");
+    assert_eq!(run.metrics.steady.get("peers"), Some(&1500.0));
     assert!(leftovers("1037B").is_empty());
     clean("spread");
 }
@@ -201,8 +198,12 @@ fn a_certificate_from_another_ca_fails_with_the_host_named() {
     let (spec_arg, out_arg) = (spec.display().to_string(), out.display().to_string());
     let output = headroom(&["run", &spec_arg, "--out", &out_arg, "--no-page"], &[]);
     assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results = read_results(&out);
-    let failure = runs(&results)[0]["failure"].to_string();
+    let results = typed(&read_results(&out));
+    let failure = typed_runs(&results)[0]
+        .failure
+        .as_ref()
+        .map(headroom_results::Failure::describe)
+        .unwrap_or_default();
     assert!(
         failure.contains("TLS to `localhost:") && failure.contains("not signed by a CA"),
         "{failure}"
