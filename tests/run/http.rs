@@ -1,57 +1,65 @@
 //! HTTP load: the open model's counts and a stall's tail, a server that never accepts, the
 //! mix and its seed, a request measured apart, answers checked, virtual users' data.
+//! Results are read through their types.
+
+use headroom_results::{Failure, HistogramKey, RequestResult, Results, ScenarioResult};
 
 use super::*;
+
+/// A scenario's result in the first run.
+fn first_scenario<'a>(results: &'a Results, name: &str) -> &'a ScenarioResult {
+    typed_runs(results)[0]
+        .scenarios
+        .get(name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// A named request of a scenario, measured apart.
+fn apart<'a>(scenario: &'a ScenarioResult, request: &str) -> &'a RequestResult {
+    scenario
+        .by_request
+        .get(request)
+        .unwrap_or_else(|| panic!("no request {request} apart"))
+}
 
 #[test]
 fn open_model_request_counts_match_rate_times_duration() {
     let (output, results) = run_fixture("open-model", &[], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let all = runs(&results);
+    let results = typed(&results);
+    let all = typed_runs(&results);
     assert_eq!(all.len(), 2);
     for (run, rate) in all.iter().zip([50.0, 100.0]) {
-        let api = &run["scenarios"]["api"];
+        let api = run.scenarios.get("api").expect("api");
         let expected = rate * 3.0;
-        let requests = api["requests"].as_f64().expect("requests");
+        let requests = api.requests as f64;
         assert!(
             (requests - expected).abs() <= expected * 0.02,
             "{requests} requests at {rate}/s over 3 s"
         );
-        assert_eq!(api["errors"]["status"], 0);
+        assert_eq!(api.errors.status, 0);
         // The server counted what was sent: the metrics series is present and agrees.
-        let counted = run["metrics"]["steady"]["list_requests"]
-            .as_f64()
-            .expect("series");
-        assert_eq!(counted, answered(api));
-        assert!(run["process"]["steady"]["rss_bytes"].as_u64().expect("rss") > 1 << 20);
-        assert_eq!(run["slo"].as_array().map(Vec::len), Some(2));
-        assert!(
-            run["slo"]
-                .as_array()
-                .expect("slo")
-                .iter()
-                .all(|v| v["pass"] == true),
-            "{}",
-            run["slo"]
+        let answered = api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
+        assert_eq!(
+            run.metrics.steady.get("list_requests"),
+            Some(&(answered as f64))
         );
+        let steady = run.process.steady.expect("read at the steady state");
+        assert!(steady.rss_bytes > 1 << 20, "{steady:?}");
+        assert_eq!(run.slo.len(), 2);
         assert!(
-            common::number(&run["load_average"]["min"])
-                <= common::number(&run["load_average"]["max"])
+            run.slo.iter().all(|v| v.pass == Some(true)),
+            "{:?}",
+            run.slo
         );
-        assert!(
-            api["histograms"]["latency"]
-                .as_str()
-                .is_some_and(|h| !h.is_empty())
-        );
+        assert!(run.load_average.min <= run.load_average.max);
+        let latency = api.histogram(HistogramKey::Latency).expect("a histogram");
+        assert!(!latency.is_empty());
     }
-    let environment = &results["environment"];
-    assert!(common::number(&environment["logical_cores"]) >= 1.0);
-    assert!(common::number(&environment["memory_bytes"]) > 0.0);
-    assert!(
-        environment["kernel"]
-            .as_str()
-            .is_some_and(|k| !k.is_empty())
-    );
+    let environment = &results.environment;
+    assert!(environment.logical_cores >= Some(1), "{environment:?}");
+    assert!(environment.memory_bytes > Some(0), "{environment:?}");
+    assert!(!environment.kernel.is_empty());
     assert!(leftovers("1001B").is_empty());
     clean("open-model");
 }
@@ -102,18 +110,16 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
     let out = fresh_out("stall");
     let out_arg = out.display().to_string();
     let output = headroom_alone(&["run", "tests/fixtures/run/stall.toml", "--out", &out_arg]);
-    let results = read_results(&out);
+    let results = typed(&read_results(&out));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    let latency = &run["scenarios"]["api"]["latency"];
-    let steady = &run["metrics"]["steady"];
-    let figure = |key: &str| latency[key].as_f64().expect(key);
-    for (key, series, quantile) in [
-        ("p90_ms", "server_p90", 0.9),
-        ("p99_ms", "server_p99", 0.99),
+    let run = typed_runs(&results)[0];
+    let latency = &first_scenario(&results, "api").latency;
+    let steady = &run.metrics.steady;
+    for (key, measured, series, quantile) in [
+        ("p90", latency.p90_ms, "server_p90", 0.9),
+        ("p99", latency.p99_ms, "server_p99", 0.99),
     ] {
-        let measured = figure(key);
-        let server = steady[series].as_f64().expect(series) * 1000.0;
+        let server = steady.get(series).expect(series) * 1000.0;
         let shape = stall_truth_ms(quantile, every, stall);
         assert!(
             (measured / server - 1.0).abs() <= 0.08,
@@ -125,7 +131,7 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
         );
     }
     // Most requests fall between stalls and are answered at once.
-    assert!(figure("p50_ms") < 2.0, "{latency}");
+    assert!(latency.p50_ms < 2.0, "{latency:?}");
     assert!(leftovers("1002B").is_empty());
     clean("stall");
 }
@@ -178,42 +184,29 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
     drop((held, listener, machine));
     // No request got an answer: nothing of the server was measured, and the run says so.
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    assert_eq!(
-        run["failure"]["kind"], "nothing_measured",
-        "{}",
-        run["failure"]
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    assert!(
+        matches!(run.failure, Some(Failure::NothingMeasured { .. })),
+        "{:?}",
+        run.failure
     );
-    let api = &run["scenarios"]["api"];
-    assert_eq!(
-        api["latency"]["count"], 0,
-        "a failure has no latency: {api}"
-    );
-    let count = |value: &Value| value.as_u64().expect("a count");
-    let requests = count(&api["requests"]);
-    assert_eq!(requests, 330, "{api}");
-    let errors = &api["errors"];
-    assert_eq!(
-        count(&errors["connect"]) + count(&errors["timeout"]),
-        requests,
-        "{errors}"
-    );
-    assert!(count(&errors["connect"]) >= requests - 10, "{errors}");
+    let api = first_scenario(&results, "api");
+    assert_eq!(api.latency.count, 0, "a failure has no latency");
+    assert_eq!(api.requests, 330);
+    let errors = &api.errors;
+    assert_eq!(errors.connect + errors.timeout, api.requests, "{errors:?}");
+    assert!(errors.connect >= api.requests - 10, "{errors:?}");
     // The load: 3 s; the last requests give up 2 s after their start; 5 s more at most.
-    let load = run["duration_s"].as_f64().expect("the run's duration");
+    let load = run.duration_s;
     assert!(load <= 3.0 + 2.0 + 5.0, "the run took {load} s");
     assert!(took.as_secs_f64() < 30.0, "headroom took {took:?}");
-    let generator = &run["generator"];
-    assert_eq!(generator["bound"], Value::Bool(false), "{generator}");
+    assert!(!run.generator.bound, "{:?}", run.generator);
+    assert!(api.schedule_lag.p99_ms < 5.0, "{:?}", api.schedule_lag);
     assert!(
-        api["schedule_lag"]["p99_ms"].as_f64().expect("lag") < 5.0,
-        "{}",
-        api["schedule_lag"]
-    );
-    assert!(
-        api["connection_wait"]["p50_ms"].as_f64().expect("wait") > 1_000.0,
-        "{}",
-        api["connection_wait"]
+        api.connection_wait.p50_ms > 1_000.0,
+        "{:?}",
+        api.connection_wait
     );
     clean("starving");
 }
@@ -248,19 +241,17 @@ fn answer_ready() -> u16 {
 #[test]
 fn a_seed_repeats_the_mix_and_the_gaps() {
     let counts = |results: &Value| {
-        let run = runs(results)[0];
-        assert!(run.get("failure").is_none(), "{}", run["failure"]);
-        let api = &run["scenarios"]["api"];
-        let rooms = &run["scenarios"]["chat"]["rooms"];
+        let results = typed(results);
+        let run = typed_runs(&results)[0];
+        assert!(run.failure.is_none(), "{:?}", run.failure);
+        let api = first_scenario(&results, "api");
+        let rooms = rooms_in(run, "chat");
         let by_request: Vec<f64> = ["health", "notes", "page"]
             .iter()
-            .map(|name| common::number(&api["by_request"][name]["requests"]))
+            .map(|name| apart(api, name).requests as f64)
             .collect();
-        (
-            by_request,
-            common::number(&rooms["messages"]["sent"]),
-            common::number(&rooms["reload"]["requests"]),
-        )
+        let reloads = rooms.reload.as_ref().map_or(0, |r| r.requests);
+        (by_request, rooms.messages.sent as f64, reloads as f64)
     };
     let (_, first) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
     let (_, again) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
@@ -288,33 +279,28 @@ fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
     // The slow route burns half a core: alone, so it slows no other test's generator.
     let (output, results) = run_fixture_alone("routes", &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let run = runs(&results)[0];
-    let api = &run["scenarios"]["api"];
-    let (health, notes) = (&api["by_request"]["health"], &api["by_request"]["notes"]);
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let api = first_scenario(&results, "api");
+    let (health, notes) = (apart(api, "health"), apart(api, "notes"));
     // Every request is one of the two: their counts add up to the scenario's.
-    assert_eq!(
-        common::number(&health["requests"]) + common::number(&notes["requests"]),
-        common::number(&api["requests"]),
-        "{api}"
-    );
-    assert!(common::number(&notes["requests"]) >= 5.0, "{notes}");
+    assert_eq!(health.requests + notes.requests, api.requests);
+    assert!(notes.requests >= 5, "{notes:?}");
     // The notes route's own p95 is its 30 ms of CPU at least; the scenario's is the fast one's.
-    assert!(
-        common::number(&notes["latency"]["p95_ms"]) >= 30.0,
-        "{notes}"
+    assert!(notes.latency.p95_ms >= 30.0, "{notes:?}");
+    assert!(api.latency.p95_ms < 15.0, "{:?}", api.latency);
+    assert_eq!(
+        slo(run, "overall").pass,
+        Some(true),
+        "{:?}",
+        slo(run, "overall")
     );
-    assert!(common::number(&api["latency"]["p95_ms"]) < 15.0, "{api}");
-    let verdict = |name: &str| {
-        run["slo"]
-            .as_array()
-            .expect("verdicts")
-            .iter()
-            .find(|v| v["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name}"))
-    };
-    assert_eq!(verdict("overall")["pass"], true, "{}", verdict("overall"));
-    assert_eq!(verdict("notes")["pass"], false, "{}", verdict("notes"));
+    assert_eq!(
+        slo(run, "notes").pass,
+        Some(false),
+        "{:?}",
+        slo(run, "notes")
+    );
     // The run table shows each request beside the other.
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains("load, by request"), "{table}");
@@ -345,34 +331,29 @@ fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
 fn answers_are_checked_and_a_failed_check_is_its_own_error() {
     let (output, results) = run_fixture("checks", &["--no-page"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let api = &runs(&results)[0]["scenarios"]["api"];
+    let results = typed(&results);
+    let api = first_scenario(&results, "api");
     let request = |name: &str| {
-        let apart = &api["by_request"][name];
-        let requests = common::number(&apart["requests"]);
-        assert!(requests >= 20.0, "{name}: {apart}");
-        (
-            requests,
-            common::number(&apart["errors"]["check"]),
-            apart.clone(),
-        )
+        let request = apart(api, name);
+        assert!(request.requests >= 20, "{name}: {request:?}");
+        request
     };
     for name in ["health", "notes"] {
-        let (_, checks, apart) = request(name);
-        assert_eq!(checks, 0.0, "{name}: {apart}");
-        assert_eq!(
-            common::number(&apart["ok"]),
-            common::number(&apart["requests"]),
-            "{apart}"
-        );
+        let request = request(name);
+        assert_eq!(request.errors.check, 0, "{name}: {request:?}");
+        assert_eq!(request.ok, request.requests, "{name}: {request:?}");
     }
-    let mut failed = 0.0;
+    let mut failed = 0;
     for name in ["wrong_text", "too_big"] {
-        let (requests, checks, apart) = request(name);
-        assert_eq!(checks, requests, "{name}: {apart}");
-        assert_eq!(common::number(&apart["errors"]["status"]), 0.0, "{apart}");
-        failed += checks;
+        let request = request(name);
+        assert_eq!(
+            request.errors.check, request.requests,
+            "{name}: {request:?}"
+        );
+        assert_eq!(request.errors.status, 0, "{name}: {request:?}");
+        failed += request.errors.check;
     }
-    assert_eq!(common::number(&api["errors"]["check"]), failed, "{api}");
+    assert_eq!(api.errors.check, failed, "{:?}", api.errors);
     let table = String::from_utf8_lossy(&output.stdout);
     assert!(table.contains(&format!("({failed} check)")), "{table}");
     assert!(leftovers("1033B").is_empty());
@@ -386,25 +367,24 @@ fn answers_are_checked_and_a_failed_check_is_its_own_error() {
 fn virtual_users_log_in_with_their_rows_and_browse_with_their_tokens() {
     let (output, results) = run_fixture("login", &["--no-page"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let visit = &runs(&results)[0]["scenarios"]["visit"];
-    let login = &visit["by_request"]["login"];
-    let me = &visit["by_request"]["me"];
+    let results = typed(&results);
+    let visit = first_scenario(&results, "visit");
+    let (login, me) = (apart(visit, "login"), apart(visit, "me"));
     // Three right passwords, each used once; the fourth fails every try.
-    assert_eq!(count(&login["ok"]), 3, "{login}");
-    assert!(count(&login["requests"]) >= 20, "{login}");
-    assert_eq!(
-        count(&login["errors"]["status"]),
-        count(&login["requests"]) - 3,
-        "{login}"
-    );
+    assert_eq!(login.ok, 3, "{login:?}");
+    assert!(login.requests >= 20, "{login:?}");
+    assert_eq!(login.errors.status, login.requests - 3, "{login:?}");
     // Every `me` carried a valid token (none refused); the server named its user, and only
     // Ada's pass the check: about a third, each user browsing at the same pace.
-    let (requests, ok) = (count(&me["requests"]), count(&me["ok"]));
-    assert!(requests >= 60, "{me}");
-    assert_eq!(count(&me["errors"]["status"]), 0, "{me}");
-    assert_eq!(count(&me["errors"]["check"]), requests - ok, "{me}");
+    let (requests, ok) = (me.requests, me.ok);
+    assert!(requests >= 60, "{me:?}");
+    assert_eq!(me.errors.status, 0, "{me:?}");
+    assert_eq!(me.errors.check, requests - ok, "{me:?}");
     let share = ok as f64 / requests as f64;
-    assert!((0.25..=0.42).contains(&share), "Ada's share {share}: {me}");
+    assert!(
+        (0.25..=0.42).contains(&share),
+        "Ada's share {share}: {me:?}"
+    );
     assert!(leftovers("1036B").is_empty());
     clean("login");
 }
