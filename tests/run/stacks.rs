@@ -1,5 +1,7 @@
 //! Stacks and kept targets: a stack that fails by service and step, one target kept for a
-//! whole phase, a killed run that leaves nothing.
+//! whole phase, a killed run that leaves nothing. Results are read through their types.
+
+use headroom_results::{Exit, Failure, PhaseResults, Results, RunLimits, RunResult, ServiceResult};
 
 use super::*;
 
@@ -10,77 +12,84 @@ use super::*;
 fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     let (output, results) = run_fixture("stack", &["--no-page"], &[]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let runs = runs(&results);
+    let results = typed(&results);
+    let runs = typed_runs(&results);
     let [never_ready, setup_fails, dies, whole] = runs[..] else {
         panic!("four runs: {runs:?}");
     };
     // The db was never ready: the api never started; the db was stopped.
-    let failure = &never_ready["failure"];
-    assert_eq!(failure["kind"], "service", "{failure}");
-    assert_eq!(failure["service"], "db");
-    assert_eq!(failure["failure"]["kind"], "never_ready");
-    assert!(common::number(&failure["failure"]["waited_s"]) >= 2.0);
+    let Some(Failure::Service { service, failure }) = &never_ready.failure else {
+        panic!("a service failed: {:?}", never_ready.failure);
+    };
+    assert_eq!(service, "db");
+    let Failure::NeverReady {
+        waited_s,
+        stderr_tail,
+        ..
+    } = failure.as_ref()
+    else {
+        panic!("never ready: {failure:?}");
+    };
+    assert!(*waited_s >= 2.0, "{waited_s}");
     assert!(
-        failure["failure"]["stderr_tail"]
-            .to_string()
-            .contains("listening on"),
-        "{failure}"
+        stderr_tail.iter().any(|line| line.contains("listening on")),
+        "{stderr_tail:?}"
     );
-    assert_eq!(never_ready["services"]["db"]["stopped"]["exit"]["code"], 0);
-    assert!(never_ready["services"].get("api").is_none());
+    let db_stopped = never_ready.services["db"].stopped.as_ref();
+    assert_eq!(db_stopped.and_then(|s| s.exit.clone()), Some(Exit::Code(0)));
+    assert!(!never_ready.services.contains_key("api"));
     // The seed step exits 7: its own lines, both streams; no load was sent.
-    let failure = &setup_fails["failure"];
-    assert_eq!(failure["kind"], "step", "{failure}");
-    assert_eq!(
-        (&failure["step"], &failure["when"]),
-        (&Value::from("seed"), &Value::from("setup"))
-    );
-    assert_eq!(failure["exit"]["code"], 7);
-    let tail = failure["output_tail"].to_string();
+    let Some(Failure::Step {
+        step,
+        when,
+        exit,
+        output_tail,
+        ..
+    }) = &setup_fails.failure
+    else {
+        panic!("a step failed: {:?}", setup_fails.failure);
+    };
+    assert_eq!((step.as_str(), when.as_str()), ("seed", "setup"));
+    assert_eq!(*exit, Some(Exit::Code(7)));
+    let tail = output_tail.join("\n");
     assert!(
         tail.contains("seeding the db on port") && tail.contains("relation"),
         "{tail}"
     );
-    assert!(
-        setup_fails["scenarios"]
-            .as_object()
-            .is_none_or(|s| s.is_empty())
-    );
-    assert_eq!(setup_fails["steps"][0]["exit"]["code"], 7);
+    assert!(setup_fails.scenarios.is_empty());
+    assert_eq!(setup_fails.steps[0].exit, Some(Exit::Code(7)));
     // The db dies 1.5 s after it started, during the load: named, with its last line.
-    let failure = &dies["failure"];
-    assert_eq!(
-        (&failure["kind"], &failure["service"]),
-        (&Value::from("service"), &Value::from("db")),
-        "{failure}"
-    );
-    assert_eq!(failure["failure"]["kind"], "died");
-    assert_eq!(failure["failure"]["exit"]["code"], 3);
-    assert!(
-        failure["failure"]["stderr_tail"]
-            .to_string()
-            .contains("--exit-after")
-    );
-    assert!(common::number(&dies["scenarios"]["api"]["requests"]) > 0.0);
+    let Some(Failure::Service { service, failure }) = &dies.failure else {
+        panic!("a service failed: {:?}", dies.failure);
+    };
+    assert_eq!(service, "db");
+    let Failure::Died { exit, stderr_tail } = failure.as_ref() else {
+        panic!("died: {failure:?}");
+    };
+    assert_eq!(*exit, Exit::Code(3));
+    assert!(stderr_tail.iter().any(|line| line.contains("--exit-after")));
+    assert!(dies.scenarios["api"].requests > 0);
     // The stack that works: both services started in order, on their own ports, sampled
     // apart; the run's process is their sum.
-    assert!(whole.get("failure").is_none(), "{}", whole["failure"]);
-    let (db, api) = (&whole["services"]["db"], &whole["services"]["api"]);
-    assert_ne!(db["port"], api["port"]);
-    assert_eq!(whole["port"], api["port"], "the load goes to the front");
-    let rss = |service: &Value| common::number(&service["process"]["steady"]["rss_bytes"]);
-    assert!(rss(db) > 1e6 && rss(api) > 1e6, "{db} {api}");
-    assert_eq!(
-        common::number(&whole["process"]["steady"]["rss_bytes"]),
-        rss(db) + rss(api)
+    assert!(whole.failure.is_none(), "{:?}", whole.failure);
+    let (db, api) = (&whole.services["db"], &whole.services["api"]);
+    assert_ne!(db.port, api.port);
+    assert_eq!(whole.port, api.port, "the load goes to the front");
+    let rss = |service: &ServiceResult| service.process.steady.map_or(0, |s| s.rss_bytes);
+    assert!(
+        rss(db) > 1_000_000 && rss(api) > 1_000_000,
+        "{db:?} {api:?}"
     );
-    assert_eq!(whole["process"]["steady"]["processes"], 2);
-    assert_eq!(whole["steps"][0]["exit"]["code"], 0);
+    let steady = whole.process.steady.expect("the stack's sum");
+    assert_eq!(steady.rss_bytes, rss(db) + rss(api));
+    assert_eq!(steady.processes, 2);
+    assert_eq!(whole.steps[0].exit, Some(Exit::Code(0)));
     // The api's own cgroup; the db, without limits, has none.
-    let limits = &api["limits"];
-    assert_eq!(limits["status"], "applied", "{limits}");
-    assert_eq!(limits["memory_bytes"].as_u64(), Some(256 << 20));
-    assert!(db.get("limits").is_none(), "{db}");
+    let Some(RunLimits::Applied(limits)) = &api.limits else {
+        panic!("the api's limits: {:?}", api.limits);
+    };
+    assert_eq!(limits.memory_bytes, Some(256 << 20));
+    assert!(db.limits.is_none(), "{:?}", db.limits);
     assert!(leftovers("1040B").is_empty(), "{:?}", leftovers("1040B"));
     clean("stack");
 }
@@ -100,6 +109,7 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
         "{}",
         stderr(&output)
     );
+    let results = typed(&results);
     the_kept_phase_serves_all_its_runs(&results);
 
     a_killed_target_ends_its_phase(&results);
@@ -123,121 +133,106 @@ fn a_target_kept_for_the_phase_serves_its_runs_and_ends_with_it() {
     let ran_once = || {
         std::fs::read_to_string(&interrupted)
             .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .is_some_and(|results| !runs(&results).is_empty())
+            .and_then(|text| Results::from_json(&text).ok())
+            .is_some_and(|results| !typed_runs(&results).is_empty())
     };
     wait_until(Duration::from_secs(30), ran_once);
     send("INT", &child);
     let status = child.wait().expect("headroom ends");
     assert_eq!(status.code(), Some(130));
-    let results = read_results(&interrupted);
-    let target = &results["phases"][0]["target"];
-    assert_eq!(target["interrupted"], true, "{target}");
-    assert!(target.get("failure").is_none(), "{target}");
-    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
-    assert_eq!(target["steps"][1]["name"], "report", "{target}");
+    let results = typed(&read_results(&interrupted));
+    let target = results.phases[0].target.as_ref().expect("a kept target");
+    assert!(target.interrupted, "{target:?}");
+    assert!(target.failure.is_none(), "{target:?}");
+    let stopped = target.stopped.as_ref().and_then(|s| s.exit.clone());
+    assert_eq!(stopped, Some(Exit::Code(0)), "{target:?}");
+    assert_eq!(target.steps[1].name, "report", "{target:?}");
     assert!(leftovers("1042B").is_empty(), "{:?}", leftovers("1042B"));
     clean("per-phase");
 }
 
 /// A phase of the results by name.
-fn phase_named(results: &Value, name: &str) -> Value {
-    results["phases"]
-        .as_array()
-        .and_then(|phases| phases.iter().find(|p| p["name"] == name))
-        .unwrap_or_else(|| panic!("no phase {name}: {results}"))
-        .clone()
+fn phase_named<'a>(results: &'a Results, name: &str) -> &'a PhaseResults {
+    results
+        .phases
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no phase {name}"))
 }
 
 /// A phase's runs in the order they started.
-fn phase_runs(phase: &Value) -> Vec<Value> {
-    let mut runs: Vec<Value> = phase["points"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|point| point["runs"].as_array().cloned().unwrap_or_default())
-        .collect();
-    runs.sort_by_key(|run| run["started_ms"].as_u64());
+fn phase_runs(phase: &PhaseResults) -> Vec<&RunResult> {
+    let mut runs: Vec<&RunResult> = phase.points.iter().flat_map(|p| p.runs.iter()).collect();
+    runs.sort_by_key(|run| run.started_ms);
     runs
 }
 
 /// `kept`: four runs on one target, started once and stopped once, the demo's counter carried
 /// from run to run, each run its own share of the cgroup's counters.
-fn the_kept_phase_serves_all_its_runs(results: &Value) {
-    let phase = |name: &str| phase_named(results, name);
-    // `kept`: four runs on one target, started once and stopped once.
-    let kept = phase("kept");
-    let target = &kept["target"];
-    assert!(target.get("failure").is_none(), "{target}");
-    assert_eq!(target["log"], "logs/kept.log");
-    assert!(common::number(&target["ready_after_s"]) > 0.0, "{target}");
-    assert_eq!(target["stopped"]["signal"], "TERM");
-    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
-    let steps: Vec<(&Value, &Value, &Value)> = target["steps"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|step| (&step["name"], &step["when"], &step["exit"]["code"]))
+fn the_kept_phase_serves_all_its_runs(results: &Results) {
+    let kept = phase_named(results, "kept");
+    let target = kept.target.as_ref().expect("a kept target");
+    assert!(target.failure.is_none(), "{target:?}");
+    assert_eq!(target.log.as_deref(), Some("logs/kept.log"));
+    assert!(target.ready_after_s > Some(0.0), "{target:?}");
+    let stopped = target.stopped.as_ref().expect("stopped");
+    assert_eq!(
+        (stopped.signal.as_str(), stopped.exit.clone()),
+        ("TERM", Some(Exit::Code(0)))
+    );
+    let steps: Vec<(&str, &str, Option<Exit>)> = target
+        .steps
+        .iter()
+        .map(|step| (step.name.as_str(), step.when.as_str(), step.exit.clone()))
         .collect();
     assert_eq!(
         steps,
         [
-            (
-                &Value::from("sign-up"),
-                &Value::from("setup"),
-                &Value::from(0)
-            ),
-            (
-                &Value::from("report"),
-                &Value::from("teardown"),
-                &Value::from(0)
-            ),
+            ("sign-up", "setup", Some(Exit::Code(0))),
+            ("report", "teardown", Some(Exit::Code(0)))
         ]
     );
-    let kept_runs = phase_runs(&kept);
+    let kept_runs = phase_runs(kept);
     assert_eq!(kept_runs.len(), 4);
-    let mut sent_so_far = 0.0;
-    let mut periods = 0.0;
+    let mut sent_so_far = 0;
+    let mut periods = 0;
     for run in &kept_runs {
-        assert!(run.get("failure").is_none(), "{}", run["failure"]);
-        assert_eq!(
-            run["port"], target["port"],
-            "every run on the phase's target"
-        );
-        assert_eq!(run["log"], "logs/kept.log");
-        assert!(run.get("ready_after_s").is_none() && run.get("stopped").is_none());
+        assert!(run.failure.is_none(), "{:?}", run.failure);
+        assert_eq!(run.port, target.port, "every run on the phase's target");
+        assert_eq!(run.log.as_deref(), Some("logs/kept.log"));
+        assert!(run.ready_after_s.is_none() && run.stopped.is_none());
         assert!(
-            run["notes"]
-                .to_string()
-                .contains("kept for the whole phase"),
-            "{}",
-            run["notes"]
+            run.notes
+                .iter()
+                .any(|n| n.contains("kept for the whole phase")),
+            "{:?}",
+            run.notes
         );
-        let steps: Vec<&Value> = run["steps"].as_array().into_iter().flatten().collect();
-        assert_eq!(
-            steps.len(),
-            1,
-            "only the step run at every point: {steps:?}"
-        );
-        assert_eq!(steps[0]["name"], "seed");
+        let steps: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(steps, ["seed"], "only the step run at every point");
         // The counter carried over: every request the phase has sent so far.
-        sent_so_far += answered(&run["scenarios"]["api"]);
+        let api = &run.scenarios["api"];
+        sent_so_far += api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
         assert_eq!(
-            common::number(&run["metrics"]["steady"]["list_requests"]),
-            sent_so_far,
-            "{}",
-            run["metrics"]
+            run.metrics.steady.get("list_requests"),
+            Some(&(sent_so_far as f64)),
+            "{:?}",
+            run.metrics
         );
         // The run's own share of the cgroup's counters; the peak is the phase's only.
-        let limits = &run["limits"];
-        assert_eq!(limits["status"], "applied", "{limits}");
-        assert!(common::number(&limits["cpu_periods"]) > 0.0, "{limits}");
-        assert!(limits.get("memory_peak_bytes").is_none(), "{limits}");
-        periods += common::number(&limits["cpu_periods"]);
+        let Some(RunLimits::Applied(limits)) = &run.limits else {
+            panic!("limits applied: {:?}", run.limits);
+        };
+        assert!(limits.cpu_periods > 0, "{limits:?}");
+        assert!(limits.memory_peak_bytes.is_none(), "{limits:?}");
+        periods += limits.cpu_periods;
     }
-    assert!(sent_so_far >= 240.0, "{sent_so_far}");
-    assert!(common::number(&target["limits"]["cpu_periods"]) >= periods);
-    assert!(common::number(&target["limits"]["memory_peak_bytes"]) > 0.0);
+    assert!(sent_so_far >= 240, "{sent_so_far}");
+    let Some(RunLimits::Applied(phase_limits)) = &target.limits else {
+        panic!("the phase's limits: {:?}", target.limits);
+    };
+    assert!(phase_limits.cpu_periods >= periods);
+    assert!(phase_limits.memory_peak_bytes > Some(0));
     let report = std::fs::read_to_string(
         out("per-phase")
             .parent()
@@ -249,46 +244,52 @@ fn the_kept_phase_serves_all_its_runs(results: &Value) {
 }
 
 /// `killed`: the second point's setup kills the target; its run fails, the third is not run.
-fn a_killed_target_ends_its_phase(results: &Value) {
-    let phase = |name: &str| phase_named(results, name);
-    // `killed`: the second point's setup kills the target; its run fails, the third is not run.
-    let killed = phase("killed");
-    let killed_runs = phase_runs(&killed);
-    assert_eq!(killed_runs.len(), 2, "{killed_runs:?}");
-    let [before, died] = &killed_runs[..] else {
+fn a_killed_target_ends_its_phase(results: &Results) {
+    let killed = phase_named(results, "killed");
+    let killed_runs = phase_runs(killed);
+    let [before, died] = killed_runs[..] else {
         panic!("two runs: {killed_runs:?}");
     };
-    assert!(before.get("failure").is_none(), "{}", before["failure"]);
-    assert_eq!(died["failure"]["kind"], "died", "{}", died["failure"]);
-    let target = &killed["target"];
-    assert_eq!(target["failure"]["kind"], "died", "{target}");
-    assert_eq!(target["runs_not_run"], 1);
-    assert_eq!(target["steps"][1]["name"], "report", "teardown still ran");
+    assert!(before.failure.is_none(), "{:?}", before.failure);
+    assert!(
+        matches!(died.failure, Some(Failure::Died { .. })),
+        "{:?}",
+        died.failure
+    );
+    let target = killed.target.as_ref().expect("a kept target");
+    assert!(
+        matches!(target.failure, Some(Failure::Died { .. })),
+        "{target:?}"
+    );
+    assert_eq!(target.runs_not_run, 1);
+    assert_eq!(target.steps[1].name, "report", "teardown still ran");
 }
 
 /// `sign-up-fails`: its once-a-phase setup exits 5: no run, the target stopped.
-fn a_failed_setup_runs_nothing(results: &Value) {
-    let phase = |name: &str| phase_named(results, name);
-    // `sign-up-fails`: its once-a-phase setup exits 5: no run, the target stopped.
-    let failed = phase("sign-up-fails");
-    assert!(phase_runs(&failed).is_empty());
-    let target = &failed["target"];
-    let failure = &target["failure"];
+fn a_failed_setup_runs_nothing(results: &Results) {
+    let failed = phase_named(results, "sign-up-fails");
+    assert!(phase_runs(failed).is_empty());
+    let target = failed.target.as_ref().expect("a kept target");
+    let Some(Failure::Step {
+        step,
+        exit,
+        output_tail,
+        ..
+    }) = &target.failure
+    else {
+        panic!("a step failed: {:?}", target.failure);
+    };
     assert_eq!(
-        (&failure["kind"], &failure["step"], &failure["exit"]["code"]),
-        (
-            &Value::from("step"),
-            &Value::from("sign-up"),
-            &Value::from(5)
-        ),
-        "{failure}"
+        (step.as_str(), exit.clone()),
+        ("sign-up", Some(Exit::Code(5)))
     );
     assert_eq!(
-        failure["output_tail"][0],
-        format!("signing up on port {}", target["port"])
+        output_tail[0],
+        format!("signing up on port {}", target.port)
     );
-    assert_eq!(target["runs_not_run"], 2);
-    assert_eq!(target["stopped"]["exit"]["code"], 0, "{target}");
+    assert_eq!(target.runs_not_run, 2);
+    let stopped = target.stopped.as_ref().and_then(|s| s.exit.clone());
+    assert_eq!(stopped, Some(Exit::Code(0)), "{target:?}");
 }
 
 /// The page says what each phase's target did; a spec without SLOs passes none of them.
