@@ -1,6 +1,18 @@
-//! The rooms examples end to end, `--quick`: chat and relay.
+//! The rooms examples end to end, `--quick`: chat and relay. Results are read through their
+//! types.
+
+use headroom_results::{PointResults, RunLimits};
+use headroom_spec::VarValue;
 
 use super::*;
+
+/// A point's whole-number variable.
+fn integer(point: &PointResults, name: &str) -> u64 {
+    match point.at.get(name) {
+        Some(VarValue::Integer(n)) => u64::try_from(*n).expect("a count"),
+        other => panic!("{name}: {other:?}"),
+    }
+}
 
 #[test]
 fn chat_runs_quick_end_to_end() {
@@ -22,46 +34,43 @@ fn chat_runs_quick_end_to_end() {
     std::fs::write(&spec, cut).expect("the example, its sweeps cut");
     let spec_arg = spec.display().to_string();
     let phases_run = ["--phase", "cpu-0.5", "--phase", "cpu-1"];
-    let results = run_spec_quick("chat", &spec_arg, &out, &phases_run);
-    let phases = results["phases"].as_array().expect("phases");
+    let results = typed(&run_spec_quick("chat", &spec_arg, &out, &phases_run));
+    let phases = &results.phases;
     assert_eq!(phases.len(), 2);
     let limited = headroom_runner::cgroup::detect().is_ok();
     for phase in phases {
         let mut rss = Vec::new();
-        for point in phase["points"].as_array().expect("points") {
-            let people = count(&point["at"]["people"]);
-            let run = &point["runs"][0];
-            let rooms = &run["scenarios"]["chat"]["rooms"];
+        for point in &phase.points {
+            let people = integer(point, "people");
+            let run = &point.runs[0];
+            let rooms = rooms_in(run, "chat");
             if limited {
                 // Issue 14: each phase ran in its CPU size, and the server kept to it.
-                assert_eq!(run["limits"]["status"], "applied", "{}", run["limits"]);
-                let cpus = common::number(&run["limits"]["cpus"]);
-                let cores = common::number(&run["process"]["hold_cpu_cores"]);
+                let Some(RunLimits::Applied(limits)) = &run.limits else {
+                    panic!("limits applied: {:?}", run.limits);
+                };
+                let cpus = limits.cpus.expect("a CPU size");
+                let cores = run.process.hold_cpu_cores.expect("the CPU over the hold");
                 assert!(
                     cores <= cpus * 1.1 + 0.02,
                     "{cores} cores under cpus = {cpus}"
                 );
             }
-            rss.push(count(&run["process"]["steady"]["rss_bytes"]));
+            rss.push(run.process.steady.expect("read").rss_bytes);
             // 100 people (and 1,600 with a CPU or more) over 10 channels: every socket opens
             // and every post reaches everyone in its channel. Past what the CPU size holds,
             // sockets may time out and posts fall behind: that is what the phase measures.
-            let holds = people <= 100 || (people <= 1600 && phase["name"] != "cpu-0.5");
+            let holds = people <= 100 || (people <= 1600 && phase.name != "cpu-0.5");
             if !holds {
                 continue;
             }
-            assert_eq!(
-                count(&rooms["sockets"]["opened"]),
-                people,
-                "{}",
-                rooms["sockets"]
-            );
-            assert_eq!(count(&rooms["sockets"]["failed"]["timeout"]), 0);
-            let messages = &rooms["messages"];
-            assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+            assert_eq!(rooms.sockets.opened, people, "{:?}", rooms.sockets);
+            assert_eq!(rooms.sockets.failed.timeout, 0);
+            let messages = &rooms.messages;
+            assert_eq!(messages.delivered, messages.expected, "{messages:?}");
             if people == 1600 {
-                assert!(count(&messages["expected"]) > 1000, "{messages}");
-                assert!(count(&rooms["reload"]["requests"]) > 0);
+                assert!(messages.expected > 1000, "{messages:?}");
+                assert!(rooms.reload.as_ref().is_some_and(|r| r.requests > 0));
             }
         }
         // The server holds more for more people online.
@@ -74,19 +83,11 @@ fn chat_runs_quick_end_to_end() {
     }
     // Issue 14: the CPU sizes give different ceilings. The demo server spends 250 µs a frame:
     // 1,600 people take about 0.65 of a core, more than half a CPU holds and less than one.
-    let seen_at = |phase: usize, point: usize| {
-        let verdicts = &results["phases"][phase]["points"][point]["runs"][0]["slo"];
-        verdicts
-            .as_array()
-            .expect("verdicts")
-            .iter()
-            .find(|v| v["name"] == "seen")
-            .map(|v| v["pass"].clone())
-            .expect("the seen SLO")
-    };
-    assert_eq!(seen_at(0, 0), true, "cpu-0.5 holds 100 people");
-    assert_eq!(seen_at(0, 1), false, "cpu-0.5 does not hold 1,600");
-    assert_eq!(seen_at(1, 1), true, "cpu-1 holds 1,600");
+    let seen_at =
+        |phase: usize, point: usize| slo(&results.phases[phase].points[point].runs[0], "seen").pass;
+    assert_eq!(seen_at(0, 0), Some(true), "cpu-0.5 holds 100 people");
+    assert_eq!(seen_at(0, 1), Some(false), "cpu-0.5 does not hold 1,600");
+    assert_eq!(seen_at(1, 1), Some(true), "cpu-1 holds 1,600");
 
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
     let row = |phase: &str, cpus: &str, good: &str, bad: &str| {
@@ -102,40 +103,34 @@ fn chat_runs_quick_end_to_end() {
 
 #[test]
 fn relay_runs_quick_end_to_end() {
-    let results = run_example_quick("relay", &[]);
-    let phases = results["phases"].as_array().expect("phases");
-    let names: Vec<&str> = phases.iter().filter_map(|p| p["name"].as_str()).collect();
+    let results = typed(&run_example_quick("relay", &[]));
+    let phases = &results.phases;
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["memory", "edit-rate", "rooms"]);
     for phase in phases {
-        for point in phase["points"].as_array().expect("points") {
-            let rooms = &point["runs"][0]["scenarios"]["edits"]["rooms"];
-            assert_eq!(rooms["sockets"]["opened"], rooms["sockets"]["planned"]);
-            let messages = &rooms["messages"];
-            assert!(count(&messages["sent"]) > 0, "{messages}");
-            assert_eq!(messages["delivered"], messages["expected"], "{messages}");
+        for point in &phase.points {
+            let rooms = rooms_in(&point.runs[0], "edits");
+            assert_eq!(rooms.sockets.opened, rooms.sockets.planned);
+            let messages = &rooms.messages;
+            assert!(messages.sent > 0, "{messages:?}");
+            assert_eq!(messages.delivered, messages.expected, "{messages:?}");
             // An edit reaches the reader after the relay's 2.2 s save window and a rebuild
             // pass; at high edit rates, later edits join a window already open.
-            let statistic = if phase["name"] == "edit-rate" {
-                "max_ms"
+            let seen_by_all = if phase.name == "edit-rate" {
+                rooms.seen_by_all.max_ms
             } else {
-                "min_ms"
+                rooms.seen_by_all.min_ms
             };
-            assert!(
-                common::number(&rooms["seen_by_all"][statistic]) >= 2200.0,
-                "{rooms}"
-            );
+            assert!(seen_by_all >= 2200.0, "{:?}", rooms.seen_by_all);
         }
     }
     // Memory per open room: 220 KiB of document each, held while the sockets are open.
-    let memory: Vec<(u64, u64)> = phases[0]["points"]
-        .as_array()
-        .expect("points")
+    let memory: Vec<(u64, u64)> = phases[0]
+        .points
         .iter()
         .map(|p| {
-            (
-                count(&p["at"]["rooms"]),
-                count(&p["runs"][0]["process"]["steady"]["rss_bytes"]),
-            )
+            let steady = p.runs[0].process.steady.expect("read");
+            (integer(p, "rooms"), steady.rss_bytes)
         })
         .collect();
     let (first, last) = (memory[0], memory[memory.len() - 1]);
@@ -145,13 +140,10 @@ fn relay_runs_quick_end_to_end() {
         "{per_room} bytes per room: {memory:?}"
     );
     // More rooms, more rebuild work per pass: the delivery time grows with the room count.
-    let delivery: Vec<f64> = phases[2]["points"]
-        .as_array()
-        .expect("points")
+    let delivery: Vec<f64> = phases[2]
+        .points
         .iter()
-        .filter_map(|p| {
-            p["runs"][0]["scenarios"]["edits"]["rooms"]["seen_by_all"]["max_ms"].as_f64()
-        })
+        .map(|p| rooms_in(&p.runs[0], "edits").seen_by_all.max_ms)
         .collect();
     assert!(delivery.windows(2).all(|w| w[0] < w[1]), "{delivery:?}");
     clean("relay");

@@ -29,12 +29,6 @@ use serde_json::Value;
 use common::root;
 use common::run::*;
 
-fn count(value: &Value) -> u64 {
-    value
-        .as_u64()
-        .unwrap_or_else(|| panic!("{value} is not a count"))
-}
-
 /// `headroom run --quick` on an example, checked against its schema; the runs, each whole.
 /// The examples' quick runs load the machine (chat opens 12,800 sockets, and the demo target
 /// holds 1.8 GiB for them): run together on two cores they starve each other's targets, and
