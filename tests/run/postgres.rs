@@ -1,5 +1,8 @@
 //! The notes API with its PostgreSQL database as a stack, `--quick` end to end (skipped, said,
 //! where PostgreSQL is not installed).
+//! Results are read through their types.
+
+use headroom_results::{Exit, RunLimits, RunResult};
 
 use super::*;
 
@@ -30,17 +33,20 @@ fn notes_api_postgres_runs_quick_end_to_end() {
     }
     // Its services run in half a CPU each and its checks are counts, limits and words (the
     // tier's slower reads are 4 s against 3 ms): it runs beside the other examples.
-    let results = run_example_quick_beside_others("notes-api-postgres", &[]);
+    let results = typed(&run_example_quick_beside_others("notes-api-postgres", &[]));
     let out = out("notes-api-postgres");
-    let phases = results["phases"].as_array().expect("phases");
-    assert_eq!(phases.len(), 2);
-    for run in runs(&results) {
+    assert_eq!(results.phases.len(), 2);
+    for run in typed_runs(&results) {
         each_service_held_sampled_and_stepped(run);
     }
     // The tier is in the table before the load: 100,000 notes read slower than 1,000.
-    let tier = &phases[0]["points"];
-    let p50 =
-        |k: usize| common::number(&tier[k]["runs"][0]["scenarios"]["browse"]["latency"]["p50_ms"]);
+    let tier = &results.phases[0].points;
+    let p50 = |k: usize| {
+        tier[k].runs[0]
+            .scenarios
+            .get("browse")
+            .map_or(0.0, |browse| browse.latency.p50_ms)
+    };
     assert!(p50(2) > p50(0), "{} vs {}", p50(2), p50(0));
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
     for words in [
@@ -78,73 +84,61 @@ fn notes_api_postgres_runs_quick_end_to_end() {
 /// One run of the stack: each service held to its limits, sampled apart and stopped; the
 /// database's pool of 10 connections at every reading during the load; the tier seeded
 /// before the load and emptied after.
-fn each_service_held_sampled_and_stepped(run: &Value) {
+fn each_service_held_sampled_and_stepped(run: &RunResult) {
     for (name, cpus, memory) in [("db", 0.5, 512u64 << 20), ("api", 0.5, 256 << 20)] {
-        let service = &run["services"][name];
-        assert!(
-            common::number(&service["ready_after_s"]) > 0.0,
-            "{name}: {service}"
-        );
-        let limits = &service["limits"];
-        assert_eq!(limits["status"], "applied", "{name}: {limits}");
-        assert_eq!(common::number(&limits["cpus"]), cpus, "{name}");
-        assert_eq!(limits["memory_bytes"].as_u64(), Some(memory), "{name}");
-        let process = &service["process"];
-        assert!(
-            process["samples"].as_array().is_some_and(|s| s.len() >= 4),
-            "{name}"
-        );
-        assert!(
-            common::number(&process["steady"]["rss_bytes"]) > 4e6,
-            "{name}: {process}"
-        );
-        assert!(
-            process["hold_cpu_cores"].as_f64().is_some(),
-            "{name}: {process}"
-        );
-        assert_eq!(service["stopped"]["killed"], false, "{name}: {service}");
+        let service = run.services.get(name).expect("the service");
+        assert!(service.ready_after_s > Some(0.0), "{name}: {service:?}");
+        let Some(RunLimits::Applied(limits)) = &service.limits else {
+            panic!("{name}: limits applied: {:?}", service.limits);
+        };
+        assert_eq!(limits.cpus, Some(cpus), "{name}");
+        assert_eq!(limits.memory_bytes, Some(memory), "{name}");
+        let process = &service.process;
+        assert!(process.samples.len() >= 4, "{name}");
+        let steady = process.steady.expect("read at the steady state");
+        assert!(steady.rss_bytes > 4_000_000, "{name}: {steady:?}");
+        assert!(process.hold_cpu_cores.is_some(), "{name}: {process:?}");
+        let stopped = service.stopped.as_ref().expect("stopped");
+        assert!(!stopped.killed, "{name}: {stopped:?}");
     }
     // The database is a tree: the server, its background workers and a backend per
     // connection of the pool; the API is one process.
-    assert!(run["services"]["db"]["process"]["steady"]["processes"].as_u64() >= Some(12));
-    assert_eq!(run["services"]["api"]["process"]["steady"]["processes"], 1);
-    assert_eq!(run["services"]["db"]["stopped"]["signal"], "INT");
+    let processes = |name: &str| {
+        run.services
+            .get(name)
+            .and_then(|s| s.process.steady)
+            .map(|steady| steady.processes)
+    };
+    assert!(processes("db") >= Some(12), "{:?}", processes("db"));
+    assert_eq!(processes("api"), Some(1));
+    let db_stopped = run.services.get("db").and_then(|s| s.stopped.as_ref());
+    assert_eq!(db_stopped.map(|s| s.signal.as_str()), Some("INT"));
     // The pool: 10 client connections at every reading during the load, none more.
-    let readings = run["series_samples"]["pg_connections"]
-        .as_array()
-        .expect("readings");
+    let readings = run.series_samples.get("pg_connections").expect("readings");
     assert!(readings.len() >= 2, "{readings:?}");
     // Read while the load ran: none after its last second of traffic (the windows are
     // whole seconds; a reading may start in the last one).
     let last_second = ["browse", "write"]
         .iter()
-        .flat_map(|s| {
-            run["scenarios"][s]["windows"]
-                .as_array()
-                .into_iter()
-                .flatten()
-        })
-        .map(|w| common::number(&w["t_s"]))
+        .filter_map(|s| run.scenarios.get(*s))
+        .flat_map(|scenario| scenario.windows.iter())
+        .map(|w| w.t_s as f64)
         .fold(0.0, f64::max);
     for reading in readings {
-        assert_eq!(reading["value"], 10.0, "{readings:?}");
-        let t = common::number(&reading["t_s"]);
-        assert!(t <= last_second + 1.0, "{reading} after {last_second}");
+        assert_eq!(reading.value, 10.0, "{readings:?}");
+        assert!(
+            reading.t_s <= last_second + 1.0,
+            "{reading:?} after {last_second}"
+        );
     }
-    assert_eq!(run["metrics"]["steady"]["pg_connections"], 10.0);
-    let steps: Vec<(&str, &str)> = run["steps"]
-        .as_array()
-        .expect("steps")
+    assert_eq!(run.metrics.steady.get("pg_connections"), Some(&10.0));
+    let steps: Vec<(&str, &str)> = run
+        .steps
         .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap_or(""),
-                s["when"].as_str().unwrap_or(""),
-            )
-        })
+        .map(|s| (s.name.as_str(), s.when.as_str()))
         .collect();
     assert_eq!(steps, [("seed", "setup"), ("clean-up", "teardown")]);
-    assert_eq!(run["steps"][0]["exit"]["code"], 0);
+    assert_eq!(run.steps[0].exit, Some(Exit::Code(0)));
 }
 
 /// The stack priced apart: each service on its instance with its own fits, the stack's units
