@@ -1,5 +1,9 @@
 //! The examples end to end, `--quick`: the notes API (its page, fit and plan) and the getting
 //! started spec's ceiling, priced.
+//! Results are read through their types; `plan --json` and `fit --json` as the documented
+//! JSON they print.
+
+use headroom_results::RunResult;
 
 use super::*;
 
@@ -19,83 +23,66 @@ fn notes_api_runs_quick_end_to_end() {
         &[],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results = read_results(&out);
-    assert_eq!(results["quick"], true);
-    let phases = results["phases"].as_array().expect("phases");
-    assert_eq!(phases.len(), 2);
+    let results = typed(&read_results(&out));
+    assert!(results.quick);
+    assert_eq!(results.phases.len(), 2);
     // Memory grows with the swept note count (0, 40,000, 80,000 notes of 2 KiB).
-    let notes = &phases[0];
-    assert_eq!(notes["name"], "notes");
-    let rss: Vec<u64> = notes["points"]
-        .as_array()
-        .expect("points")
+    let notes = &results.phases[0];
+    assert_eq!(notes.name, "notes");
+    let rss: Vec<u64> = notes
+        .points
         .iter()
-        .map(|p| {
-            p["runs"][0]["process"]["steady"]["rss_bytes"]
-                .as_u64()
-                .expect("rss")
-        })
+        .map(|p| p.runs[0].process.steady.expect("read").rss_bytes)
         .collect();
     assert_eq!(rss.len(), 3);
     assert!(rss.windows(2).all(|w| w[0] < w[1]), "{rss:?}");
     // 80,000 notes of 2 KiB are 160 MiB of bodies; the resident set holds at least 120 MiB more.
     assert!(rss[2] - rss[0] >= 120 << 20, "{rss:?}");
-    for run in runs(&results) {
-        assert!(run["failure"].is_null(), "{}", run["failure"]);
-        let steady = &run["metrics"]["steady"];
-        assert!(
-            steady["notes"].as_f64().is_some() && steady["notes_memory"].as_f64().is_some(),
-            "{steady}"
-        );
-        assert!(run["load_average"]["max"].as_f64().is_some());
-        for scenario in ["browse", "write"] {
-            assert!(
-                common::number(&run["scenarios"][scenario]["requests"]) > 0.0,
-                "{scenario}"
-            );
-        }
-        // 50 people × 20 sockets, each push expected at the person's 19 other sockets: every
-        // socket opens and every push arrives.
-        let rooms = &run["scenarios"]["sockets"]["rooms"];
-        assert_eq!(rooms["sockets"]["planned"], 1000);
-        assert_eq!(rooms["sockets"]["opened"], 1000, "{rooms}");
-        assert_eq!(rooms["sockets"]["closed_by_server"], 0, "{rooms}");
-        let messages = &rooms["messages"];
-        let sent = messages["sent"].as_u64().expect("sent");
-        assert!(sent > 0, "{messages}");
-        assert_eq!(messages["expected"].as_u64(), Some(sent * 19), "{messages}");
-        assert_eq!(messages["delivered"], messages["expected"], "{messages}");
-        assert_eq!(messages["reached_all"].as_u64(), Some(sent), "{messages}");
-        assert!(
-            common::number(&rooms["seen_by_all"]["max_ms"])
-                >= common::number(&rooms["seen"]["max_ms"])
-        );
-        for verdict in run["slo"].as_array().expect("slo") {
-            let name = verdict["name"].as_str().unwrap_or_default();
-            if name.starts_with("sockets") || name == "pushes" {
-                assert_eq!(verdict["pass"], true, "{verdict}");
-            }
-        }
+    for run in typed_runs(&results) {
+        each_run_sent_and_pushed(run);
     }
-    let seeded: Vec<f64> = notes["points"]
-        .as_array()
-        .expect("points")
+    let seeded: Vec<f64> = notes
+        .points
         .iter()
-        .map(|p| {
-            p["runs"][0]["metrics"]["steady"]["notes"]
-                .as_f64()
-                .expect("notes")
-        })
+        .map(|p| p.runs[0].metrics.steady["notes"])
         .collect();
     assert!(seeded[2] >= 80_000.0 && seeded[0] < 1_000.0, "{seeded:?}");
-    assert!(
-        results["environment"]["cpu_model"]
-            .as_str()
-            .is_some_and(|m| !m.is_empty())
-    );
+    assert!(!results.environment.cpu_model.is_empty());
     notes_api_page_and_plots(&out);
     assert!(leftovers("2KiB").is_empty());
     notes_api_fit_and_plan(&out_arg);
+}
+
+/// One run of the notes API: its series read, both HTTP scenarios sent, and 50 people × 20
+/// sockets, each push expected at the person's 19 other sockets: every socket opens and every
+/// push arrives.
+fn each_run_sent_and_pushed(run: &RunResult) {
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    let steady = &run.metrics.steady;
+    assert!(
+        steady.contains_key("notes") && steady.contains_key("notes_memory"),
+        "{steady:?}"
+    );
+    assert!(run.load_average.max >= 0.0);
+    for name in ["browse", "write"] {
+        let scenario = run.scenarios.get(name).expect("the scenario");
+        assert!(scenario.requests > 0, "{name}");
+    }
+    let rooms = rooms_in(run, "sockets");
+    assert_eq!(rooms.sockets.planned, 1000);
+    assert_eq!(rooms.sockets.opened, 1000, "{:?}", rooms.sockets);
+    assert_eq!(rooms.sockets.closed_by_server, 0, "{:?}", rooms.sockets);
+    let messages = &rooms.messages;
+    assert!(messages.sent > 0, "{messages:?}");
+    assert_eq!(messages.expected, messages.sent * 19, "{messages:?}");
+    assert_eq!(messages.delivered, messages.expected, "{messages:?}");
+    assert_eq!(messages.reached_all, messages.sent, "{messages:?}");
+    assert!(rooms.seen_by_all.max_ms >= rooms.seen.max_ms);
+    for verdict in &run.slo {
+        if verdict.name.starts_with("sockets") || verdict.name == "pushes" {
+            assert_eq!(verdict.pass, Some(true), "{verdict:?}");
+        }
+    }
 }
 
 /// The page `run` wrote beside the notes-api results, and its plots.
@@ -224,12 +211,16 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     // Issue 14, item 3: the server's CPU is read over the hold, where the load is. The known
     // answer: 1 ms of CPU per request is at least 0.1 core at 100/s and 0.4 at 400/s (HTTP
     // handling adds to it); at 1,600/s the single-threaded server saturates near one core.
-    let results = read_results(&out);
-    let cores: Vec<f64> = results["phases"][0]["points"]
-        .as_array()
-        .expect("points")
+    let results = typed(&read_results(&out));
+    let cores: Vec<f64> = results.phases[0]
+        .points
         .iter()
-        .map(|point| common::number(&point["runs"][0]["process"]["hold_cpu_cores"]))
+        .map(|point| {
+            point.runs[0]
+                .process
+                .hold_cpu_cores
+                .expect("the CPU over the hold")
+        })
         .collect();
     assert_eq!(cores.len(), 3, "{cores:?}");
     assert!((0.1..0.3).contains(&cores[0]), "{cores:?}");

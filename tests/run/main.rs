@@ -66,8 +66,8 @@ fn run_spec_quick(name: &str, spec: &str, out: &Path, extra: &[&str]) -> Value {
     };
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = read_results(out);
-    for run in runs(&results) {
-        assert!(run["failure"].is_null(), "{}", run["failure"]);
+    for run in typed_runs(&typed(&results)) {
+        assert!(run.failure.is_none(), "{:?}", run.failure);
     }
     results
 }
