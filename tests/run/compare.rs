@@ -1,5 +1,6 @@
 //! `compare` on real runs of the demo target: an A/A comparison calls nothing, a known
-//! regression is worse and fails the gate.
+//! regression is worse and fails the gate. Results are read through their types; `compare
+//! --format json` as the documented JSON it prints (`schemas/compare.schema.json`).
 
 use super::*;
 
@@ -76,16 +77,14 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     }
     // The repeats ran in rounds (interleaved, the default): every step once, then again.
-    let mut starts: Vec<(u64, u64)> = runs(&read_results(&before))
+    let before_results = typed(&read_results(&before));
+    let mut starts: Vec<(u64, u32)> = typed_runs(&before_results)
         .iter()
-        .map(|run| {
-            let n = |key: &str| run[key].as_u64().expect(key);
-            (n("started_ms"), n("repeat"))
-        })
+        .map(|run| (run.started_ms, run.repeat))
         .collect();
     starts.sort_unstable();
-    let rounds: Vec<u64> = starts.iter().map(|(_, repeat)| *repeat).collect();
-    let expected: Vec<u64> = (1..=5).flat_map(|repeat| [repeat; 4]).collect();
+    let rounds: Vec<u32> = starts.iter().map(|(_, repeat)| *repeat).collect();
+    let expected: Vec<u32> = (1..=5).flat_map(|repeat| [repeat; 4]).collect();
     assert_eq!(rounds, expected);
     let (a, b) = (before.display().to_string(), after.display().to_string());
     // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
