@@ -128,7 +128,7 @@ mod tests {
             },
         );
         run.scenarios.insert("api".to_owned(), api);
-        // A scenario that did not run: no figures; one that sent nothing: its rate, 0/s.
+        // A scenario that did not run, and one that measured nothing: no figures.
         let skipped = ScenarioResult {
             skipped: Some("no such route".to_owned()),
             ..ScenarioResult::default()
@@ -172,14 +172,12 @@ mod tests {
                 "api.rate",
                 "cpu",
                 "heap",
-                "idle.rate",
                 "rss",
             ]
         );
         assert_eq!(figures["heap"], (Direction::LowerIsBetter, 5e6));
         assert_eq!(figures["api.failed"], (Direction::LowerIsBetter, 0.02));
         assert_eq!(figures["api.rate"], (Direction::HigherIsBetter, 50.0));
-        assert_eq!(figures["idle.rate"], (Direction::HigherIsBetter, 0.0));
         assert_eq!(
             figures["api.latency.p95"],
             (Direction::LowerIsBetter, 0.007)

@@ -68,7 +68,8 @@ pub fn of_scenario(figure: ScenarioFigure) -> Definition {
         ),
         F::Rate => (
             HTTP,
-            "requests that ended in the hold, per second of the hold",
+            "requests that ended in the hold, per second of the hold; not measured when none \
+             ended",
             Some(Better::Higher),
         ),
         F::Requests => (HTTP_AND_REQUESTS, "requests that ended in the hold", None),

@@ -230,6 +230,8 @@ fn http_figure(
             result.requests + result.dropped,
             "no request was due",
         ),
+        // No request ended: no rate was measured (a stopped server is not "0/s, within noise").
+        ScenarioFigure::Rate if result.requests == 0 => Err("no request ended".to_owned()),
         ScenarioFigure::Rate => Ok(result.rate),
         ScenarioFigure::Requests => Ok(result.requests as f64),
         other => Err(format!(

@@ -98,6 +98,13 @@ fn nothing_behind_a_figure_is_unmeasured() {
         read(&run, &Named::point(PointFigure::Cpu)),
         Ok(Reading::Value(1.5))
     );
+    // A scenario no request of which ended has no rate (never 0/s).
+    run.scenarios
+        .insert("api".to_owned(), ScenarioResult::default());
+    assert_eq!(
+        read(&run, &Named::scenario("api", ScenarioFigure::Rate)),
+        Err("no request ended".to_owned())
+    );
     let missing = Named::scenario("browse", ScenarioFigure::Failed);
     assert_eq!(
         read(&run, &missing),
