@@ -31,7 +31,7 @@ pub const MEANINGS: [(u8, &str, &str); 6] = [
     ),
     (
         SLO_FAILED,
-        "an SLO or a gate failed (--check, --fail-on)",
+        "a check failed (an SLO, a price or a gate: --check, --fail-on)",
         "`run --check` or `merge --check`: an SLO failed; `plan --check`: an instance cannot be priced; `compare --fail-on`: a figure got worse past its threshold, beyond noise",
     ),
     (
