@@ -255,8 +255,7 @@ mod tests {
         assert_eq!(existing(&dir.join("none.json")), Existing::Nothing);
         std::fs::write(dir.join("notes.txt"), "my notes").expect("write");
         assert_eq!(existing(&dir.join("notes.txt")), Existing::OtherFile);
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/render/relay-results.json");
+        let fixture = headroom_test_support::fixtures::path("relay-results.json");
         assert!(matches!(existing(&fixture), Existing::Results { bench, .. } if bench == "relay"));
         let _ = std::fs::remove_dir_all(dir);
     }

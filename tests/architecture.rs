@@ -1,5 +1,6 @@
 //! The code map's invariants, checked on the source (ARCHITECTURE.md): no module cycles inside
-//! a crate, no file in `*/src` a reader cannot hold (over 600 lines), and only the load
+//! a crate, no Rust file a reader cannot hold (over 600 lines: sources, tests and benches
+//! alike), no crate's code or tests reaching into another's folder, and only the load
 //! generator and the orchestration reach a network crate (`cargo metadata`).
 
 mod common;
@@ -8,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Every crate's `src`, the binary's included.
-const SOURCES: [&str; 13] = [
+const SOURCES: [&str; 14] = [
     "spec/src",
     "prices/src",
     "compiler/src",
@@ -21,6 +22,7 @@ const SOURCES: [&str; 13] = [
     "templates/src",
     "demo/src",
     "k8s/src",
+    "test-support/src",
     "src",
 ];
 
@@ -41,8 +43,33 @@ fn every_workspace_member_is_checked() {
     }
 }
 
-/// The longest a source file may be.
+/// The longest a Rust file may be, a test's as a source's: a reader holds it whole.
 const MOST_LINES: usize = 600;
+
+/// Every Rust file of the repository (sources, tests, benches, fuzz targets), outside what
+/// Cargo builds (`target/`) and Git keeps.
+fn every_rust_file() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+            .map(|entry| entry.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if !matches!(name, "target" | ".git") {
+                    walk(&path, out);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(common::root(), &mut files);
+    files
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -160,30 +187,82 @@ fn no_crate_has_a_module_cycle() {
 }
 
 #[test]
-fn no_source_file_is_over_600_lines() {
+fn no_rust_file_is_over_600_lines() {
+    let files = every_rust_file();
     let mut long = Vec::new();
-    let mut counted = 0;
-    for src in SOURCES {
-        let mut files = Vec::new();
-        rust_files(&common::root().join(src), &mut files);
-        for file in files {
-            let lines = std::fs::read_to_string(&file)
-                .expect("a source file")
-                .lines()
-                .count();
-            counted += 1;
-            if lines > MOST_LINES {
-                long.push(format!("{}: {lines} lines", file.display()));
-            }
+    for file in &files {
+        let lines = std::fs::read_to_string(file)
+            .expect("a Rust file")
+            .lines()
+            .count();
+        if lines > MOST_LINES {
+            long.push(format!("{}: {lines} lines", file.display()));
         }
     }
-    // The walk found the sources: a wrong root would pass with nothing counted.
-    assert!(counted > 100, "only {counted} source files found");
+    // The walk found the sources and the tests: a wrong root would pass with nothing counted.
+    let tests = files
+        .iter()
+        .filter(|f| f.starts_with(common::root().join("tests")));
+    assert!(files.len() > 200, "only {} Rust files found", files.len());
+    assert!(tests.count() > 20, "the tests were not walked");
     assert!(
         long.is_empty(),
         "over {MOST_LINES} lines; split by concept:\n{}",
         long.join("\n")
     );
+}
+
+/// A library crate's code and tests reach shared fixtures through `headroom-test-support`,
+/// never by a path up and into the binary's `tests/` (`../../tests/fixtures/…`): a crate's
+/// tests run on what the crate and its dependencies hold.
+#[test]
+fn no_crate_reads_another_crates_folder() {
+    let root = common::root();
+    let the_binarys_own =
+        |file: &Path| file.starts_with(root.join("src")) || file.starts_with(root.join("tests"));
+    let mut reaching = Vec::new();
+    for file in every_rust_file()
+        .into_iter()
+        .filter(|f| !the_binarys_own(f))
+    {
+        let text = std::fs::read_to_string(&file).expect("a Rust file");
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if reaches_up_into_tests(line) {
+                reaching.push(format!(
+                    "{}:{}: {}",
+                    file.display(),
+                    number + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        reaching.is_empty(),
+        "reads through `../tests`; use headroom_test_support::fixtures:\n{}",
+        reaching.join("\n")
+    );
+}
+
+/// Whether `line` names a path that climbs out of its crate into a `tests` folder.
+fn reaches_up_into_tests(line: &str) -> bool {
+    line.contains("../tests/") || line.contains("..\\tests\\")
+}
+
+#[test]
+fn a_path_up_into_tests_is_found() {
+    assert!(reaches_up_into_tests(
+        r#"include_str!("../../tests/fixtures/render/relay-results.json")"#
+    ));
+    assert!(reaches_up_into_tests(
+        r#"format!("{}/../tests/fixtures/points/{path}", env!("CARGO_MANIFEST_DIR"))"#
+    ));
+    assert!(!reaches_up_into_tests(
+        r#"headroom_test_support::fixtures::text("k6/vus-20.json")"#
+    ));
 }
 
 /// The check itself: a cycle is found, and a chain is not one.
@@ -241,12 +320,15 @@ fn a_cycle_is_found_and_a_chain_is_not() {
 }
 
 /// The crates that may open sockets to a target: the load generator and the orchestration,
-/// and the binary that runs them. The demo target is the server under test, not a stage.
-const MAY_OPEN_SOCKETS: [&str; 4] = [
+/// and the binary that runs them. The demo target is the server under test, not a stage; the
+/// test support's hostile servers listen on loopback for the tests, and no crate depends on
+/// it but as a dev-dependency (checked below).
+const MAY_OPEN_SOCKETS: [&str; 5] = [
     "headroom-load",
     "headroom-runner",
     "headroom",
     "headroom-demo",
+    "headroom-test-support",
 ];
 
 /// Crates that open sockets or run an async network runtime.
@@ -366,6 +448,15 @@ fn only_the_load_crate_and_the_orchestration_open_sockets() {
         forbidden.is_empty(),
         "crates that may not open sockets reach ones that do:\n{}",
         forbidden.join("\n")
+    );
+    let shipping_tests: Vec<&String> = edges
+        .iter()
+        .filter(|(_, deps)| deps.contains("headroom-test-support"))
+        .map(|(crate_, _)| crate_)
+        .collect();
+    assert!(
+        shipping_tests.is_empty(),
+        "the test support is a dev-dependency only: {shipping_tests:?}"
     );
 }
 

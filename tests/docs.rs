@@ -366,3 +366,25 @@ fn the_planning_example_is_what_plan_prints() {
         assert!(printed.contains(figure), "{figure}");
     }
 }
+
+/// Issue 31: the segment rule is one text. `run --help`, docs/cli.md and docs/scale-out.md say
+/// it in the words of `headroom_spec::segment::RULE`, and none states it a second way
+/// (`k % n == i`, `r % n`), which is how the three once came to use three sets of letters.
+#[test]
+fn the_segment_rule_is_one_text() {
+    use headroom_spec::segment::RULE;
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", "--help"])
+        .env("COLUMNS", "1000")
+        .output()
+        .expect("run --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains(RULE), "run --help:\n{help}");
+    let restated = regex::Regex::new(r"\b[a-z] % [a-z]+\b").expect("a pattern");
+    for file in ["docs/cli.md", "docs/scale-out.md"] {
+        let text = std::fs::read_to_string(root().join(file)).expect("doc");
+        assert!(text.contains(RULE), "{file} does not say: {RULE}");
+        let found: Vec<&str> = restated.find_iter(&text).map(|m| m.as_str()).collect();
+        assert!(found.is_empty(), "{file} restates the rule: {found:?}");
+    }
+}

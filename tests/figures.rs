@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::run::{clean, fresh_out, headroom, leftovers, stderr};
+use common::run::{clean, fresh_out, headroom, leftovers, scenario, stderr};
 use headroom_results::{HistogramKey, Results};
 
 /// One peer of each room misses a known share (4 %) of the messages meant for it, so some
@@ -21,7 +21,7 @@ fn seen_by_all_is_one_figure_in_the_verdict_the_run_table_the_page_and_compare()
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = Results::read(&out).expect("typed results");
     let run = &results.phases[0].points[0].runs[0];
-    let chat = &run.scenarios["chat"];
+    let chat = scenario(run, "chat");
     let rooms = chat.rooms.as_ref().expect("a rooms result");
     let messages = &rooms.messages;
     // The known share: 4 % of the messages each room's first peer should get (every message

@@ -175,10 +175,7 @@ mod tests {
 
     #[test]
     fn a_plan_is_derived_once_a_repeat_and_only_when_it_prices() {
-        let relay = Results::from_json(include_str!(
-            "../../tests/fixtures/render/relay-results.json"
-        ))
-        .expect("the fixture reads");
+        let relay = headroom_test_support::results::relay();
         let table = PriceTable::embedded().expect("the shipped table");
         // The relay's SLOs failed at the first step of its ceiling phase: nothing to plan with,
         // so no cost and no units (never a figure the plan refused to give).

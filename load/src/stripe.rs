@@ -7,8 +7,8 @@
 
 use rand::{Rng, SeedableRng};
 
-/// One share of a run: segment `index` of `count` (`--segment index/count`); arrival, user or
-/// room `k` is the segment's when `k % count == index`.
+/// One share of a run: segment `index` of `count` (`--segment index/count`), which sends what
+/// [`headroom_spec::segment::RULE`] says ([`Segment::owns`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
     /// From 0.

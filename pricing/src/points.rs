@@ -486,10 +486,7 @@ mod tests {
 
     /// The relay fixture, read as a typed results file.
     fn relay_results() -> Results {
-        Results::from_json(include_str!(
-            "../../tests/fixtures/render/relay-results.json"
-        ))
-        .expect("the relay fixture reads")
+        headroom_test_support::results::relay()
     }
 
     /// Issue 11, item 13: the baseline point (0 units, nothing sent, every SLO unmeasured) is

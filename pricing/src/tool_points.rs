@@ -344,14 +344,10 @@ fn locust(text: &str) -> Result<StepFigures, ToolError> {
 mod tests {
     use super::*;
 
-    /// A fixture recorded from a real run of the tool (tests/fixtures/points/*/README.md).
+    /// A fixture recorded from a real run of the tool (test-support/fixtures/*/README.md).
     fn recorded(path: &str) -> StepFigures {
-        let full = format!(
-            "{}/../tests/fixtures/points/{path}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
-        read(&text).unwrap_or_else(|e| panic!("{full}: {e}"))
+        let text = headroom_test_support::fixtures::text(path);
+        read(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
     /// The figures of real k6 v0.45.0 and Locust 2.47.0 outputs, as the tools printed them.

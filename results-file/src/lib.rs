@@ -85,7 +85,8 @@ pub struct Results {
 /// Which share of every run a partial results file holds, and where it ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SegmentRef {
-    /// From 0: arrivals, virtual users and rooms `k` with `k % count == index` were its own.
+    /// From 0: which share it sent, by the rule of `run --segment INDEX/COUNT`
+    /// (docs/scale-out.md).
     pub index: u64,
     /// The shares of every run.
     pub count: u64,

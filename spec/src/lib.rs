@@ -19,6 +19,7 @@ pub mod param;
 pub mod phase;
 pub mod placeholder;
 pub mod scenario;
+pub mod segment;
 pub mod source;
 pub mod target;
 pub mod think;

@@ -60,10 +60,13 @@ pub struct RunArgs {
     /// (where no cgroup is writable); the table, the results and the page say so.
     #[arg(long)]
     ignore_limits: bool,
-    /// Send share INDEX of COUNT of every run's load (from 0): arrivals, virtual users and
-    /// rooms k with k % COUNT == INDEX. The shares of one run, on as many machines, add up to
-    /// its load exactly; `headroom merge` joins their partial results (docs/scale-out.md).
-    #[arg(long, value_name = "INDEX/COUNT", value_parser = headroom_runner::Segment::parse)]
+    // Its help states the segment rule in the words the docs use (`segment_help`).
+    #[arg(
+        long,
+        value_name = "INDEX/COUNT",
+        value_parser = headroom_runner::Segment::parse,
+        help = segment_help()
+    )]
     segment: Option<headroom_runner::Segment>,
     /// The seed of what a run draws at random: HTTP scenarios' Poisson arrivals and weighted
     /// request mix, rooms' Poisson sends and reloads, for a run to repeat them draw for draw
@@ -94,6 +97,14 @@ pub struct RunArgs {
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
 const LONGEST_WITHOUT_YES: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// `--segment`'s help: the rule from `headroom_spec::segment`, in the words of the docs.
+fn segment_help() -> String {
+    format!(
+        "Send share INDEX of COUNT of every run's load: {}. The shares of one run, on as many machines, add up to its load exactly; `headroom merge` joins their partial results (docs/scale-out.md)",
+        headroom_spec::segment::RULE
+    )
+}
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let compiler = headroom_compiler::Compiler::with_overrides(args.set.clone());

@@ -1,10 +1,15 @@
-//! What the integration tests share: running the binary the way a user does, and checking JSON
+//! What the integration tests share beyond `headroom-test-support` (the hostile servers, the
+//! shared fixtures, the harness, the typed results): running this package's binary the way a
+//! user does, which only its own tests can (`CARGO_BIN_EXE_headroom`), and checking JSON
 //! output against a committed schema.
 
 // Each test file uses what it needs of this module.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod run;
+
+pub use headroom_test_support::fixtures;
+pub use headroom_test_support::harness::{number, say};
 
 use std::path::Path;
 use std::process::Command;
@@ -50,20 +55,4 @@ pub fn assert_matches_schema(file: &str, value: &serde_json::Value) {
         errors.is_empty(),
         "does not match schemas/{file}: {errors:#?}"
     );
-}
-
-/// The number at `value`, failing the test when there is none: comparing `as_f64()` Options
-/// would let `None <= None` pass.
-#[track_caller]
-pub fn number(value: &serde_json::Value) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("expected a number, found {value}"))
-}
-
-/// What a test says beside its verdict, on stderr: that it skipped and why (never a silent
-/// pass), or a figure it measured. The one place a test prints.
-#[allow(clippy::print_stderr)]
-pub fn say(text: &str) {
-    eprintln!("{text}");
 }

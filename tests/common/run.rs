@@ -2,7 +2,7 @@
 //! runs whose timing another test's load would disturb, reading results against the schema,
 //! and finding what a run left behind.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -10,46 +10,12 @@ use serde_json::Value;
 
 use super::root;
 
-/// The results path of a test: a folder of its own.
-pub fn out(test: &str) -> PathBuf {
-    std::env::temp_dir()
-        .join(format!("headroom-test-{}-{test}", std::process::id()))
-        .join("results.json")
-}
-
-/// Removes a test's results once it passed; a failing test keeps them for a look.
-pub fn clean(test: &str) {
-    if let Some(dir) = out(test).parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
-/// The results path of a test, emptied for a new run.
-pub fn fresh_out(test: &str) -> PathBuf {
-    let out = out(test);
-    if let Some(dir) = out.parent() {
-        let _ = std::fs::remove_dir_all(dir);
-    }
-    out
-}
-
-/// The machine, shared by the tests that run headroom, and taken whole by a test that
-/// measures how much CPU a target gets (another test's load would take from it).
-pub static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-/// A share of the machine, held while headroom runs.
-pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    MACHINE
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The whole machine: no other test runs headroom meanwhile.
-pub fn whole() -> std::sync::RwLockWriteGuard<'static, ()> {
-    MACHINE
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+pub use headroom_test_support::harness::{
+    clean, free_port, fresh_out, leftovers, out, shared, wait_until, whole,
+};
+pub use headroom_test_support::results::{
+    rooms_in, scenario, service, slo, steady_series, typed, typed_runs, typed_runs_mut,
+};
 
 /// `headroom ARGS` with the machine to itself: for runs whose known answer is a CPU figure,
 /// which another test's load would take from.
@@ -120,24 +86,6 @@ pub fn read_results(path: &Path) -> Value {
     results
 }
 
-/// Target processes of one test still alive (found by the marker in their command line).
-pub fn leftovers(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains("demo-target") && cmdline.contains(marker) {
-            found.push(format!(
-                "{}: {cmdline}",
-                entry.file_name().to_string_lossy()
-            ));
-        }
-    }
-    found
-}
-
 /// Starts `headroom run tests/fixtures/run/FIXTURE.toml --out OUT` in the background (stderr
 /// kept) and returns once its target, found by `marker` in /proc, is running. The caller holds
 /// a share of the machine (`shared()`) until it ends.
@@ -155,7 +103,8 @@ pub fn start_in_background(fixture: &str, out: &Path, marker: &str) -> std::proc
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn headroom");
-    wait_until(Duration::from_secs(30), || !leftovers(marker).is_empty());
+    let running = wait_until(Duration::from_secs(30), || !leftovers(marker).is_empty());
+    assert!(running, "no target with {marker} started within 30 s");
     child
 }
 
@@ -168,39 +117,8 @@ pub fn send(signal: &str, child: &std::process::Child) {
     assert!(status.success(), "kill -{signal}");
 }
 
-/// Polls `done` every 100 ms until it holds or `limit` passes (the caller asserts after).
-pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + limit;
-    while !done() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-pub fn runs(results: &Value) -> Vec<&Value> {
-    results["phases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|phase| phase["points"].as_array().into_iter().flatten())
-        .flat_map(|point| point["runs"].as_array().into_iter().flatten())
-        .collect()
-}
-
-/// Every request an HTTP scenario completed, the hold's and the ramps' (the server counts both).
-pub fn answered(scenario: &Value) -> f64 {
-    super::number(&scenario["requests"]) + super::number(&scenario["ramps"]["requests"])
-}
-
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A loopback port nothing listens on now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// A demo target started by a test (its own process group), on a free port, answering: the
@@ -227,43 +145,4 @@ pub fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
         std::thread::sleep(Duration::from_millis(50));
     }
     (server, port)
-}
-
-/// The results as their types, the way a test reads them (never by key): a field renamed in
-/// `headroom-results` fails to compile here.
-pub fn typed(results: &Value) -> headroom_results::Results {
-    headroom_results::Results::from_json(&results.to_string())
-        .unwrap_or_else(|e| panic!("results that read as their types: {e}"))
-}
-
-/// Every run of every point of every phase, typed, in the file's order.
-pub fn typed_runs(results: &headroom_results::Results) -> Vec<&headroom_results::RunResult> {
-    results
-        .phases
-        .iter()
-        .flat_map(|phase| phase.points.iter())
-        .flat_map(|point| point.runs.iter())
-        .collect()
-}
-
-/// The verdict of the SLO named `name` in `run`.
-pub fn slo<'a>(
-    run: &'a headroom_results::RunResult,
-    name: &str,
-) -> &'a headroom_results::SloVerdict {
-    run.slo
-        .iter()
-        .find(|v| v.name == name)
-        .unwrap_or_else(|| panic!("no verdict {name}: {:?}", run.slo))
-}
-
-/// A rooms scenario's result in `run`.
-pub fn rooms_in<'a>(
-    run: &'a headroom_results::RunResult,
-    scenario: &str,
-) -> &'a headroom_results::RoomsResult {
-    run.scenarios
-        .get(scenario)
-        .and_then(|s| s.rooms.as_ref())
-        .unwrap_or_else(|| panic!("no rooms scenario {scenario}"))
 }

@@ -44,7 +44,7 @@ fn notes_api_runs_quick_end_to_end() {
     let seeded: Vec<f64> = notes
         .points
         .iter()
-        .map(|p| p.runs[0].metrics.steady["notes"])
+        .map(|p| steady_series(&p.runs[0], "notes"))
         .collect();
     assert!(seeded[2] >= 80_000.0 && seeded[0] < 1_000.0, "{seeded:?}");
     assert!(!results.environment.cpu_model.is_empty());

@@ -4,6 +4,8 @@
 
 use headroom_results::{Failure, HistogramKey, RequestResult, Results, ScenarioResult};
 
+use headroom_test_support::hostile;
+
 use super::*;
 
 /// A scenario's result in the first run.
@@ -143,33 +145,13 @@ fn a_stalling_target_shows_in_the_open_model_tail() {
 /// and the waiting is the connection's, not the generator's.
 #[test]
 fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let (listener, held, port) = runtime.block_on(async {
-        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-        socket
-            .bind("127.0.0.1:0".parse().expect("an address"))
-            .expect("bound");
-        let listener = socket.listen(1).expect("listening");
-        let port = listener.local_addr().expect("its address").port();
-        // Fill the accept queue: what it holds completed its handshake and is never accepted.
-        let mut held = Vec::new();
-        for _ in 0..4 {
-            let connect = tokio::net::TcpStream::connect(("127.0.0.1", port));
-            if let Ok(Ok(stream)) =
-                tokio::time::timeout(std::time::Duration::from_millis(300), connect).await
-            {
-                held.push(stream);
-            }
-        }
-        (listener, held, port)
-    });
+    let server = hostile::NeverAccepting::start();
+    let port = server.port();
     // Alone: its generator's schedule lag is asserted (5.5 ms once beside a busy neighbour);
     // the machine is taken before the clock starts, so waiting for it is not counted.
     let machine = whole();
-    let ready = answer_ready();
+    // Its readiness port: the first few requests (the readiness check) are answered.
+    let ready = hostile::dying_after(8);
     let started = std::time::Instant::now();
     let (output, results) = run_fixture_with(
         headroom_unlocked,
@@ -177,11 +159,11 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
         &["--no-page"],
         &[
             ("HEADROOM_TEST_STARVING_PORT", port.to_string()),
-            ("HEADROOM_TEST_READY_PORT", ready.to_string()),
+            ("HEADROOM_TEST_READY_PORT", ready.port().to_string()),
         ],
     );
     let took = started.elapsed();
-    drop((held, listener, machine));
+    drop((server, ready, machine));
     // No request got an answer: nothing of the server was measured, and the run says so.
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let results = typed(&results);
@@ -209,25 +191,6 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
         api.connection_wait
     );
     clean("starving");
-}
-
-/// A loopback port that answers `200` to its first few requests (a readiness check), from a
-/// thread that ends after them: the port of a server that accepts nothing cannot say it is up.
-fn answer_ready() -> u16 {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(8).flatten() {
-            let mut stream = stream;
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-            let mut request = [0u8; 1024];
-            let _ = stream.read(&mut request);
-            let _ = stream
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-        }
-    });
-    port
 }
 
 /// Issue 17: two routes of very different speed in one scenario (3 % of the requests cost

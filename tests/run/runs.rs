@@ -78,7 +78,7 @@ fn an_interrupted_run_keeps_its_results_and_leaves_no_process() {
             run.failure
         );
         assert!(
-            run.scenarios["api"].requests > 0,
+            scenario(run, "api").requests > 0,
             "{signal}: the requests before the signal are kept"
         );
         // The rooms stop too: their messages so far are kept and every open socket was closed.

@@ -145,9 +145,8 @@ fn three_segments_merge_into_the_single_process_run() {
     let merged_arg = merged_path.display().to_string();
     // Results of another bench already there are kept, as `run --out` keeps them (a merge
     // replaced them silently).
-    let other = std::fs::read_to_string(root().join("tests/fixtures/render/relay-results.json"))
-        .expect("the relay fixture");
-    std::fs::write(&merged_path, &other).expect("written");
+    let other = common::fixtures::RELAY_RESULTS;
+    std::fs::write(&merged_path, other).expect("written");
     let mut args = vec!["merge", "--out", merged_arg.as_str()];
     args.extend(parts.iter().map(String::as_str));
     let merge = headroom_unlocked(&args, &[]);
@@ -202,7 +201,7 @@ fn shares_start_together_each_with_its_own(shares: &[Results]) {
     let users: Vec<u64> = shares
         .iter()
         .map(|s| {
-            let users = &first(s).scenarios["users"];
+            let users = scenario(first(s), "users");
             users.connections.as_ref().map_or(0, |c| c.opened)
         })
         .collect();
@@ -226,28 +225,23 @@ fn shares_start_together_each_with_its_own(shares: &[Results]) {
 /// The merge of the shares is the single-process run's load exactly, its histograms the
 /// shares' added, its SLOs judged on the merged figures.
 fn the_merge_is_the_whole_run(whole: &Results, merged: &Results, shares: &[Results]) {
-    let (one, all) = (
-        &typed_runs(whole)[0].scenarios,
-        &typed_runs(merged)[0].scenarios,
-    );
+    let (one, all) = (typed_runs(whole)[0], typed_runs(merged)[0]);
+    let (one_api, all_api) = (scenario(one, "api"), scenario(all, "api"));
     // 45 arrivals over the 1 s ramp from 0 to 90/s, 180 over the 2 s hold: exactly.
     let ramp = |api: &headroom_results::ScenarioResult| api.ramps.as_ref().map(|r| r.requests);
-    assert_eq!((one["api"].requests, all["api"].requests), (180, 180));
-    assert_eq!((ramp(&one["api"]), ramp(&all["api"])), (Some(45), Some(45)));
-    assert_eq!(
-        all["api"].latency.count, 180,
-        "the shares' histograms added"
-    );
+    assert_eq!((one_api.requests, all_api.requests), (180, 180));
+    assert_eq!((ramp(one_api), ramp(all_api)), (Some(45), Some(45)));
+    assert_eq!(all_api.latency.count, 180, "the shares' histograms added");
     // Its percentiles are those of every share's samples together, to the histogram's
     // precision: the three parts' histograms, read from their files and added here.
     let mut together = headroom_results::histogram::new();
     for share in shares {
-        let part = typed_runs(share)[0].scenarios["api"]
+        let part = scenario(typed_runs(share)[0], "api")
             .histogram(HistogramKey::Latency)
             .expect("a latency histogram");
         together.add(&part).expect("same shape");
     }
-    let latency = &all["api"].latency;
+    let latency = &all_api.latency;
     for (q, merged) in [
         (0.5, latency.p50_ms),
         (0.95, latency.p95_ms),
@@ -259,19 +253,18 @@ fn the_merge_is_the_whole_run(whole: &Results, merged: &Results, shares: &[Resul
             "{q}: {merged} vs {expected}"
         );
     }
-    let users = all["users"].connections.as_ref().map(|c| c.opened);
+    let users = scenario(all, "users")
+        .connections
+        .as_ref()
+        .map(|c| c.opened);
     assert_eq!(users, Some(7));
-    let (one_chat, all_chat) = (
-        one["chat"].rooms.as_ref().expect("rooms"),
-        all["chat"].rooms.as_ref().expect("rooms"),
-    );
+    let (one_chat, all_chat) = (rooms_in(one, "chat"), rooms_in(all, "chat"));
     assert_eq!(all_chat.sockets.opened, 20);
     assert_eq!(all_chat.messages.sent, one_chat.messages.sent);
     assert_eq!(all_chat.messages.delivered, all_chat.messages.expected);
-    let merged_run = typed_runs(merged)[0];
-    let throughput = slo(merged_run, "throughput");
+    let throughput = slo(all, "throughput");
     assert_eq!(throughput.pass, Some(true), "{throughput:?}");
-    let rate = all["api"].rate;
+    let rate = all_api.rate;
     assert!((rate - 90.0).abs() < 0.5, "{rate}");
-    assert_eq!(merged_run.generator.segments.len(), 3);
+    assert_eq!(all.generator.segments.len(), 3);
 }

@@ -18,10 +18,14 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
         panic!("four runs: {runs:?}");
     };
     // The db was never ready: the api never started; the db was stopped.
-    let Some(Failure::Service { service, failure }) = &never_ready.failure else {
+    let Some(Failure::Service {
+        service: failed,
+        failure,
+    }) = &never_ready.failure
+    else {
         panic!("a service failed: {:?}", never_ready.failure);
     };
-    assert_eq!(service, "db");
+    assert_eq!(failed, "db");
     let Failure::NeverReady {
         waited_s,
         stderr_tail,
@@ -35,7 +39,7 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
         stderr_tail.iter().any(|line| line.contains("listening on")),
         "{stderr_tail:?}"
     );
-    let db_stopped = never_ready.services["db"].stopped.as_ref();
+    let db_stopped = service(never_ready, "db").stopped.as_ref();
     assert_eq!(db_stopped.and_then(|s| s.exit.clone()), Some(Exit::Code(0)));
     assert!(!never_ready.services.contains_key("api"));
     // The seed step exits 7: its own lines, both streams; no load was sent.
@@ -59,20 +63,24 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     assert!(setup_fails.scenarios.is_empty());
     assert_eq!(setup_fails.steps[0].exit, Some(Exit::Code(7)));
     // The db dies 1.5 s after it started, during the load: named, with its last line.
-    let Some(Failure::Service { service, failure }) = &dies.failure else {
+    let Some(Failure::Service {
+        service: failed,
+        failure,
+    }) = &dies.failure
+    else {
         panic!("a service failed: {:?}", dies.failure);
     };
-    assert_eq!(service, "db");
+    assert_eq!(failed, "db");
     let Failure::Died { exit, stderr_tail } = failure.as_ref() else {
         panic!("died: {failure:?}");
     };
     assert_eq!(*exit, Exit::Code(3));
     assert!(stderr_tail.iter().any(|line| line.contains("--exit-after")));
-    assert!(dies.scenarios["api"].requests > 0);
+    assert!(scenario(dies, "api").requests > 0);
     // The stack that works: both services started in order, on their own ports, sampled
     // apart; the run's process is their sum.
     assert!(whole.failure.is_none(), "{:?}", whole.failure);
-    let (db, api) = (&whole.services["db"], &whole.services["api"]);
+    let (db, api) = (service(whole, "db"), service(whole, "api"));
     assert_ne!(db.port, api.port);
     assert_eq!(whole.port, api.port, "the load goes to the front");
     let rss = |service: &ServiceResult| service.process.steady.map_or(0, |s| s.rss_bytes);
@@ -211,7 +219,7 @@ fn the_kept_phase_serves_all_its_runs(results: &Results) {
         let steps: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(steps, ["seed"], "only the step run at every point");
         // The counter carried over: every request the phase has sent so far.
-        let api = &run.scenarios["api"];
+        let api = scenario(run, "api");
         sent_so_far += api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
         assert_eq!(
             run.metrics.steady.get("list_requests"),

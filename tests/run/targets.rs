@@ -130,12 +130,12 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
             run.stopped.is_none(),
             "an external target is not stopped by the runner"
         );
-        let requests = run.scenarios["api"].requests as f64;
+        let requests = scenario(run, "api").requests as f64;
         assert!((requests - 80.0).abs() <= 80.0 * 0.02, "{requests}");
     }
     // One server for both runs: the second run's count includes the first's.
-    let series = |run: &headroom_results::RunResult| run.metrics.steady["list_requests"];
-    let api = &all[1].scenarios["api"];
+    let series = |run: &headroom_results::RunResult| steady_series(run, "list_requests");
+    let api = scenario(all[1], "api");
     let answered = api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
     assert_eq!(series(all[1]) - series(all[0]), answered as f64);
     // The page says what ran: one external server, not a fresh one per run.

@@ -3,10 +3,7 @@ use super::*;
 /// A real results file: a relay's `memory` phase (three repeats at 1, 32 and 128 rooms) and
 /// its `rooms` phase (one repeat each).
 fn relay() -> Results {
-    Results::from_json(include_str!(
-        "../../../tests/fixtures/render/relay-results.json"
-    ))
-    .expect("the fixture reads")
+    headroom_test_support::results::relay()
 }
 
 fn table() -> PriceTable {

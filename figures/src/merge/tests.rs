@@ -97,7 +97,7 @@ fn shares_add_up_and_percentiles_come_from_the_added_histograms() {
 }
 
 fn part(path: &str, index: u64, count: u64, hash: &str) -> Part {
-    let text = include_str!("../../../tests/fixtures/render/relay-results.json");
+    let text = headroom_test_support::fixtures::RELAY_RESULTS;
     let mut results: Results = serde_json::from_str(text).expect("a results file");
     results.spec.hash = hash.to_owned();
     results.seed = Some(7);

@@ -1,4 +1,5 @@
 use super::*;
+use headroom_test_support::hostile;
 
 /// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
 /// ing up) stays out of them and is counted on its own. Issue 17: of two requests, the named
@@ -140,24 +141,10 @@ fn closed_scenario(vus: u64, hold: &str) -> HttpScenario {
 /// wait is the connection's, not the generator's lag.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_never_accepts_costs_a_connect_timeout_not_minutes() {
-    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-    socket
-        .bind("127.0.0.1:0".parse().expect("an address"))
-        .expect("bound");
-    let listener = socket.listen(1).expect("listening");
-    let port = listener.local_addr().expect("its address").port();
-    // Fill the accept queue: what it holds completes the handshake and is never accepted.
-    let mut held = Vec::new();
-    for _ in 0..4 {
-        if let Ok(Ok(stream)) = tokio::time::timeout(
-            Duration::from_millis(300),
-            tokio::net::TcpStream::connect(("127.0.0.1", port)),
-        )
+    let server = tokio::task::spawn_blocking(hostile::NeverAccepting::start)
         .await
-        {
-            held.push(stream);
-        }
-    }
+        .expect("a server that never accepts");
+    let port = server.port();
     let scenario = open_scenario("20/s", "1s", "700ms", "200ms");
     let started = std::time::Instant::now();
     let result = run_local(&scenario, port, Arc::new(Live::default()), 1).await;
@@ -183,7 +170,7 @@ async fn a_server_that_never_accepts_costs_a_connect_timeout_not_minutes() {
         "{:?}",
         result.connection_wait
     );
-    drop(held);
+    drop(server);
 }
 
 #[test]
@@ -375,4 +362,68 @@ async fn users_on_load_threads_keep_one_connection_each() {
         let windowed: u64 = result.windows.iter().map(|w| w.requests).sum();
         assert_eq!(windowed, result.requests, "{threads} threads");
     }
+}
+
+/// A server that reads every request and answers none (a hung worker): each request is a
+/// `timeout` error after its `timeout`, none has a latency, and the scenario ends within its
+/// hold and the timeout, whatever the server does with the connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalling_server_costs_each_request_its_timeout() {
+    let server = hostile::stalling();
+    let scenario = open_scenario("10/s", "1s", "300ms", "1s");
+    let started = std::time::Instant::now();
+    let result = run_local(&scenario, server.port(), Arc::new(Live::default()), 1).await;
+    let took = started.elapsed();
+    assert_eq!(result.requests, 10, "{result:?}");
+    assert_eq!(result.ok, 0, "{result:?}");
+    assert_eq!(result.errors.timeout, 10, "{:?}", result.errors);
+    assert_eq!(
+        result.latency.count, 0,
+        "a request never answered has no latency"
+    );
+    assert!(took < Duration::from_millis(2_500), "took {took:?}");
+    assert_eq!(server.requests(), 10, "each request reached the server");
+    assert_eq!(server.answered(), 0);
+}
+
+/// A server that answers 10 requests and dies (its listener closed): the 10 are answered,
+/// the other 30 of 40 are errors, connects refused at once (no timeout waited out) for all
+/// but the few in flight as it died.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_mid_load_fails_the_rest_at_once() {
+    let server = hostile::dying_after(10);
+    let scenario = open_scenario("20/s", "2s", "1s", "1s");
+    let started = std::time::Instant::now();
+    let result = run_local(&scenario, server.port(), Arc::new(Live::default()), 1).await;
+    let took = started.elapsed();
+    assert_eq!(result.requests, 40, "{result:?}");
+    assert_eq!(result.ok, 10, "{result:?}");
+    assert_eq!(server.answered(), 10);
+    let errors = &result.errors;
+    assert_eq!(
+        errors.connect + errors.timeout + errors.protocol,
+        30,
+        "{errors:?}"
+    );
+    assert!(
+        errors.connect >= 25,
+        "refused connects are connect errors: {errors:?}"
+    );
+    assert!(took < Duration::from_millis(3_500), "took {took:?}");
+}
+
+/// A server that reads 1 KiB every 10 ms answers a 16 KiB POST no sooner than 150 ms after it
+/// was sent: the latency is the server's reading, measured from the intended start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reading_server_is_as_slow_as_its_reading() {
+    let server = hostile::reading_slowly(1024, Duration::from_millis(10));
+    let mut scenario = open_scenario("5/s", "1s", "3s", "1s");
+    scenario.requests[0].method = headroom_spec::scenario::Method::Post;
+    scenario.requests[0].body = Some("x".repeat(16 * 1024));
+    let result = run_local(&scenario, server.port(), Arc::new(Live::default()), 1).await;
+    assert_eq!(result.requests, 5, "{result:?}");
+    assert_eq!(result.ok, 5, "{:?}", result.errors);
+    assert_eq!(server.answered(), 5);
+    assert!(result.latency.p50_ms >= 150.0, "{:?}", result.latency);
+    assert!(result.latency.p99_ms < 2_000.0, "{:?}", result.latency);
 }

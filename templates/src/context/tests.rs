@@ -61,10 +61,7 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
         note: None,
     };
     // The relay fixture's runs, re-judged: two steps pass, the third fails its p95.
-    let mut results = Results::from_json(include_str!(
-        "../../../tests/fixtures/render/relay-results.json"
-    ))
-    .expect("the relay fixture reads");
+    let mut results = headroom_test_support::results::relay();
     let mut phase = results.phases[0].clone();
     phase.name = "load".into();
     phase.points.truncate(3);

@@ -1,0 +1,217 @@
+//! `compare`: each figure judged from its repeats, a lever compared inside one file, and a
+//! tiny significant change that is no meaningful change.
+
+use headroom_test_support::results::{relay, to_text};
+
+use super::*;
+
+/// The relay fixture's first point (one room) with five repeats, the steady RSS of each scaled
+/// by one of `scales`, written to `name` under the tests' scratch folder; `cpu` renames the
+/// machine's CPU.
+fn relay_with_rss(name: &str, scales: &[f64], cpu: Option<&str>) -> String {
+    let mut results = relay();
+    results.phases.truncate(1);
+    let points = &mut results.phases[0].points;
+    points.truncate(1);
+    let first = points[0].runs[0].clone();
+    points[0].runs = scales
+        .iter()
+        .zip(1..)
+        .map(|(scale, repeat)| {
+            let mut run = first.clone();
+            run.repeat = repeat;
+            let steady = run.process.steady.as_mut().expect("a steady sample");
+            steady.rss_bytes = (steady.rss_bytes as f64 * scale) as u64;
+            run
+        })
+        .collect();
+    if let Some(cpu) = cpu {
+        results.environment.cpu_model = cpu.to_owned();
+    }
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, to_text(&results)).expect("written");
+    path.display().to_string()
+}
+
+/// Issue 16: `compare` judges every figure of every matched point from its repeats. A file
+/// against itself at three repeats cannot tell (and says how many repeats can); 20 % more
+/// memory in each of five repeats is worse, the latencies of identical copies within noise;
+/// from another machine, no figure is called.
+#[test]
+fn compare_judges_each_figure_from_its_repeats() {
+    let fixture = common::fixtures::RELAY_RESULTS_PATH;
+    let same = transcript(&["compare", fixture, fixture]);
+    let base = relay_with_rss("compare-base.json", &[1.0, 1.01, 0.99, 1.02, 0.98], None);
+    let more = [1.2, 1.21, 1.19, 1.22, 1.18];
+    let new = relay_with_rss("compare-new.json", &more, None);
+    let elsewhere = relay_with_rss("compare-elsewhere.json", &more, Some("Another CPU"));
+    let output = |args: &[&str], label: &str| {
+        let (code, stdout, stderr) = headroom(args);
+        format!("$ headroom compare {label}\nexit code: {code}\n{stdout}{stderr}")
+    };
+    let worse = output(&["compare", &base, &new], "BASE NEW");
+    let unlike = output(&["compare", &base, &elsewhere], "BASE ELSEWHERE");
+    assert!(worse.contains("worse (p 0.008)"), "{worse}");
+    assert!(unlike.contains("cross-hardware"), "{unlike}");
+    assert!(!unlike.contains("worse (p"), "{unlike}");
+    insta::assert_snapshot!("compare", format!("{same}\n{worse}\n{unlike}"));
+    // The gate: memory 20 % worse beyond noise fails a 10 % rule (exit 2), passes a 25 % one;
+    // the latencies of identical copies pass any.
+    let gated = |rules: &[&str], format: &str| {
+        let mut args = vec!["compare", base.as_str(), new.as_str(), "--format", format];
+        for rule in rules {
+            args.extend(["--fail-on", rule]);
+        }
+        headroom(&args)
+    };
+    let (code, markdown, _) = gated(&["rss +10%", "seen_by_all.p95 +10%"], "md");
+    assert_eq!(code, 2, "{markdown}");
+    insta::assert_snapshot!("compare-md", markdown);
+    let (code, json, _) = gated(&["rss +25%"], "json");
+    assert_eq!(code, 0, "{json}");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    common::assert_matches_schema("compare.schema.json", &report);
+    assert_eq!(report["failed"], false);
+    let rss = report["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .find(|f| f["figure"] == "rss")
+        .expect("rss");
+    assert_eq!(
+        (rss["verdict"].as_str(), rss["better"].as_str()),
+        (Some("worse"), Some("lower"))
+    );
+    assert_eq!(rss["base"]["repeats"], 5);
+    // Repeats that spread (here 0.7x to 1.3x) make the figure noisy, with the advice.
+    let scattered = relay_with_rss("compare-noisy.json", &[1.0, 1.3, 0.7, 1.2, 0.8], None);
+    let (code, noisy, _) = headroom(&["compare", &base, &scattered]);
+    assert_eq!(code, 0);
+    assert!(noisy.contains("within noise (p 1.00), noisy"), "{noisy}");
+    assert!(
+        noisy.contains("noisy: 1 of the figures have repeats that spread more than 10 %"),
+        "{noisy}"
+    );
+    // The new file's spec commits its gates (`[compare] fail_on`, in the results' plan):
+    // held with no flag.
+    let mut committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&new).expect("new")).expect("JSON");
+    committed["plan"]["gates"] =
+        serde_json::json!([{ "rule": "rss +10%", "figure": "rss", "threshold": 0.1 }]);
+    let committed_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-committed.json");
+    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    let (code, out, _) = headroom(&["compare", &base, &committed_path.display().to_string()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("gate `rss +10%` at memory: rooms = 1 (rss): +20.0 %, worse: FAILED"),
+        "{out}"
+    );
+    // A committed gate that names no figure is an error that says whose spec holds it.
+    committed["plan"]["gates"] = serde_json::json!([{ "rule": "usd_per_unit +5%", "figure": "usd_per_unit", "threshold": 0.05 }]);
+    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    let (code, _, stderr) = headroom(&["compare", &base, &committed_path.display().to_string()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: a gate of the spec behind {} (`[compare] fail_on`): fix or remove it there: gate `usd_per_unit +5%` names no figure of these files",
+            committed_path.display()
+        )),
+        "{stderr}"
+    );
+    // A rule that names no figure, or the better way, is a usage error that says so.
+    let (code, _, stderr) = gated(&["usd_per_unit +5%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("names no figure of these files; they have: edits.delivered"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = gated(&["rss -5%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("`rss` is worse when higher: write its threshold as +5%"),
+        "{stderr}"
+    );
+    // Issue 31: figures are named as SLOs name them; an old name is refused with the new one.
+    let (code, _, stderr) = gated(&["rss_mib +10%"], "table");
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(
+            "gate `rss_mib +10%`: `rss_mib` is now `rss` (figures are named as SLOs name them): write `rss +10%`"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Issue 16: `compare --by` on one file whose phases sweep a lever prints the levers table:
+/// each value against the phase's first, and says its repeats were not interleaved.
+#[test]
+fn compare_by_a_lever_inside_one_file() {
+    let fixture = common::fixtures::RELAY_RESULTS_PATH;
+    let levers = transcript(&["compare", fixture, "--by", "rooms"]);
+    assert!(levers.contains("rooms 1 → 32"), "{levers}");
+    assert!(levers.contains("not interleaved"), "{levers}");
+    let wrong = transcript(&["compare", fixture, "--by", "fanout"]);
+    assert!(wrong.contains("exit code: 1"), "{wrong}");
+    // One file is one machine: the cross-hardware flag would do nothing, and is refused.
+    let (code, _, stderr) = headroom(&[
+        "compare",
+        fixture,
+        "--by",
+        "rooms",
+        "--allow-cross-hardware",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot be used with '--allow-cross-hardware'"),
+        "{stderr}"
+    );
+    insta::assert_snapshot!("compare-by", format!("{levers}\n{wrong}"));
+}
+
+/// Issue 30: a change that is real (the repeats rank wholly apart, p 0.008) and tiny (0.4 %)
+/// reads "no meaningful change" under the default minimum effect of 3 %, and better with
+/// `--min-effect 0.1%`; the compact table counts a figure's unchanged points in one row, and
+/// `--all` lists them.
+#[test]
+fn a_tiny_significant_change_is_no_meaningful_change() {
+    let base = relay_with_rss("tiny-base.json", &[1.0, 1.0005, 0.9995, 1.001, 0.999], None);
+    let less = [0.996, 0.9965, 0.9955, 0.997, 0.995];
+    let new = relay_with_rss("tiny-new.json", &less, None);
+    let (code, table, said) = headroom(&["compare", &base, &new]);
+    assert_eq!(code, 0, "{said}");
+    let row = table
+        .lines()
+        .find(|l| l.contains("rss"))
+        .unwrap_or_else(|| panic!("no rss row in\n{table}"));
+    assert!(row.contains("-0.4 %"), "{row}");
+    assert!(row.contains("no meaningful change (p 0.008)"), "{row}");
+    assert!(table.contains("a change of the medians under 3 % is no meaningful change"));
+    let (_, json, _) = headroom(&["compare", &base, &new, "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let rss = report["figures"]
+        .as_array()
+        .expect("figures")
+        .iter()
+        .find(|f| f["figure"] == "rss")
+        .expect("rss");
+    assert_eq!(rss["verdict"], "no_meaningful_change", "{rss}");
+    assert!(common::number(&rss["p_value"]) < 0.05, "{rss}");
+    assert_eq!(common::number(&report["method"]["min_effect"]), 0.03);
+    let (_, table, _) = headroom(&["compare", &base, &new, "--min-effect", "0.1%"]);
+    let row = table.lines().find(|l| l.contains("rss")).expect("a row");
+    assert!(row.contains("better (p 0.008)"), "{row}");
+    // The relay fixture's six points: a row per figure by default, a row per point with --all.
+    let fixture = common::fixtures::RELAY_RESULTS_PATH;
+    let (_, compact, _) = headroom(&["compare", fixture, fixture]);
+    let (_, all, _) = headroom(&["compare", fixture, fixture, "--all"]);
+    let rows = |table: &str, figure: &str| {
+        table
+            .lines()
+            .filter(|l| l.contains(&format!(" {figure} ")))
+            .count()
+    };
+    // Two phases of three points: a row for each phase's figure, or one for each point.
+    assert_eq!(rows(&compact, "rss"), 2, "{compact}");
+    assert_eq!(rows(&all, "rss"), 6, "{all}");
+    assert!(compact.contains("memory: 3 points"), "{compact}");
+}
