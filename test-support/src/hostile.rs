@@ -230,11 +230,7 @@ fn serve(
     }
     counts.requests.fetch_add(1, Ordering::Relaxed);
     match manner {
-        Manner::Stalls => {
-            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                std::thread::sleep(POLL);
-            }
-        }
+        Manner::Stalls => hold_unanswered(&mut stream, stop, deadline),
         Manner::DiesAfter { answers } => {
             // One answer more than promised is never given, however many came at once.
             let given = counts.answered.fetch_add(1, Ordering::Relaxed);
@@ -248,6 +244,20 @@ fn serve(
             if stream.write_all(ANSWER).is_ok() {
                 counts.answered.fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+}
+
+/// Keeps a connection open and unanswered until the client gives up on it (closes it), the
+/// server stops or its lifetime ends: a client's timeout frees the thread.
+fn hold_unanswered(stream: &mut TcpStream, stop: &AtomicBool, deadline: Instant) {
+    let mut buffer = [0u8; 4096];
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        match stream.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! HTTP load: the open model's counts and a stall's tail, a server that never accepts, the
-//! mix and its seed, a request measured apart, answers checked, virtual users' data.
+//! HTTP load: the open model's counts and a stall's tail, a server that never accepts or never
+//! answers, the mix and its seed, a request measured apart, answers checked, virtual users' data.
 //! Results are read through their types.
 
 use headroom_results::{Failure, HistogramKey, RequestResult, Results, ScenarioResult};
@@ -190,6 +190,49 @@ fn a_server_that_never_accepts_fails_every_request_within_the_timeout() {
         "{:?}",
         api.connection_wait
     );
+    clean("starving");
+}
+
+/// A server that accepts every connection, reads its request and never answers (a hung
+/// worker), loaded like the one that never accepts: every request is a `timeout` after its 2 s,
+/// none a connect error; each reached the server; nothing was measured, and the run says so.
+#[test]
+fn a_server_that_stalls_fails_every_request_by_its_timeout() {
+    let server = hostile::stalling();
+    // The fixture's results folder is the never-accepting test's too: one at a time.
+    let machine = whole();
+    let ready = hostile::dying_after(8);
+    let (output, results) = run_fixture_with(
+        headroom_unlocked,
+        "starving",
+        &["--no-page"],
+        &[
+            ("HEADROOM_TEST_STARVING_PORT", server.port().to_string()),
+            ("HEADROOM_TEST_READY_PORT", ready.port().to_string()),
+        ],
+    );
+    drop((ready, machine));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    let Some(Failure::NothingMeasured { why, .. }) = &run.failure else {
+        panic!("nothing measured, not {:?}", run.failure);
+    };
+    assert!(why.contains("timed out"), "{why}");
+    let api = first_scenario(&results, "api");
+    assert_eq!(api.requests, 330);
+    assert_eq!(
+        api.latency.count, 0,
+        "a request never answered has no latency"
+    );
+    assert_eq!(api.errors.timeout, api.requests, "{:?}", api.errors);
+    assert_eq!(
+        server.requests(),
+        api.requests,
+        "each request reached the server"
+    );
+    assert_eq!(server.answered(), 0);
+    assert!(run.duration_s <= 3.0 + 2.0 + 5.0, "{}", run.duration_s);
     clean("starving");
 }
 

@@ -45,6 +45,23 @@ fn a_stalling_server_reads_the_request_and_never_answers() {
     );
 }
 
+/// A client that gives up (closes its connection) frees the stalled connection's thread: a
+/// long run against a stalling server does not run out of them.
+#[test]
+fn a_stalling_server_lets_go_of_a_connection_its_client_closed() {
+    let server = stalling();
+    for _ in 0..3 {
+        let answer = exchange(server.port(), GET, Duration::from_millis(100));
+        assert_eq!(answer, None);
+    }
+    assert_eq!(server.requests(), 3);
+    let freed = (0..50).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        server.counts.open.load(Ordering::Relaxed) == 0
+    });
+    assert!(freed, "{:?}", server.counts);
+}
+
 #[test]
 fn a_dying_server_answers_its_share_then_refuses_connects() {
     let server = dying_after(2);
