@@ -245,7 +245,31 @@ async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
     }
 }
 
-/// Synchronous CPU work for `duration`, as a handler that computes something.
+/// CPU work of `cpu` on this thread's own CPU clock, as encoding a frame costs: a thread that
+/// is preempted, or throttled by a CPU quota, still spends all of it. A wall-clock spin counts
+/// the time it waited as work done, so under a quota of half a CPU a server that needs 0.65 of
+/// one would seem to need less, and hold a load it cannot.
+pub(crate) fn busy_cpu(cpu: std::time::Duration) {
+    let thread_cpu = || {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        std::time::Duration::new(
+            u64::try_from(now.tv_sec).unwrap_or(0),
+            u32::try_from(now.tv_nsec).unwrap_or(0),
+        )
+    };
+    let start = thread_cpu();
+    let mut x: u64 = 1;
+    while thread_cpu().saturating_sub(start) < cpu {
+        for _ in 0..1000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+    }
+}
+
+/// Synchronous work for `duration` of wall-clock time, as a handler that computes something:
+/// its service time is the same however the machine shares its cores, which the queueing
+/// known answers rely on.
 pub(crate) fn busy(duration: std::time::Duration) {
     let start = std::time::Instant::now();
     let mut x: u64 = 1;
@@ -254,5 +278,21 @@ pub(crate) fn busy(duration: std::time::Duration) {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         }
         std::hint::black_box(x);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    /// CPU work is counted on the thread's own clock: it never ends before that much wall
+    /// time (a thread cannot run faster than the clock), and it ends.
+    #[test]
+    fn cpu_work_spends_its_cpu_time() {
+        let started = Instant::now();
+        super::busy_cpu(Duration::from_millis(30));
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(30), "{took:?}");
+        assert!(took < Duration::from_secs(10), "{took:?}");
     }
 }

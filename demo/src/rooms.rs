@@ -135,7 +135,7 @@ async fn peer(app: Arc<App>, room: String, socket: WebSocket) {
             let closing = matches!(message, Message::Close(_));
             // Encoding the frame for this peer (TLS, per-recipient serialization) costs CPU.
             if matches!(message, Message::Text(_) | Message::Binary(_)) && !frame_cpu.is_zero() {
-                crate::busy(frame_cpu);
+                crate::busy_cpu(frame_cpu);
             }
             if sink.send(message).await.is_err() || closing {
                 break;
