@@ -11,9 +11,9 @@ use hdrhistogram::Histogram;
 
 use headroom_results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
 use headroom_results::{
-    ConnectFailures, Connections, ErrorCounts, GeneratorResult, HistogramKey, MessageCounts,
-    RampCounts, ReloadResult, RequestResult, Results, RoomsResult, RunResult, ScenarioResult,
-    SocketCounts, Summary, TlsFigures, Window,
+    ConnectFailures, Connections, ErrorCounts, GeneratorResult, HistogramKey, MachinePauses,
+    MessageCounts, RampCounts, ReloadResult, RequestResult, Results, RoomsResult, RunResult,
+    ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
 };
 
 /// One segment's results and the file it came from (for the errors).
@@ -238,6 +238,18 @@ fn merge_generator(shares: &[&RunResult]) -> GeneratorResult {
                 each[i].reason.as_deref().unwrap_or("generator-bound")
             )
         }),
+        // Each segment's machine paused on its own: their pauses together, the longest of any.
+        pauses: each
+            .iter()
+            .filter_map(|g| g.pauses)
+            .reduce(|a, b| MachinePauses {
+                count: a.count + b.count,
+                longest_ms: a.longest_ms.max(b.longest_ms),
+            }),
+        paused: each
+            .iter()
+            .enumerate()
+            .find_map(|(i, g)| Some(format!("segment {i}: {}", g.paused.as_deref()?))),
         segments: each,
     }
 }

@@ -21,6 +21,7 @@ pub mod fanout;
 pub mod fill;
 pub mod handover;
 pub mod http;
+pub mod pauses;
 pub mod reach;
 pub mod rooms;
 pub mod source;

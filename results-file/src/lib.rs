@@ -385,15 +385,35 @@ pub struct GeneratorResult {
     /// the generator). Absent before format 1's files had it, and without HTTP scenarios.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
-    /// Lag p99 over the threshold or CPU over 90 % of the cores: the latency is not the server's.
+    /// Lag p99 over the threshold (unless the machine's pauses explain it: `paused`) or CPU
+    /// over 90 % of the cores: the latency is not the server's.
     pub bound: bool,
     /// Why the run counts as generator-bound, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The machine's pauses during the load, as the generator's pause meter saw them (a thread
+    /// sleeping a millisecond at a time, woken late by more than 2 ms). Absent in files
+    /// written before they were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pauses: Option<MachinePauses>,
+    /// A lag over the threshold that the machine's pauses explain (the generator idle, every
+    /// arrival sent): a caveat, not a bound, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
     /// A merged run (`headroom merge`): each segment's own figures, by index; the figures
     /// above are theirs together (CPU and cores added, the worst lag), bound when any was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub segments: Vec<GeneratorResult>,
+}
+
+/// Pauses of the whole machine seen by the generator: every thread stopped at once (a shared
+/// VM's host, a stop signal), the load threads' lag with them, though the generator was idle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MachinePauses {
+    /// Wake-ups late by more than 2 ms.
+    pub count: u64,
+    /// The longest, in milliseconds.
+    pub longest_ms: f64,
 }
 
 /// One SLO at one run: the figure, the threshold, and whether it held.

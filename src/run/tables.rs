@@ -79,6 +79,13 @@ pub(super) fn one_line(result: &RunResult) -> String {
     let mut line = format!("ok: {}", parts.join("; "));
     if result.generator.bound {
         line.push_str(" (generator-bound)");
+    } else if result.generator.paused.is_some()
+        && let Some(pauses) = result.generator.pauses
+    {
+        line.push_str(&format!(
+            " (the machine paused the generator: {} pauses, longest {:.0} ms; a caveat, not a bound)",
+            pauses.count, pauses.longest_ms
+        ));
     }
     line
 }

@@ -209,3 +209,45 @@ fn a_second_ctrl_c_stops_waiting() {
     assert!(!out.with_file_name("results.json.lock").exists());
     clean("slow-stop");
 }
+
+/// Issue 32: the whole machine paused (here: headroom stopped and continued four times for
+/// 30 ms during the hold) while the generator was idle and sent every arrival. The load
+/// threads lag their schedule (p99 over 5 ms, a bound by lag alone), but the pause meter saw
+/// the pauses: the run is not generator-bound, and says the machine paused it.
+#[test]
+fn a_generator_paused_by_the_machine_is_not_generator_bound() {
+    let _machine = whole();
+    let out = fresh_out("paused");
+    let mut child = start_in_background("paused", &out, "1046B");
+    // The target is up; its readiness and the hold's start follow within a second.
+    std::thread::sleep(Duration::from_millis(1_500));
+    for _ in 0..4 {
+        send("STOP", &child);
+        std::thread::sleep(Duration::from_millis(30));
+        send("CONT", &child);
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let status = child.wait().expect("headroom ends");
+    assert!(status.success(), "{status:?}");
+    let results = typed(&read_results(&out));
+    let run = typed_runs(&results)[0];
+    let generator = &run.generator;
+    let pauses = generator.pauses.expect("the pauses were counted");
+    assert!(pauses.count >= 4, "{pauses:?}");
+    assert!(pauses.longest_ms >= 20.0, "{pauses:?}");
+    common::say(&format!(
+        "paused run: {} pauses, longest {:.1} ms; lag p99 {:.1} ms; generator {:.3} cores",
+        pauses.count, pauses.longest_ms, generator.schedule_lag_p99_ms, generator.cpu_cores
+    ));
+    assert!(!generator.bound, "{generator:?}");
+    // Each pause held back the arrivals due in it (six at 200/s): over 1 % of the hold's.
+    assert!(generator.schedule_lag_p99_ms > 5.0, "{generator:?}");
+    let paused = generator.paused.as_deref().expect("the caveat");
+    assert!(
+        paused.starts_with("the machine paused the generator: "),
+        "{paused}"
+    );
+    assert_eq!(scenario(run, "api").dropped, 0);
+    assert!(leftovers("1046B").is_empty());
+    clean("paused");
+}

@@ -4,6 +4,7 @@
 use super::start::{Started, log_stem, results_dir, start_target};
 use super::*;
 use crate::cgroup::Cgroup;
+use crate::generator::Watching;
 use crate::limits::RunShape;
 use crate::results::RunLimits;
 use crate::steps::{StepPlace, When, run_steps};
@@ -188,7 +189,7 @@ impl Drive<'_> {
         keep_generator(self.attempt, self.limited, true);
         let threads = load_threads(matrix, self.limited.map(|(_, run)| run));
         let load_started = Instant::now();
-        let cpu_before = sample::own_cpu_s();
+        let watching = Watching::start();
         let groups = up.groups();
         let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, load_started);
         let measuring = options.segment.index == 0;
@@ -236,8 +237,7 @@ impl Drive<'_> {
                 _ = cancel_watch.changed() => watch.cancelled(result, &cancel_watch),
             }
         }
-        let load_seconds = load_started.elapsed().as_secs_f64();
-        let cpu_used = sample::own_cpu_s() - cpu_before;
+        let watched = watching.stop();
         // Series read by a command are read during the load only.
         let _ = stop_series.send(true);
 
@@ -277,7 +277,7 @@ impl Drive<'_> {
             .limited
             .map(|(_, run)| run.cores_left)
             .or_else(|| up.stack.cores_left());
-        result.generator = generator(&result.scenarios, cpu_used, load_seconds, cores_left);
+        result.generator = generator(&result.scenarios, &watched, cores_left);
         result.generator.threads = http_threads(point, threads);
     }
 }

@@ -30,6 +30,12 @@ pub(super) fn caveats(
             runs.generator_bound, runs.total
         ));
     }
+    if runs.machine_paused > 0 {
+        out.push(format!(
+            "In {} of {} runs the machine paused the generator (up to {:.0} ms) while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.",
+            runs.machine_paused, runs.total, runs.longest_pause_ms
+        ));
+    }
     out.extend(phases.iter().filter_map(saturated));
     if runs.kept_per_phase {
         out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());

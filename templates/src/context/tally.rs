@@ -23,6 +23,11 @@ impl RunTally {
         if run.generator.bound {
             self.runs.generator_bound += 1;
         }
+        if run.generator.paused.is_some() {
+            self.runs.machine_paused += 1;
+            let longest = run.generator.pauses.map_or(0.0, |p| p.longest_ms);
+            self.runs.longest_pause_ms = self.runs.longest_pause_ms.max(longest);
+        }
         // A run that ended before its load (never ready, exited early) measured neither the
         // generator nor the load average: its zeros are not figures.
         if run.scenarios.is_empty() {

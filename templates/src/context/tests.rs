@@ -163,6 +163,40 @@ fn points_whose_repeats_spread_are_called_noisy() {
     );
 }
 
+/// Issue 32: runs the machine paused (not generator-bound) are counted on the page apart from
+/// the generator-bound ones, with the longest pause.
+#[test]
+fn runs_the_machine_paused_are_a_caveat_of_their_own() {
+    let mut results = headroom_test_support::results::relay();
+    let mut tally = RunTally::default();
+    for (i, run) in headroom_test_support::results::typed_runs_mut(&mut results)
+        .into_iter()
+        .enumerate()
+    {
+        if i < 2 {
+            run.generator.pauses = Some(headroom_results::MachinePauses {
+                count: 3,
+                longest_ms: 20.0 + i as f64 * 11.0,
+            });
+            run.generator.paused = Some("the machine paused the generator".into());
+        }
+        tally.count(run);
+    }
+    assert_eq!(tally.runs.machine_paused, 2);
+    assert_eq!(tally.runs.generator_bound, 0);
+    let machine = Machine {
+        cpu_model: "test".into(),
+        logical_cores: Some(2),
+        memory_bytes: None,
+        kernel: "6".into(),
+    };
+    let said = caveats(false, &machine, None, &tally.runs, &[]);
+    assert!(
+        said.contains(&"In 2 of 12 runs the machine paused the generator (up to 31 ms) while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.".to_owned()),
+        "{said:?}"
+    );
+}
+
 /// A target kept for a phase is said as what it did: ready after how long, its once-a-phase
 /// steps with their exits, and how it ended: stopped, or the failure and the runs left out.
 #[test]
