@@ -35,6 +35,10 @@ pub struct DemoTarget {
     /// would: the API answers at most 1/DURATION requests a second
     #[arg(long, default_value = "0s")]
     request_cpu: headroom_spec::Duration,
+    /// Answer at most N requests a second (all but /healthz and /metrics) and the rest 503 at
+    /// once: a known ceiling (a token bucket holding a tenth of a second's)
+    #[arg(long, value_name = "N", value_parser = answer_rate)]
+    answer_rate: Option<f64>,
     /// Hold every request for --stall-for once this often.
     #[arg(long)]
     stall_every: Option<headroom_spec::Duration>,
@@ -105,6 +109,7 @@ impl DemoTarget {
             rebuild_cpu_per_room: self.rebuild_cpu_per_room,
             save_window: self.save_window,
             request_cpu: self.request_cpu,
+            answer_rate: self.answer_rate,
             stall_every: self.stall_every,
             stall_for: self.stall_for,
             drop_broadcasts: self.drop_broadcasts,
@@ -125,6 +130,16 @@ impl DemoTarget {
             database: self.database,
             pool: self.pool,
         }
+    }
+}
+
+/// `--answer-rate`: requests a second, a positive number.
+fn answer_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a rate: give the requests a second it answers, a number over 0 (`500`)"
+        )),
     }
 }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use tokio::sync::{RwLock, RwLockReadGuard};
 
+use axum::response::IntoResponse;
+
 use crate::App;
 
 /// A gate every request passes; a stall holds it shut.
@@ -29,7 +31,17 @@ pub async fn gate(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let started = std::time::Instant::now();
-    let counted = request.uri().path() != "/metrics";
+    let path = request.uri().path();
+    let counted = path != "/metrics";
+    if counted
+        && path != "/healthz"
+        && let Some(ration) = &app.ration
+        && !ration
+            .lock()
+            .map_or(true, |mut ration| ration.take(started))
+    {
+        return axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     let response = {
         let _open = app.stall.pass().await;
         next.run(request).await

@@ -17,6 +17,7 @@ mod faults;
 mod metrics;
 mod notes;
 mod pg;
+mod ration;
 pub use notes::seed_bytes;
 mod rooms;
 mod tls;
@@ -67,6 +68,9 @@ pub struct Options {
     pub exit_after: Option<Duration>,
     /// Answer `/healthz` with 503 until this long after start.
     pub ready_after: Option<Duration>,
+    /// Answer at most this many requests a second (all but `/healthz` and `/metrics`), the
+    /// rest 503 at once: a known ceiling.
+    pub answer_rate: Option<f64>,
     /// Keep running on SIGTERM (a target that must be killed).
     pub ignore_sigterm: bool,
     /// Write this many bytes of log lines to stdout at start.
@@ -108,6 +112,7 @@ impl Default for Options {
             drop_to_one_peer: Percent::new(0.0),
             exit_after: None,
             ready_after: None,
+            answer_rate: None,
             ignore_sigterm: false,
             log_spam: Size::from_bytes(0),
             ping_every: None,
@@ -144,6 +149,8 @@ pub(crate) struct App {
     pub rooms: rooms::Rooms,
     pub metrics: metrics::Counters,
     pub stall: faults::Stall,
+    /// `answer_rate`'s bucket.
+    pub ration: Option<std::sync::Mutex<ration::Ration>>,
     /// The one worker that serves API requests when they cost CPU (`request_cpu`).
     pub api_worker: tokio::sync::Mutex<()>,
     /// Who signed in (`/api/login`).
@@ -178,6 +185,9 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         rooms: rooms::Rooms::default(),
         metrics: metrics::Counters::default(),
         stall: faults::Stall::default(),
+        ration: options
+            .answer_rate
+            .map(|rate| std::sync::Mutex::new(ration::Ration::new(rate))),
         api_worker: tokio::sync::Mutex::new(()),
         sessions: accounts::Sessions::default(),
         started: Instant::now(),

@@ -208,3 +208,27 @@ async fn request_cpu_serves_one_request_at_a_time() {
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(200), "10 × 20 ms in {took:?}");
 }
+
+/// `--answer-rate 50`: a burst of 40 requests at once is answered up to the bucket's five (a
+/// tenth of a second's) and what refilled meanwhile, the rest 503 at once; readiness is never
+/// refused; 200 ms later the bucket holds tokens again.
+#[tokio::test]
+async fn an_answer_rate_refuses_what_is_past_it() {
+    let address = start(Options {
+        answer_rate: Some(50.0),
+        ..Options::default()
+    })
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        statuses.push(http(address, "GET", "/api/groups/1/notes", "").await.0);
+    }
+    let answered = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!(answered + refused, 40, "{statuses:?}");
+    // Five in the bucket, and one more for each 20 ms the burst took.
+    assert!((5..=20).contains(&answered), "{statuses:?}");
+    assert_eq!(http(address, "GET", "/healthz", "").await.0, 200);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(http(address, "GET", "/api/groups/1/notes", "").await.0, 200);
+}
