@@ -1,0 +1,274 @@
+//! The ceiling search's decisions (issue 32): which load to probe next, from the verdicts so
+//! far. Pure: no clock, no target. Bracket, then bisect: probe upward geometrically from
+//! `from` until a probe fails (or `to` passes: a lower bound), then halve the bracket between
+//! the last pass and the first fail until `(fail − pass) / pass ≤ precision`. Bracketing
+//! probes may be short (`probe_hold`); the final bracket's two ends are confirmed at the full
+//! hold and repeats, and a confirmation that disagrees moves the bracket and the search goes
+//! on. A split verdict (some repeats pass, some fail) is the boundary within noise at that
+//! load: the search narrows no further there. A probe the generator could not send ends the
+//! search: the ceiling is past what this machine can load.
+
+#[cfg(test)]
+mod tests;
+
+/// What one search may do.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bounds {
+    /// The first load probed.
+    pub(crate) from: f64,
+    /// The highest load probed: passing there, the ceiling is a lower bound.
+    pub(crate) to: f64,
+    /// The bracket's width over its pass at which the search stops (0.05 for 5 %).
+    pub(crate) precision: f64,
+    /// Each bracketing probe's load over the last one's.
+    pub(crate) growth: f64,
+    /// Loads are counts (users, rooms): probed as whole numbers.
+    pub(crate) whole: bool,
+    /// The most probes, confirmations included.
+    pub(crate) max_probes: u32,
+}
+
+/// How one probe went, over its repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ProbeVerdict {
+    /// Every repeat passed its SLOs.
+    Pass,
+    /// Every repeat failed one.
+    Fail,
+    /// Some passed and some failed: the boundary is within noise at this load.
+    Split {
+        /// Repeats that passed.
+        passes: u32,
+        /// Repeats run.
+        of: u32,
+    },
+    /// The generator could not send what was intended: neither pass nor fail.
+    GeneratorBound(String),
+}
+
+/// Whether a probe explores (a short hold may do) or confirms an end of the final bracket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Bracketing or bisecting.
+    Explore,
+    /// At the full hold and repeats, an end of the bracket found.
+    Confirm,
+}
+
+/// What the search does next.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Next {
+    /// Run a probe at `load`.
+    Probe {
+        /// The load.
+        load: f64,
+        /// How.
+        stage: Stage,
+    },
+    /// The search is over.
+    Done(Ending),
+}
+
+/// How a search ended, with the bracket it had.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Ending {
+    /// `pass` passes and `fail` fails, within the precision, both confirmed.
+    Converged {
+        /// The highest load that passed.
+        pass: f64,
+        /// The lowest that failed.
+        fail: f64,
+    },
+    /// Every probe passed up to `to`: the ceiling is at least `pass`.
+    LowerBound {
+        /// The highest load that passed (`to`).
+        pass: f64,
+    },
+    /// `from` itself failed: the ceiling lies below it.
+    BelowFrom {
+        /// `from`.
+        fail: f64,
+    },
+    /// A probe's repeats split: the boundary is within noise there.
+    Split {
+        /// The load whose repeats split.
+        at: f64,
+        /// Repeats that passed there.
+        passes: u32,
+        /// Repeats run there.
+        of: u32,
+        /// The highest load that passed, if any.
+        pass: Option<f64>,
+        /// The lowest that failed, if any.
+        fail: Option<f64>,
+    },
+    /// A probe the generator could not send: the ceiling is past what this machine loads.
+    GeneratorBound {
+        /// The load it could not send.
+        at: f64,
+        /// Why, in words.
+        why: String,
+        /// The highest load that passed, if any.
+        pass: Option<f64>,
+    },
+    /// `max_probes` ran out first.
+    OutOfProbes {
+        /// The highest load that passed, if any.
+        pass: Option<f64>,
+        /// The lowest that failed, if any.
+        fail: Option<f64>,
+    },
+}
+
+/// A search under way: the probes so far, from which the bracket is read.
+#[derive(Debug, Clone)]
+pub(crate) struct Search {
+    bounds: Bounds,
+    /// Every probe, in order.
+    probes: Vec<(f64, Stage, ProbeVerdict)>,
+    /// The search's end, once a probe ended it.
+    ended: Option<Ending>,
+}
+
+/// An end of the bracket: its load, and whether a full probe gave its latest verdict.
+type End = Option<(f64, bool)>;
+
+impl Search {
+    /// A search within `bounds`, nothing probed yet.
+    pub(crate) fn new(bounds: Bounds) -> Search {
+        Search {
+            bounds,
+            probes: Vec::new(),
+            ended: None,
+        }
+    }
+
+    /// Every probe so far, in order.
+    pub(crate) fn probes(&self) -> &[(f64, Stage, ProbeVerdict)] {
+        &self.probes
+    }
+
+    /// Records how the probe at `load` went.
+    pub(crate) fn record(&mut self, load: f64, stage: Stage, verdict: ProbeVerdict) {
+        self.probes.push((load, stage, verdict.clone()));
+        let (pass, fail) = self.bracket();
+        let (pass, fail) = (pass.map(|(p, _)| p), fail.map(|(f, _)| f));
+        self.ended = match verdict {
+            ProbeVerdict::Split { passes, of } => Some(Ending::Split {
+                at: load,
+                passes,
+                of,
+                pass,
+                fail,
+            }),
+            ProbeVerdict::GeneratorBound(why) => Some(Ending::GeneratorBound {
+                at: load,
+                why,
+                pass,
+            }),
+            ProbeVerdict::Pass | ProbeVerdict::Fail => None,
+        };
+    }
+
+    /// The bracket the probes make: the lowest load whose latest verdict is a fail, and the
+    /// highest below it whose latest verdict is a pass (a confirmation overrides what
+    /// exploring said at the same load; a pass above a fail is noise and left out).
+    fn bracket(&self) -> (End, End) {
+        let mut latest: Vec<(f64, bool, bool)> = Vec::new();
+        for (load, stage, verdict) in &self.probes {
+            let passed = match verdict {
+                ProbeVerdict::Pass => true,
+                ProbeVerdict::Fail => false,
+                ProbeVerdict::Split { .. } | ProbeVerdict::GeneratorBound(_) => continue,
+            };
+            let confirmed = *stage == Stage::Confirm;
+            match latest.iter_mut().find(|(l, _, _)| l == load) {
+                Some(entry) => *entry = (*load, passed, confirmed),
+                None => latest.push((*load, passed, confirmed)),
+            }
+        }
+        let fail = latest
+            .iter()
+            .filter(|(_, passed, _)| !passed)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|&(load, _, confirmed)| (load, confirmed));
+        let pass = latest
+            .iter()
+            .filter(|(load, passed, _)| *passed && fail.is_none_or(|(f, _)| *load < f))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|&(load, _, confirmed)| (load, confirmed));
+        (pass, fail)
+    }
+
+    /// What to do next.
+    pub(crate) fn next(&self) -> Next {
+        if let Some(ended) = &self.ended {
+            return Next::Done(ended.clone());
+        }
+        let b = &self.bounds;
+        let bracket = self.bracket();
+        if self.probes.len() >= b.max_probes as usize {
+            return Next::Done(Ending::OutOfProbes {
+                pass: bracket.0.map(|(p, _)| p),
+                fail: bracket.1.map(|(f, _)| f),
+            });
+        }
+        match bracket {
+            (None, None) => self.probe(b.from, Stage::Explore),
+            (None, Some((fail, confirmed))) => {
+                if fail <= b.from {
+                    if confirmed {
+                        Next::Done(Ending::BelowFrom { fail })
+                    } else {
+                        self.probe(fail, Stage::Confirm)
+                    }
+                } else {
+                    // A confirmed pass was overturned below this fail: bisect from `from`.
+                    self.probe(self.between(b.from, fail), Stage::Explore)
+                }
+            }
+            (Some((pass, confirmed)), None) => {
+                if pass >= b.to {
+                    if confirmed {
+                        Next::Done(Ending::LowerBound { pass })
+                    } else {
+                        self.probe(pass, Stage::Confirm)
+                    }
+                } else {
+                    self.probe(self.rounded((pass * b.growth).min(b.to)), Stage::Explore)
+                }
+            }
+            (Some((pass, pass_confirmed)), Some((fail, fail_confirmed))) => {
+                let narrow = (fail - pass) / pass <= b.precision;
+                let mid = self.between(pass, fail);
+                let indivisible = mid <= pass || mid >= fail;
+                if !(narrow || indivisible) {
+                    self.probe(mid, Stage::Explore)
+                } else if !pass_confirmed {
+                    self.probe(pass, Stage::Confirm)
+                } else if !fail_confirmed {
+                    self.probe(fail, Stage::Confirm)
+                } else {
+                    Next::Done(Ending::Converged { pass, fail })
+                }
+            }
+        }
+    }
+
+    fn probe(&self, load: f64, stage: Stage) -> Next {
+        Next::Probe { load, stage }
+    }
+
+    /// Halfway between `low` and `high`, whole for counts.
+    fn between(&self, low: f64, high: f64) -> f64 {
+        self.rounded(low + (high - low) / 2.0)
+    }
+
+    fn rounded(&self, load: f64) -> f64 {
+        if self.bounds.whole {
+            load.floor()
+        } else {
+            load
+        }
+    }
+}

@@ -1,0 +1,189 @@
+use super::*;
+
+fn bounds(from: f64, to: f64, whole: bool) -> Bounds {
+    Bounds {
+        from,
+        to,
+        precision: 0.05,
+        growth: 2.0,
+        whole,
+        max_probes: 40,
+    }
+}
+
+/// Runs a search to its end against `oracle`: the ending and every probe.
+fn search(
+    bounds: Bounds,
+    mut oracle: impl FnMut(f64, Stage) -> ProbeVerdict,
+) -> (Ending, Vec<(f64, Stage, ProbeVerdict)>) {
+    let mut search = Search::new(bounds);
+    // Bounded: a search that never ends fails here, not by hanging.
+    for _ in 0..100 {
+        match search.next() {
+            Next::Probe { load, stage } => search.record(load, stage, oracle(load, stage)),
+            Next::Done(ending) => return (ending, search.probes().to_vec()),
+        }
+    }
+    panic!("no end after 100 probes: {:?}", search.probes());
+}
+
+/// A server that passes up to `truth` and fails past it.
+fn ceiling(truth: f64) -> impl FnMut(f64, Stage) -> ProbeVerdict {
+    move |load, _| {
+        if load <= truth {
+            ProbeVerdict::Pass
+        } else {
+            ProbeVerdict::Fail
+        }
+    }
+}
+
+#[test]
+fn a_known_ceiling_is_bracketed_within_the_precision() {
+    for truth in [100.0, 101.0, 1_180.0, 3_999.0, 19_000.0] {
+        let (ending, probes) = search(bounds(100.0, 20_000.0, false), ceiling(truth));
+        let Ending::Converged { pass, fail } = ending else {
+            panic!("{truth}: {ending:?} after {probes:?}");
+        };
+        assert!(pass <= truth && truth < fail, "{truth}: {pass} … {fail}");
+        assert!((fail - pass) / pass <= 0.05, "{truth}: {pass} … {fail}");
+        // Both ends confirmed at the full hold, each once.
+        let confirmed: Vec<f64> = probes
+            .iter()
+            .filter(|(_, stage, _)| *stage == Stage::Confirm)
+            .map(|(load, _, _)| *load)
+            .collect();
+        assert_eq!(confirmed, [pass, fail], "{truth}");
+        // Doubling to the bracket, then halving it: a handful of probes, not a sweep.
+        assert!(probes.len() <= 16, "{truth}: {} probes", probes.len());
+    }
+}
+
+#[test]
+fn counts_are_searched_as_whole_numbers() {
+    let (ending, probes) = search(bounds(10.0, 5_000.0, true), ceiling(437.0));
+    assert!(
+        probes.iter().all(|(load, _, _)| load.fract() == 0.0),
+        "{probes:?}"
+    );
+    assert_eq!(
+        ending,
+        Ending::Converged {
+            pass: 420.0,
+            fail: 440.0
+        }
+    );
+    // Two neighbours: nothing lies between them, whatever the precision asks.
+    let (ending, _) = search(
+        Bounds {
+            precision: 0.001,
+            ..bounds(1.0, 64.0, true)
+        },
+        ceiling(5.0),
+    );
+    assert_eq!(
+        ending,
+        Ending::Converged {
+            pass: 5.0,
+            fail: 6.0
+        }
+    );
+}
+
+#[test]
+fn passing_at_to_is_a_lower_bound_and_failing_at_from_lies_below() {
+    let (ending, probes) = search(bounds(100.0, 1_000.0, false), ceiling(1e9));
+    assert_eq!(ending, Ending::LowerBound { pass: 1_000.0 });
+    let loads: Vec<f64> = probes.iter().map(|(load, _, _)| *load).collect();
+    assert_eq!(loads, [100.0, 200.0, 400.0, 800.0, 1_000.0, 1_000.0]);
+    let (ending, probes) = search(bounds(100.0, 1_000.0, false), ceiling(50.0));
+    assert_eq!(ending, Ending::BelowFrom { fail: 100.0 });
+    assert_eq!(probes.len(), 2, "explored, then confirmed: {probes:?}");
+}
+
+/// Repeats that disagree at one load are the boundary within noise: the search says so and
+/// narrows no further, keeping the bracket it had.
+#[test]
+fn a_split_verdict_ends_the_search_with_its_zone() {
+    let (ending, _) = search(bounds(100.0, 20_000.0, false), |load, _| {
+        if load <= 800.0 {
+            ProbeVerdict::Pass
+        } else if load < 1_400.0 {
+            ProbeVerdict::Split { passes: 2, of: 3 }
+        } else {
+            ProbeVerdict::Fail
+        }
+    });
+    assert_eq!(
+        ending,
+        Ending::Split {
+            at: 1_200.0,
+            passes: 2,
+            of: 3,
+            pass: Some(800.0),
+            fail: Some(1_600.0),
+        }
+    );
+}
+
+#[test]
+fn a_probe_the_generator_could_not_send_ends_the_search() {
+    let (ending, probes) = search(bounds(100.0, 20_000.0, false), |load, _| {
+        if load < 3_000.0 {
+            ProbeVerdict::Pass
+        } else {
+            ProbeVerdict::GeneratorBound("sent 91 % of the intended arrivals".to_owned())
+        }
+    });
+    assert_eq!(
+        ending,
+        Ending::GeneratorBound {
+            at: 3_200.0,
+            why: "sent 91 % of the intended arrivals".to_owned(),
+            pass: Some(1_600.0),
+        }
+    );
+    assert_eq!(probes.len(), 6);
+}
+
+/// A short probe that passed where the full hold fails (a server that degrades slowly): the
+/// confirmation overturns it, the bracket moves down, and the search goes on to the truth.
+#[test]
+fn a_confirmation_that_disagrees_moves_the_bracket() {
+    let truth = 1_000.0;
+    let (ending, probes) = search(bounds(100.0, 20_000.0, false), |load, stage| {
+        let holds = match stage {
+            Stage::Explore => load <= truth * 1.2,
+            Stage::Confirm => load <= truth,
+        };
+        if holds {
+            ProbeVerdict::Pass
+        } else {
+            ProbeVerdict::Fail
+        }
+    });
+    let Ending::Converged { pass, fail } = ending else {
+        panic!("{ending:?} after {probes:?}");
+    };
+    assert!(pass <= truth && truth < fail, "{pass} … {fail}: {probes:?}");
+    assert!((fail - pass) / pass <= 0.05);
+}
+
+#[test]
+fn a_search_out_of_probes_reports_the_bracket_it_had() {
+    let (ending, probes) = search(
+        Bounds {
+            max_probes: 7,
+            ..bounds(100.0, 20_000.0, false)
+        },
+        ceiling(1_180.0),
+    );
+    assert_eq!(probes.len(), 7);
+    assert_eq!(
+        ending,
+        Ending::OutOfProbes {
+            pass: Some(1_000.0),
+            fail: Some(1_200.0),
+        }
+    );
+}
