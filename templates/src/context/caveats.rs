@@ -31,9 +31,12 @@ pub(super) fn caveats(
         ));
     }
     if runs.machine_paused > 0 {
+        let longest = runs
+            .longest_pause_ms
+            .map_or_else(String::new, |ms| format!(" (up to {ms:.0} ms)"));
         out.push(format!(
-            "In {} of {} runs the machine paused the generator (up to {:.0} ms) while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.",
-            runs.machine_paused, runs.total, runs.longest_pause_ms
+            "In {} of {} runs the machine paused the generator{longest} while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.",
+            runs.machine_paused, runs.total
         ));
     }
     out.extend(phases.iter().filter_map(saturated));

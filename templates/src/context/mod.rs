@@ -196,8 +196,8 @@ pub struct RunCounts {
     /// Runs whose generator lagged because the machine paused it (idle, every arrival sent):
     /// a caveat, not a bound.
     pub machine_paused: u64,
-    /// The longest of those runs' pauses, in milliseconds.
-    pub longest_pause_ms: f64,
+    /// The longest of those runs' pauses, in milliseconds; null when no run was paused.
+    pub longest_pause_ms: Option<f64>,
     /// Each phase kept one target for all its runs (`process = "per-phase"`), where a fresh
     /// one started at every run otherwise.
     pub kept_per_phase: bool,

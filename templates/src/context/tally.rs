@@ -25,8 +25,14 @@ impl RunTally {
         }
         if run.generator.paused.is_some() {
             self.runs.machine_paused += 1;
-            let longest = run.generator.pauses.map_or(0.0, |p| p.longest_ms);
-            self.runs.longest_pause_ms = self.runs.longest_pause_ms.max(longest);
+            if let Some(pauses) = run.generator.pauses {
+                let longest = self
+                    .runs
+                    .longest_pause_ms
+                    .unwrap_or(0.0)
+                    .max(pauses.longest_ms);
+                self.runs.longest_pause_ms = Some(longest);
+            }
         }
         // A run that ended before its load (never ready, exited early) measured neither the
         // generator nor the load average: its zeros are not figures.
