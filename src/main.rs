@@ -440,7 +440,7 @@ fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
         if phase.repeats >= 4 {
             continue;
         }
-        for axis in &phase.axes {
+        for axis in phase.axes.iter().filter(|_| phase.search.is_none()) {
             if Some(axis.variable.as_str()) == units || axis.values.len() < 2 {
                 continue;
             }
@@ -492,6 +492,10 @@ fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
         "total",
     ]);
     for phase in &matrix.phases {
+        if let Some(search) = &phase.search {
+            table.add_row(search_row(phase, search));
+            continue;
+        }
         for point in &phase.points {
             let variables = run::variables(&point.at);
             table.add_row(vec![
@@ -507,7 +511,50 @@ fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
             ]);
         }
     }
-    let points: usize = matrix.phases.iter().map(|p| p.points.len()).sum();
+    let points: usize = matrix
+        .phases
+        .iter()
+        .filter(|p| p.search.is_none())
+        .map(|p| p.points.len())
+        .sum();
+    let searched: Vec<String> = matrix
+        .phases
+        .iter()
+        .filter_map(|p| p.search.as_ref())
+        .map(|s| format!("a search of up to {} runs", s.max_runs))
+        .collect();
+    // A search's runs are made as it goes: counted at its budget, and said so.
+    let (summary, budget) = if searched.is_empty() {
+        (
+            format!(
+                "{} in {}, {}",
+                plural(points, "point"),
+                plural(matrix.phases.len(), "phase"),
+                plural(matrix.runs.len(), "run")
+            ),
+            "",
+        )
+    } else {
+        let listed = (points > 0).then(|| {
+            format!(
+                "{}, {}",
+                plural(points, "point"),
+                plural(matrix.runs.len(), "run")
+            )
+        });
+        (
+            format!(
+                "{} in {}",
+                listed
+                    .into_iter()
+                    .chain(searched)
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                plural(matrix.phases.len(), "phase")
+            ),
+            "; a search at its budget",
+        )
+    };
     let headroom_starts = matrix.target.command.is_some() || !matrix.target.services.is_empty();
     let started = match matrix.target.process {
         _ if !headroom_starts => "an external target, neither started nor stopped by headroom",
@@ -517,13 +564,50 @@ fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
         headroom_spec::target::ProcessMode::PerPoint => "a fresh target per run",
     };
     format!(
-        "{}: {} in {}, {}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included); {started}",
+        "{}: {summary}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included{budget}); {started}",
         matrix.bench.name,
-        plural(points, "point"),
-        plural(matrix.phases.len(), "phase"),
-        plural(matrix.runs.len(), "run"),
         human_duration(matrix.estimated)
     )
+}
+
+/// A searching phase's row: what it searches, its ends and precision, its budget.
+fn search_row(
+    phase: &headroom_compiler::matrix::MatrixPhase,
+    search: &headroom_compiler::matrix::PhaseSearch,
+) -> Vec<comfy_table::Cell> {
+    use comfy_table::{Cell, CellAlignment};
+    let cap = if search.capped { " (the cap)" } else { "" };
+    let per_run = phase
+        .points
+        .iter()
+        .map(|p| p.run_time)
+        .max()
+        .unwrap_or_default();
+    vec![
+        Cell::new(&phase.name),
+        Cell::new("search"),
+        Cell::new(format!(
+            "{} from {} to {}{cap}, to {}; probes held {}",
+            search.variable,
+            search.from,
+            search.to,
+            search.precision,
+            human_duration(search.probe_hold)
+        )),
+        Cell::new(format!(
+            "{} ({} a probe)",
+            phase.repeats, search.probe_repeats
+        ))
+        .set_alignment(CellAlignment::Right),
+        Cell::new(human_duration(per_run)).set_alignment(CellAlignment::Right),
+        Cell::new(format!(
+            "≤ {} ({} runs, {})",
+            human_duration(phase.estimated),
+            search.max_runs,
+            human_duration(search.max_time)
+        ))
+        .set_alignment(CellAlignment::Right),
+    ]
 }
 
 /// `1h 23m 5s`, `42s`, `1.5s`.

@@ -60,6 +60,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Series", "[measure] series = [{…}]"),
     ("Phase", "[[phase]]"),
     ("Range", "[[phase]] vary = { name = {…} }"),
+    ("Search", "[[phase]] vary = { name = { search = {…} } }"),
     ("Capacity", "[capacity]"),
     ("Plan", "[plan]"),
     ("Compare", "[compare]"),
@@ -100,7 +101,7 @@ fn type_of(schema: &Value, node: &Value) -> String {
             "CountParam" => "integer ≥ 1 or `\"{var}\"`".into(),
             "NumberParam" => "number > 0 or `\"{var}\"`".into(),
             "VarValue" => "number or string".into(),
-            "Sweep" => "list or range".into(),
+            "Sweep" => "list, range or search".into(),
             "Expect" => "status or list of statuses".into(),
             "SourceAddresses" => "`\"spread\"`, address block or list of addresses".into(),
             _ => {

@@ -12,6 +12,7 @@ pub mod histogram;
 mod limits;
 pub mod process;
 mod scenario;
+mod search;
 pub mod spread;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,9 @@ pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
     ConnectFailures, Connections, ErrorCounts, MessageCounts, RampCounts, ReloadResult,
     RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
+};
+pub use crate::search::{
+    ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,
 };
 
 /// The version of this file's shape, as written. Format 2 (issue 31): a scenario's
@@ -114,6 +118,10 @@ pub struct PhaseResults {
     /// target its once-a-phase steps ran against; absent when every run started its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<PhaseTarget>,
+    /// How the phase found its ceiling, when it searched (`vary = { x = { search = … } }`):
+    /// its points are then its probes, in the order they ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchRecord>,
 }
 
 /// A target kept for a whole phase: started (and its once-a-phase setup steps run) before the

@@ -63,6 +63,22 @@ pub enum Event<'a> {
         /// Its record, as written to the results file.
         target: &'a crate::results::PhaseTarget,
     },
+    /// A probe of a search was judged on its runs.
+    Probed {
+        /// Its phase.
+        phase: &'a str,
+        /// The probe, as recorded.
+        probe: &'a crate::results::SearchProbe,
+    },
+    /// A phase's search ended.
+    SearchEnded {
+        /// Its phase.
+        phase: &'a str,
+        /// Its record, as written to the results file.
+        record: &'a crate::results::SearchRecord,
+        /// Runs of its budget (`max_runs`) it did not take: counted in `Started`'s runs.
+        unspent: usize,
+    },
     /// A run ended.
     RunFinished {
         /// Its phase.

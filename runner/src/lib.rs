@@ -25,9 +25,6 @@ mod run;
 mod sample;
 mod scenarios;
 mod scrape;
-// The ceiling search's decisions, tested on their own; the search phase that runs its probes
-// is the next step of issue 32.
-#[cfg_attr(not(test), allow(dead_code))]
 mod search;
 mod series;
 mod stack;

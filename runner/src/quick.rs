@@ -6,8 +6,13 @@ use headroom_compiler::matrix::resolved::Scenario;
 use headroom_compiler::matrix::run_time;
 use headroom_spec::Duration;
 
+/// A search under `--quick` stops once its bracket is within this share, or the precision
+/// asked when that is coarser.
+pub const QUICK_PRECISION_PERCENT: f64 = 10.0;
+
 /// Holds shrink to a tenth (between 2 s and 5 s), ramps to a tenth (at most 1 s), repeats to one, and
-/// every axis to its first, middle and last values.
+/// every axis to its first, middle and last values. A search keeps searching, coarser: to
+/// [`QUICK_PRECISION_PERCENT`], its probes held a tenth as long (2 s at least) and run once.
 pub fn scale(matrix: &RunMatrix) -> RunMatrix {
     let mut matrix = matrix.clone();
     for phase in &mut matrix.phases {
@@ -46,6 +51,21 @@ pub fn scale(matrix: &RunMatrix) -> RunMatrix {
             estimated = estimated.saturating_add(point.run_time);
         }
         phase.estimated = estimated;
+        let quick_hold = phase
+            .points
+            .iter()
+            .flat_map(|point| point.scenarios.iter().filter_map(|s| s.stages().hold))
+            .max()
+            .unwrap_or(Duration::from_secs(2));
+        if let Some(search) = &mut phase.search {
+            let coarser = search.precision.percent().max(QUICK_PRECISION_PERCENT);
+            search.precision = headroom_spec::Percent::new(coarser);
+            tenth(&mut search.probe_hold, Duration::from_secs(2), quick_hold);
+            search.probe_repeats = 1;
+        }
+        if let Some(worst) = phase.search_worst_case() {
+            phase.estimated = worst;
+        }
     }
     matrix.estimated = matrix.phases.iter().fold(Duration::ZERO, |sum, phase| {
         sum.saturating_add(phase.estimated)
@@ -53,6 +73,7 @@ pub fn scale(matrix: &RunMatrix) -> RunMatrix {
     matrix.runs = matrix
         .phases
         .iter()
+        .filter(|phase| phase.search.is_none())
         .flat_map(|phase| {
             phase.points.iter().map(|p| headroom_compiler::matrix::Run {
                 phase: phase.name.clone(),
@@ -67,6 +88,14 @@ pub fn scale(matrix: &RunMatrix) -> RunMatrix {
 fn tenth(duration: &mut Duration, floor: Duration, ceiling: Duration) {
     let scaled = Duration::from_micros(duration.as_micros() / 10);
     *duration = scaled.max(floor).min(ceiling).min(*duration);
+}
+
+/// A point made after the matrix was scaled (a search's probe), scaled the same way; its
+/// run time is the caller's to count again.
+pub fn shrink_point(point: &mut headroom_compiler::matrix::Point) {
+    for scenario in &mut point.scenarios {
+        shrink(scenario);
+    }
 }
 
 fn shrink(scenario: &mut Scenario) {

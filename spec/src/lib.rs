@@ -19,8 +19,10 @@ pub mod param;
 pub mod phase;
 pub mod placeholder;
 pub mod scenario;
+pub mod search;
 pub mod segment;
 pub mod source;
+pub mod sweep;
 pub mod target;
 pub mod think;
 pub mod units;
@@ -31,9 +33,10 @@ pub use phase::{
     Better, Measure, OnFailure, Phase, Reducer, RunOrder, Series, SeriesUnit, SteadyState,
 };
 pub use scenario::{HttpScenario, RoomsScenario, Scenario, Stages};
+pub use sweep::Sweep;
 pub use target::Target;
 pub use units::{Duration, Percent, QuantityKind, Rate, Size};
-pub use vars::{Sweep, VarValue};
+pub use vars::VarValue;
 
 /// The largest monthly budget a plan takes (`--budget`, `budget_usd_per_month`): a billion
 /// dollars a month buys more instances than a count can say honestly, and is a typo.

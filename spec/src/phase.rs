@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::sweep::Sweep;
 use crate::units::Duration;
-use crate::vars::{Sweep, VarValue};
+use crate::vars::VarValue;
 
 /// A named sweep: the variables it varies, how often each point repeats, what it measures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -19,7 +20,8 @@ pub struct Phase {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The swept variables. Several variables give every combination, the last name in
-    /// alphabetical order changing fastest. None: the phase has one point.
+    /// alphabetical order changing fastest. None: the phase has one point. A search
+    /// (`{ search = {…} }`) is the phase's only variable.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vary: BTreeMap<String, Sweep>,
     /// Variables fixed for this phase (overriding `[vars]`).

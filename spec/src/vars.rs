@@ -1,4 +1,4 @@
-//! Spec variables (`[vars]`) and the sweeps that vary them (`[[phase]] vary`).
+//! Spec variables (`[vars]`), their values, and the ranges a phase steps them over.
 
 use std::fmt;
 
@@ -49,16 +49,6 @@ pub fn point_label(at: &std::collections::BTreeMap<String, VarValue>) -> String 
         .join(", ")
 }
 
-/// The values a phase gives one variable: a list, or a linear or geometric range.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Sweep {
-    /// The values, in the order they run: `[1, 4, 16, 64]`, `["0.25/s", "1/s"]`.
-    List(Vec<VarValue>),
-    /// A range of values, stepped.
-    Range(Range),
-}
-
 /// `{ from = 16, to = 128, factor = 2 }` (geometric) or `{ from = 50, to = 500, step = 50 }`
 /// (linear), both ends included. `from` and `to` may carry a unit (`"1/s"`, `"0.5s"`): the
 /// range steps the number and keeps the unit.
@@ -107,6 +97,7 @@ impl fmt::Display for RangeError {
 /// The most values one axis may have; a longer sweep is a typo, not a plan.
 pub const MAX_SWEEP_VALUES: usize = 10_000;
 
+/// A value's number, its unit (empty for a plain number) and whether it is an integer.
 fn numeric_parts(value: &VarValue) -> Option<(f64, String, bool)> {
     match value {
         VarValue::Integer(n) => Some((*n as f64, String::new(), true)),
@@ -118,35 +109,44 @@ fn numeric_parts(value: &VarValue) -> Option<(f64, String, bool)> {
     }
 }
 
+/// Two ends (of a range, of a search) as numbers in one unit: `from`, `to`, their unit
+/// (empty for plain numbers), and whether both are integers.
+pub(crate) fn ends_of(
+    from: &VarValue,
+    to: &VarValue,
+) -> Result<(f64, f64, String, bool), RangeError> {
+    let (low, low_unit, low_int) = numeric_parts(from).ok_or_else(|| {
+        RangeError::Ends(format!(
+            "`from` must be a number or a quantity, found {}",
+            from.describe()
+        ))
+    })?;
+    let (high, high_unit, high_int) = numeric_parts(to).ok_or_else(|| {
+        RangeError::Ends(format!(
+            "`to` must be a number or a quantity, found {}",
+            to.describe()
+        ))
+    })?;
+    if low_unit != high_unit {
+        return Err(RangeError::Ends(format!(
+            "`from` and `to` must have the same unit, found {} and {}",
+            from.describe(),
+            to.describe()
+        )));
+    }
+    Ok((low, high, low_unit, low_int && high_int))
+}
+
 impl Range {
     /// The values of the range, `from` first, `to` included when a step lands on it.
     pub fn values(&self) -> Result<Vec<VarValue>, RangeError> {
-        let (from, from_unit, from_int) = numeric_parts(&self.from).ok_or_else(|| {
-            RangeError::Ends(format!(
-                "`from` must be a number or a quantity, found {}",
-                self.from.describe()
-            ))
-        })?;
-        let (to, to_unit, to_int) = numeric_parts(&self.to).ok_or_else(|| {
-            RangeError::Ends(format!(
-                "`to` must be a number or a quantity, found {}",
-                self.to.describe()
-            ))
-        })?;
-        if from_unit != to_unit {
-            return Err(RangeError::Ends(format!(
-                "`from` and `to` must have the same unit, found {} and {}",
-                self.from.describe(),
-                self.to.describe()
-            )));
-        }
+        let (from, to, from_unit, integers) = ends_of(&self.from, &self.to)?;
         if from > to {
             return Err(RangeError::Ends(format!(
                 "`from` ({}) is above `to` ({}); a range counts upwards",
                 self.from, self.to
             )));
         }
-        let integers = from_int && to_int;
         let make = |x: f64| -> VarValue {
             if integers {
                 VarValue::Integer(x.round() as i64)
@@ -220,16 +220,6 @@ impl Range {
             }
         }
         Ok(values)
-    }
-}
-
-impl Sweep {
-    /// The values, in order: a list as written, a range stepped out.
-    pub fn values(&self) -> Result<Vec<VarValue>, RangeError> {
-        match self {
-            Sweep::List(values) => Ok(values.clone()),
-            Sweep::Range(range) => range.values(),
-        }
     }
 }
 

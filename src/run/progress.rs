@@ -2,6 +2,7 @@
 //! run otherwise.
 
 use super::*;
+use crate::plural;
 use headroom_runner::results::Failure;
 use tables::{ms, one_line};
 
@@ -86,6 +87,26 @@ impl Progress {
                 ));
             }
             Event::PhaseTargetEnded { phase, target } => self.phase_target_ended(phase, target),
+            Event::Probed { probe, .. } => self.line(&probe_line(probe)),
+            Event::SearchEnded {
+                phase,
+                record,
+                unspent,
+            } => {
+                self.line(&format!(
+                    "{phase}: {}; {} in {}",
+                    record.said,
+                    plural(record.runs as usize, "run"),
+                    crate::human_duration(headroom_spec::Duration::from_micros(
+                        (record.wall_s * 1e6) as u64
+                    ))
+                ));
+                if let Some(bar) = &self.bar
+                    && let Some(length) = bar.length()
+                {
+                    bar.set_length(length.saturating_sub(unspent as u64));
+                }
+            }
             Event::RunFinished { result, .. } => {
                 self.line(&format!("  {}", one_line(result)));
                 if let Some(failure) = &result.failure {
@@ -97,6 +118,32 @@ impl Progress {
             }
         }
     }
+}
+
+/// A search's probe in one line: `probe 800/s (explore, 1 run of 2s): passes`.
+fn probe_line(probe: &headroom_runner::results::SearchProbe) -> String {
+    use headroom_runner::results::{ProbeOutcome, ProbeStage};
+    let stage = match probe.stage {
+        ProbeStage::Explore => "explore",
+        ProbeStage::Confirm => "confirm",
+    };
+    let verdict = match probe.verdict {
+        ProbeOutcome::Pass => "passes".to_owned(),
+        ProbeOutcome::Fail => "fails".to_owned(),
+        ProbeOutcome::Split => format!("split, passes {} of {}", probe.passes, probe.runs),
+        ProbeOutcome::GeneratorBound => "not judged: the generator could not send it".to_owned(),
+        ProbeOutcome::Unjudged => "not judged".to_owned(),
+    };
+    let why = probe
+        .why
+        .as_ref()
+        .map_or_else(String::new, |why| format!(": {why}"));
+    format!(
+        "  probe {} ({stage}, {} of {}s): {verdict}{why}",
+        probe.load,
+        plural(probe.runs as usize, "run"),
+        probe.hold_s
+    )
 }
 
 /// Where a run's (or a phase's kept target's) output went: the target's log, each service's,

@@ -15,6 +15,7 @@ mod limits;
 mod postgres;
 mod rooms;
 mod runs;
+mod search;
 mod segments;
 mod stacks;
 mod targets;

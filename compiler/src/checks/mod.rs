@@ -7,6 +7,7 @@ mod generator;
 mod phases;
 mod references;
 mod scenarios;
+mod search;
 mod stack;
 mod target;
 mod variables;

@@ -35,6 +35,9 @@ impl<'a> Checker<'a> {
             }
             for (name, sweep) in &phase.vary {
                 self.axis(phase, &base, name, sweep);
+                if let Some(search) = sweep.search() {
+                    self.search(phase, &base, name, search);
+                }
             }
             for name in phase.set.keys() {
                 if !spec.vars.contains_key(name) {
@@ -79,14 +82,20 @@ impl<'a> Checker<'a> {
                         toml_value(&range.from),
                         toml_value(&range.to)
                     ),
-                    Sweep::List(_) => "sweep fewer values".to_owned(),
+                    Sweep::List(_) | Sweep::Search(_) => "sweep fewer values".to_owned(),
                 }),
             ),
             Err(error) => self.push(
-                Diagnostic::new(Code::BadRange, format!("the range of `{name}` gives no values: {error}"))
+                Diagnostic::new(Code::BadRange, match sweep {
+                    Sweep::Search(_) => format!("the search of `{name}` cannot run: {error}"),
+                    _ => format!("the range of `{name}` gives no values: {error}"),
+                })
                     .at(&pointer, self.value_span(&pointer))
                     .label("bad range")
-                    .hint("write `{ from = 16, to = 128, factor = 2 }` or `{ from = 50, to = 500, step = 50 }`, or list the values"),
+                    .hint(match sweep {
+                        Sweep::Search(_) => "write `{ search = { from = \"100/s\", to = \"20000/s\" } }`: `from` above 0, `to` above it, both in one unit".to_owned(),
+                        _ => "write `{ from = 16, to = 128, factor = 2 }` or `{ from = 50, to = 500, step = 50 }`, or list the values".to_owned(),
+                    }),
             ),
         }
         if phase.set.contains_key(name) {

@@ -83,7 +83,10 @@ impl Expansion<'_, '_> {
         let estimated = points.iter().fold(Duration::ZERO, |sum, point| {
             sum.saturating_add(point.run_time.saturating_mul(u64::from(phase.repeats)))
         });
-        MatrixPhase {
+        let search = points
+            .first()
+            .and_then(|first| search::phase_search(spec, phase, &scenarios, first));
+        let mut expanded = MatrixPhase {
             name: phase.name.clone(),
             description: phase.description.clone(),
             axes,
@@ -97,7 +100,12 @@ impl Expansion<'_, '_> {
             points,
             estimated,
             emulates: None,
+            search,
+        };
+        if let Some(worst) = expanded.search_worst_case() {
+            expanded.estimated = worst;
         }
+        expanded
     }
 
     /// The point at `combination` of the axes: its variables, each scenario and the target

@@ -25,8 +25,10 @@ mod expansion;
 mod phase_target;
 mod point_checks;
 pub mod resolved;
+mod search;
 
 pub use emulation::{EmulatedInstance, emulate, emulated_name};
+pub use search::PhaseSearch;
 
 use expansion::{Expansion, phase_axes};
 use point_checks::{limits_checks, point_checks, size_checks};
@@ -115,6 +117,10 @@ pub struct MatrixPhase {
     /// ceiling phase again, every point held to the instance's vCPUs and memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulates: Option<EmulatedInstance>,
+    /// The search of a phase that finds its ceiling instead of listing steps: its points are
+    /// then its two ends until it runs, and the probes it made once it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<PhaseSearch>,
 }
 
 /// One swept variable and its values, in order.
@@ -175,7 +181,11 @@ fn grouped() -> RunOrder {
 impl MatrixPhase {
     /// Its runs in the order they run, as (position in `points`, repeat from 1), with
     /// `repeats` runs a point: in rounds when interleaved (A B A B), else point by point.
+    /// A search's runs are made as it goes: none are known before.
     pub fn run_order(&self, repeats: u32) -> Vec<(usize, u32)> {
+        if self.search.is_some() {
+            return Vec::new();
+        }
         let points = 0..self.points.len();
         match self.order {
             RunOrder::Interleaved => (1..=repeats)

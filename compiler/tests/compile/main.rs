@@ -4,6 +4,7 @@
 mod examples;
 mod properties;
 mod refusals;
+mod searches;
 mod targets;
 
 use std::collections::BTreeSet;

@@ -33,10 +33,13 @@ use headroom_load::{http, web};
 
 mod once;
 mod phase;
+mod recorded;
+mod search;
 mod start;
 
 use once::run_once;
 use phase::{Held, keeps_target};
+use recorded::run_recorded;
 
 /// Which run of the matrix this is, and how its limits are carried out.
 struct Attempt<'a> {
@@ -119,6 +122,9 @@ pub enum RunError {
     /// The segments' barrier cannot be served or resolved.
     #[error("{0}")]
     Barrier(String),
+    /// A phase's search cannot run (with `--segment`, or a probe's point cannot be made).
+    #[error("{0}")]
+    Search(String),
 }
 
 /// Runs the matrix; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
@@ -135,23 +141,12 @@ pub async fn run(
         matrix.clone()
     };
     let selected = select_phases(&matrix, options)?;
+    refuse_segmented_search(&selected, options)?;
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&matrix, options)?;
     let barrier = barrier_of(options).await?;
-    let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
-    let runs: usize = selected
-        .iter()
-        .map(|p| p.points.len() * repeats(p) as usize)
-        .sum();
-    let estimated_s: f64 = selected
-        .iter()
-        .flat_map(|p| {
-            p.points
-                .iter()
-                .map(move |point| point.run_time.as_secs_f64() * repeats(p) as f64)
-        })
-        .sum();
+    let (runs, estimated_s) = planned(&selected, options);
     on_event(Event::Started { runs, estimated_s });
     if let Some(how) = emulation.describe() {
         on_event(Event::Limits { how });
@@ -171,7 +166,7 @@ pub async fn run(
             break;
         }
         let slot = phase_slot(&mut outcome.results, &phase.name);
-        let order = phase.run_order(repeats(phase));
+        let order = phase.run_order(options.repeats.unwrap_or(phase.repeats));
         // A target kept for the phase comes up before its first run.
         let mut held = None;
         if keeps_target(phase) {
@@ -200,16 +195,30 @@ pub async fn run(
                 }
             }
         }
-        let ran = run_phase(
-            (&matrix, phase, &order),
-            (&emulation, barrier.as_ref(), held.as_mut()),
-            (&mut number, runs),
-            options,
-            &cancel,
-            &mut outcome,
-            on_event,
-        )
-        .await?;
+        let means = (&emulation, barrier.as_ref(), held.as_mut());
+        let ran = if phase.search.is_some() {
+            search::search_phase(
+                (&matrix, phase),
+                means,
+                (&mut number, runs),
+                options,
+                &cancel,
+                &mut outcome,
+                on_event,
+            )
+            .await?
+        } else {
+            run_phase(
+                (&matrix, phase, &order),
+                means,
+                (&mut number, runs),
+                options,
+                &cancel,
+                &mut outcome,
+                on_event,
+            )
+            .await?
+        };
         if let Some(held) = held {
             let point = &phase.points[0];
             let ended = (ran.target_gone, ran.stop_all);
@@ -222,6 +231,53 @@ pub async fn run(
     }
     outcome.results.write(&options.out)?;
     Ok(outcome)
+}
+
+/// A search decides each probe on the SLO verdicts of the whole load, which a segment does not
+/// have: refused with segments, and why.
+fn refuse_segmented_search(
+    selected: &[&MatrixPhase],
+    options: &RunOptions,
+) -> Result<(), RunError> {
+    if let Some(searching) = selected.iter().find(|p| p.search.is_some())
+        && options.segment.count > 1
+    {
+        return Err(RunError::Search(format!(
+            "phase `{}` searches its ceiling, and a segment judges no SLO: each probe's verdict needs the whole load's figures, which only `headroom merge` puts together after the run. Run the search on one machine (without `--segment`), or list the steps (`vary = {{ {} = [ … ] }}`) to run them in segments",
+            searching.name,
+            searching
+                .search
+                .as_ref()
+                .map_or("x", |s| s.variable.as_str())
+        )));
+    }
+    Ok(())
+}
+
+/// The runs of the selected phases (a search's counted at its budget) and their estimated
+/// seconds.
+fn planned(selected: &[&MatrixPhase], options: &RunOptions) -> (usize, f64) {
+    let repeats = |phase: &MatrixPhase| options.repeats.unwrap_or(phase.repeats);
+    // A search's runs are not known before it runs: counted at its budget.
+    let runs: usize = selected
+        .iter()
+        .map(|p| match &p.search {
+            Some(search) => search.max_runs as usize,
+            None => p.points.len() * repeats(p) as usize,
+        })
+        .sum();
+    let estimated_s: f64 = selected
+        .iter()
+        .map(|p| match &p.search {
+            Some(_) => p.estimated.as_secs_f64(),
+            None => p
+                .points
+                .iter()
+                .map(|point| point.run_time.as_secs_f64() * repeats(p) as f64)
+                .sum(),
+        })
+        .sum();
+    (runs, estimated_s)
 }
 
 /// How a phase's runs ended: everything is to stop (Ctrl-C, a missed meeting), or the
@@ -237,18 +293,13 @@ struct PhaseRan {
 /// `runs`.
 async fn run_phase(
     (matrix, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
-    (emulation, barrier, mut held): (
-        &Emulation,
-        Option<&Arc<headroom_load::barrier::Barrier>>,
-        Option<&mut Held>,
-    ),
+    (emulation, barrier, mut held): recorded::Means<'_, '_>,
     (number, runs): (&mut usize, usize),
     options: &RunOptions,
     cancel: &watch::Receiver<bool>,
     outcome: &mut Outcome,
     on_event: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<PhaseRan, RunError> {
-    let slot = phase_slot_of(&outcome.results, &phase.name);
     let mut ran = PhaseRan::default();
     // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in this
     // round and the later ones (its own repeats still run).
@@ -263,49 +314,21 @@ async fn run_phase(
             break;
         }
         let point = &phase.points[position];
-        *number += 1;
-        on_event(Event::RunStarted {
-            phase: &phase.name,
-            point,
-            repeat,
-            number: *number,
-            runs,
-        });
-        let attempt = Attempt {
-            repeat,
-            number: *number,
-            emulation,
-            barrier,
-            held: held.as_deref_mut(),
-        };
-        let result = run_once(
-            matrix,
-            phase,
-            point,
-            attempt,
+        let recorded = run_recorded(
+            (matrix, phase, point),
+            (emulation, barrier, held.as_deref_mut()),
+            (repeat, number, runs),
             options,
-            cancel.clone(),
+            cancel,
+            outcome,
             on_event,
         )
-        .await;
-        let result = judged_whole(result, options.segment);
-        let failed = outcome.count(&result, is_baseline(matrix, point));
-        // A meeting missed: the other segments are gone or never came, so every later run
-        // would wait out the timeout for nothing.
-        let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
-        on_event(Event::RunFinished {
-            phase: &phase.name,
-            point,
-            result: &result,
-        });
-        point_results(&mut outcome.results.phases[slot], point)
-            .runs
-            .push(result);
-        outcome.results.write(&options.out)?;
-        if outcome.interrupted || stranded {
+        .await?;
+        if recorded.stop_all {
             ran.stop_all = true;
             break;
         }
+        let failed = recorded.failed;
         if failed && phase.on_failure == OnFailure::Stop {
             cut = Some(cut.map_or(position, |cut| cut.min(position)));
         }
@@ -349,13 +372,16 @@ impl Outcome {
     }
 
     /// Counts one run's failure and verdicts; whether it failed. At the baseline (0 units)
-    /// nothing is sent by design: its SLOs are not owed.
-    fn count(&mut self, result: &RunResult, baseline: bool) -> bool {
+    /// nothing is sent by design: its SLOs are not owed. A search's probes fail their SLOs by
+    /// design: the search judges them, and its ending is counted instead.
+    fn count(&mut self, result: &RunResult, baseline: bool, searched: bool) -> bool {
         if matches!(result.failure, Some(Failure::Interrupted)) {
             self.interrupted = true;
         }
-        self.slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
-        if !baseline {
+        if !searched {
+            self.slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
+        }
+        if !baseline && !searched {
             self.slo_unmeasured += result.slo.iter().filter(|v| v.pass.is_none()).count();
         }
         let failed = result.failure.is_some();
@@ -399,12 +425,14 @@ fn phase_slot(results: &mut Results, name: &str) -> usize {
                 name: name.to_owned(),
                 points: Vec::new(),
                 target: None,
+                search: None,
             });
             results.phases.len() - 1
         }
     };
     results.phases[slot].points.clear();
     results.phases[slot].target = None;
+    results.phases[slot].search = None;
     slot
 }
 

@@ -44,6 +44,9 @@ pub(crate) enum ProbeVerdict {
     },
     /// The generator could not send what was intended: neither pass nor fail.
     GeneratorBound(String),
+    /// A run said nothing of the load (the target never came up, nothing was measured, a
+    /// run was interrupted): neither pass nor fail, in words.
+    Unjudged(String),
 }
 
 /// Whether a probe explores (a short hold may do) or confirms an end of the final bracket.
@@ -111,13 +114,41 @@ pub(crate) enum Ending {
         /// The highest load that passed, if any.
         pass: Option<f64>,
     },
-    /// `max_probes` ran out first.
-    OutOfProbes {
+    /// A probe said nothing of the load: the search cannot go on from it.
+    Unjudged {
+        /// The load probed.
+        at: f64,
+        /// Why, in words.
+        why: String,
         /// The highest load that passed, if any.
         pass: Option<f64>,
         /// The lowest that failed, if any.
         fail: Option<f64>,
     },
+    /// Its budget ran out first (`max_probes` here; the runner's runs and time).
+    OutOfBudget {
+        /// The highest load that passed, if any.
+        pass: Option<f64>,
+        /// The lowest that failed, if any.
+        fail: Option<f64>,
+        /// Which budget, in words.
+        why: String,
+    },
+}
+
+impl Ending {
+    /// The highest load that passed and the lowest that failed, as far as the search found.
+    pub(crate) fn bracket(&self) -> (Option<f64>, Option<f64>) {
+        match self {
+            Ending::Converged { pass, fail } => (Some(*pass), Some(*fail)),
+            Ending::LowerBound { pass } => (Some(*pass), None),
+            Ending::BelowFrom { fail } => (None, Some(*fail)),
+            Ending::Split { pass, fail, .. }
+            | Ending::Unjudged { pass, fail, .. }
+            | Ending::OutOfBudget { pass, fail, .. } => (*pass, *fail),
+            Ending::GeneratorBound { pass, .. } => (*pass, None),
+        }
+    }
 }
 
 /// A search under way: the probes so far, from which the bracket is read.
@@ -144,6 +175,7 @@ impl Search {
     }
 
     /// Every probe so far, in order.
+    #[cfg(test)]
     pub(crate) fn probes(&self) -> &[(f64, Stage, ProbeVerdict)] {
         &self.probes
     }
@@ -166,6 +198,12 @@ impl Search {
                 why,
                 pass,
             }),
+            ProbeVerdict::Unjudged(why) => Some(Ending::Unjudged {
+                at: load,
+                why,
+                pass,
+                fail,
+            }),
             ProbeVerdict::Pass | ProbeVerdict::Fail => None,
         };
     }
@@ -179,7 +217,9 @@ impl Search {
             let passed = match verdict {
                 ProbeVerdict::Pass => true,
                 ProbeVerdict::Fail => false,
-                ProbeVerdict::Split { .. } | ProbeVerdict::GeneratorBound(_) => continue,
+                ProbeVerdict::Split { .. }
+                | ProbeVerdict::GeneratorBound(_)
+                | ProbeVerdict::Unjudged(_) => continue,
             };
             let confirmed = *stage == Stage::Confirm;
             match latest.iter_mut().find(|(l, _, _)| l == load) {
@@ -208,10 +248,7 @@ impl Search {
         let b = &self.bounds;
         let bracket = self.bracket();
         if self.probes.len() >= b.max_probes as usize {
-            return Next::Done(Ending::OutOfProbes {
-                pass: bracket.0.map(|(p, _)| p),
-                fail: bracket.1.map(|(f, _)| f),
-            });
+            return Next::Done(self.out_of_budget(format!("{} probes", b.max_probes)));
         }
         match bracket {
             (None, None) => self.probe(b.from, Stage::Explore),
@@ -255,6 +292,27 @@ impl Search {
         }
     }
 
+    /// The search stopped by a budget (`why`: `30 runs`, `30m`), with the bracket it had.
+    pub(crate) fn out_of_budget(&self, why: String) -> Ending {
+        let (pass, fail) = self.bracket();
+        Ending::OutOfBudget {
+            pass: pass.map(|(p, _)| p),
+            fail: fail.map(|(f, _)| f),
+            why,
+        }
+    }
+
+    /// The search stopped at `at` for a reason outside its probes (`why`), with its bracket.
+    pub(crate) fn stopped(&self, at: f64, why: String) -> Ending {
+        let (pass, fail) = self.bracket();
+        Ending::Unjudged {
+            at,
+            why,
+            pass: pass.map(|(p, _)| p),
+            fail: fail.map(|(f, _)| f),
+        }
+    }
+
     fn probe(&self, load: f64, stage: Stage) -> Next {
         Next::Probe { load, stage }
     }
@@ -264,9 +322,14 @@ impl Search {
         self.rounded(low + (high - low) / 2.0)
     }
 
+    /// Counts to whole numbers; rates to four significant digits (a rate of 1,183.59375/s
+    /// reads as 1,184/s: a tenth of a percent is far inside any precision asked).
     fn rounded(&self, load: f64) -> f64 {
         if self.bounds.whole {
             load.floor()
+        } else if load > 0.0 {
+            let scale = 10f64.powi(3 - load.log10().floor() as i32);
+            (load * scale).round() / scale
         } else {
             load
         }

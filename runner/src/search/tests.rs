@@ -181,9 +181,10 @@ fn a_search_out_of_probes_reports_the_bracket_it_had() {
     assert_eq!(probes.len(), 7);
     assert_eq!(
         ending,
-        Ending::OutOfProbes {
+        Ending::OutOfBudget {
             pass: Some(1_000.0),
             fail: Some(1_200.0),
+            why: "7 probes".to_owned(),
         }
     );
 }

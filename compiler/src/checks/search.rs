@@ -1,0 +1,170 @@
+//! A phase that searches its ceiling (`vary = { rate = { search = … } }`): one variable, a
+//! precision between 0 and 100 %, a probe hold within the hold, a budget that can confirm
+//! both ends, no setting a search would leave unused.
+
+use super::*;
+use headroom_spec::Duration;
+use headroom_spec::search::Search;
+
+impl Checker<'_> {
+    /// The search of `name` in `phase` (at `base`, `/phase/N`).
+    pub(super) fn search(
+        &mut self,
+        phase: &headroom_spec::Phase,
+        base: &str,
+        name: &str,
+        search: &Search,
+    ) {
+        let pointer = format!("{base}/vary/{}/search", escape(name));
+        let others: Vec<&str> = phase
+            .vary
+            .keys()
+            .map(String::as_str)
+            .filter(|other| *other != name)
+            .collect();
+        if let Some(other) = others.first() {
+            let vary = format!("{base}/vary");
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!(
+                        "phase `{}` searches `{name}` and also varies `{other}`: a search finds the ceiling of one variable",
+                        phase.name
+                    ),
+                )
+                .at(&vary, self.key_span(&vary))
+                .label("one variable may be searched, alone")
+                .hint(format!(
+                    "give each value of `{other}` its own phase with `set = {{ {other} = … }}`, each searching `{name}`"
+                )),
+            );
+        }
+        if self.spec.slo.is_empty() {
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!("phase `{}` searches `{name}`, and the spec has no `[slo]`: nothing would judge a probe", phase.name),
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("a search looks for the highest value that passes every SLO")
+                .hint("add the SLOs the server is held to, e.g. `[slo]` `p95 = \"api.latency.p95 < 200ms\"`"),
+            );
+        }
+        let percent = search.precision.percent();
+        if !(percent > 0.0 && percent < 100.0) {
+            let at = format!("{pointer}/precision");
+            self.push(
+                Diagnostic::new(
+                    Code::OutOfRange,
+                    format!(
+                        "a search's precision is a share above 0 % and under 100 %, found {}",
+                        search.precision
+                    ),
+                )
+                .at(&at, self.value_span(&at))
+                .label("no bracket is this wide or this narrow")
+                .hint(
+                    "`precision = \"5%\"` stops when the first fail is within 5 % of the last pass",
+                ),
+            );
+        }
+        let needed = 2 * phase.repeats + search.probe_repeats;
+        if search.max_runs < needed {
+            let at = format!("{pointer}/max_runs");
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!(
+                        "a budget of {} runs cannot find a ceiling: the first probe takes {}, and confirming the two ends at `repeats = {}` takes {} more",
+                        search.max_runs,
+                        search.probe_repeats,
+                        phase.repeats,
+                        2 * phase.repeats
+                    ),
+                )
+                .at(&at, self.value_span(&at))
+                .label("too few runs")
+                .hint(format!("allow at least {needed} runs; 30 (the default) bracket a ×200 span to 5 %")),
+            );
+        }
+        let spec = self.spec;
+        if spec.capacity.units.as_deref() == Some(name)
+            && let (Some(cap), Ok(ends)) = (spec.capacity.cap, search.ends())
+            && cap as f64 <= ends.from
+        {
+            let at = format!("{pointer}/from");
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!(
+                        "the search of `{name}` starts at {}, at or past `[capacity] cap` ({cap})",
+                        search.from
+                    ),
+                )
+                .at(&at, self.value_span(&at))
+                .label("the server holds no more than its cap")
+                .hint("start the search below the cap; it stops at the cap by itself"),
+            );
+        }
+        self.search_holds(phase, &pointer, search);
+        self.search_settings(phase, base);
+    }
+
+    /// A probe hold longer than the hold it shortens is a typo.
+    fn search_holds(&mut self, phase: &headroom_spec::Phase, pointer: &str, search: &Search) {
+        let Some(probe_hold) = search.probe_hold else {
+            return;
+        };
+        let holds: Vec<Duration> = match phase.hold {
+            Some(hold) => vec![hold],
+            None => self
+                .phase_scenarios(phase)
+                .iter()
+                .filter_map(|s| s.stages().hold.as_ref().and_then(|h| h.value().copied()))
+                .collect(),
+        };
+        if let Some(hold) = holds.iter().max().filter(|hold| probe_hold > **hold) {
+            let at = format!("{pointer}/probe_hold");
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!(
+                        "`probe_hold` ({probe_hold}) is longer than the hold it shortens ({hold})"
+                    ),
+                )
+                .at(&at, self.value_span(&at))
+                .label("a probe that brackets runs shorter than the hold, not longer")
+                .hint("leave it out (a quarter of the hold) or write a shorter one"),
+            );
+        }
+    }
+
+    /// `order` and `on_failure` say how listed points run; a search makes its own: each
+    /// probe's repeats together, a failed run judged by the search.
+    fn search_settings(&mut self, phase: &headroom_spec::Phase, base: &str) {
+        for (key, why) in [
+            (
+                "order",
+                "a search runs each probe's repeats together, then decides the next probe",
+            ),
+            (
+                "on_failure",
+                "a search stops by itself: a run the server fails under load is a failed probe, any other failed run ends the search",
+            ),
+        ] {
+            let at = format!("{base}/{key}");
+            if self.document().json.pointer(&at).is_some() {
+                let span = self.key_span(&at);
+                self.push(
+                    Diagnostic::new(
+                        Code::ConflictingSettings,
+                        format!("phase `{}` searches, so `{key}` does nothing", phase.name),
+                    )
+                    .at(&at, span)
+                    .label(why)
+                    .hint(format!("remove `{key}` from the phase")),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! A phase that searches its ceiling (`vary = { rate = { search = … } }`): what the runner
+//! needs to make each probe's point when the search asks for it. Before it runs, such a phase's
+//! points are its two ends (`from`, `to`), resolved and checked like any point; the runner
+//! records the probes it made in their place.
+
+use headroom_spec::Percent;
+use headroom_spec::search::SearchEnds;
+
+use super::*;
+
+/// The search of a phase, resolved: its ends (`to` lowered to `[capacity] cap` when the
+/// variable counts units), its budget, and the scenarios as written, to resolve probes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PhaseSearch {
+    /// The variable searched.
+    pub variable: String,
+    /// The first value probed.
+    pub from: VarValue,
+    /// The highest value probed.
+    pub to: VarValue,
+    /// `to` is `[capacity] cap`, lower than the `to` written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
+    /// The bracket's width, over its last pass, at which the search stops.
+    pub precision: Percent,
+    /// The hold of a probe that brackets or bisects.
+    pub probe_hold: Duration,
+    /// Runs of a probe that brackets or bisects (the ends found run the phase's `repeats`).
+    pub probe_repeats: u32,
+    /// The most runs the search may take.
+    pub max_runs: u32,
+    /// The most wall time it may take: no probe starts past it.
+    pub max_time: Duration,
+    /// The phase's `hold`, overriding the scenarios' own, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    /// The phase's scenarios as the spec writes them (`[[scenario]]`'s shape), each probe's
+    /// resolved from them at its value.
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub scenarios: Vec<Scenario>,
+}
+
+impl PhaseSearch {
+    /// The ends as numbers (checked when the spec compiled).
+    pub fn ends(&self) -> Result<SearchEnds, String> {
+        headroom_spec::search::Search {
+            from: self.from.clone(),
+            to: self.to.clone(),
+            precision: self.precision,
+            probe_hold: Some(self.probe_hold),
+            probe_repeats: self.probe_repeats,
+            max_runs: self.max_runs,
+            max_time: self.max_time,
+        }
+        .ends()
+        .map_err(|error| error.to_string())
+    }
+}
+
+impl MatrixPhase {
+    /// The point of a search at `load` (its `index` among the probes): the phase's first point
+    /// with the variable at `load`, its scenarios and target resolved again. An emulated
+    /// instance's limits stay.
+    pub fn probe_point(
+        &self,
+        written_target: &Target,
+        index: usize,
+        load: f64,
+    ) -> Result<Point, String> {
+        let search = self
+            .search
+            .as_ref()
+            .ok_or_else(|| format!("phase `{}` does not search", self.name))?;
+        let first = self
+            .points
+            .first()
+            .ok_or_else(|| format!("phase `{}` has no point", self.name))?;
+        let value = search.ends()?.value(load);
+        let mut vars = first.vars.clone();
+        vars.insert(search.variable.clone(), value.clone());
+        let at = BTreeMap::from([(search.variable.clone(), value)]);
+        let scenarios = search
+            .scenarios
+            .iter()
+            .map(|scenario| scenario_at(scenario, search.hold, &vars))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut target = target_at(written_target, &vars)?;
+        if self.emulates.is_some() {
+            target.limits.clone_from(&first.target.limits);
+        }
+        let run_time = run_time(&scenarios, &self.measure, self.cooldown);
+        Ok(Point {
+            index,
+            at,
+            vars,
+            target,
+            scenarios,
+            run_time,
+        })
+    }
+
+    /// The longest a search phase may take: its budget of runs at the full hold, or its
+    /// `max_time` when that is shorter (a probe started before it may end after: one run more).
+    pub fn search_worst_case(&self) -> Option<Duration> {
+        let search = self.search.as_ref()?;
+        let longest = self
+            .points
+            .iter()
+            .map(|point| point.run_time)
+            .max()
+            .unwrap_or_default();
+        let by_runs = longest.saturating_mul(u64::from(search.max_runs));
+        let by_time = search.max_time.saturating_add(longest);
+        Some(by_runs.min(by_time))
+    }
+}
+
+/// The search of `phase` resolved, when it searches: its ends with `to` lowered to the
+/// units' cap, its probe hold defaulted (a quarter of the longest hold, at least 5 s and at
+/// most the hold).
+pub(super) fn phase_search(
+    spec: &Spec,
+    phase: &headroom_spec::Phase,
+    scenarios: &[&Scenario],
+    first: &Point,
+) -> Option<PhaseSearch> {
+    let (variable, search) = phase
+        .vary
+        .iter()
+        .find_map(|(name, sweep)| sweep.search().map(|search| (name, search)))?;
+    let ends = search.ends().ok()?;
+    let cap = spec
+        .capacity
+        .cap
+        .filter(|_| spec.capacity.units.as_deref() == Some(variable.as_str()))
+        .map(|cap| cap as f64)
+        .filter(|cap| *cap < ends.to && *cap > ends.from);
+    let longest_hold = first
+        .scenarios
+        .iter()
+        .filter_map(|scenario| scenario.stages().hold)
+        .max()
+        .unwrap_or(Duration::from_secs(5));
+    let quarter = Duration::from_micros(longest_hold.as_micros() / 4);
+    let probe_hold = search
+        .probe_hold
+        .unwrap_or_else(|| quarter.max(Duration::from_secs(5)).min(longest_hold));
+    Some(PhaseSearch {
+        variable: variable.clone(),
+        from: search.from.clone(),
+        to: cap.map_or_else(|| search.to.clone(), |cap| ends.value(cap)),
+        capped: cap.is_some(),
+        precision: search.precision,
+        probe_hold,
+        probe_repeats: search.probe_repeats,
+        max_runs: search.max_runs,
+        max_time: search.max_time,
+        hold: phase.hold,
+        scenarios: scenarios.iter().map(|&s| s.clone()).collect(),
+    })
+}

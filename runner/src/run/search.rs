@@ -1,0 +1,467 @@
+//! A phase that searches its ceiling: each probe's point made when the search asks for it,
+//! run `repeats` times, judged on its runs' SLO verdicts, the generator's figures and their
+//! failures; the search's record written with the phase's results. The decisions are
+//! `crate::search`'s.
+
+use super::recorded::{Means, run_recorded};
+use super::*;
+use crate::results::{ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord};
+use crate::search::{Bounds, Ending, Next, ProbeVerdict, Search, Stage};
+use headroom_compiler::matrix::PhaseSearch;
+use headroom_spec::search::SearchEnds;
+
+/// Each bracketing probe's load over the last one's.
+const GROWTH: f64 = 2.0;
+/// A safety net under `max_runs`: a search never makes more probes than this.
+const MOST_PROBES: u32 = 200;
+/// Under this share of the intended arrivals sent, a probe did not put its load on the server.
+const SENT_AT_LEAST: f64 = 0.99;
+
+/// What one run of a probe says.
+#[derive(Debug, Clone, PartialEq)]
+enum RunSays {
+    Pass,
+    Fail(String),
+    GeneratorBound(String),
+    Unjudged(String),
+}
+
+/// Runs the search of `phase`, probe by probe, and writes its record.
+pub(super) async fn search_phase(
+    (matrix, phase): (&RunMatrix, &MatrixPhase),
+    (emulation, barrier, mut held): Means<'_, '_>,
+    (number, runs): (&mut usize, usize),
+    options: &RunOptions,
+    cancel: &watch::Receiver<bool>,
+    outcome: &mut Outcome,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<PhaseRan, RunError> {
+    let Some(plan) = &phase.search else {
+        return Ok(PhaseRan::default());
+    };
+    let ends = plan.ends().map_err(RunError::Search)?;
+    let repeats = options.repeats.unwrap_or(phase.repeats);
+    let mut search = Search::new(Bounds {
+        from: ends.from,
+        to: ends.to,
+        precision: plan.precision.fraction(),
+        growth: GROWTH,
+        whole: ends.whole,
+        max_probes: MOST_PROBES,
+    });
+    let slot = phase_slot_of(&outcome.results, &phase.name);
+    // The results' matrix lists the probes made, not the two ends it was checked at.
+    planned_points(outcome, &phase.name).clear();
+    let started = Instant::now();
+    let (mut spent, mut probes, mut ran) = (0u32, Vec::new(), PhaseRan::default());
+    let ending = loop {
+        let (load, stage) = match search.next() {
+            Next::Done(ending) => break ending,
+            Next::Probe { load, stage } => (load, stage),
+        };
+        let probe_runs = match stage {
+            Stage::Explore => plan.probe_repeats.min(repeats),
+            Stage::Confirm => repeats,
+        };
+        if spent + probe_runs > plan.max_runs {
+            break search.out_of_budget(format!("`max_runs = {}`", plan.max_runs));
+        }
+        if started.elapsed() >= plan.max_time.as_std() {
+            break search.out_of_budget(format!("`max_time = \"{}\"`", plan.max_time));
+        }
+        let point = probe_point(matrix, phase, options, (probes.len(), load, stage))?;
+        planned_points(outcome, &phase.name).push(point.clone());
+        let said = run_probe(
+            (matrix, phase, &point),
+            (emulation, barrier, held.as_deref_mut()),
+            (probe_runs, number, runs),
+            (options, cancel),
+            (outcome, &mut ran),
+            on_event,
+        )
+        .await?;
+        spent += u32::try_from(said.len()).unwrap_or(u32::MAX);
+        let (verdict, passes, why) = probe_verdict(&said);
+        let probe = SearchProbe {
+            point: point.index,
+            load: ends.value(load),
+            stage: match stage {
+                Stage::Explore => ProbeStage::Explore,
+                Stage::Confirm => ProbeStage::Confirm,
+            },
+            hold_s: longest_hold(&point),
+            runs: u32::try_from(said.len()).unwrap_or(u32::MAX),
+            passes,
+            verdict: outcome_of(&verdict),
+            why,
+        };
+        on_event(Event::Probed {
+            phase: &phase.name,
+            probe: &probe,
+        });
+        probes.push(probe);
+        search.record(load, stage, verdict);
+        if ran.target_gone.is_some() && !matches!(search.next(), Next::Done(_)) {
+            break search.stopped(load, "the target kept for the phase died".to_owned());
+        }
+    };
+    let record = record_of(
+        plan,
+        &ends,
+        (probes, &ending),
+        (spent, started.elapsed().as_secs_f64()),
+    );
+    on_event(Event::SearchEnded {
+        phase: &phase.name,
+        record: &record,
+        unspent: plan.max_runs.saturating_sub(spent) as usize,
+    });
+    // `--check` holds a search to its ending: the SLOs failing where it starts is a failure,
+    // a probe that said nothing an unmeasured verdict.
+    match record.ending {
+        SearchEnding::BelowFrom => outcome.slo_failures += 1,
+        SearchEnding::Unjudged => outcome.slo_unmeasured += 1,
+        _ => {}
+    }
+    outcome.results.phases[slot].search = Some(record);
+    outcome.results.write(&options.out)?;
+    Ok(ran)
+}
+
+/// The runs of one probe, each judged; fewer than `probe_runs` when everything is to stop or
+/// the phase's kept target is gone (said in `ran`).
+async fn run_probe(
+    (matrix, phase, point): (&RunMatrix, &MatrixPhase, &Point),
+    (emulation, barrier, mut held): Means<'_, '_>,
+    (probe_runs, number, runs): (u32, &mut usize, usize),
+    (options, cancel): (&RunOptions, &watch::Receiver<bool>),
+    (outcome, ran): (&mut Outcome, &mut PhaseRan),
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<Vec<RunSays>, RunError> {
+    let slot = phase_slot_of(&outcome.results, &phase.name);
+    let mut said = Vec::new();
+    for repeat in 1..=probe_runs {
+        let recorded = run_recorded(
+            (matrix, phase, point),
+            (emulation, barrier, held.as_deref_mut()),
+            (repeat, number, runs),
+            options,
+            cancel,
+            outcome,
+            on_event,
+        )
+        .await?;
+        if let Some(run) = outcome.results.phases[slot]
+            .points
+            .last()
+            .and_then(|p| p.runs.last())
+        {
+            said.push(judge_run(run, matrix));
+        }
+        ran.stop_all |= recorded.stop_all;
+        if let Some(held) = held.as_deref_mut()
+            && let Some(gone) = held.gone()
+        {
+            ran.target_gone = Some(gone);
+        }
+        if ran.stop_all || ran.target_gone.is_some() {
+            break;
+        }
+        if !phase.cooldown.as_std().is_zero() {
+            tokio::time::sleep(phase.cooldown.as_std()).await;
+        }
+    }
+    Ok(said)
+}
+
+/// The results' matrix points of `phase`: where the probes made are recorded.
+fn planned_points<'a>(outcome: &'a mut Outcome, phase: &str) -> &'a mut Vec<Point> {
+    let phases = &mut outcome.results.matrix.phases;
+    let k = phases.iter().position(|p| p.name == phase).unwrap_or(0);
+    &mut phases[k].points
+}
+
+/// The point of a probe: resolved at `load`, scaled down with `--quick` like every point, and
+/// held for the probe hold when it explores.
+fn probe_point(
+    matrix: &RunMatrix,
+    phase: &MatrixPhase,
+    options: &RunOptions,
+    (index, load, stage): (usize, f64, Stage),
+) -> Result<Point, RunError> {
+    let mut point = phase
+        .probe_point(&matrix.target, index, load)
+        .map_err(RunError::Search)?;
+    if options.quick {
+        crate::quick::shrink_point(&mut point);
+    }
+    if stage == Stage::Explore
+        && let Some(plan) = &phase.search
+    {
+        for scenario in &mut point.scenarios {
+            let stages = scenario.stages_mut();
+            stages.hold = Some(
+                stages
+                    .hold
+                    .map_or(plan.probe_hold, |h| h.min(plan.probe_hold)),
+            );
+        }
+    }
+    point.run_time =
+        headroom_compiler::matrix::run_time(&point.scenarios, &phase.measure, phase.cooldown);
+    Ok(point)
+}
+
+/// The longest hold of a point's scenarios, in seconds.
+fn longest_hold(point: &Point) -> f64 {
+    point
+        .scenarios
+        .iter()
+        .filter_map(|s| s.stages().hold)
+        .map(|hold| hold.as_secs_f64())
+        .fold(0.0, f64::max)
+}
+
+/// What one run says of its load: a failure of the server under it fails it; a failure that
+/// is not the load's (never ready, nothing measured, interrupted) says nothing; a generator
+/// that could not send it says nothing of the server; else its SLO verdicts.
+fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
+    let failed_slo = run
+        .slo
+        .iter()
+        .find(|v| v.pass == Some(false))
+        .map(|v| headroom_figures::text::slo_sentence(v, &matrix.slo));
+    if let Some(failure) = &run.failure {
+        return match failure {
+            Failure::Died { .. } | Failure::OutOfMemory { .. } => RunSays::Fail(format!(
+                "the server failed under this load: {}",
+                failure.describe()
+            )),
+            Failure::Service { failure: inner, .. }
+                if matches!(**inner, Failure::Died { .. } | Failure::OutOfMemory { .. }) =>
+            {
+                RunSays::Fail(format!(
+                    "the server failed under this load: {}",
+                    failure.describe()
+                ))
+            }
+            _ => RunSays::Unjudged(failure.describe()),
+        };
+    }
+    if run.generator.bound {
+        let why = run
+            .generator
+            .reason
+            .clone()
+            .unwrap_or_else(|| "the generator was bound".to_owned());
+        return RunSays::GeneratorBound(why);
+    }
+    for (name, scenario) in &run.scenarios {
+        let due = scenario.requests + scenario.dropped;
+        if due > 0 && (scenario.requests as f64) < SENT_AT_LEAST * due as f64 {
+            let sent = scenario.requests as f64 / due as f64 * 100.0;
+            let skipped = format!(
+                "scenario `{name}` sent {sent:.1} % of the arrivals due ({} skipped with `max_in_flight` requests outstanding)",
+                scenario.dropped
+            );
+            // A server too slow to answer keeps requests outstanding: past the ceiling, if an
+            // SLO says so; otherwise the load was never put on it.
+            return match failed_slo {
+                Some(slo) => RunSays::Fail(format!("{slo}; {skipped}")),
+                None => RunSays::GeneratorBound(format!(
+                    "{skipped}: raise `max_in_flight` so the whole load is sent"
+                )),
+            };
+        }
+    }
+    if let Some(slo) = failed_slo {
+        return RunSays::Fail(slo);
+    }
+    match run.slo.iter().find(|v| v.pass.is_none()) {
+        Some(unmeasured) => RunSays::Unjudged(headroom_figures::text::slo_sentence(
+            unmeasured,
+            &matrix.slo,
+        )),
+        None if run.slo.is_empty() => RunSays::Unjudged("no SLO was judged".to_owned()),
+        None => RunSays::Pass,
+    }
+}
+
+/// A probe's verdict over its runs, the runs that passed, and why.
+fn probe_verdict(said: &[RunSays]) -> (ProbeVerdict, u32, Option<String>) {
+    if said.is_empty() {
+        let why = "no run of it ended".to_owned();
+        return (ProbeVerdict::Unjudged(why.clone()), 0, Some(why));
+    }
+    let passes = said.iter().filter(|s| **s == RunSays::Pass).count();
+    let passes = u32::try_from(passes).unwrap_or(u32::MAX);
+    let of = u32::try_from(said.len()).unwrap_or(u32::MAX);
+    if let Some(why) = said.iter().find_map(|s| match s {
+        RunSays::GeneratorBound(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return (ProbeVerdict::GeneratorBound(why.clone()), passes, Some(why));
+    }
+    if let Some(why) = said.iter().find_map(|s| match s {
+        RunSays::Unjudged(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return (ProbeVerdict::Unjudged(why.clone()), passes, Some(why));
+    }
+    let first_fail = said.iter().find_map(|s| match s {
+        RunSays::Fail(why) => Some(why.clone()),
+        _ => None,
+    });
+    match (passes, first_fail) {
+        (_, None) => (ProbeVerdict::Pass, passes, None),
+        (0, why) => (ProbeVerdict::Fail, 0, why),
+        (_, why) => (
+            ProbeVerdict::Split { passes, of },
+            passes,
+            Some(format!(
+                "passes {passes} of {of}; {}",
+                why.unwrap_or_default()
+            )),
+        ),
+    }
+}
+
+fn outcome_of(verdict: &ProbeVerdict) -> ProbeOutcome {
+    match verdict {
+        ProbeVerdict::Pass => ProbeOutcome::Pass,
+        ProbeVerdict::Fail => ProbeOutcome::Fail,
+        ProbeVerdict::Split { .. } => ProbeOutcome::Split,
+        ProbeVerdict::GeneratorBound(_) => ProbeOutcome::GeneratorBound,
+        ProbeVerdict::Unjudged(_) => ProbeOutcome::Unjudged,
+    }
+}
+
+/// The search's record: its probes, how it ended and in words, its bracket and its spend.
+fn record_of(
+    plan: &PhaseSearch,
+    ends: &SearchEnds,
+    (probes, ending): (Vec<SearchProbe>, &Ending),
+    (runs, wall_s): (u32, f64),
+) -> SearchRecord {
+    let (pass, fail) = ending.bracket();
+    let show = |load: f64| ends.value(load).to_string();
+    let bracket = |pass: Option<f64>, fail: Option<f64>| match (pass, fail) {
+        (Some(p), Some(f)) => format!("passes at {}, fails at {}", show(p), show(f)),
+        (Some(p), None) => format!("passes at {}", show(p)),
+        (None, Some(f)) => format!("fails at {}, nothing passed", show(f)),
+        (None, None) => "nothing passed or failed".to_owned(),
+    };
+    let (kind, said) = match ending {
+        Ending::Converged { pass, fail } => (
+            SearchEnding::Converged,
+            format!(
+                "{} (within {:.1} %)",
+                bracket(Some(*pass), Some(*fail)),
+                (fail - pass) / pass * 100.0
+            ),
+        ),
+        Ending::LowerBound { pass } => (
+            SearchEnding::LowerBound,
+            format!(
+                "passes at {}, the most it probes ({}): the ceiling is at least that; raise `to` to find it",
+                show(*pass),
+                if plan.capped {
+                    "`[capacity] cap`"
+                } else {
+                    "its `to`"
+                }
+            ),
+        ),
+        Ending::BelowFrom { fail } => (
+            SearchEnding::BelowFrom,
+            format!(
+                "fails at {}, where it starts: the ceiling is below it; lower `from`",
+                show(*fail)
+            ),
+        ),
+        Ending::Split {
+            at,
+            passes,
+            of,
+            pass,
+            fail,
+        } => (
+            SearchEnding::Split,
+            format!(
+                "passes {passes} of {of} at {}: the boundary is within noise there, narrowed no further ({})",
+                show(*at),
+                bracket(*pass, *fail)
+            ),
+        ),
+        Ending::GeneratorBound { at, why, pass } => (
+            SearchEnding::GeneratorBound,
+            format!(
+                "the generator could not send {}: {why}. The ceiling is beyond what this machine can send ({}); split the load over machines (`run --segment`), give the target fewer cores, or pin it to its own (`[target] limits`, `pin = true`)",
+                show(*at),
+                bracket(*pass, None)
+            ),
+        ),
+        Ending::Unjudged {
+            at,
+            why,
+            pass,
+            fail,
+        } => (
+            SearchEnding::Unjudged,
+            format!(
+                "the probe at {} said nothing of the load: {why} ({})",
+                show(*at),
+                bracket(*pass, *fail)
+            ),
+        ),
+        Ending::OutOfBudget { pass, fail, why } => (
+            SearchEnding::OutOfBudget,
+            format!("stopped by {why}: {}", bracket(*pass, *fail)),
+        ),
+    };
+    SearchRecord {
+        variable: plan.variable.clone(),
+        probes,
+        ending: kind,
+        said,
+        pass: pass.map(|p| ends.value(p)),
+        fail: fail.map(|f| ends.value(f)),
+        precision: plan.precision.fraction(),
+        precision_reached: pass.zip(fail).map(|(p, f)| (f - p) / p),
+        runs,
+        wall_s,
+        warm_start: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_is_judged_on_all_its_runs() {
+        let fail = RunSays::Fail("`api.failed == 0%`: measured 2 %".to_owned());
+        assert_eq!(
+            probe_verdict(&[RunSays::Pass, RunSays::Pass]).0,
+            ProbeVerdict::Pass
+        );
+        assert_eq!(
+            probe_verdict(&[fail.clone(), fail.clone()]).0,
+            ProbeVerdict::Fail
+        );
+        let (split, passes, why) = probe_verdict(&[RunSays::Pass, fail.clone(), RunSays::Pass]);
+        assert_eq!(split, ProbeVerdict::Split { passes: 2, of: 3 });
+        assert_eq!(passes, 2);
+        assert!(why.is_some_and(|w| w.starts_with("passes 2 of 3")));
+        let bound = RunSays::GeneratorBound("lag".to_owned());
+        assert_eq!(
+            probe_verdict(&[RunSays::Pass, bound, fail]).0,
+            ProbeVerdict::GeneratorBound("lag".to_owned())
+        );
+        assert!(matches!(
+            probe_verdict(&[RunSays::Unjudged("never ready".to_owned())]).0,
+            ProbeVerdict::Unjudged(_)
+        ));
+        assert!(matches!(probe_verdict(&[]).0, ProbeVerdict::Unjudged(_)));
+    }
+}
