@@ -1,5 +1,6 @@
 //! `headroom plan`: ceilings per instance, the binding one, and dollars per unit-month.
 
+use crate::slo_line::units;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -306,7 +307,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
         report,
     } = planned;
     if let Some(slo) = &report.slo_ceiling {
-        writeln!(out, "{}", slo_sentence(slo))?;
+        writeln!(out, "{}", crate::slo_line::slo_sentence(slo))?;
     }
     write_fits(out, report, &model.unit)?;
     if !plans.is_empty() {
@@ -362,38 +363,6 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
         )?;
     }
     Ok(())
-}
-
-/// Where the SLOs broke, in one line: `SLO ceiling, from `rooms`: the last step that passed…`.
-fn slo_sentence(slo: &headroom_pricing::plan::SloCeilingJson) -> String {
-    let at = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), units);
-    let said = match (slo.units, slo.first_failing) {
-        (None, first) if !slo.breached => format!(
-            "nothing was measured at the first step, {}: where the ceiling lies is unknown",
-            at(first)
-        ),
-        (None, first) => format!(
-            "the SLOs failed already at the first step, {}: the ceiling is below it, not measured",
-            at(first)
-        ),
-        (Some(last), None) => {
-            format!(
-                "every step passed, up to {}: the ceiling is at least that",
-                units(last)
-            )
-        }
-        (Some(last), Some(first)) => format!(
-            "the last step that passed every SLO is {}; at {}:",
-            units(last),
-            units(first)
-        ),
-    };
-    let broke = if slo.broke.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", slo.broke.join("; "))
-    };
-    format!("SLO ceiling, from `{}`: {said}{broke}", slo.phase)
 }
 
 /// What binds on one instance and what trails it, or why it is not priced; an upper-bound
@@ -462,14 +431,6 @@ fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Re
 /// for EUR.
 fn money(currency: &str, value: f64) -> String {
     headroom_templates::format::money(value, Some(currency.to_owned()))
-}
-
-fn units(value: f64) -> String {
-    if value.is_finite() {
-        headroom_pricing::numbers::count(value)
-    } else {
-        "-".to_owned()
-    }
 }
 
 /// The ceilings as columns, in the order they are reasoned about; only those some plan has.

@@ -419,6 +419,7 @@ mod tests {
                 emulates: None,
                 measured_in: None,
                 verdicts: Default::default(),
+                search: None,
             }],
             cores: Some(2.0),
             given_points: false,

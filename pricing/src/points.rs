@@ -57,6 +57,8 @@ pub struct MeasuredSweep {
     /// Per x that was judged (by SLOs, or by a run that failed): whether every run there
     /// passed, and what did not. An x where nothing was judged has no entry.
     pub verdicts: BTreeMap<OrderedX, StepVerdict>,
+    /// How the phase searched its ceiling, when it did: its bracket is the SLO ceiling.
+    pub search: Option<headroom_results::SearchRecord>,
 }
 
 impl MeasuredSweep {
@@ -74,6 +76,7 @@ impl MeasuredSweep {
             emulates: None,
             measured_in: None,
             verdicts,
+            search: None,
         }
     }
 }
@@ -423,6 +426,7 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
             emulates: plan.emulates.clone(),
             measured_in,
             verdicts,
+            search: phase.search.clone(),
         });
     }
     sweeps

@@ -327,6 +327,9 @@ fn slo_ceiling_with(
     } else {
         format!(" ({})", slo.broke.join("; "))
     };
+    if let Some(search) = &slo.search {
+        return searched_ceiling(slo, search, (&scaled, scaling), &broke, warnings);
+    }
     match (slo.units, slo.first_failing) {
         (None, first) => {
             let first = first.unwrap_or_default();
@@ -376,6 +379,75 @@ fn slo_ceiling_with(
                 count(first),
             ),
         ),
+    }
+}
+
+/// The SLO ceiling of a searched phase: its last pass, with the bracket, the precision and what
+/// the search took; `from` failing is a ceiling below it, a search that judged nothing none.
+fn searched_ceiling(
+    slo: &SloCeiling,
+    search: &super::sweeps::SearchedCeiling,
+    (scaled, scaling): (&dyn Fn(f64) -> f64, &str),
+    broke: &str,
+    warnings: &mut Vec<String>,
+) -> Ceiling {
+    let phase = &slo.phase;
+    let warm = search
+        .warm_start
+        .as_ref()
+        .map_or_else(String::new, |warm| format!("; {warm}"));
+    match (slo.units, slo.first_failing) {
+        (Some(units), Some(fail)) => {
+            let within = search
+                .precision_reached
+                .map_or_else(String::new, |reached| {
+                    format!(
+                        " (±{:.1} %, {:.0} % asked)",
+                        reached * 100.0,
+                        search.precision * 100.0
+                    )
+                });
+            Ceiling {
+                fails_at: Some(scaled(fail)),
+                ..Ceiling::at(
+                    scaled(units),
+                    format!(
+                        "searched in `{phase}`: passes at {}, fails at {}{within}, {}{broke}{warm}{scaling}",
+                        count(units),
+                        count(fail),
+                        search.spent()
+                    ),
+                )
+            }
+        }
+        (Some(units), None) => Ceiling {
+            lower_bound: true,
+            ..Ceiling::at(
+                scaled(units),
+                format!(
+                    "searched in `{phase}`: {}, {}{warm}{scaling}",
+                    search.said,
+                    search.spent()
+                ),
+            )
+        },
+        (None, fail) => {
+            warnings.push(match fail {
+                Some(fail) => format!(
+                    "the SLOs failed already where the search of `{phase}` starts, {}{broke}: the SLO ceiling is below it and was not measured; lower the search's `from`",
+                    count(fail)
+                ),
+                None => format!(
+                    "the search of `{phase}` judged nothing: {}",
+                    search.said
+                ),
+            });
+            Ceiling {
+                units: None,
+                below: fail.map(scaled),
+                ..Ceiling::at(0.0, format!("searched in `{phase}`: {}", search.said))
+            }
+        }
     }
 }
 

@@ -30,7 +30,8 @@ pub use report::{
     SloCeilingJson,
 };
 pub use sweeps::{
-    Chosen, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points, slo_ceiling,
+    Chosen, SearchedCeiling, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points,
+    search_spent, slo_ceiling,
 };
 
 /// What the measurements and the spec say about one unit.
@@ -141,6 +142,8 @@ pub struct Ceiling {
     pub extrapolated: Option<f64>,
     /// From a weak fit (`Fit::weaknesses`).
     pub weak: bool,
+    /// A searched ceiling's first fail above it: the bracket's top.
+    pub fails_at: Option<f64>,
     /// How it was worked out.
     pub note: String,
 }
@@ -154,6 +157,7 @@ impl Ceiling {
             lower_bound: false,
             extrapolated: None,
             weak: false,
+            fails_at: None,
             note,
         }
     }
@@ -171,6 +175,7 @@ impl Ceiling {
     }
 
     /// The ceiling as a table cell reads: `< 16, not measured`, `≥ 100`, `325–334, weak fit`,
+    /// `400 (fails at 412)` (searched),
     /// `378,881, extrapolated to 3,800× the largest measured: not a ceiling to plan with`.
     pub fn reads(&self) -> String {
         let Some(units) = self.units else {
@@ -185,6 +190,9 @@ impl Ceiling {
         };
         if self.lower_bound {
             text = format!("≥ {text}");
+        }
+        if let Some(fails_at) = self.fails_at {
+            text.push_str(&format!(" (fails at {})", count(fails_at)));
         }
         if let Some(factor) = self.extrapolated {
             text.push_str(&format!(

@@ -123,6 +123,9 @@ pub struct SloCeilingJson {
     pub breached: bool,
     /// Every step passed: the ceiling is at least `units`, the most tested.
     pub lower_bound: bool,
+    /// How a searched phase found it (`units` is its last pass, `first_failing` its first
+    /// fail); `null` for a phase of listed steps.
+    pub search: Option<crate::plan::SearchedCeiling>,
 }
 
 /// One ceiling on one instance.
@@ -141,6 +144,8 @@ pub struct CeilingJson {
     pub extrapolated: Option<f64>,
     /// From a weak fit (see the fit's `weaknesses`).
     pub weak: bool,
+    /// A searched SLO ceiling's first fail above it: its bracket is `units` … `fails_at`.
+    pub fails_at: Option<f64>,
     /// The ceiling as a table reads it: `< 16, not measured`, `≥ 100`, `325–334, weak fit`.
     pub reads: String,
     /// How it was worked out.
@@ -255,6 +260,7 @@ impl From<&Ceiling> for CeilingJson {
             lower_bound: c.lower_bound,
             extrapolated: c.extrapolated,
             weak: c.weak,
+            fails_at: c.fails_at,
             reads: c.reads(),
             note: c.note.clone(),
         }
@@ -271,6 +277,7 @@ impl From<&SloCeiling> for SloCeilingJson {
             broke: s.broke.clone(),
             breached: s.breached,
             lower_bound: s.lower_bound,
+            search: s.search.clone(),
         }
     }
 }

@@ -22,11 +22,98 @@ pub struct SloCeiling {
     pub breached: bool,
     /// No point failed: the ceiling is at least this, the most tested.
     pub lower_bound: bool,
+    /// How a searched phase found it: its bracket's precision and what it took.
+    pub search: Option<SearchedCeiling>,
 }
 
-/// The SLO ceiling of a sweep: the last passing point before the first failing one. `None`
-/// when nothing in the sweep was judged.
+/// How a phase that searched found its ceiling (its bracket is the ceiling's `units` and
+/// `first_failing`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SearchedCeiling {
+    /// How the search ended.
+    pub ending: headroom_results::SearchEnding,
+    /// How it ended, in words.
+    pub said: String,
+    /// The precision asked, as a fraction (0.05).
+    pub precision: f64,
+    /// `(fail − pass) / pass` of its bracket, when it has both ends.
+    pub precision_reached: Option<f64>,
+    /// Runs it took.
+    pub runs: u32,
+    /// Seconds it took.
+    pub wall_s: f64,
+    /// It started from another instance's bracket, in words.
+    pub warm_start: Option<String>,
+}
+
+impl SearchedCeiling {
+    /// What it took, in words: `13 runs in 1.5 min`.
+    pub fn spent(&self) -> String {
+        search_spent(self.runs, self.wall_s)
+    }
+}
+
+/// What a search took, in words: `13 runs in 1.5 min`, `4 runs in 40 s`.
+pub fn search_spent(runs: u32, wall_s: f64) -> String {
+    let minutes = wall_s / 60.0;
+    let time = if minutes < 1.0 {
+        format!("{wall_s:.0} s")
+    } else {
+        format!("{minutes:.1} min")
+    };
+    let noun = if runs == 1 { "run" } else { "runs" };
+    format!("{runs} {noun} in {time}")
+}
+
+/// The SLO ceiling of a searched phase: the last pass of its bracket, the first fail above it
+/// and why that failed.
+fn searched_ceiling(
+    sweep: &MeasuredSweep,
+    record: &headroom_results::SearchRecord,
+    chosen_because: &str,
+) -> SloCeiling {
+    let units = record.pass_number();
+    let first_failing = record.fail_number();
+    // Why the bracket's fail failed: its latest probe's words.
+    let broke = record
+        .probes
+        .iter()
+        .rev()
+        .find(|p| Some(&p.load) == record.fail.as_ref())
+        .and_then(|p| p.why.clone())
+        .into_iter()
+        .collect();
+    SloCeiling {
+        phase: sweep.name.clone(),
+        chosen_because: chosen_because.to_owned(),
+        units,
+        first_failing,
+        broke,
+        breached: first_failing.is_some(),
+        lower_bound: units.is_some() && first_failing.is_none(),
+        search: Some(SearchedCeiling {
+            ending: record.ending,
+            said: record.said.clone(),
+            precision: record.precision,
+            precision_reached: record.precision_reached,
+            runs: record.runs,
+            wall_s: record.wall_s,
+            warm_start: record.warm_start.as_ref().map(|warm| {
+                format!(
+                    "started at {}: `{}`'s last pass {} × {} (the vCPU ratio)",
+                    warm.start, warm.from_phase, warm.its_pass, warm.scale
+                )
+            }),
+        }),
+    }
+}
+
+/// The SLO ceiling of a sweep: the last passing point before the first failing one; of a
+/// searched phase, its bracket. `None` when nothing in the sweep was judged.
 pub fn slo_ceiling(sweep: &MeasuredSweep, chosen_because: &str) -> Option<SloCeiling> {
+    if let Some(record) = &sweep.search {
+        return Some(searched_ceiling(sweep, record, chosen_because));
+    }
     if sweep.verdicts.is_empty() {
         return None;
     }
@@ -41,6 +128,7 @@ pub fn slo_ceiling(sweep: &MeasuredSweep, chosen_because: &str) -> Option<SloCei
                 broke: verdict.broke.clone(),
                 breached: verdict.measured_breach,
                 lower_bound: false,
+                search: None,
             });
         }
         last_pass = Some(x.0);
@@ -53,6 +141,7 @@ pub fn slo_ceiling(sweep: &MeasuredSweep, chosen_because: &str) -> Option<SloCei
         broke: Vec::new(),
         breached: false,
         lower_bound: true,
+        search: None,
     })
 }
 

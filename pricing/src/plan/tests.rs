@@ -153,6 +153,7 @@ fn sweep_of(verdicts: &[(f64, bool)]) -> MeasuredSweep {
         series: Vec::new(),
         emulates: None,
         measured_in: None,
+        search: None,
         verdicts: verdicts
             .iter()
             .map(|&(x, pass)| {
@@ -324,6 +325,7 @@ fn emulated_ceiling(
             broke: Vec::new(),
             breached: first_failing.is_some(),
             lower_bound: first_failing.is_none(),
+            search: None,
         },
         shape: "2 vCPU, 3.5GiB".to_owned(),
         measured_in: Some("2 CPU, 3584MiB memory, no swap (cgroup v1)".to_owned()),
@@ -449,5 +451,109 @@ fn credits_without_a_measured_baseline_ceiling_are_an_upper_bound() {
         (credits.per_month - 1.6 * 730.0 * 0.04).abs() < 1e-6,
         "{}",
         credits.per_month
+    );
+}
+
+/// A searched phase's record: probes at `loads` with their verdicts, ending as `ending`.
+fn searched(
+    probes: &[(i64, bool)],
+    (pass, fail): (Option<i64>, Option<i64>),
+    ending: headroom_results::SearchEnding,
+) -> MeasuredSweep {
+    use headroom_results::{ProbeOutcome, ProbeStage, SearchProbe, SearchRecord};
+    use headroom_spec::VarValue;
+    let mut sweep = sweep_of(&[]);
+    sweep.search = Some(SearchRecord {
+        variable: "rooms".to_owned(),
+        probes: probes
+            .iter()
+            .enumerate()
+            .map(|(i, &(load, passed))| SearchProbe {
+                point: i,
+                load: VarValue::Integer(load),
+                stage: ProbeStage::Confirm,
+                hold_s: 30.0,
+                runs: 3,
+                passes: if passed { 3 } else { 0 },
+                verdict: if passed {
+                    ProbeOutcome::Pass
+                } else {
+                    ProbeOutcome::Fail
+                },
+                why: (!passed).then(|| "`api.latency.p95 < 200ms`: measured 240 ms".to_owned()),
+            })
+            .collect(),
+        ending,
+        said: "passes at 40, fails at 42 (within 5.0 %)".to_owned(),
+        pass: pass.map(VarValue::Integer),
+        fail: fail.map(VarValue::Integer),
+        precision: 0.05,
+        precision_reached: pass.zip(fail).map(|(p, f)| (f - p) as f64 / p as f64),
+        runs: 12,
+        wall_s: 360.0,
+        warm_start: None,
+    });
+    sweep
+}
+
+/// Issue 32: a searched phase's SLO ceiling is its bracket's last pass, with the first fail
+/// above it (`fails_at`), why that failed, and what the search took; priced from the pass.
+#[test]
+fn a_searched_ceiling_is_its_last_pass_with_its_bracket() {
+    use headroom_results::SearchEnding;
+    let table = PriceTable::embedded().expect("table");
+    let mut model = relay_model();
+    model.cpu_ceiling = None;
+    let sweep = searched(
+        &[(40, true), (42, false)],
+        (Some(40), Some(42)),
+        SearchEnding::Converged,
+    );
+    model.slo = slo_ceiling(&sweep, "named");
+    let slo = model.slo.clone().expect("judged");
+    assert_eq!(
+        (slo.units, slo.first_failing, slo.lower_bound),
+        (Some(40.0), Some(42.0), false)
+    );
+    assert_eq!(slo.broke, ["`api.latency.p95 < 200ms`: measured 240 ms"]);
+    let search = slo.search.as_ref().expect("the search");
+    assert_eq!(search.spent(), "12 runs in 6.0 min");
+    let plan = plan_instance(
+        table.instance("m7g.large").expect("m7g.large"),
+        &model,
+        &table,
+    );
+    let ceiling = &plan.ceilings[&Resource::Slo];
+    assert_eq!(ceiling.units, Some(40.0));
+    assert_eq!(ceiling.fails_at, Some(42.0));
+    assert_eq!(ceiling.reads(), "40 (fails at 42)");
+    assert!(
+        ceiling.note.starts_with(
+            "searched in `load`: passes at 40, fails at 42 (±5.0 %, 5 % asked), 12 runs in 6.0 min"
+        ),
+        "{}",
+        ceiling.note
+    );
+    // Every probe passed up to `to`: a lower bound, as a listed sweep's.
+    let lower = searched(&[(64, true)], (Some(64), None), SearchEnding::LowerBound);
+    let slo = slo_ceiling(&lower, "").expect("judged");
+    assert!(slo.lower_bound);
+    assert_eq!(slo.first_failing, None);
+    // `from` failing: the ceiling lies below it, not measured.
+    let below = searched(&[(16, false)], (None, Some(16)), SearchEnding::BelowFrom);
+    model.slo = slo_ceiling(&below, "named");
+    let plan = plan_instance(
+        table.instance("m7g.large").expect("m7g.large"),
+        &model,
+        &table,
+    );
+    let ceiling = &plan.ceilings[&Resource::Slo];
+    assert_eq!((ceiling.units, ceiling.below), (None, Some(16.0)));
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.contains("lower the search's `from`")),
+        "{:?}",
+        plan.warnings
     );
 }

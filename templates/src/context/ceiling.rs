@@ -2,6 +2,57 @@
 
 use super::*;
 
+/// A search as the page tells it: its bracket, its precision, what it took, every probe.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchStory {
+    /// The variable searched.
+    pub variable: String,
+    /// How it ended: `converged`, `lower_bound`, `below_from`, `split`, `generator_bound`,
+    /// `unjudged`, `out_of_budget`.
+    pub ending: headroom_results::SearchEnding,
+    /// How it ended, in words.
+    pub said: String,
+    /// The last pass, as a number (for the plot).
+    pub pass: Option<f64>,
+    /// The first fail above it, as a number.
+    pub fail: Option<f64>,
+    /// `(fail − pass) / pass` as a fraction, when both are known.
+    pub within: Option<f64>,
+    /// The precision asked, as a fraction.
+    pub precision: f64,
+    /// Runs it took.
+    pub runs: u32,
+    /// What it took, in words (`13 runs in 1.5 min`).
+    pub took: String,
+    /// Where it started from another instance's bracket, in words.
+    pub warm_start: Option<String>,
+    /// Every probe, in the order it ran.
+    pub probes: Vec<ProbeRow>,
+}
+
+/// One probe of a search, as the page's table and plot show it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProbeRow {
+    /// From 1, in the order the probes ran.
+    pub number: usize,
+    /// Its value as written (`800/s`, `437`).
+    pub load: String,
+    /// Its value as a number.
+    pub value: f64,
+    /// `explore` or `confirm`.
+    pub stage: headroom_results::ProbeStage,
+    /// Each run's hold, in seconds.
+    pub hold_s: f64,
+    /// Its runs.
+    pub runs: u32,
+    /// Of them, those that passed every SLO.
+    pub passes: u32,
+    /// `pass`, `fail`, `split`, `generator_bound` or `unjudged`.
+    pub verdict: headroom_results::ProbeOutcome,
+    /// Why, in words.
+    pub why: Option<String>,
+}
+
 /// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
 pub(super) fn ceiling(
     results: &Results,
@@ -22,6 +73,10 @@ pub(super) fn ceiling(
     let phase = phases.iter().find(|p| p.name == name)?;
     if !judged(&phase.name) {
         return None;
+    }
+    let written = results.phases.iter().find(|p| p.name == phase.name);
+    if let Some(record) = written.and_then(|p| p.search.as_ref()) {
+        return Some(searched(record, because, &phase.name));
     }
     let (first_bad, last_good) = first_bad_and_last_good(phase);
     // What broke: the verdicts that failed at the first bad step, with their values.
@@ -88,7 +143,80 @@ pub(super) fn ceiling(
         first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
         broke,
         cliff,
+        search: None,
     })
+}
+
+/// `variable = value`, as every point is labelled.
+fn label(variable: &str, value: &VarValue) -> String {
+    headroom_spec::vars::point_label(&std::collections::BTreeMap::from([(
+        variable.to_owned(),
+        value.clone(),
+    )]))
+}
+
+/// A searched phase's ceiling: its bracket, why its fail failed, and the search's story.
+fn searched(record: &headroom_results::SearchRecord, because: &str, phase: &str) -> Ceiling {
+    let broke = record
+        .probes
+        .iter()
+        .rev()
+        .find(|p| Some(&p.load) == record.fail.as_ref())
+        .and_then(|p| p.why.clone())
+        .into_iter()
+        .collect();
+    Ceiling {
+        phase: phase.to_owned(),
+        chosen_because: because.to_owned(),
+        nothing_measured: false,
+        last_good: record.pass.as_ref().map(|v| label(&record.variable, v)),
+        first_bad: record.fail.as_ref().map(|v| label(&record.variable, v)),
+        broke,
+        cliff: None,
+        search: Some(story(record)),
+    }
+}
+
+/// A search as the page tells it.
+pub(super) fn story(record: &headroom_results::SearchRecord) -> SearchStory {
+    let number = |value: &VarValue| match value {
+        VarValue::Integer(n) => *n as f64,
+        VarValue::Float(x) => *x,
+        VarValue::Text(text) => headroom_spec::units::split_quantity(text).map_or(0.0, |(n, _)| n),
+    };
+    SearchStory {
+        variable: record.variable.clone(),
+        ending: record.ending,
+        said: record.said.clone(),
+        pass: record.pass_number(),
+        fail: record.fail_number(),
+        within: record.precision_reached,
+        precision: record.precision,
+        runs: record.runs,
+        took: headroom_pricing::plan::search_spent(record.runs, record.wall_s),
+        warm_start: record.warm_start.as_ref().map(|warm| {
+            format!(
+                "it started at {}, `{}`'s last pass ({}) scaled by the vCPU ratio ({})",
+                warm.start, warm.from_phase, warm.its_pass, warm.scale
+            )
+        }),
+        probes: record
+            .probes
+            .iter()
+            .enumerate()
+            .map(|(i, probe)| ProbeRow {
+                number: i + 1,
+                load: probe.load.to_string(),
+                value: number(&probe.load),
+                stage: probe.stage,
+                hold_s: probe.hold_s,
+                runs: probe.runs,
+                passes: probe.passes,
+                verdict: probe.verdict,
+                why: probe.why.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// Every phase whose runs were judged by SLOs, with what it ran in and where its SLOs broke.
@@ -111,12 +239,25 @@ pub(super) fn by_phase(results: &Results, phases: &[Phase]) -> Vec<PhaseCeiling>
                 None => None,
             })
             .unwrap_or_else(|| "the whole machine".to_owned());
-        let (first_bad, last_good) = first_bad_and_last_good(phase);
+        let (last_good, first_bad) = match &written.search {
+            Some(record) => (
+                record.pass.as_ref().map(|v| label(&record.variable, v)),
+                record.fail.as_ref().map(|v| label(&record.variable, v)),
+            ),
+            None => {
+                let (first_bad, last_good) = first_bad_and_last_good(phase);
+                (
+                    last_good,
+                    first_bad.map(|i| phase.points[i].variables.clone()),
+                )
+            }
+        };
         out.push(PhaseCeiling {
             phase: phase.name.clone(),
             measured_in,
             last_good,
-            first_bad: first_bad.map(|i| phase.points[i].variables.clone()),
+            first_bad,
+            search: written.search.as_ref().map(story),
         });
     }
     out

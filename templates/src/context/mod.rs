@@ -27,6 +27,7 @@ mod tally;
 mod words;
 
 use caveats::{caveats, not_measured};
+pub use ceiling::SearchStory;
 use ceiling::ceiling;
 pub use compared::Compared;
 use fits::fit_rows;
@@ -148,13 +149,13 @@ pub struct Generator {
 /// A plot of the page: an SVG file beside it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Plot {
-    /// `memory` or `latency`.
+    /// `memory`, `latency` or `search`.
     pub kind: String,
     /// The file name, relative to the page (`memory.svg`).
     pub file: String,
     /// The plot's title, also inside the SVG.
     pub title: String,
-    /// For `latency`: the phase and scenario plotted.
+    /// For `latency` and `search`: the phase plotted.
     pub phase: Option<String>,
     /// For `latency`: the scenario plotted.
     pub scenario: Option<String>,
@@ -325,6 +326,9 @@ pub struct Ceiling {
     pub broke: Vec<String>,
     /// The largest jump of the p95 between two steps, when it is 3× or more.
     pub cliff: Option<String>,
+    /// How the phase found its ceiling when it searched: `last_good` and `first_bad` are then
+    /// its bracket.
+    pub search: Option<SearchStory>,
 }
 
 /// One phase judged by SLOs, in the side-by-side table of the ceilings: what it ran in, its
@@ -340,6 +344,8 @@ pub struct PhaseCeiling {
     pub last_good: Option<String>,
     /// The first step where some SLO failed, if any did.
     pub first_bad: Option<String>,
+    /// How it searched, when it did (`last_good` and `first_bad` are its bracket).
+    pub search: Option<SearchStory>,
 }
 
 /// A least-squares line of one series over one sweep, and how it predicts the largest point.
@@ -507,7 +513,12 @@ impl PageContext {
             && (results.matrix.target.command.is_some()
                 || !results.matrix.target.services.is_empty());
         runs.external = results.matrix.target.url.is_some();
-        let plots = plotted::plots(&inputs.bench, &fits, ceiling.as_ref(), &phases);
+        let plots = plotted::plots(
+            &inputs.bench,
+            &fits,
+            (ceiling.as_ref(), &phase_ceilings),
+            &phases,
+        );
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);
         let stack = stack::sentences(results);

@@ -3,12 +3,20 @@
 
 use super::*;
 
-/// The plots a page has: memory over the memory sweep when there is a fit, and the latency
-/// percentiles of each scenario over the ceiling phase (else the first sweep of several steps).
+/// A file name's part from a name: `latency-{slug}.svg`.
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The plots a page has: memory over the memory sweep when there is a fit, each searched
+/// phase's search path, and the latency percentiles of each scenario over the ceiling phase
+/// (else the first sweep of several steps).
 pub(super) fn plots(
     bench: &Bench,
     fits: &[FitRow],
-    ceiling: Option<&Ceiling>,
+    (ceiling, phase_ceilings): (Option<&Ceiling>, &[PhaseCeiling]),
     phases: &[Phase],
 ) -> Vec<Plot> {
     let mut plots = Vec::new();
@@ -25,6 +33,31 @@ pub(super) fn plots(
             request: None,
         });
     }
+    let searched = ceiling
+        .filter(|c| c.search.is_some())
+        .map(|c| c.phase.clone())
+        .into_iter()
+        .chain(
+            phase_ceilings
+                .iter()
+                .filter(|c| c.search.is_some())
+                .map(|c| c.phase.clone()),
+        );
+    let mut seen = Vec::new();
+    for phase in searched {
+        if seen.contains(&phase) {
+            continue;
+        }
+        plots.push(Plot {
+            kind: "search".to_owned(),
+            file: format!("search-{}.svg", slug(&phase)),
+            title: format!("How the `{phase}` phase searched its ceiling"),
+            phase: Some(phase.clone()),
+            scenario: None,
+            request: None,
+        });
+        seen.push(phase);
+    }
     let phase = match ceiling {
         Some(ceiling) => phases.iter().find(|p| p.name == ceiling.phase),
         None => phases.iter().find(|p| p.points.len() > 1),
@@ -39,11 +72,6 @@ pub(super) fn plots(
             if !measured {
                 continue;
             }
-            let slug = |text: &str| -> String {
-                text.chars()
-                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                    .collect()
-            };
             // The requests an SLO judges apart lead, each against its own threshold.
             let mut judged: Vec<&String> = phase
                 .latency_slos

@@ -6,6 +6,8 @@
 //!   priced instance's usable memory as a horizontal line, reached at its memory ceiling.
 //! - latency: p50, p95 and p99 per step of the ceiling phase (medians over repeats, min–max
 //!   bands when repeated), each latency SLO as a horizontal line and the first failing step.
+//! - search: a searched phase's probes in the order they ran, at their loads, marked by
+//!   verdict, the final bracket shaded.
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -15,8 +17,10 @@ use crate::context::{PageContext, Plot, Stat};
 use crate::format;
 
 mod latency;
+mod search;
 
 use latency::latency;
+use search::search;
 
 const SIZE: (u32, u32) = (760, 440);
 const MIB: f64 = 1_048_576.0;
@@ -64,6 +68,7 @@ pub fn draw(context: &PageContext) -> Result<Vec<Drawn>, PageError> {
             let drawn = match plot.kind.as_str() {
                 "memory" => memory(context, plot, &mut svg),
                 "latency" => latency(context, plot, &mut svg),
+                "search" => search(context, plot, &mut svg),
                 other => Err(format!("no plot of kind `{other}`").into()),
             };
             drawn.map_err(|e| PageError::Plot {
