@@ -43,21 +43,10 @@ fn searched_sentence(
     search: &headroom_pricing::plan::SearchedCeiling,
 ) -> String {
     let spent = search.spent();
-    let warm = search
-        .warm_start
-        .as_ref()
-        .map_or_else(String::new, |warm| format!("; {warm}"));
+    let warm = search.warm();
     let said = match (slo.units, slo.first_failing) {
         (Some(pass), Some(fail)) => {
-            let within = search
-                .precision_reached
-                .map_or_else(String::new, |reached| {
-                    format!(
-                        " (±{:.1} %, {:.0} % asked)",
-                        reached * 100.0,
-                        search.precision * 100.0
-                    )
-                });
+            let within = search.within();
             let broke = if slo.broke.is_empty() {
                 String::new()
             } else {

@@ -127,6 +127,16 @@ impl SearchRecord {
         self.pass.as_ref().and_then(number)
     }
 
+    /// Why the bracket's fail failed: the words of its latest probe.
+    pub fn fail_why(&self) -> Option<&str> {
+        let fail = self.fail.as_ref()?;
+        self.probes
+            .iter()
+            .rev()
+            .find(|p| &p.load == fail)
+            .and_then(|p| p.why.as_deref())
+    }
+
     /// `fail` as a number, when there is one.
     pub fn fail_number(&self) -> Option<f64> {
         self.fail.as_ref().and_then(number)

@@ -392,21 +392,10 @@ fn searched_ceiling(
     warnings: &mut Vec<String>,
 ) -> Ceiling {
     let phase = &slo.phase;
-    let warm = search
-        .warm_start
-        .as_ref()
-        .map_or_else(String::new, |warm| format!("; {warm}"));
+    let warm = search.warm();
     match (slo.units, slo.first_failing) {
         (Some(units), Some(fail)) => {
-            let within = search
-                .precision_reached
-                .map_or_else(String::new, |reached| {
-                    format!(
-                        " (±{:.1} %, {:.0} % asked)",
-                        reached * 100.0,
-                        search.precision * 100.0
-                    )
-                });
+            let within = search.within();
             Ceiling {
                 fails_at: Some(scaled(fail)),
                 ..Ceiling::at(

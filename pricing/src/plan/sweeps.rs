@@ -51,6 +51,24 @@ impl SearchedCeiling {
     pub fn spent(&self) -> String {
         search_spent(self.runs, self.wall_s)
     }
+
+    /// How narrow its bracket is, in words: ` (±4.8 %, 5 % asked)`; empty without a bracket.
+    pub fn within(&self) -> String {
+        self.precision_reached.map_or_else(String::new, |reached| {
+            format!(
+                " (±{:.1} %, {:.0} % asked)",
+                reached * 100.0,
+                self.precision * 100.0
+            )
+        })
+    }
+
+    /// Where it started, after a `; `, when it started from another instance's bracket.
+    pub fn warm(&self) -> String {
+        self.warm_start
+            .as_ref()
+            .map_or_else(String::new, |warm| format!("; {warm}"))
+    }
 }
 
 /// What a search took, in words: `13 runs in 1.5 min`, `4 runs in 40 s`.
@@ -74,15 +92,7 @@ fn searched_ceiling(
 ) -> SloCeiling {
     let units = record.pass_number();
     let first_failing = record.fail_number();
-    // Why the bracket's fail failed: its latest probe's words.
-    let broke = record
-        .probes
-        .iter()
-        .rev()
-        .find(|p| Some(&p.load) == record.fail.as_ref())
-        .and_then(|p| p.why.clone())
-        .into_iter()
-        .collect();
+    let broke = record.fail_why().map(str::to_owned).into_iter().collect();
     SloCeiling {
         phase: sweep.name.clone(),
         chosen_because: chosen_because.to_owned(),

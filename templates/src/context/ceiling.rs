@@ -157,14 +157,7 @@ fn label(variable: &str, value: &VarValue) -> String {
 
 /// A searched phase's ceiling: its bracket, why its fail failed, and the search's story.
 fn searched(record: &headroom_results::SearchRecord, because: &str, phase: &str) -> Ceiling {
-    let broke = record
-        .probes
-        .iter()
-        .rev()
-        .find(|p| Some(&p.load) == record.fail.as_ref())
-        .and_then(|p| p.why.clone())
-        .into_iter()
-        .collect();
+    let broke = record.fail_why().map(str::to_owned).into_iter().collect();
     Ceiling {
         phase: phase.to_owned(),
         chosen_because: because.to_owned(),
