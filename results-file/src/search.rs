@@ -127,19 +127,35 @@ impl SearchRecord {
         self.pass.as_ref().and_then(number)
     }
 
-    /// Why the bracket's fail failed: the words of its latest probe.
+    /// The probe that bounds the ceiling from above: the latest at the bracket's fail, or,
+    /// when the search ended on a split, the probe that split.
+    pub fn boundary(&self) -> Option<&SearchProbe> {
+        match &self.fail {
+            Some(fail) => self.probes.iter().rev().find(|p| &p.load == fail),
+            None if self.ending == SearchEnding::Split => self
+                .probes
+                .iter()
+                .rev()
+                .find(|p| p.verdict == ProbeOutcome::Split),
+            None => None,
+        }
+    }
+
+    /// Why the bracket's top did not pass: the words of its probe ([`Self::boundary`]).
     pub fn fail_why(&self) -> Option<&str> {
-        let fail = self.fail.as_ref()?;
-        self.probes
-            .iter()
-            .rev()
-            .find(|p| &p.load == fail)
-            .and_then(|p| p.why.as_deref())
+        self.boundary().and_then(|p| p.why.as_deref())
     }
 
     /// `fail` as a number, when there is one.
     pub fn fail_number(&self) -> Option<f64> {
         self.fail.as_ref().and_then(number)
+    }
+}
+
+impl SearchProbe {
+    /// The value probed as a number: `1180` of `"1180/s"`.
+    pub fn load_number(&self) -> Option<f64> {
+        number(&self.load)
     }
 }
 

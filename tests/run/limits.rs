@@ -7,7 +7,7 @@ use headroom_results::{AppliedLimits, Failure, RunLimits, RunResult};
 use super::*;
 
 /// The limits a run's target was held to.
-fn applied(run: &RunResult) -> &AppliedLimits {
+pub(crate) fn applied(run: &RunResult) -> &AppliedLimits {
     match &run.limits {
         Some(RunLimits::Applied(applied)) => applied,
         other => panic!("limits applied: {other:?}"),

@@ -1,6 +1,7 @@
 //! Issue 32: a phase that searches its ceiling, against targets whose ceiling is known.
 
 use super::*;
+use crate::limits::applied;
 use headroom_runner::results::{ProbeStage, SearchEnding, SearchRecord};
 
 /// The searched phase's record, its probes each a point of the phase (and of the results'
@@ -35,7 +36,9 @@ fn search_of(results: &headroom_runner::results::Results, phase: &str) -> Search
 /// seconds, the first 503 comes past answer·(1 + 0.1/T): the search, from 16× below, brackets
 /// that rate to 5 %, both ends confirmed at the full hold. Exploring probes held 2 s see a
 /// higher edge (answer·1.05), so a pass they find above the truth is overturned by its
-/// confirmation: the bracket is the full hold's.
+/// confirmation: the bracket is the full hold's. Meanwhile headroom is stopped and continued
+/// four times for 20 ms during the first probe, as a shared VM's host pauses it: a paused,
+/// idle generator is not a bound, and the search goes on.
 #[test]
 fn a_search_brackets_a_known_ceiling() {
     let spec_path = root().join("tests/fixtures/run/search-known.toml");
@@ -47,9 +50,33 @@ fn a_search_brackets_a_known_ceiling() {
     };
     let hold = spec.phases[0].hold.expect("the phase's hold").as_secs_f64();
     let truth = answer * (1.0 + 0.1 / hold);
-    let (output, results) = run_fixture("search-known", &[], &[]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let record = search_of(&typed(&results), "load");
+    let _machine = shared();
+    let out = fresh_out("search-known");
+    let mut child = start_in_background("search-known", &out, "1048B");
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..4 {
+        send("STOP", &child);
+        std::thread::sleep(Duration::from_millis(20));
+        send("CONT", &child);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let status = child.wait().expect("headroom ends");
+    assert!(status.success(), "{status:?}");
+    let results = typed(&read_results(&out));
+    let paused: Vec<_> = typed_runs(&results)
+        .iter()
+        .filter_map(|run| run.generator.pauses)
+        .filter(|pauses| pauses.count > 0)
+        .collect();
+    common::say(&format!(
+        "machine pauses seen in the search's runs: {paused:?}"
+    ));
+    assert!(
+        paused.iter().any(|p| p.longest_ms >= 15.0),
+        "the pauses were not seen: {paused:?}"
+    );
+    assert!(typed_runs(&results).iter().all(|run| !run.generator.bound));
+    let record = search_of(&results, "load");
     common::say(&format!(
         "search: {} ({} runs, {:.0} s); truth {truth:.1}/s",
         record.said, record.runs, record.wall_s
@@ -88,4 +115,176 @@ fn a_search_brackets_a_known_ceiling() {
     );
     assert!(record.runs <= 20, "{}", record.runs);
     clean("search-known");
+}
+
+/// A probe whose runs split (two pass, one fails at one load) is reported as a split, not as a
+/// pass or a fail: the search ends there, its ceiling the last load every run passed, and
+/// `plan` and the page say so.
+#[test]
+fn a_split_verdict_is_reported_as_such() {
+    let counter = fresh_out("search-split").with_file_name("targets-started");
+    let env = [("SEARCH_SPLIT_COUNTER", counter.display().to_string())];
+    let out = out("search-split");
+    let spec = "tests/fixtures/run/search-split.toml";
+    let out_arg = out.display().to_string();
+    let output = headroom(&["run", spec, "--out", &out_arg], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let record = search_of(&typed(&read_results(&out)), "load");
+    common::say(&format!("split search: {}", record.said));
+    assert_eq!(record.ending, SearchEnding::Split, "{}", record.said);
+    let last = record.probes.last().expect("probes");
+    assert_eq!(last.load.to_string(), "160/s");
+    assert_eq!((last.passes, last.runs), (2, 3), "{last:?}");
+    assert_eq!(last.verdict, headroom_runner::results::ProbeOutcome::Split);
+    assert!(
+        record
+            .said
+            .starts_with("passes 2 of 3 at 160/s: the boundary is within noise there"),
+        "{}",
+        record.said
+    );
+    assert_eq!(
+        record.pass.as_ref().map(ToString::to_string).as_deref(),
+        Some("80/s")
+    );
+    assert_eq!(record.fail, None);
+    // Neither a pass at 160/s nor a fail there: the plan's ceiling is 80/s, bounded by the
+    // split, not a lower bound.
+    let output = headroom(&["plan", spec, "--results", &out_arg, "--json"], &env);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("plan json");
+    let slo = &report["slo_ceiling"];
+    assert_eq!(common::number(&slo["units"]), 80.0, "{slo}");
+    assert_eq!(common::number(&slo["first_failing"]), 160.0, "{slo}");
+    assert_eq!(slo["lower_bound"], false, "{slo}");
+    assert_eq!(slo["search"]["ending"], "split", "{slo}");
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
+    assert!(
+        page.contains("| 3 | 160/s | explore | 2 s | 2 of 3 | split: passes 2 of 3; "),
+        "{page}"
+    );
+    clean("search-split");
+}
+
+/// A target this machine cannot overload with an SLO it never breaks: the search doubles its
+/// rate until the generator cannot send a probe (bound by its lag or CPU, or arrivals skipped),
+/// which is neither a pass nor a fail: the search stops there and says the ceiling is beyond
+/// what this machine can send, and what to do.
+#[test]
+fn a_probe_the_generator_cannot_send_ends_the_search() {
+    let (output, results) = run_fixture_alone("search-bound", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let record = search_of(&typed(&results), "load");
+    common::say(&format!("generator-bound search: {}", record.said));
+    assert_eq!(
+        record.ending,
+        SearchEnding::GeneratorBound,
+        "{}",
+        record.said
+    );
+    let last = record.probes.last().expect("probes");
+    assert_eq!(
+        last.verdict,
+        headroom_runner::results::ProbeOutcome::GeneratorBound
+    );
+    assert!(last.why.as_deref().is_some_and(|why| !why.is_empty()));
+    assert!(
+        record
+            .said
+            .starts_with(&format!("the generator could not send {}: ", last.load)),
+        "{}",
+        record.said
+    );
+    assert!(record.said.contains("`run --segment`"), "{}", record.said);
+    // Every probe before it passed: the last pass is the one below it.
+    assert!(record.pass.is_some() && record.fail.is_none(), "{record:?}");
+    assert!(leftovers("1047B").is_empty());
+    clean("search-bound");
+}
+
+/// `[plan] emulate` with a search: each priced instance searches in its own shape, and the
+/// second starts from the first's bracket (a warm start, recorded) and runs fewer probes;
+/// the page shows both brackets.
+#[test]
+fn each_emulated_instance_searches_and_the_second_starts_warm() {
+    if !cgroups_writable("each_emulated_instance_searches_and_the_second_starts_warm") {
+        return;
+    }
+    let out = fresh_out("search-emulate");
+    let out_arg = out.display().to_string();
+    let spec = "tests/fixtures/run/search-emulate.toml";
+    let output = headroom_alone(&[
+        "run",
+        spec,
+        "--phase",
+        "rate@c7g.medium",
+        "--phase",
+        "rate@t4g.small-baseline",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = typed(&read_results(&out));
+    let cold = search_of(&results, "rate@c7g.medium");
+    let warm = search_of(&results, "rate@t4g.small-baseline");
+    common::say(&format!(
+        "emulated searches: c7g.medium {} ({} probes); t4g.small's baseline {} ({} probes, {:?})",
+        cold.said,
+        cold.probes.len(),
+        warm.said,
+        warm.probes.len(),
+        warm.warm_start
+    ));
+    assert!(cold.warm_start.is_none());
+    assert_eq!(cold.probes[0].load.to_string(), "100/s");
+    let started = warm
+        .warm_start
+        .as_ref()
+        .expect("the second search started warm");
+    assert_eq!(started.from_phase, "rate@c7g.medium");
+    assert_eq!(Some(&started.its_pass), cold.pass.as_ref());
+    // The server can use 0.4 CPU here, 1 there.
+    assert_eq!(started.scale, 0.4);
+    assert_eq!(warm.probes[0].load, started.start);
+    assert!(
+        warm.probes.len() < cold.probes.len(),
+        "warm {} probes, cold {}",
+        warm.probes.len(),
+        cold.probes.len()
+    );
+    // One request at a time at 1 ms: under 1,000 a second on a CPU, under 400 on 0.4.
+    for (record, most) in [(&cold, 1_000.0), (&warm, 400.0)] {
+        assert_eq!(record.ending, SearchEnding::Converged, "{}", record.said);
+        let pass = record.pass_number().expect("a pass");
+        assert!((most * 0.3..most).contains(&pass), "{}", record.said);
+    }
+    // Every run of each ran in its instance's shape.
+    for (phase, cpus) in [("rate@c7g.medium", 1.0), ("rate@t4g.small-baseline", 0.4)] {
+        let ran = results
+            .phases
+            .iter()
+            .find(|p| p.name == phase)
+            .expect(phase);
+        for run in ran.points.iter().flat_map(|p| p.runs.iter()) {
+            assert_eq!(applied(run).cpus, Some(cpus), "{phase}");
+        }
+    }
+    let output = headroom(&["render", spec, "--results", &out_arg], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
+    for (phase, plot) in [
+        ("rate@c7g.medium", "search-rate-c7g-medium.svg"),
+        (
+            "rate@t4g.small-baseline",
+            "search-rate-t4g-small-baseline.svg",
+        ),
+    ] {
+        assert!(
+            page.contains(&format!("| `{phase}` (searched, ±")),
+            "no bracket of {phase} on the page:\n{page}"
+        );
+        assert!(page.contains(&format!("]({plot})")), "{plot} not linked");
+    }
+    assert!(leftovers("1049B").is_empty());
+    clean("search-emulate");
 }

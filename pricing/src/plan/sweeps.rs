@@ -91,7 +91,11 @@ fn searched_ceiling(
     chosen_because: &str,
 ) -> SloCeiling {
     let units = record.pass_number();
-    let first_failing = record.fail_number();
+    // A split is the boundary within noise: the load it split at bounds the ceiling as a
+    // fail would, though it is no fail.
+    let first_failing = record
+        .fail_number()
+        .or_else(|| record.boundary().and_then(|p| p.load_number()));
     let broke = record.fail_why().map(str::to_owned).into_iter().collect();
     SloCeiling {
         phase: sweep.name.clone(),

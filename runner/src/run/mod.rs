@@ -141,7 +141,7 @@ pub async fn run(
         matrix.clone()
     };
     let selected = select_phases(&matrix, options)?;
-    refuse_segmented_search(&selected, options)?;
+    refuse_segmented_search(&selected, options.segment)?;
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&matrix, options)?;
@@ -237,10 +237,10 @@ pub async fn run(
 /// have: refused with segments, and why.
 fn refuse_segmented_search(
     selected: &[&MatrixPhase],
-    options: &RunOptions,
+    segment: headroom_load::stripe::Segment,
 ) -> Result<(), RunError> {
     if let Some(searching) = selected.iter().find(|p| p.search.is_some())
-        && options.segment.count > 1
+        && segment.count > 1
     {
         return Err(RunError::Search(format!(
             "phase `{}` searches its ceiling, and a segment judges no SLO: each probe's verdict needs the whole load's figures, which only `headroom merge` puts together after the run. Run the search on one machine (without `--segment`), or list the steps (`vary = {{ {} = [ … ] }}`) to run them in segments",
@@ -563,5 +563,54 @@ pub fn raise_open_files() {
             maximum: limit.maximum,
         };
         let _ = setrlimit(Resource::Nofile, raised);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32: a search decides each probe on the whole load's verdicts, which a segment
+    /// does not have: a segmented run of a searching phase is refused before anything runs,
+    /// and says why and what to do; the whole load (one segment) runs it.
+    #[test]
+    fn a_search_is_refused_with_segments() {
+        let text = r#"
+[bench]
+name = "searching"
+[vars]
+rate = "25/s"
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "{rate}"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+[[phase]]
+name = "load"
+hold = "10s"
+vary = { rate = { search = { from = "25/s", to = "3200/s" } } }
+[slo]
+refused = "api.failed == 0%"
+"#;
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let matrix = headroom_compiler::Compiler::new()
+            .compile(text, &prices)
+            .matrix
+            .expect("the fixture compiles");
+        let phases: Vec<&MatrixPhase> = matrix.phases.iter().collect();
+        let two = headroom_load::stripe::Segment { index: 1, count: 2 };
+        let Err(RunError::Search(why)) = refuse_segmented_search(&phases, two) else {
+            panic!("a segmented search ran");
+        };
+        assert!(
+            why.starts_with("phase `load` searches its ceiling, and a segment judges no SLO"),
+            "{why}"
+        );
+        assert!(why.contains("vary = { rate = [ … ] }"), "{why}");
+        let whole = headroom_load::stripe::Segment { index: 0, count: 1 };
+        assert!(refuse_segmented_search(&phases, whole).is_ok());
     }
 }

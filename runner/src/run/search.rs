@@ -5,13 +5,15 @@
 
 use super::recorded::{Means, run_recorded};
 use super::*;
-use crate::results::{ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord};
+use crate::results::{ProbeOutcome, ProbeStage, Results, SearchEnding, SearchProbe, SearchRecord};
 use crate::search::{Bounds, Ending, Next, ProbeVerdict, Search, Stage};
 use headroom_compiler::matrix::PhaseSearch;
 use headroom_spec::search::SearchEnds;
 
 /// Each bracketing probe's load over the last one's.
 const GROWTH: f64 = 2.0;
+/// The same from a warm start: the ceiling is expected near it.
+const WARM_GROWTH: f64 = 1.25;
 /// A safety net under `max_runs`: a search never makes more probes than this.
 const MOST_PROBES: u32 = 200;
 /// Under this share of the intended arrivals sent, a probe did not put its load on the server.
@@ -24,6 +26,42 @@ enum RunSays {
     Fail(String),
     GeneratorBound(String),
     Unjudged(String),
+}
+
+/// Where an emulated instance's search starts when another instance's search of the same
+/// phase has found its last pass: that pass scaled by the CPUs the server can use here over
+/// there (its vCPUs, or its baseline's share, and no more than `[target] cores`).
+fn warm_start(
+    matrix: &RunMatrix,
+    phase: &MatrixPhase,
+    results: &Results,
+    ends: &SearchEnds,
+) -> Option<(f64, crate::results::WarmStart)> {
+    let here = phase.emulates.as_ref()?;
+    let usable = |cpus: f64| matrix.target.cores.map_or(cpus, |cores| cpus.min(cores));
+    results.phases.iter().rev().find_map(|done| {
+        let record = done.search.as_ref()?;
+        let pass = record.pass_number()?;
+        let there = matrix
+            .phases
+            .iter()
+            .find(|p| p.name == done.name)?
+            .emulates
+            .as_ref()
+            .filter(|there| there.of_phase == here.of_phase && done.name != phase.name)?;
+        let scale = usable(here.cpus) / usable(there.cpus);
+        let start = (pass * scale).clamp(ends.from, ends.to);
+        let start = if ends.whole { start.floor() } else { start };
+        Some((
+            start,
+            crate::results::WarmStart {
+                from_phase: done.name.clone(),
+                its_pass: ends.value(pass),
+                scale: (scale * 1000.0).round() / 1000.0,
+                start: ends.value(start),
+            },
+        ))
+    })
 }
 
 /// Runs the search of `phase`, probe by probe, and writes its record.
@@ -41,11 +79,13 @@ pub(super) async fn search_phase(
     };
     let ends = plan.ends().map_err(RunError::Search)?;
     let repeats = options.repeats.unwrap_or(phase.repeats);
+    let warm = warm_start(matrix, phase, &outcome.results, &ends);
     let mut search = Search::new(Bounds {
         from: ends.from,
+        start: warm.as_ref().map_or(ends.from, |(start, _)| *start),
         to: ends.to,
         precision: plan.precision.fraction(),
-        growth: GROWTH,
+        growth: if warm.is_some() { WARM_GROWTH } else { GROWTH },
         whole: ends.whole,
         max_probes: MOST_PROBES,
     });
@@ -105,12 +145,13 @@ pub(super) async fn search_phase(
             break search.stopped(load, "the target kept for the phase died".to_owned());
         }
     };
-    let record = record_of(
+    let mut record = record_of(
         plan,
         &ends,
         (probes, &ending),
         (spent, started.elapsed().as_secs_f64()),
     );
+    record.warm_start = warm.map(|(_, warm)| warm);
     on_event(Event::SearchEnded {
         phase: &phase.name,
         record: &record,

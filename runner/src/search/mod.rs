@@ -14,13 +14,16 @@ mod tests;
 /// What one search may do.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bounds {
-    /// The first load probed.
+    /// The lowest load probed: failing there, the ceiling lies below it.
     pub(crate) from: f64,
+    /// The first load probed: `from`, or where another instance's bracket says the ceiling
+    /// is (a warm start); failing there, probes step down by `growth` towards `from`.
+    pub(crate) start: f64,
     /// The highest load probed: passing there, the ceiling is a lower bound.
     pub(crate) to: f64,
     /// The bracket's width over its pass at which the search stops (0.05 for 5 %).
     pub(crate) precision: f64,
-    /// Each bracketing probe's load over the last one's.
+    /// Each bracketing probe's load over the last one's (down, over the next one's).
     pub(crate) growth: f64,
     /// Loads are counts (users, rooms): probed as whole numbers.
     pub(crate) whole: bool,
@@ -251,7 +254,7 @@ impl Search {
             return Next::Done(self.out_of_budget(format!("{} probes", b.max_probes)));
         }
         match bracket {
-            (None, None) => self.probe(b.from, Stage::Explore),
+            (None, None) => self.probe(b.start.clamp(b.from, b.to), Stage::Explore),
             (None, Some((fail, confirmed))) => {
                 if fail <= b.from {
                     if confirmed {
@@ -260,8 +263,11 @@ impl Search {
                         self.probe(fail, Stage::Confirm)
                     }
                 } else {
-                    // A confirmed pass was overturned below this fail: bisect from `from`.
-                    self.probe(self.between(b.from, fail), Stage::Explore)
+                    // Nothing passed below this fail (a warm start too high, or a pass
+                    // overturned by its confirmation): step down towards `from`.
+                    let lower = self.rounded((fail / b.growth).max(b.from));
+                    let lower = if lower >= fail { b.from } else { lower };
+                    self.probe(lower, Stage::Explore)
                 }
             }
             (Some((pass, confirmed)), None) => {

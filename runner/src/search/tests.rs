@@ -3,6 +3,7 @@ use super::*;
 fn bounds(from: f64, to: f64, whole: bool) -> Bounds {
     Bounds {
         from,
+        start: from,
         to,
         precision: 0.05,
         growth: 2.0,
@@ -187,4 +188,40 @@ fn a_search_out_of_probes_reports_the_bracket_it_had() {
             why: "7 probes".to_owned(),
         }
     );
+}
+
+/// A warm start near the truth (another instance's bracket, scaled) brackets it in fewer
+/// probes than a cold start from `from`, above the truth or below it; stepping down never
+/// goes under `from`, where the ceiling is below it.
+#[test]
+fn a_warm_start_brackets_in_fewer_probes() {
+    for (truth, start) in [(1_000.0, 1_200.0), (1_000.0, 850.0), (400.0, 1_000.0)] {
+        let (_, cold) = search(bounds(50.0, 6_400.0, false), ceiling(truth));
+        let warm_bounds = Bounds {
+            start,
+            growth: 1.25,
+            ..bounds(50.0, 6_400.0, false)
+        };
+        let (ending, warm) = search(warm_bounds, ceiling(truth));
+        let Ending::Converged { pass, fail } = ending else {
+            panic!("{truth} from {start}: {ending:?} after {warm:?}");
+        };
+        assert!(pass <= truth && truth < fail, "{pass} … {fail}");
+        assert!((fail - pass) / pass <= 0.05);
+        assert!(
+            warm.len() < cold.len(),
+            "{truth} from {start}: warm {} probes, cold {}",
+            warm.len(),
+            cold.len()
+        );
+    }
+    let (ending, _) = search(
+        Bounds {
+            start: 800.0,
+            growth: 1.25,
+            ..bounds(50.0, 6_400.0, false)
+        },
+        ceiling(20.0),
+    );
+    assert_eq!(ending, Ending::BelowFrom { fail: 50.0 });
 }

@@ -163,7 +163,7 @@ fn searched(record: &headroom_results::SearchRecord, because: &str, phase: &str)
         chosen_because: because.to_owned(),
         nothing_measured: false,
         last_good: record.pass.as_ref().map(|v| label(&record.variable, v)),
-        first_bad: record.fail.as_ref().map(|v| label(&record.variable, v)),
+        first_bad: record.boundary().map(|p| label(&record.variable, &p.load)),
         broke,
         cliff: None,
         search: Some(story(record)),
@@ -172,11 +172,6 @@ fn searched(record: &headroom_results::SearchRecord, because: &str, phase: &str)
 
 /// A search as the page tells it.
 pub(super) fn story(record: &headroom_results::SearchRecord) -> SearchStory {
-    let number = |value: &VarValue| match value {
-        VarValue::Integer(n) => *n as f64,
-        VarValue::Float(x) => *x,
-        VarValue::Text(text) => headroom_spec::units::split_quantity(text).map_or(0.0, |(n, _)| n),
-    };
     SearchStory {
         variable: record.variable.clone(),
         ending: record.ending,
@@ -200,7 +195,7 @@ pub(super) fn story(record: &headroom_results::SearchRecord) -> SearchStory {
             .map(|(i, probe)| ProbeRow {
                 number: i + 1,
                 load: probe.load.to_string(),
-                value: number(&probe.load),
+                value: probe.load_number().unwrap_or_default(),
                 stage: probe.stage,
                 hold_s: probe.hold_s,
                 runs: probe.runs,
@@ -235,7 +230,7 @@ pub(super) fn by_phase(results: &Results, phases: &[Phase]) -> Vec<PhaseCeiling>
         let (last_good, first_bad) = match &written.search {
             Some(record) => (
                 record.pass.as_ref().map(|v| label(&record.variable, v)),
-                record.fail.as_ref().map(|v| label(&record.variable, v)),
+                record.boundary().map(|p| label(&record.variable, &p.load)),
             ),
             None => {
                 let (first_bad, last_good) = first_bad_and_last_good(phase);
