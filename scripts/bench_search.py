@@ -53,7 +53,7 @@ units = "rate"
 """
 
 SWEEP = 'vary = { rate = { from = "500/s", to = "1100/s", step = 20 } }\norder = "grouped"'
-SEARCH = 'vary = { rate = { search = { from = "250/s", to = "8000/s", precision = "5%", probe_hold = "%s", max_runs = 60, max_time = "1h" } } }'
+SEARCH = 'vary = { rate = { search = { from = "250/s", to = "8000/s", precision = "5%", probe_hold = "HOLD", max_runs = 60, max_time = "1h" } } }'
 
 
 def number(value):
@@ -106,7 +106,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         fill = lambda vary: SPEC.format(hold=args.hold, repeats=args.repeats, vary=vary)
         # The search first, then the sweep: each on the same machine in the same session.
-        search, search_wall = run(args.headroom, fill(SEARCH % args.hold), out, "search")
+        search, search_wall = run(args.headroom, fill(SEARCH.replace("HOLD", args.hold)), out, "search")
         sweep, sweep_wall = run(args.headroom, fill(SWEEP), out, "sweep")
     record = search["phases"][0].get("search")
     if record is None:

@@ -40,12 +40,21 @@ pub(crate) fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
         .filter(|p| p.search.is_none())
         .map(|p| p.points.len())
         .sum();
-    let searched: Vec<String> = matrix
+    let budgets: Vec<u32> = matrix
         .phases
         .iter()
         .filter_map(|p| p.search.as_ref())
-        .map(|s| format!("a search of up to {} runs", s.max_runs))
+        .map(|s| s.max_runs)
         .collect();
+    let searched: Vec<String> = match budgets.as_slice() {
+        [] => Vec::new(),
+        [one] => vec![format!("a search of up to {one} runs")],
+        many => vec![format!(
+            "{} searches (up to {} runs)",
+            many.len(),
+            many.iter().sum::<u32>()
+        )],
+    };
     // A search's runs are made as it goes: counted at its budget, and said so.
     let (summary, budget) = if searched.is_empty() {
         (

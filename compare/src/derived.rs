@@ -115,7 +115,10 @@ pub fn of_results(results: &Results, table: &PriceTable) -> Derived {
                 .1
                 .push(value);
         };
+        // A searched ceiling is one bracket, the same in every repeat: compared by it
+        // (`brackets`), not by a rank test on copies of it.
         if let Some(slo) = &planned.model.slo
+            && slo.search.is_none()
             && let Some(units) = slo.units.filter(|_| !slo.lower_bound)
         {
             add(

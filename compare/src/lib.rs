@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod brackets;
 pub mod derived;
 pub mod figures;
 pub mod gate;

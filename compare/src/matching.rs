@@ -149,6 +149,7 @@ pub fn compare(
     comparison
         .notes
         .extend(binding_changes(&ours.bindings, &others.bindings));
+    judge_searched_ceilings(base, new, unlike, table, &mut comparison);
     judge_fitted_slopes(
         (
             &derived::slopes_of(base, table),
@@ -253,6 +254,35 @@ fn judge_fitted_slopes(
             judgement,
         });
     }
+}
+
+/// The SLO ceilings of two searches, by their brackets, when either side searched.
+fn judge_searched_ceilings(
+    base: &Results,
+    new: &Results,
+    unlike: bool,
+    table: &PriceTable,
+    comparison: &mut Comparison,
+) {
+    let (ours, others) = (
+        crate::brackets::of_results(base, table),
+        crate::brackets::of_results(new, table),
+    );
+    if ours.is_none() && others.is_none() {
+        return;
+    }
+    let mut judgement = crate::brackets::judge_brackets(ours.flatten(), others.flatten());
+    if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
+        let verdict = Box::new(judgement.verdict);
+        judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
+    }
+    comparison.rows.push(Row {
+        phase: "plan".to_owned(),
+        point: "searched".to_owned(),
+        figure: "ceiling.slo.units".to_owned(),
+        direction: Direction::HigherIsBetter,
+        judgement,
+    });
 }
 
 /// A note for each priced instance saying what its plan figures stand on, on both sides or

@@ -101,7 +101,16 @@ fn percent(fraction: f64) -> String {
 /// The cells of a figure's row: point, figure, base, new, change, verdict; `unit` is what
 /// one unit is (`user`).
 pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
+    // Two searched ceilings are judged by their brackets: no test, no p-value.
+    let bracketed = figure.basis == Basis::Search;
     let verdict = match figure.verdict {
+        VerdictWord::Better if bracketed => "better: the brackets are apart".to_owned(),
+        VerdictWord::Worse if bracketed => "worse: the brackets are apart".to_owned(),
+        VerdictWord::WithinNoise if bracketed => "within noise: the brackets overlap".to_owned(),
+        VerdictWord::NoMeaningfulChange if bracketed => {
+            "no meaningful change: the brackets are apart by less than the minimum effect"
+                .to_owned()
+        }
         VerdictWord::CannotTell => "cannot tell".to_owned(),
         VerdictWord::WithinNoise => {
             format!("within noise (p {:.2})", figure.p_value.unwrap_or(1.0))
@@ -154,6 +163,14 @@ fn spread(side: Option<Spread>, figure: &FigureReport, unit: &str) -> String {
     };
     let unit = Unit::of(&figure.figure, side.max.abs().max(side.min.abs()), unit);
     let median = format!("{}{}", unit.currency, unit.number(side.median));
+    if figure.basis == Basis::Search {
+        return format!(
+            "passes at {}, fails at {} (×{} at each end)",
+            unit.number(side.min),
+            unit.number(side.max),
+            side.repeats
+        );
+    }
     if figure.basis == Basis::Fit {
         return format!(
             "{median} {} ({}–{} at 95 %, {} points)",

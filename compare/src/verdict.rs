@@ -192,6 +192,10 @@ pub enum Basis {
     /// confidence interval, `repeats` the points fitted; judged by Welch's t on the
     /// difference of the slopes.
     Fit,
+    /// A searched SLO ceiling: `min` and `median` its last pass, `max` its first fail,
+    /// `repeats` the runs that confirmed them; brackets apart are a change, overlapping ones
+    /// are not.
+    Search,
 }
 
 /// Judges a figure from its repeats on each side.

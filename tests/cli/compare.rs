@@ -215,3 +215,53 @@ fn a_tiny_significant_change_is_no_meaningful_change() {
     assert_eq!(rows(&all, "rss"), 6, "{all}");
     assert!(compact.contains("memory: 3 points"), "{compact}");
 }
+
+/// Issue 32: two searched SLO ceilings are compared by their brackets, not by a rank test on
+/// copies of one number: brackets apart are a change (better when the new last pass is at or
+/// above the base's first fail), brackets that overlap are no change the searches can tell.
+#[test]
+fn searched_ceilings_are_compared_by_their_brackets() {
+    let base = "tests/fixtures/render/search-results.json";
+    let text = std::fs::read_to_string(common::root().join(base)).expect("the fixture");
+    let moved = |name: &str, pass: &str, fail: &str| {
+        let mut results = headroom_test_support::results::typed_text(&text);
+        let record = results.phases[0].search.as_mut().expect("a search");
+        record.pass = Some(headroom_spec::VarValue::Text(pass.to_owned()));
+        record.fail = Some(headroom_spec::VarValue::Text(fail.to_owned()));
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&path, to_text(&results)).expect("written");
+        path.display().to_string()
+    };
+    let row_of = |new: &str| {
+        let (code, stdout, stderr) = headroom(&["compare", "--format", "json", base, new]);
+        assert_eq!(code, 0, "{stderr}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        report["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .find(|f| f["point"] == "searched" && f["figure"] == "ceiling.slo.units")
+            .cloned()
+            .unwrap_or_else(|| panic!("no searched ceiling row in {stdout}"))
+    };
+    let higher = row_of(&moved("search-higher.json", "500/s", "520/s"));
+    assert_eq!(higher["basis"], "search", "{higher}");
+    assert_eq!(higher["verdict"], "better", "{higher}");
+    assert_eq!(higher["base"]["min"], 400.0, "{higher}");
+    assert_eq!(higher["base"]["max"], 412.5, "{higher}");
+    let lower = row_of(&moved("search-lower.json", "300/s", "400/s"));
+    assert_eq!(lower["verdict"], "worse", "{lower}");
+    let overlapping = row_of(&moved("search-overlapping.json", "405/s", "420/s"));
+    assert_eq!(overlapping["verdict"], "within_noise", "{overlapping}");
+    // In the table, each side reads as its bracket.
+    let (_, table, _) = headroom(&[
+        "compare",
+        base,
+        &moved("search-table.json", "500/s", "520/s"),
+    ]);
+    assert!(
+        table.contains("passes at 400, fails at 412 (×1 at each end)"),
+        "{table}"
+    );
+    assert!(table.contains("better: the brackets are apart"), "{table}");
+}

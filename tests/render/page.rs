@@ -370,3 +370,56 @@ fn per_request_slos_lead_the_page_and_its_plots() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 32: a phase that searched its ceiling, on the page: the bracket and how it was found,
+/// every probe, the search's plot, what broke at the bracket's top. From the committed results
+/// of the known-answer fixture (the demo answers 400 requests a second: over its 10 s hold the
+/// first 503 comes past 404/s).
+#[test]
+fn a_searched_ceiling_on_the_page() {
+    let dir = scratch("searched");
+    let out = dir.join("capacity.md");
+    let out_arg = out.display().to_string();
+    let (code, _, stderr) = headroom(&[
+        "render",
+        "tests/fixtures/run/search-known.toml",
+        "--results",
+        "tests/fixtures/render/search-results.json",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    let start = page
+        .find("## The SLO ceiling")
+        .unwrap_or_else(|| panic!("{page}"));
+    let end = page[start..]
+        .find("\n## ")
+        .map_or(page.len(), |e| start + e + 1);
+    let section = &page[start..end];
+    insta::assert_snapshot!("search-page-ceiling", section);
+    assert!(
+        section.contains("it passes at rate = 400/s and fails at rate = 412.5/s"),
+        "{section}"
+    );
+    let svg = std::fs::read_to_string(dir.join("search-load.svg")).expect("the search plot");
+    let (texts, elements) = svg_parts(&svg);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t == "How the `load` phase searched its ceiling"),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("the bracket: passes at 400, fails at 412")),
+        "{texts:?}"
+    );
+    // A dot per probe, and one per legend entry (passed, failed).
+    assert!(
+        elements.get("circle").copied().unwrap_or(0) >= 13 + 2,
+        "{elements:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

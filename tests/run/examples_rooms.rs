@@ -17,17 +17,19 @@ fn integer(point: &PointResults, name: &str) -> u64 {
 #[test]
 fn chat_runs_quick_end_to_end() {
     // The half and the whole CPU hold the known answers; the two-CPU phase (the whole of this
-    // machine's cores, none left to the generator) would double the test's time for none. The
-    // sweeps are the quick sweep's first two steps, 100 and 1,600 people, where the known
-    // answers are: its third, 12,800 people, took 123 s of the test's 158 on this machine.
+    // machine's cores, none left to the generator) would double the test's time for none. Each
+    // phase searches its people; here they are listed instead, at 100 and 1,600 people, where
+    // the known answers are: a search's probes of thousands of sockets would take minutes of
+    // the test's time for answers `tests/run/search.rs` checks on targets of known ceilings.
     let _alone = examples_one_at_a_time();
     let out = fresh_out("chat");
     let example = std::fs::read_to_string(root().join("examples/chat.toml")).expect("the example");
-    let cut = example.replace("to = 12800, factor = 2", "to = 1600, factor = 16");
+    let search = r#"{ search = { from = 100, to = 12800, precision = "10%", max_time = "2h" } }"#;
+    let cut = example.replace(search, "[100, 1600]");
     assert_eq!(
-        cut.matches("to = 1600,").count(),
+        cut.matches("people = [100, 1600]").count(),
         3,
-        "the chat's three sweeps"
+        "the chat's three searches"
     );
     let spec = out.with_file_name("chat.toml");
     std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");

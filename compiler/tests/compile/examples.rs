@@ -7,11 +7,12 @@ use super::*;
 fn the_examples_compile_to_their_matrices() {
     // (example, points, runs, estimated wall time). A run is ramps + hold + settle (3s) +
     // two more scrapes (0.8s) + cool-down: relay 6×3×20.8s + 2×(4×3×30.8s) = 1,113.6s;
-    // chat 72×165.8s; notes-api 12×165.8s listed and a search of its `load` phase, at most
-    // its `max_time` (1h) and one run more (points: its two ends); pad 30×48.8s.
+    // chat three searches, each at its budget of 30 runs × 165.8s (under its `max_time` of
+    // 2h; points: each search's two ends); notes-api 12×165.8s listed and a search of its
+    // `load` phase, at most its `max_time` (1h) and one run more; pad 30×48.8s.
     let expected = [
         ("relay", 14, 42, "1113600ms"),
-        ("chat", 24, 72, "11937600ms"),
+        ("chat", 6, 0, "14922s"),
         ("notes-api", 6, 12, "5755400ms"),
         ("pad", 10, 30, "1464s"),
     ];
