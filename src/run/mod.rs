@@ -322,9 +322,13 @@ fn refuse_over_a_day(args: &RunArgs, matrix: &headroom_compiler::RunMatrix) -> R
         .phases
         .iter()
         .filter(|p| args.phases.is_empty() || args.phases.contains(&p.name))
-        .map(|p| {
-            p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
-                * f64::from(args.repeat.unwrap_or(p.repeats))
+        .map(|p| match &p.search {
+            // A search at its budget, whatever its repeats.
+            Some(_) => p.estimated.as_secs_f64(),
+            None => {
+                p.estimated.as_secs_f64() / f64::from(p.repeats.max(1))
+                    * f64::from(args.repeat.unwrap_or(p.repeats))
+            }
         })
         .sum();
     if !args.quick && !args.yes && estimated > LONGEST_WITHOUT_YES.as_secs_f64() {

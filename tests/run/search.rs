@@ -160,7 +160,7 @@ fn a_split_verdict_is_reported_as_such() {
     assert_eq!(slo["search"]["ending"], "split", "{slo}");
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
     assert!(
-        page.contains("| 3 | 160/s | explore | 2 s | 2 of 3 | split: passes 2 of 3; "),
+        page.contains("| 2 | 160/s | explore | 2 s | 2 of 3 | split: passes 2 of 3; "),
         "{page}"
     );
     clean("search-split");
@@ -287,4 +287,37 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
     }
     assert!(leftovers("1049B").is_empty());
     clean("search-emulate");
+}
+
+/// `process = "per-phase"` is handled: every probe runs on the one target kept for the phase,
+/// and the known answer holds there too (the demo's bucket refills while it idles between
+/// runs).
+#[test]
+fn a_search_runs_on_a_target_kept_for_the_phase() {
+    let (output, results) = run_fixture("search-per-phase", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = typed(&results);
+    let record = search_of(&results, "load");
+    common::say(&format!("per-phase search: {}", record.said));
+    assert_eq!(record.ending, SearchEnding::Converged, "{}", record.said);
+    let truth = 200.0 * (1.0 + 0.1 / 2.0);
+    let (pass, fail) = (
+        record.pass_number().expect("a pass"),
+        record.fail_number().expect("a fail"),
+    );
+    assert!(
+        pass <= truth && truth < fail,
+        "{pass} … {fail}, truth {truth}"
+    );
+    let phase = &results.phases[0];
+    let kept = phase.target.as_ref().expect("the phase's kept target");
+    assert!(kept.failure.is_none(), "{kept:?}");
+    let ports: std::collections::BTreeSet<u16> = phase
+        .points
+        .iter()
+        .flat_map(|p| p.runs.iter().map(|r| r.port))
+        .collect();
+    assert_eq!(ports.len(), 1, "one target for every probe: {ports:?}");
+    assert!(leftovers("1050B").is_empty());
+    clean("search-per-phase");
 }

@@ -103,11 +103,8 @@ pub(super) async fn search_phase(
             Stage::Explore => plan.probe_repeats.min(repeats),
             Stage::Confirm => repeats,
         };
-        if spent + probe_runs > plan.max_runs {
-            break search.out_of_budget(format!("`max_runs = {}`", plan.max_runs));
-        }
-        if started.elapsed() >= plan.max_time.as_std() {
-            break search.out_of_budget(format!("`max_time = \"{}\"`", plan.max_time));
+        if let Some(spent_budget) = budget_spent(plan, (spent, probe_runs), started.elapsed()) {
+            break search.out_of_budget(spent_budget);
         }
         let point = probe_point(matrix, phase, options, (probes.len(), load, stage))?;
         planned_points(outcome, &phase.name).push(point.clone());
@@ -215,6 +212,19 @@ async fn run_probe(
     Ok(said)
 }
 
+/// Which budget a probe of `probe_runs` runs would overrun, after `spent` runs and `elapsed`
+/// time, in words (`` `max_runs = 30` ``); `None` while both leave room for it.
+fn budget_spent(
+    plan: &PhaseSearch,
+    (spent, probe_runs): (u32, u32),
+    elapsed: std::time::Duration,
+) -> Option<String> {
+    if spent.saturating_add(probe_runs) > plan.max_runs {
+        return Some(format!("`max_runs = {}`", plan.max_runs));
+    }
+    (elapsed >= plan.max_time.as_std()).then(|| format!("`max_time = \"{}\"`", plan.max_time))
+}
+
 /// The results' matrix points of `phase`: where the probes made are recorded.
 fn planned_points<'a>(outcome: &'a mut Outcome, phase: &str) -> &'a mut Vec<Point> {
     let phases = &mut outcome.results.matrix.phases;
@@ -295,7 +305,15 @@ fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
             .reason
             .clone()
             .unwrap_or_else(|| "the generator was bound".to_owned());
-        return RunSays::GeneratorBound(why);
+        // Latency counts from the intended send, so a late generator adds its lag to it: a
+        // latency over its threshold by more than that lag is the server's all the same.
+        return match beyond_the_lag(run, matrix) {
+            Some(slo) => RunSays::Fail(format!(
+                "{slo}, over its threshold by more than the generator's lag (p99 {:.1} ms; {why})",
+                run.generator.schedule_lag_p99_ms
+            )),
+            None => RunSays::GeneratorBound(why),
+        };
     }
     for (name, scenario) in &run.scenarios {
         let due = scenario.requests + scenario.dropped;
@@ -326,6 +344,27 @@ fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
         None if run.slo.is_empty() => RunSays::Unjudged("no SLO was judged".to_owned()),
         None => RunSays::Pass,
     }
+}
+
+/// A latency SLO (`<` or `<=` a time) that failed by more than the generator's lag p99, in
+/// words: what a generator's lateness cannot explain.
+fn beyond_the_lag(run: &RunResult, matrix: &RunMatrix) -> Option<String> {
+    use headroom_compiler::slo::{Comparison, FigureUnit};
+    let lag_s = run.generator.schedule_lag_p99_ms / 1000.0;
+    run.slo
+        .iter()
+        .filter(|verdict| verdict.pass == Some(false))
+        .find(|verdict| {
+            matrix.slo.iter().any(|rule| {
+                rule.name == verdict.name
+                    && rule.unit == FigureUnit::Latency
+                    && matches!(rule.comparison, Comparison::Below | Comparison::AtMost)
+                    && verdict
+                        .value
+                        .is_some_and(|value| value - verdict.threshold > lag_s)
+            })
+        })
+        .map(|verdict| headroom_figures::text::slo_sentence(verdict, &matrix.slo))
 }
 
 /// A probe's verdict over its runs, the runs that passed, and why.
@@ -478,6 +517,90 @@ fn record_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bound generator's run fails when a latency SLO failed by more than its lag (the
+    /// server's queue, not the generator's lateness), and says nothing otherwise.
+    #[test]
+    fn a_latency_far_past_the_generators_lag_is_the_servers() {
+        let text = r#"
+[bench]
+name = "lag"
+[vars]
+rate = "100/s"
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "{rate}"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+[[phase]]
+name = "load"
+hold = "10s"
+vary = { rate = { search = { from = "100/s", to = "6400/s" } } }
+[slo]
+p95 = "api.latency.p95 < 200ms"
+"#;
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let matrix = headroom_compiler::Compiler::new()
+            .compile(text, &prices)
+            .matrix
+            .expect("compiles");
+        let run_with = |p95_s: f64| {
+            let mut run = RunResult::started(1, 0);
+            run.generator.bound = true;
+            run.generator.reason = Some("the generator's schedule lag p99 was 7.1 ms".to_owned());
+            run.generator.schedule_lag_p99_ms = 7.1;
+            run.slo.push(crate::results::SloVerdict {
+                name: "p95".to_owned(),
+                expression: "api.latency.p95 < 200ms".to_owned(),
+                value: Some(p95_s),
+                threshold: 0.2,
+                pass: Some(p95_s < 0.2),
+                note: None,
+            });
+            run
+        };
+        let far = judge_run(&run_with(0.9), &matrix);
+        assert!(
+            matches!(&far, RunSays::Fail(why) if why.contains("by more than the generator's lag")),
+            "{far:?}"
+        );
+        let near = judge_run(&run_with(0.204), &matrix);
+        assert!(matches!(near, RunSays::GeneratorBound(_)), "{near:?}");
+        let passing = judge_run(&run_with(0.1), &matrix);
+        assert!(matches!(passing, RunSays::GeneratorBound(_)), "{passing:?}");
+    }
+
+    /// A probe that would take the search past `max_runs` does not start, nor one after
+    /// `max_time`: the search ends with the bracket it had, naming the budget.
+    #[test]
+    fn a_probe_past_the_budget_does_not_start() {
+        let plan = PhaseSearch {
+            variable: "rate".to_owned(),
+            from: headroom_spec::VarValue::Text("25/s".to_owned()),
+            to: headroom_spec::VarValue::Text("3200/s".to_owned()),
+            capped: false,
+            precision: headroom_spec::Percent::new(5.0),
+            probe_hold: headroom_spec::Duration::from_secs(5),
+            probe_repeats: 1,
+            max_runs: 10,
+            max_time: headroom_spec::Duration::from_secs(60),
+            hold: None,
+            scenarios: Vec::new(),
+        };
+        let second = std::time::Duration::from_secs(1);
+        assert_eq!(budget_spent(&plan, (9, 1), second), None);
+        assert_eq!(
+            budget_spent(&plan, (8, 3), second).as_deref(),
+            Some("`max_runs = 10`")
+        );
+        assert_eq!(
+            budget_spent(&plan, (2, 1), 60 * second).as_deref(),
+            Some("`max_time = \"1m\"`")
+        );
+    }
 
     #[test]
     fn a_probe_is_judged_on_all_its_runs() {
