@@ -33,6 +33,7 @@ use headroom_load::{http, web};
 
 mod once;
 mod phase;
+mod probe;
 mod recorded;
 mod search;
 mod selection;

@@ -1,0 +1,248 @@
+//! A probe of a search judged: what each of its runs says of the load (the server failed
+//! it, passed it, or the run says nothing of it), and the probe's verdict over its runs.
+
+use super::*;
+use crate::results::ProbeOutcome;
+use crate::search::ProbeVerdict;
+
+/// Under this share of the intended arrivals sent, a probe did not put its load on the server.
+const SENT_AT_LEAST: f64 = 0.99;
+
+/// What one run of a probe says.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum RunSays {
+    Pass,
+    Fail(String),
+    GeneratorBound(String),
+    Unjudged(String),
+}
+
+/// What one run says of its load: a failure of the server under it fails it; a failure that
+/// is not the load's (never ready, nothing measured, interrupted) says nothing; a generator
+/// that could not send it says nothing of the server; else its SLO verdicts.
+pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
+    let failed_slo = run
+        .slo
+        .iter()
+        .find(|v| v.pass == Some(false))
+        .map(|v| headroom_figures::text::slo_sentence(v, &matrix.slo));
+    if let Some(failure) = &run.failure {
+        return match failure {
+            Failure::Died { .. } | Failure::OutOfMemory { .. } => RunSays::Fail(format!(
+                "the server failed under this load: {}",
+                failure.describe()
+            )),
+            Failure::Service { failure: inner, .. }
+                if matches!(**inner, Failure::Died { .. } | Failure::OutOfMemory { .. }) =>
+            {
+                RunSays::Fail(format!(
+                    "the server failed under this load: {}",
+                    failure.describe()
+                ))
+            }
+            _ => RunSays::Unjudged(failure.describe()),
+        };
+    }
+    if run.generator.bound {
+        let why = run
+            .generator
+            .reason
+            .clone()
+            .unwrap_or_else(|| "the generator was bound".to_owned());
+        // Latency counts from the intended send, so a late generator adds its lag to it: a
+        // latency over its threshold by more than that lag is the server's all the same.
+        return match beyond_the_lag(run, matrix) {
+            Some(slo) => RunSays::Fail(format!(
+                "{slo}, over its threshold by more than the generator's lag (p99 {:.1} ms; {why})",
+                run.generator.schedule_lag_p99_ms
+            )),
+            None => RunSays::GeneratorBound(why),
+        };
+    }
+    for (name, scenario) in &run.scenarios {
+        let due = scenario.requests + scenario.dropped;
+        if due > 0 && (scenario.requests as f64) < SENT_AT_LEAST * due as f64 {
+            let sent = scenario.requests as f64 / due as f64 * 100.0;
+            let skipped = format!(
+                "scenario `{name}` sent {sent:.1} % of the arrivals due ({} skipped with `max_in_flight` requests outstanding)",
+                scenario.dropped
+            );
+            // A server too slow to answer keeps requests outstanding: past the ceiling, if an
+            // SLO says so; otherwise the load was never put on it.
+            return match failed_slo {
+                Some(slo) => RunSays::Fail(format!("{slo}; {skipped}")),
+                None => RunSays::GeneratorBound(format!(
+                    "{skipped}: raise `max_in_flight` so the whole load is sent"
+                )),
+            };
+        }
+    }
+    if let Some(slo) = failed_slo {
+        return RunSays::Fail(slo);
+    }
+    match run.slo.iter().find(|v| v.pass.is_none()) {
+        Some(unmeasured) => RunSays::Unjudged(headroom_figures::text::slo_sentence(
+            unmeasured,
+            &matrix.slo,
+        )),
+        None if run.slo.is_empty() => RunSays::Unjudged("no SLO was judged".to_owned()),
+        None => RunSays::Pass,
+    }
+}
+
+/// A latency SLO (`<` or `<=` a time) that failed by more than the generator's lag p99, in
+/// words: what a generator's lateness cannot explain.
+fn beyond_the_lag(run: &RunResult, matrix: &RunMatrix) -> Option<String> {
+    use headroom_compiler::slo::{Comparison, FigureUnit};
+    let lag_s = run.generator.schedule_lag_p99_ms / 1000.0;
+    run.slo
+        .iter()
+        .filter(|verdict| verdict.pass == Some(false))
+        .find(|verdict| {
+            matrix.slo.iter().any(|rule| {
+                rule.name == verdict.name
+                    && rule.unit == FigureUnit::Latency
+                    && matches!(rule.comparison, Comparison::Below | Comparison::AtMost)
+                    && verdict
+                        .value
+                        .is_some_and(|value| value - verdict.threshold > lag_s)
+            })
+        })
+        .map(|verdict| headroom_figures::text::slo_sentence(verdict, &matrix.slo))
+}
+
+/// A probe's verdict over its runs, the runs that passed, and why.
+pub(super) fn probe_verdict(said: &[RunSays]) -> (ProbeVerdict, u32, Option<String>) {
+    if said.is_empty() {
+        let why = "no run of it ended".to_owned();
+        return (ProbeVerdict::Unjudged(why.clone()), 0, Some(why));
+    }
+    let passes = said.iter().filter(|s| **s == RunSays::Pass).count();
+    let passes = u32::try_from(passes).unwrap_or(u32::MAX);
+    let of = u32::try_from(said.len()).unwrap_or(u32::MAX);
+    if let Some(why) = said.iter().find_map(|s| match s {
+        RunSays::GeneratorBound(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return (ProbeVerdict::GeneratorBound(why.clone()), passes, Some(why));
+    }
+    if let Some(why) = said.iter().find_map(|s| match s {
+        RunSays::Unjudged(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return (ProbeVerdict::Unjudged(why.clone()), passes, Some(why));
+    }
+    let first_fail = said.iter().find_map(|s| match s {
+        RunSays::Fail(why) => Some(why.clone()),
+        _ => None,
+    });
+    match (passes, first_fail) {
+        (_, None) => (ProbeVerdict::Pass, passes, None),
+        (0, why) => (ProbeVerdict::Fail, 0, why),
+        (_, why) => (
+            ProbeVerdict::Split { passes, of },
+            passes,
+            Some(format!(
+                "passes {passes} of {of}; {}",
+                why.unwrap_or_default()
+            )),
+        ),
+    }
+}
+
+pub(super) fn outcome_of(verdict: &ProbeVerdict) -> ProbeOutcome {
+    match verdict {
+        ProbeVerdict::Pass => ProbeOutcome::Pass,
+        ProbeVerdict::Fail => ProbeOutcome::Fail,
+        ProbeVerdict::Split { .. } => ProbeOutcome::Split,
+        ProbeVerdict::GeneratorBound(_) => ProbeOutcome::GeneratorBound,
+        ProbeVerdict::Unjudged(_) => ProbeOutcome::Unjudged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bound generator's run fails when a latency SLO failed by more than its lag (the
+    /// server's queue, not the generator's lateness), and says nothing otherwise.
+    #[test]
+    fn a_latency_far_past_the_generators_lag_is_the_servers() {
+        let text = r#"
+[bench]
+name = "lag"
+[vars]
+rate = "100/s"
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "{rate}"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+[[phase]]
+name = "load"
+hold = "10s"
+vary = { rate = { search = { from = "100/s", to = "6400/s" } } }
+[slo]
+p95 = "api.latency.p95 < 200ms"
+"#;
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let matrix = headroom_compiler::Compiler::new()
+            .compile(text, &prices)
+            .matrix
+            .expect("compiles");
+        let run_with = |p95_s: f64| {
+            let mut run = RunResult::started(1, 0);
+            run.generator.bound = true;
+            run.generator.reason = Some("the generator's schedule lag p99 was 7.1 ms".to_owned());
+            run.generator.schedule_lag_p99_ms = 7.1;
+            run.slo.push(crate::results::SloVerdict {
+                name: "p95".to_owned(),
+                expression: "api.latency.p95 < 200ms".to_owned(),
+                value: Some(p95_s),
+                threshold: 0.2,
+                pass: Some(p95_s < 0.2),
+                note: None,
+            });
+            run
+        };
+        let far = judge_run(&run_with(0.9), &matrix);
+        assert!(
+            matches!(&far, RunSays::Fail(why) if why.contains("by more than the generator's lag")),
+            "{far:?}"
+        );
+        let near = judge_run(&run_with(0.204), &matrix);
+        assert!(matches!(near, RunSays::GeneratorBound(_)), "{near:?}");
+        let passing = judge_run(&run_with(0.1), &matrix);
+        assert!(matches!(passing, RunSays::GeneratorBound(_)), "{passing:?}");
+    }
+
+    #[test]
+    fn a_probe_is_judged_on_all_its_runs() {
+        let fail = RunSays::Fail("`api.failed == 0%`: measured 2 %".to_owned());
+        assert_eq!(
+            probe_verdict(&[RunSays::Pass, RunSays::Pass]).0,
+            ProbeVerdict::Pass
+        );
+        assert_eq!(
+            probe_verdict(&[fail.clone(), fail.clone()]).0,
+            ProbeVerdict::Fail
+        );
+        let (split, passes, why) = probe_verdict(&[RunSays::Pass, fail.clone(), RunSays::Pass]);
+        assert_eq!(split, ProbeVerdict::Split { passes: 2, of: 3 });
+        assert_eq!(passes, 2);
+        assert!(why.is_some_and(|w| w.starts_with("passes 2 of 3")));
+        let bound = RunSays::GeneratorBound("lag".to_owned());
+        assert_eq!(
+            probe_verdict(&[RunSays::Pass, bound, fail]).0,
+            ProbeVerdict::GeneratorBound("lag".to_owned())
+        );
+        assert!(matches!(
+            probe_verdict(&[RunSays::Unjudged("never ready".to_owned())]).0,
+            ProbeVerdict::Unjudged(_)
+        ));
+        assert!(matches!(probe_verdict(&[]).0, ProbeVerdict::Unjudged(_)));
+    }
+}
