@@ -24,13 +24,17 @@ fn chat_runs_quick_end_to_end() {
     let _alone = examples_one_at_a_time();
     let out = fresh_out("chat");
     let example = std::fs::read_to_string(root().join("examples/chat.toml")).expect("the example");
+    // Half a CPU is loaded at 2,400 people, twice what it holds (1,600 take 0.65 of a core: a
+    // margin too thin, which a fresh-clone CI run once saw pass at half a CPU).
     let search = r#"{ search = { from = 100, to = 12800, precision = "10%", max_time = "2h" } }"#;
-    let cut = example.replace(search, "[100, 1600]");
     assert_eq!(
-        cut.matches("people = [100, 1600]").count(),
+        example.matches(search).count(),
         3,
         "the chat's three searches"
     );
+    let cut = example
+        .replacen(search, "[100, 2400]", 1)
+        .replace(search, "[100, 1600]");
     let spec = out.with_file_name("chat.toml");
     std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
     std::fs::write(&spec, cut).expect("the example, its sweeps cut");
@@ -84,11 +88,12 @@ fn chat_runs_quick_end_to_end() {
         return;
     }
     // Issue 14: the CPU sizes give different ceilings. The demo server spends 250 µs a frame:
-    // 1,600 people take about 0.65 of a core, more than half a CPU holds and less than one.
+    // 1,600 people take about 0.65 of a core, less than one CPU; 2,400 about one, twice what
+    // half a CPU holds.
     let seen_at =
         |phase: usize, point: usize| slo(&results.phases[phase].points[point].runs[0], "seen").pass;
     assert_eq!(seen_at(0, 0), Some(true), "cpu-0.5 holds 100 people");
-    assert_eq!(seen_at(0, 1), Some(false), "cpu-0.5 does not hold 1,600");
+    assert_eq!(seen_at(0, 1), Some(false), "cpu-0.5 does not hold 2,400");
     assert_eq!(seen_at(1, 1), Some(true), "cpu-1 holds 1,600");
 
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
@@ -98,7 +103,7 @@ fn chat_runs_quick_end_to_end() {
         page.lines()
             .any(|l| l.starts_with(&start) && l.ends_with(&end))
     };
-    assert!(row("cpu-0.5", "0.5", "100", "people = 1600"), "{page}");
+    assert!(row("cpu-0.5", "0.5", "100", "people = 2400"), "{page}");
     assert!(row("cpu-1", "1", "1600", "none: a lower bound"), "{page}");
     clean("chat");
 }
