@@ -11,6 +11,7 @@ mod fit;
 mod flags;
 mod given_points;
 mod k8s;
+mod live;
 mod matrix_table;
 mod merge;
 mod out;

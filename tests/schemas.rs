@@ -39,6 +39,14 @@ fn the_results_schema_is_current() {
 }
 
 #[test]
+fn the_stream_line_schema_is_current() {
+    check(
+        "stream-line.schema.json",
+        &generated::<headroom_runner::results::stream::StreamLine>(),
+    );
+}
+
+#[test]
 fn the_plan_schema_is_current() {
     check(
         "plan.schema.json",
@@ -108,6 +116,7 @@ fn every_field_of_the_output_contracts_is_described() {
         "plan.schema.json",
         "results.schema.json",
         "page-context.schema.json",
+        "stream-line.schema.json",
     ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("schemas")

@@ -358,9 +358,17 @@ fn add_errors<'a>(all: impl Iterator<Item = &'a ErrorCounts>) -> ErrorCounts {
     })
 }
 
-/// Second by second: counts add, each second's latencies from its histograms added.
+/// Second by second: counts add, each second's latencies from its histograms added, its
+/// errors by why where every share said why (a share from a file older than that: the total
+/// only).
 fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
-    let mut seconds: BTreeMap<u64, (Histogram<u64>, u64, u64)> = BTreeMap::new();
+    struct Second {
+        histogram: Histogram<u64>,
+        requests: u64,
+        errors: u64,
+        by_kind: Option<ErrorCounts>,
+    }
+    let mut seconds: BTreeMap<u64, Second> = BTreeMap::new();
     for share in shares {
         for window in &share.windows {
             let histogram = match &window.histogram {
@@ -375,18 +383,37 @@ fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
                     ));
                 }
             };
-            let (sum, requests, errors) = seconds
-                .entry(window.t_s)
-                .or_insert_with(|| (headroom_results::histogram::new(), 0, 0));
-            sum.add(&histogram)
+            let second = seconds.entry(window.t_s).or_insert_with(|| Second {
+                histogram: headroom_results::histogram::new(),
+                requests: 0,
+                errors: 0,
+                by_kind: Some(ErrorCounts::default()),
+            });
+            second
+                .histogram
+                .add(&histogram)
                 .map_err(|e| format!("the window at {} s: {e}", window.t_s))?;
-            *requests += window.requests;
-            *errors += window.errors;
+            second.requests += window.requests;
+            second.errors += window.errors;
+            second.by_kind = match (second.by_kind.take(), &window.errors_by_kind) {
+                (Some(sum), Some(kinds)) => Some(add_errors([&sum, kinds].into_iter())),
+                (Some(sum), None) if window.errors == 0 => Some(sum),
+                _ => None,
+            };
         }
     }
     Ok(seconds
         .into_iter()
-        .map(|(t_s, (histogram, requests, errors))| Window::of(t_s, &histogram, requests, errors))
+        .map(|(t_s, second)| {
+            let by_kind = second.by_kind.unwrap_or_default();
+            let mut window = Window::of(t_s, &second.histogram, second.requests, &by_kind);
+            if window.errors != second.errors {
+                // Some share did not say why: the total stands, the kinds are not known.
+                window.errors = second.errors;
+                window.errors_by_kind = None;
+            }
+            window
+        })
         .collect())
 }
 

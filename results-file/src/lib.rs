@@ -14,6 +14,7 @@ pub mod process;
 mod scenario;
 mod search;
 pub mod spread;
+pub mod stream;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -187,6 +188,10 @@ pub struct PointResults {
 pub struct RunResult {
     /// The repeat, from 1.
     pub repeat: u32,
+    /// The invocation of `headroom run` that ran it (`--run-id`, else the bench and its start
+    /// time), as its live streams label it; absent in files written before runs had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// Unix time in milliseconds.
     pub started_ms: u64,
     /// A segmented run's load start, announced by the segments' barrier (Unix milliseconds):
@@ -291,6 +296,7 @@ impl RunResult {
     pub fn started(repeat: u32, started_ms: u64) -> RunResult {
         RunResult {
             repeat,
+            run_id: None,
             started_ms,
             load_start_ms: None,
             duration_s: 0.0,

@@ -74,6 +74,9 @@ pub struct Window {
     pub requests: u64,
     /// Of those, the ones that failed.
     pub errors: u64,
+    /// `errors` by why (absent with none, and in files written before windows had it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors_by_kind: Option<ErrorCounts>,
     /// The second's median latency over its expected answers, in milliseconds (0 with none).
     pub p50_ms: f64,
     /// The second's 95th percentile over its expected answers, in milliseconds (0 with none).
@@ -88,14 +91,16 @@ pub struct Window {
 }
 
 impl Window {
-    /// The window at `index` seconds: `requests` ended in it, `errors` of them failed, and
-    /// `h` holds the latencies of the answers that met `expect`.
-    pub fn of(index: u64, h: &Histogram<u64>, requests: u64, errors: u64) -> Window {
+    /// The window at `index` seconds: `requests` ended in it, `errors` of them failed (by
+    /// why), and `h` holds the latencies of the answers that met `expect`.
+    pub fn of(index: u64, h: &Histogram<u64>, requests: u64, errors: &ErrorCounts) -> Window {
         let summary = histogram_summary(h);
+        let total = errors.total();
         Window {
             t_s: index,
             requests,
-            errors,
+            errors: total,
+            errors_by_kind: (total > 0).then(|| errors.clone()),
             p50_ms: summary.p50_ms,
             p95_ms: summary.p95_ms,
             p99_ms: summary.p99_ms,

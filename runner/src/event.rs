@@ -43,6 +43,30 @@ pub enum Event<'a> {
         errors: u64,
         /// The p95 of the last whole second, in milliseconds.
         p95_ms: Option<f64>,
+        /// The generator's CPU since the last tick, in cores (this process: its load threads,
+        /// its runtime, the view).
+        generator_cores: Option<f64>,
+    },
+    /// A second of a running scenario closed: the window its results will hold, in order
+    /// (an empty second is told with the next one that had a request).
+    Second {
+        /// The scenario.
+        scenario: &'a str,
+        /// When the second ended, Unix milliseconds: the load's start plus `t_s + 1` s.
+        unix_ms: u64,
+        /// The second.
+        window: &'a crate::results::Window,
+        /// What the window does not hold, read as it closed.
+        gauges: &'a crate::live::Gauges,
+    },
+    /// The server was read during the load.
+    Sampled {
+        /// The service of a stack; `None`: the target, or a stack's sum.
+        service: Option<&'a str>,
+        /// When it was read, Unix milliseconds.
+        unix_ms: u64,
+        /// The reading.
+        sample: &'a crate::results::ProcessSample,
     },
     /// A phase's kept target (`process = "per-phase"`) is up, before its first run.
     PhaseTargetUp {

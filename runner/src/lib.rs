@@ -20,6 +20,8 @@ mod limits;
 pub mod machine;
 mod names;
 mod quick;
+/// What the load tells while it runs (the seconds and gauges of [`Event::Second`]).
+pub use headroom_load::live;
 pub use headroom_results as results;
 mod run;
 mod sample;

@@ -1,6 +1,7 @@
 //! The server's process tree from /proc: every process of its process group, so workers it
 //! forks count too.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use procfs::process::all_processes;
@@ -119,10 +120,11 @@ pub fn own_cpu_s() -> f64 {
 pub(crate) async fn sampler(
     groups: Vec<(Option<String>, i32)>,
     every: Duration,
-    start: Instant,
+    (start, fresh): (Instant, Arc<Fresh>),
     mut stop: watch::Receiver<bool>,
 ) -> (Sampled, LoadAverage) {
     let mut sampled = Sampled::of(groups);
+    sampled.fresh = Some(fresh);
     let mut load = LoadAverage::default();
     let mut first = true;
     loop {
@@ -148,6 +150,29 @@ pub(crate) struct Sampled {
     /// Of a stack: the sum of every service's reading at each instant; an instant where one
     /// could not be read is a failed reading.
     pub(crate) total: Option<Readings>,
+    /// Where each reading also goes as it is taken, for the live view.
+    fresh: Option<Arc<Fresh>>,
+}
+
+/// Readings taken since the run's watcher last took them, in order: by service (`None`: the
+/// target, or a stack's sum).
+#[derive(Default)]
+pub(crate) struct Fresh(Mutex<Vec<(Option<String>, ProcessSample)>>);
+
+impl Fresh {
+    fn add(&self, service: Option<&String>, sample: &ProcessSample) {
+        if let Ok(mut fresh) = self.0.lock() {
+            fresh.push((service.cloned(), *sample));
+        }
+    }
+
+    /// The readings since the last call.
+    pub(crate) fn take(&self) -> Vec<(Option<String>, ProcessSample)> {
+        self.0
+            .lock()
+            .map(|mut fresh| std::mem::take(&mut *fresh))
+            .unwrap_or_default()
+    }
 }
 
 impl Sampled {
@@ -161,6 +186,7 @@ impl Sampled {
                 .collect(),
             total: stack.then(Readings::default),
             groups,
+            fresh: None,
         }
     }
 
@@ -183,9 +209,15 @@ impl Sampled {
                 (Err(why), _) => Err(why),
                 (Ok(_), Err(why)) => Err(why.clone()),
             };
+            if let (Some(fresh), Ok(sample)) = (&self.fresh, &reading) {
+                fresh.add(self.readings[k].0.as_ref(), sample);
+            }
             self.readings[k].1.take(reading);
         }
         if let Some(total) = &mut self.total {
+            if let (Some(fresh), Ok(sample)) = (&self.fresh, &sum) {
+                fresh.add(None, sample);
+            }
             total.take(sum);
         }
     }

@@ -78,19 +78,33 @@ pub(crate) type ScenarioOutcomes = Vec<(String, Result<ScenarioResult, String>)>
 /// Where the runner's load loop watches the target and Ctrl-C while scenarios run.
 pub(crate) struct Watch<'a> {
     pub(crate) stack: &'a mut crate::stack::Stack,
-    pub(crate) live: &'a http::Live,
+    pub(crate) live: &'a headroom_load::live::Live,
+    /// The server's readings as they are taken.
+    pub(crate) fresh: &'a crate::sample::Fresh,
     pub(crate) abort: &'a watch::Sender<bool>,
     pub(crate) load_started: Instant,
+    /// `load_started` in Unix milliseconds.
+    pub(crate) load_started_ms: u64,
+    /// The generator's CPU time at the last tick, and when.
+    pub(crate) generator_cpu: Option<(Instant, f64)>,
 }
 
 impl Watch<'_> {
-    /// Every second: progress, and the target's death ends the load.
+    /// Every second: progress (the seconds closed, the server's readings), and the target's
+    /// death ends the load.
     pub(crate) fn tick(
         &mut self,
         result: &mut RunResult,
         on_event: &mut (dyn FnMut(Event<'_>) + Send),
     ) {
+        self.tell(on_event);
+        let now = (Instant::now(), crate::sample::own_cpu_s());
+        let generator_cores = self
+            .generator_cpu
+            .map(|(at, cpu)| (now.1 - cpu).max(0.0) / (now.0 - at).as_secs_f64().max(1e-3));
+        self.generator_cpu = Some(now);
         on_event(Event::Progress {
+            generator_cores,
             elapsed_s: self.load_started.elapsed().as_secs_f64(),
             requests: self.live.requests.load(Ordering::Relaxed),
             errors: self.live.errors.load(Ordering::Relaxed),
@@ -107,6 +121,25 @@ impl Watch<'_> {
         }
     }
 
+    /// The seconds closed and the server's readings taken since the last call.
+    pub(crate) fn tell(&self, on_event: &mut (dyn FnMut(Event<'_>) + Send)) {
+        for second in self.live.take_seconds() {
+            on_event(Event::Second {
+                scenario: &second.scenario,
+                unix_ms: self.load_started_ms + (second.window.t_s + 1) * 1000,
+                window: &second.window,
+                gauges: &second.gauges,
+            });
+        }
+        for (service, sample) in self.fresh.take() {
+            on_event(Event::Sampled {
+                service: service.as_deref(),
+                unix_ms: self.load_started_ms + (sample.t_s * 1000.0) as u64,
+                sample: &sample,
+            });
+        }
+    }
+
     pub(crate) fn cancelled(&mut self, result: &mut RunResult, cancel: &watch::Receiver<bool>) {
         if *cancel.borrow() {
             result.failure = Some(Failure::Interrupted);
@@ -119,7 +152,7 @@ pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
     reach: Reach,
     abort: watch::Receiver<bool>,
-    live: Arc<http::Live>,
+    live: Arc<headroom_load::live::Live>,
     handover: Handover,
 ) -> ScenarioOutcomes {
     let reach = Arc::new(reach);

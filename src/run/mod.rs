@@ -93,6 +93,22 @@ pub struct RunArgs {
     /// names it where two files differ.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::flags::name_value)]
     set: Vec<(String, String)>,
+    /// Send every second of the load as it closes (repeatable): `json-lines=PATH` (`-`:
+    /// stdout, the run's tables then go to stderr) writes one JSON object a line,
+    /// `schemas/stream-line.schema.json`; `prometheus-rw=URL` writes the series to a
+    /// Prometheus remote write receiver (loopback, or a host `[target] allow_hosts` names);
+    /// docs/live.md. A stream that fails is said once and never stops the run.
+    #[arg(long = "stream", value_name = "KIND=WHERE", value_parser = crate::live::StreamSpec::parse)]
+    streams: Vec<crate::live::StreamSpec>,
+    /// What names this invocation in each run's record and in every stream's lines
+    /// [default: the bench and the UTC start, `notes-api-20261203T074100Z`].
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// Off a terminal (a CI log, a pipe), how often a line tells the run in flight: the
+    /// stage, each scenario's rate, latencies and errors, the server and the generator (0s:
+    /// never). On a terminal the view is redrawn every second instead.
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    live_every: headroom_spec::Duration,
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
@@ -146,7 +162,19 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             previous.display()
         );
     }
-    let options = run_options(&args, &compiled, spec_hash, &out)?;
+    let run_id = args.run_id.clone().unwrap_or_else(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        crate::live::default_run_id(&matrix.bench.name, now)
+    });
+    let mut streams = crate::live::Streams::start(&args.streams, &matrix.target.allow_hosts)?;
+    let mut labelling = crate::live::Labelling::new(crate::live::Invocation {
+        run_id: run_id.clone(),
+        bench: matrix.bench.name.clone(),
+        segment: args.segment.map(|share| share.to_string()),
+    });
+    let options = run_options(&args, &compiled, spec_hash, &out, run_id)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -158,12 +186,25 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             held.lock().to_path_buf(),
             out.display().to_string(),
         ));
-        let mut progress = Progress::new();
+        let mut progress = Progress::new(args.live_every.as_std());
         headroom_runner::run(matrix, &options, cancelled, &mut |event| {
-            progress.show(event)
+            if !streams.is_empty() {
+                if let Some(line) = labelling.line_of(&event) {
+                    streams.send(&line);
+                }
+                if matches!(event, Event::Progress { .. } | Event::RunFinished { .. }) {
+                    for news in streams.news() {
+                        progress.say(&news);
+                    }
+                }
+            }
+            progress.show(event);
         })
         .await
     });
+    for news in streams.finish() {
+        eprintln!("{news}");
+    }
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(RunError::Results(error)) => {
@@ -186,6 +227,7 @@ fn run_options(
     compiled: &crate::Compiled,
     spec_hash: String,
     out: &Path,
+    run_id: String,
 ) -> Result<RunOptions> {
     let spec_dir = args
         .spec
@@ -209,6 +251,7 @@ fn run_options(
         segment: args.segment.unwrap_or(headroom_runner::Segment::WHOLE),
         barrier: args.barrier.clone(),
         barrier_timeout: args.barrier_timeout.as_std(),
+        run_id,
     })
 }
 
@@ -220,7 +263,12 @@ fn tables_and_page(
     outcome: &headroom_runner::Outcome,
     out: &Path,
 ) -> Result<bool> {
-    let mut stdout = std::io::stdout().lock();
+    // A stream that writes to stdout keeps it: the tables and the page's report go to stderr.
+    let mut stdout: Box<dyn Write> = if args.streams.iter().any(|s| s.takes_stdout()) {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    };
     write_tables(&mut stdout, &outcome.results, out)?;
     if let Some(share) = args.segment {
         writeln!(

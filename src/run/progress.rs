@@ -1,24 +1,78 @@
 //! What `headroom run` shows while it runs: a bar over the matrix on a terminal, a line per
 //! run otherwise.
 
+use std::time::{Duration, Instant};
+
 use super::*;
+use crate::live::view::{RunHeader, ViewState, frame, plain_line};
 use crate::plural;
 use headroom_runner::results::Failure;
-use tables::{ms, one_line};
+use tables::one_line;
 
-/// A bar over the matrix on a terminal (current run, elapsed, ETA, live p95 and errors); plain
-/// lines, one per run, otherwise.
+/// A bar over the matrix on a terminal with the live view of the run in flight below it,
+/// redrawn every second; off a terminal, a line per run and the view in one line every
+/// `plain_every`.
 pub(super) struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    current: String,
+    view: ViewState,
+    plain_every: Duration,
+    last_plain: Option<Instant>,
+    /// When the matrix started, its estimate, and the runs done of all.
+    started: Instant,
+    estimated_s: f64,
+    runs: (usize, usize),
 }
 
 impl Progress {
-    pub(super) fn new() -> Progress {
+    pub(super) fn new(plain_every: Duration) -> Progress {
         Progress {
             bar: None,
-            current: String::new(),
+            view: ViewState::default(),
+            plain_every,
+            last_plain: None,
+            started: Instant::now(),
+            estimated_s: 0.0,
+            runs: (0, 0),
         }
+    }
+
+    /// The time left: the time per run so far over the runs left, or the estimate before the
+    /// first run ends.
+    fn eta(&self) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let (done, all) = self.runs;
+        let left = if done == 0 {
+            (self.estimated_s - elapsed).max(0.0)
+        } else {
+            elapsed / done as f64 * all.saturating_sub(done) as f64
+        };
+        crate::human_duration(headroom_spec::Duration::from_micros(
+            (left.round() * 1e6) as u64,
+        ))
+    }
+
+    /// The view once a second: the panel under the bar, or a line when `plain_every` passed.
+    fn redraw(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(frame(&self.view, None));
+            return;
+        }
+        if self.plain_every.is_zero()
+            || self
+                .last_plain
+                .is_some_and(|at| at.elapsed() < self.plain_every)
+        {
+            return;
+        }
+        if let Some(line) = plain_line(&self.view, Some(&self.eta())) {
+            eprintln!("{line}");
+            self.last_plain = Some(Instant::now());
+        }
+    }
+
+    /// A line of news above the bar (or on its own line off a terminal).
+    pub(super) fn say(&self, text: &str) {
+        self.line(text);
     }
 
     fn line(&self, text: &str) {
@@ -28,23 +82,57 @@ impl Progress {
         }
     }
 
+    /// The matrix starts: its size and estimate, and the bar on a terminal.
+    fn started(&mut self, runs: usize, estimated_s: f64) {
+        self.line(&format!(
+            "running {runs} runs, about {} of load, settle and cool-down (start-up not included)",
+            crate::human_duration(headroom_spec::Duration::from_micros(
+                (estimated_s * 1e6) as u64
+            ))
+        ));
+        self.started = Instant::now();
+        self.estimated_s = estimated_s;
+        self.runs = (0, runs);
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(runs as u64);
+            let style = indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}\n{msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+            bar.set_style(style);
+            self.bar = Some(bar);
+        }
+    }
+
+    /// A run starts: its line, and the view starts over.
+    fn run_started(
+        &mut self,
+        phase: &str,
+        point: &headroom_compiler::matrix::Point,
+        repeat: u32,
+        (number, runs): (usize, usize),
+    ) {
+        self.line(&format!(
+            "[{number}/{runs}] {phase} point {} ({}) repeat {repeat}",
+            point.index + 1,
+            variables(&point.at)
+        ));
+        let header = RunHeader {
+            phase: phase.to_owned(),
+            point: point.index + 1,
+            at: variables(&point.at),
+            repeat,
+            number,
+            runs,
+        };
+        self.view.start(header, point);
+        // A new run's first line comes after its first seconds.
+        self.last_plain = Some(Instant::now());
+    }
+
     pub(super) fn show(&mut self, event: Event<'_>) {
         match event {
-            Event::Started { runs, estimated_s } => {
-                self.line(&format!(
-                    "running {runs} runs, about {} of load, settle and cool-down (start-up not included)",
-                    crate::human_duration(headroom_spec::Duration::from_micros((estimated_s * 1e6) as u64))
-                ));
-                if std::io::stderr().is_terminal() {
-                    let bar = indicatif::ProgressBar::new(runs as u64);
-                    let style = indicatif::ProgressStyle::with_template(
-                        "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}  {msg}",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-                    bar.set_style(style);
-                    self.bar = Some(bar);
-                }
-            }
+            Event::Started { runs, estimated_s } => self.started(runs, estimated_s),
             Event::Limits { how } => self.line(&how),
             Event::RunStarted {
                 phase,
@@ -52,28 +140,29 @@ impl Progress {
                 repeat,
                 number,
                 runs,
-            } => {
-                self.current = format!(
-                    "{phase} point {} ({}) repeat {repeat}",
-                    point.index + 1,
-                    variables(&point.at)
-                );
-                self.line(&format!("[{number}/{runs}] {}", self.current));
-            }
+            } => self.run_started(phase, point, repeat, (number, runs)),
             Event::Progress {
                 elapsed_s,
-                requests,
-                errors,
-                p95_ms,
+                generator_cores,
+                ..
             } => {
-                if let Some(bar) = &self.bar {
-                    let p95 = p95_ms.map_or_else(|| "-".to_owned(), ms);
-                    bar.set_message(format!(
-                        "{}: {elapsed_s:.0}s, {requests} sent, p95 {p95}, {errors} errors",
-                        self.current
-                    ));
-                }
+                self.view.elapsed_s = elapsed_s;
+                self.view.generator_cores = generator_cores;
+                self.redraw();
             }
+            Event::Second {
+                scenario,
+                window,
+                gauges,
+                ..
+            } => self.view.second(scenario, window, gauges),
+            Event::Sampled {
+                service: None,
+                sample,
+                ..
+            } => self.view.server = Some(*sample),
+            // A stack's services one by one: the view shows their sum.
+            Event::Sampled { .. } => {}
             Event::PhaseTargetUp {
                 phase,
                 port,
@@ -108,6 +197,11 @@ impl Progress {
                 }
             }
             Event::RunFinished { result, .. } => {
+                self.view.run = None;
+                self.runs.0 += 1;
+                if let Some(bar) = &self.bar {
+                    bar.set_message(String::new());
+                }
                 self.line(&format!("  {}", one_line(result)));
                 if let Some(failure) = &result.failure {
                     self.failure_output(result, failure);

@@ -12,6 +12,8 @@ mod examples;
 mod examples_rooms;
 mod http;
 mod limits;
+mod live;
+mod live_prometheus;
 mod postgres;
 mod rooms;
 mod runs;

@@ -6,28 +6,13 @@ use headroom_results::{Exit, RunLimits, RunResult};
 
 use super::*;
 
-/// PostgreSQL from the project's own script (`scripts/postgres.sh install`); `None` with the
-/// script's reason when it could not be installed here.
-fn postgres_installed() -> Result<(), String> {
-    let output = Command::new("scripts/postgres.sh")
-        .arg("install")
-        .current_dir(root())
-        .output()
-        .map_err(|e| format!("scripts/postgres.sh could not run: {e}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(stderr(&output).trim().to_owned())
-    }
-}
-
 /// Issue 19: the notes API and its PostgreSQL database as a stack, `--quick` end to end: both
 /// started, each held to its limits and sampled apart, the data tier seeded before every
 /// load and emptied after, the database's client connections counted during the load (the
 /// API's pool of 10, every reading), and the page shows each service's memory and CPU.
 #[test]
 fn notes_api_postgres_runs_quick_end_to_end() {
-    if let Err(why) = postgres_installed() {
+    if let Err(why) = installed_by("postgres.sh") {
         common::say(&format!("skipped: PostgreSQL not installed ({why})"));
         return;
     }

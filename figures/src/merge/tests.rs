@@ -45,7 +45,15 @@ fn share(requests: u64, latencies_us: &[u64], window: u64) -> ScenarioResult {
         },
         rate: requests as f64 / 2.0,
         latency: histogram_summary(&latency),
-        windows: vec![Window::of(window, &latency, latency.len() + 1, 1)],
+        windows: vec![Window::of(
+            window,
+            &latency,
+            latency.len() + 1,
+            &ErrorCounts {
+                status: 1,
+                ..Default::default()
+            },
+        )],
         connections: Some(Connections {
             opened: 2,
             queued_at_limit: 0,
@@ -87,6 +95,12 @@ fn shares_add_up_and_percentiles_come_from_the_added_histograms() {
         (merged.windows[0].requests, merged.windows[0].errors),
         (121, 2)
     );
+    // And says why: both were unexpected statuses.
+    let kinds = merged.windows[0]
+        .errors_by_kind
+        .as_ref()
+        .expect("the kinds");
+    assert_eq!((kinds.status, kinds.total()), (2, 2));
     assert_eq!(
         deserialize_histogram(merged.windows[0].histogram.as_deref().expect("latencies"))
             .expect("a histogram")

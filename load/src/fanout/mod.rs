@@ -88,6 +88,21 @@ pub struct Recorded {
     /// The seen latencies since the last window was taken: each latency is recorded once,
     /// here, and moves into `seen` when its window is taken.
     pub window: Histogram<u64>,
+    /// The seen-by-everyone latencies since the last window was taken (also in
+    /// `seen_by_all`): the live view's.
+    pub all_window: Histogram<u64>,
+}
+
+/// One second of deliveries, taken.
+pub struct TakenWindow {
+    /// Its seen latencies.
+    pub seen: Histogram<u64>,
+    /// Its seen-by-everyone latencies.
+    pub seen_by_all: Histogram<u64>,
+    /// Deliveries seen so far, this second's included.
+    pub delivered: u64,
+    /// Deliveries expected so far: every message sent, once per recipient.
+    pub expected: u64,
 }
 
 /// Every message of one rooms scenario run.
@@ -98,6 +113,8 @@ pub struct Tracker {
     next_id: AtomicU64,
     /// Messages whose recipients have not all reported yet.
     outstanding: AtomicU64,
+    /// Deliveries expected so far.
+    expected: AtomicU64,
     shards: Box<[Mutex<Recorded>]>,
 }
 
@@ -115,12 +132,14 @@ impl Tracker {
             chunks: (0..chunks).map(|_| OnceLock::new()).collect(),
             next_id: AtomicU64::new(0),
             outstanding: AtomicU64::new(0),
+            expected: AtomicU64::new(0),
             shards: (0..shards)
                 .map(|_| {
                     Mutex::new(Recorded {
                         seen: histogram(),
                         seen_by_all: histogram(),
                         window: histogram(),
+                        all_window: histogram(),
                     })
                 })
                 .collect(),
@@ -151,6 +170,8 @@ impl Tracker {
         slot.expected.store(expected, Ordering::Relaxed);
         if expected > 0 {
             self.outstanding.fetch_add(1, Ordering::Relaxed);
+            self.expected
+                .fetch_add(u64::from(expected), Ordering::Relaxed);
         }
         // Release: a receipt that reads the sender also sees `expected`.
         slot.sender.store(sender + 1, Ordering::Release);
@@ -214,18 +235,31 @@ impl Tracker {
         &self.shards[socket as usize % self.shards.len()]
     }
 
-    /// The seen latencies since the last call, all shards merged.
-    pub fn take_window(&self) -> Histogram<u64> {
-        let mut merged = histogram();
+    /// The deliveries since the last call, all shards merged, and the totals so far.
+    pub fn take_window(&self) -> TakenWindow {
+        let mut taken = TakenWindow {
+            seen: histogram(),
+            seen_by_all: histogram(),
+            delivered: 0,
+            expected: self.expected.load(Ordering::Relaxed),
+        };
         for shard in self.shards.iter() {
             if let Ok(mut recorded) = shard.lock() {
-                let Recorded { seen, window, .. } = &mut *recorded;
-                let _ = merged.add(&*window);
+                let Recorded {
+                    seen,
+                    window,
+                    all_window,
+                    ..
+                } = &mut *recorded;
+                let _ = taken.seen.add(&*window);
+                let _ = taken.seen_by_all.add(&*all_window);
                 let _ = seen.add(&*window);
                 window.reset();
+                all_window.reset();
+                taken.delivered += seen.len();
             }
         }
-        merged
+        taken
     }
 
     /// Every shard's histograms merged: (seen, seen by everyone).
@@ -327,6 +361,7 @@ impl Batch {
             }
             for &micros in &self.all[..usize::from(self.all_len)] {
                 let _ = recorded.seen_by_all.record(u64::from(micros).max(1));
+                let _ = recorded.all_window.record(u64::from(micros).max(1));
             }
         }
         self.len = 0;
@@ -513,6 +548,9 @@ mod tests {
             assert_eq!(value, latest[&id]);
         }
         assert_eq!(tracker.outstanding(), 0);
+        // Every message expected at 8 recipients, each one delivered.
+        let taken = tracker.take_window();
+        assert_eq!(taken.expected, 2000 * 8);
     }
 
     #[test]
@@ -531,8 +569,12 @@ mod tests {
         let (seen, all) = tracker.histograms();
         assert_eq!(seen.len(), 100);
         assert_eq!(all.len(), 10);
-        assert_eq!(tracker.take_window().len(), 100);
-        assert_eq!(tracker.take_window().len(), 0);
+        let first = tracker.take_window();
+        assert_eq!((first.seen.len(), first.delivered), (100, 100));
+        assert_eq!(first.seen_by_all.len(), 10);
+        let second = tracker.take_window();
+        assert_eq!((second.seen.len(), second.delivered), (0, 100));
+        assert_eq!(second.seen_by_all.len(), 0);
         // Taking a window moves its latencies into the total, never twice.
         assert_eq!(tracker.histograms().0.len(), 100);
     }

@@ -16,7 +16,6 @@
 //! thread records into its own histograms ([`recorder`]), merged exactly at the end.
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use headroom_compiler::matrix::resolved::HttpScenario;
@@ -24,6 +23,7 @@ use headroom_spec::Rate;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
+use crate::live::Live;
 use crate::reach::Reach;
 use crate::results::ScenarioResult;
 use crate::web::ErrorKind;
@@ -58,17 +58,6 @@ enum Failed {
     Status,
     /// The status was expected; a check of the answer failed.
     Check,
-}
-
-/// Live figures for progress reports.
-#[derive(Default)]
-pub struct Live {
-    /// Requests and messages sent so far.
-    pub requests: AtomicU64,
-    /// Errors so far.
-    pub errors: AtomicU64,
-    /// The p95 of the last whole window, in microseconds (0 before the first).
-    pub window_p95_us: AtomicU64,
 }
 
 /// One load thread's share of a scenario: thread `index` of `threads`.
@@ -145,7 +134,7 @@ pub async fn run(
     let schedule = Schedule::of(scenario);
     let start = reach.start_at.unwrap_or_else(|| Instant::now() + STARTUP);
     let measured = schedule.measured(start);
-    let windows = Arc::new(Windows::new(threads));
+    let windows = Arc::new(Windows::new(threads, &scenario.name));
     // Several requests: each is measured apart too (one request's figures are the scenario's).
     let names: Vec<Option<String>> = scenario.requests.iter().map(|r| r.name.clone()).collect();
     let apart = if names.len() > 1 && names.iter().any(Option::is_some) {
@@ -192,7 +181,7 @@ pub async fn run(
                 .map_err(|_| "a load thread failed (a headroom bug)".to_owned())??,
         );
     }
-    let mut result = recorder::merge(finished, windows.finish(), &names);
+    let mut result = recorder::merge(finished, windows.finish(&live), &names);
     result.duration_s = start.elapsed().as_secs_f64();
     let window = (measured.end - measured.start).as_secs_f64();
     result.rate = result.requests as f64 / window.max(1e-9);

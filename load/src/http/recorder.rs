@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
-use super::{Failed, Live, WINDOW, histogram};
+use super::{Failed, WINDOW, histogram};
+use crate::live::{Gauges, Live};
 use crate::results::HistogramKey;
 use crate::results::{
     Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, TlsFigures, Window,
@@ -39,8 +40,10 @@ pub(super) struct Recorder {
     part: Part,
     window: Histogram<u64>,
     window_index: u64,
-    window_requests: u64,
-    window_errors: u64,
+    /// The window's requests and errors by why (`ok` and `dropped` unused).
+    window_counts: RampCounts,
+    /// The window's longest schedule lag, in microseconds.
+    window_lag_us: u64,
     windows: Arc<Windows>,
     live: Arc<Live>,
 }
@@ -111,8 +114,8 @@ impl Recorder {
             part: Part::empty(requests),
             window: histogram(),
             window_index: 0,
-            window_requests: 0,
-            window_errors: 0,
+            window_counts: RampCounts::default(),
+            window_lag_us: 0,
             windows,
             live,
         }
@@ -127,6 +130,7 @@ impl Recorder {
         self.live.requests.fetch_add(1, Ordering::Relaxed);
         let latency = micros(times.done.saturating_duration_since(times.intended));
         let answered = answered(outcome);
+        let lag = times.released.saturating_duration_since(times.intended);
         let part = &mut self.part;
         let counts = if self.measured.contains(&times.intended) {
             let apart_from_errors = match answered {
@@ -137,7 +141,6 @@ impl Recorder {
             if let Some(histogram) = apart_from_errors {
                 let _ = histogram.record(latency);
             }
-            let lag = times.released.saturating_duration_since(times.intended);
             let _ = part.lag.record(micros(lag));
             let waited = times.sent.saturating_duration_since(times.released);
             let _ = part.connection_wait.record(micros(waited));
@@ -153,18 +156,19 @@ impl Recorder {
         };
         counts.count(outcome);
         self.roll_to(times.done);
-        self.window_requests += 1;
+        self.window_counts.count(outcome);
+        self.window_lag_us = self.window_lag_us.max(micros(lag));
         if answered == Some(true) {
             let _ = self.window.record(latency);
         }
         if outcome.is_err() {
             self.live.errors.fetch_add(1, Ordering::Relaxed);
-            self.window_errors += 1;
         }
     }
 
     /// A start skipped because `max_in_flight` requests were outstanding.
     pub(super) fn dropped(&mut self, intended: Instant) {
+        self.windows.dropped.fetch_add(1, Ordering::Relaxed);
         if self.measured.contains(&intended) {
             self.part.hold.dropped += 1;
         } else {
@@ -175,6 +179,7 @@ impl Recorder {
 
     /// A connection was opened.
     pub(super) fn connected(&mut self) {
+        self.windows.connections.fetch_add(1, Ordering::Relaxed);
         self.part.connections_opened += 1;
     }
 
@@ -191,103 +196,159 @@ impl Recorder {
         self.part.queued_at_limit += 1;
     }
 
+    /// This thread's part of the window it closes.
+    fn closing(&self) -> ThreadWindow<'_> {
+        ThreadWindow {
+            latencies: &self.window,
+            counts: &self.window_counts,
+            lag_us: self.window_lag_us,
+        }
+    }
+
     /// Closes every window before the one `at` falls in.
     fn roll_to(&mut self, at: Instant) {
         let index =
             (at.saturating_duration_since(self.start).as_secs_f64() / WINDOW.as_secs_f64()) as u64;
         while index > self.window_index {
-            self.windows.add(
-                self.window_index,
-                &self.window,
-                (self.window_requests, self.window_errors),
-                &self.live,
-            );
+            self.windows
+                .add(self.window_index, self.closing(), &self.live);
             self.window.reset();
-            self.window_requests = 0;
-            self.window_errors = 0;
+            self.window_counts = RampCounts::default();
+            self.window_lag_us = 0;
             self.window_index += 1;
         }
     }
 
     /// The thread's figures; its last window goes to the merge.
     pub(super) fn finish(self) -> Part {
-        self.windows.add(
-            self.window_index,
-            &self.window,
-            (self.window_requests, self.window_errors),
-            &self.live,
-        );
+        self.windows
+            .add(self.window_index, self.closing(), &self.live);
         self.part
     }
 }
 
-/// The per-second windows of every thread, merged as they close.
+/// The per-second windows of every thread, merged as they close; each one handed to the live
+/// view as it closes, in order, exactly as the results will hold it.
 pub(super) struct Windows {
     threads: usize,
+    /// The scenario's name, for the live view.
+    scenario: String,
     state: Mutex<WindowState>,
+    /// Connections opened so far, every thread's.
+    connections: AtomicU64,
+    /// Starts dropped at `max_in_flight` so far, every thread's.
+    dropped: AtomicU64,
 }
 
-/// A window some thread has not closed yet: the histogram so far, the requests and the errors,
-/// how many threads closed it.
-type OpenWindow = (Histogram<u64>, (u64, u64), usize);
+/// One thread's part of a window: its expected answers' latencies, its requests and errors
+/// by why, its longest schedule lag.
+pub(super) struct ThreadWindow<'a> {
+    latencies: &'a Histogram<u64>,
+    counts: &'a RampCounts,
+    lag_us: u64,
+}
+
+/// A window some thread has not closed yet: the parts so far, and how many threads closed it.
+struct OpenWindow {
+    latencies: Histogram<u64>,
+    counts: RampCounts,
+    lag_us: u64,
+    from: usize,
+}
 
 #[derive(Default)]
 struct WindowState {
     /// Windows some thread has not closed yet, by index.
     open: BTreeMap<u64, OpenWindow>,
     closed: Vec<Window>,
+    /// How many of `closed` the live view has: an empty second waits for a later one with
+    /// a request, since the results drop the empty seconds at the end.
+    handed: usize,
+    /// The longest lag of the last window closed, in microseconds.
+    lag_us: u64,
 }
 
 impl Windows {
-    pub(super) fn new(threads: usize) -> Windows {
+    pub(super) fn new(threads: usize, scenario: &str) -> Windows {
         Windows {
             threads,
+            scenario: scenario.to_owned(),
             state: Mutex::new(WindowState::default()),
+            connections: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
         }
     }
 
-    /// Adds one thread's window at `index`: its expected answers' latencies, and how many
-    /// requests ended in it and of those failed.
-    fn add(
-        &self,
-        index: u64,
-        window: &Histogram<u64>,
-        (requests, errors): (u64, u64),
-        live: &Live,
-    ) {
+    /// The gauges now, with `lag_us` the longest lag of the last second.
+    fn gauges(&self, lag_us: u64) -> Gauges {
+        Gauges {
+            connections: self.connections.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            lag_max_ms: Some(lag_us as f64 / 1000.0),
+            rooms: None,
+        }
+    }
+
+    /// Adds one thread's part of the window at `index`.
+    fn add(&self, index: u64, part: ThreadWindow<'_>, live: &Live) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let (merged, counts, from) = state
-            .open
-            .entry(index)
-            .or_insert_with(|| (histogram(), (0, 0), 0));
-        let _ = merged.add(window);
-        counts.0 += requests;
-        counts.1 += errors;
-        *from += 1;
-        if *from >= self.threads
-            && let Some((merged, (requests, errors), _)) = state.open.remove(&index)
+        let open = state.open.entry(index).or_insert_with(|| OpenWindow {
+            latencies: histogram(),
+            counts: RampCounts::default(),
+            lag_us: 0,
+            from: 0,
+        });
+        let _ = open.latencies.add(part.latencies);
+        add_counts(&mut open.counts, part.counts);
+        open.lag_us = open.lag_us.max(part.lag_us);
+        open.from += 1;
+        if open.from >= self.threads
+            && let Some(open) = state.open.remove(&index)
         {
-            if !merged.is_empty() {
+            if !open.latencies.is_empty() {
                 live.window_p95_us
-                    .store(merged.value_at_quantile(0.95), Ordering::Relaxed);
+                    .store(open.latencies.value_at_quantile(0.95), Ordering::Relaxed);
             }
-            state
-                .closed
-                .push(Window::of(index, &merged, requests, errors));
+            let closed = Window::of(
+                index,
+                &open.latencies,
+                open.counts.requests,
+                &open.counts.errors,
+            );
+            let said = closed.requests > 0 || closed.errors > 0;
+            state.closed.push(closed);
+            state.lag_us = open.lag_us;
+            if said {
+                let from = state.handed;
+                live.closed(
+                    &self.scenario,
+                    &state.closed[from..],
+                    &self.gauges(open.lag_us),
+                );
+                state.handed = state.closed.len();
+            }
         }
     }
 
-    /// Every window in order, from the first second to the last with a request or an error.
-    pub(super) fn finish(&self) -> Vec<Window> {
+    /// Every window in order, from the first second to the last with a request or an error;
+    /// those the live view did not have yet go to it.
+    pub(super) fn finish(&self, live: &Live) -> Vec<Window> {
         let Ok(mut state) = self.state.lock() else {
             return Vec::new();
         };
         let state = std::mem::take(&mut *state);
         let mut windows = state.closed;
-        for (index, (merged, (requests, errors), _)) in state.open {
-            windows.push(Window::of(index, &merged, requests, errors));
+        let mut lag_us = state.lag_us;
+        for (index, open) in state.open {
+            lag_us = open.lag_us;
+            windows.push(Window::of(
+                index,
+                &open.latencies,
+                open.counts.requests,
+                &open.counts.errors,
+            ));
         }
         windows.sort_by_key(|window| window.t_s);
         while windows
@@ -295,6 +356,9 @@ impl Windows {
             .is_some_and(|last| last.requests == 0 && last.errors == 0)
         {
             windows.pop();
+        }
+        if let Some(rest) = windows.get(state.handed..) {
+            live.closed(&self.scenario, rest, &self.gauges(lag_us));
         }
         windows
     }

@@ -1,5 +1,8 @@
 use super::*;
+use crate::live::Live;
+use crate::results::Window;
 use headroom_test_support::hostile;
+use std::sync::atomic::AtomicU64;
 
 /// Issue 11, item 6: latencies and counts are the hold's; a slow ramp (a server still warm-
 /// ing up) stays out of them and is counted on its own. Issue 17: of two requests, the named
@@ -13,14 +16,9 @@ async fn only_the_hold_is_measured() {
         ramp_down: 10.0,
     };
     let measured = schedule.measured(start);
-    let windows = Arc::new(Windows::new(1));
-    let mut recorder = Recorder::new(
-        start,
-        measured,
-        2,
-        Arc::clone(&windows),
-        Arc::new(Live::default()),
-    );
+    let windows = Arc::new(Windows::new(1, "api"));
+    let live = Arc::new(Live::default());
+    let mut recorder = Recorder::new(start, measured, 2, Arc::clone(&windows), Arc::clone(&live));
     let at = |s: f64| start + Duration::from_secs_f64(s);
     let done = |intended: f64, ms: u64| recorder::Times {
         intended: at(intended),
@@ -40,7 +38,20 @@ async fn only_the_hold_is_measured() {
     recorder.dropped(at(35.0));
     recorder.done(done(31.0, 800), 0, Ok(()));
     let names = [Some("fast".to_owned()), None];
-    let result = recorder::merge(vec![recorder.finish()], windows.finish(), &names);
+    let result = recorder::merge(vec![recorder.finish()], windows.finish(&live), &names);
+    // Issue 33: the live view had every second the results hold, in order, with the errors
+    // by why (the ramp's three failures are unexpected statuses) and the drop counted.
+    let seconds = live.take_seconds();
+    let handed: Vec<&Window> = seconds.iter().map(|second| &second.window).collect();
+    assert_eq!(handed, result.windows.iter().collect::<Vec<_>>());
+    assert!(seconds.iter().all(|second| second.scenario == "api"));
+    let statuses: u64 = seconds
+        .iter()
+        .filter_map(|second| second.window.errors_by_kind.as_ref())
+        .map(|kinds| kinds.status)
+        .sum();
+    assert_eq!(statuses, 3);
+    assert_eq!(seconds.last().map(|s| s.gauges.dropped), Some(1));
     let fast = &result.by_request["fast"];
     assert_eq!((fast.requests, fast.ok), (50, 50));
     assert!(

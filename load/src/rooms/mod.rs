@@ -36,7 +36,8 @@ use tokio_tungstenite::tungstenite::{self, Error as WsError, Message};
 
 use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
 use crate::handover::ScenarioHandover;
-use crate::http::{Live, histogram};
+use crate::http::histogram;
+use crate::live::Live;
 use crate::results::{
     ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
     SocketCounts, Window, histogram_summary, serialize_histogram,
@@ -288,6 +289,7 @@ pub async fn run(
         stage: &stage,
         cancel,
         windows: &mut windows,
+        scenario: &scenario.name,
         handover,
         meetings: reach.meetings.clone(),
     };
@@ -368,6 +370,8 @@ struct Timeline<'a> {
     stage: &'a watch::Sender<Stage>,
     cancel: watch::Receiver<bool>,
     windows: &'a mut Vec<Window>,
+    /// The scenario's name, for the live view.
+    scenario: &'a str,
     handover: ScenarioHandover,
     /// The other segments' meetings: the hold starts when every segment's sockets are open.
     meetings: Option<crate::barrier::Meetings>,

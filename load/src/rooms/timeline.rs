@@ -1,6 +1,7 @@
 //! The run's timeline: ramp-up, hold, drain, steady state, ramp-down, as one socket sees it.
 
 use super::*;
+use crate::live::{Gauges, RoomsGauges};
 
 impl Timeline<'_> {
     /// Ramp-up, hold, drain and ramp-down; returns when the hold started (seconds from the
@@ -114,16 +115,35 @@ impl Timeline<'_> {
     }
 
     pub(super) fn take_window(&mut self) {
-        let window = self.shared.tracker.take_window();
+        let taken = self.shared.tracker.take_window();
         let t_s = (Instant::now() - self.shared.epoch)
             .as_secs()
             .saturating_sub(1);
+        let window = &taken.seen;
         if !window.is_empty() {
             self.shared
                 .live
                 .window_p95_us
                 .store(window.value_at_quantile(0.95), Ordering::Relaxed);
         }
-        self.windows.push(Window::of(t_s, &window, window.len(), 0));
+        let window = Window::of(t_s, window, window.len(), &ErrorCounts::default());
+        let counts = &self.shared.counts;
+        let closed = counts.closed_by_server.load(Ordering::Relaxed)
+            + counts.closed_by_us.load(Ordering::Relaxed);
+        let gauges = Gauges {
+            connections: counts.opened.load(Ordering::Relaxed).saturating_sub(closed),
+            dropped: 0,
+            lag_max_ms: None,
+            rooms: Some(RoomsGauges {
+                expected: taken.expected,
+                delivered: taken.delivered,
+                seen_by_all_p95_ms: (!taken.seen_by_all.is_empty())
+                    .then(|| taken.seen_by_all.value_at_quantile(0.95) as f64 / 1000.0),
+            }),
+        };
+        self.shared
+            .live
+            .closed(self.scenario, std::slice::from_ref(&window), &gauges);
+        self.windows.push(window);
     }
 }

@@ -29,7 +29,7 @@ use crate::target::{Launch, Running, endpoints};
 use headroom_figures::verdict;
 use headroom_load::handover::Handover;
 use headroom_load::reach::Reach;
-use headroom_load::{http, web};
+use headroom_load::web;
 
 mod once;
 mod phase;
@@ -87,6 +87,8 @@ pub struct RunOptions {
     pub barrier: Option<String>,
     /// How long a meeting waits for every segment.
     pub barrier_timeout: Duration,
+    /// What names this invocation in each run's record and in the live streams.
+    pub run_id: String,
 }
 
 /// How the whole run went.

@@ -62,6 +62,7 @@ pub(super) async fn run_once(
 ) -> RunResult {
     let (started, repeat) = (Instant::now(), attempt.repeat);
     let mut result = RunResult::started(repeat, unix_ms());
+    result.run_id = Some(options.run_id.clone());
     let run = format!("{}/{}/{}", phase.name, point.index, attempt.repeat);
     let held = attempt.held.take();
     let drive = |limited| Drive {
@@ -191,7 +192,9 @@ impl Drive<'_> {
         let load_started = Instant::now();
         let watching = Watching::start();
         let groups = up.groups();
-        let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, load_started);
+        let fresh = Arc::new(crate::sample::Fresh::default());
+        let sampling = (load_started, Arc::clone(&fresh));
+        let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, sampling);
         let measuring = options.segment.index == 0;
         let fills = Fills {
             vars: Some(&point.vars),
@@ -211,7 +214,7 @@ impl Drive<'_> {
         let (release, released) = watch::channel(false);
         let (arrivals, mut arrived) = watch::channel(0usize);
         let arrivals = Arc::new(arrivals);
-        let live = Arc::new(http::Live::default());
+        let live = Arc::new(headroom_load::live::Live::default());
         let meeting = (self.run, self.attempt.barrier, start_at);
         let reach = reach_of(matrix, point, options, (up.port, threads), meeting);
         let mut scenarios = tokio::spawn(run_scenarios(
@@ -227,8 +230,11 @@ impl Drive<'_> {
         let mut watch = Watch {
             stack: &mut up.stack,
             live: &live,
+            fresh: &fresh,
             abort: &abort,
             load_started,
+            load_started_ms: unix_ms().saturating_sub(load_started.elapsed().as_millis() as u64),
+            generator_cpu: None,
         };
         loop {
             tokio::select! {
@@ -266,6 +272,8 @@ impl Drive<'_> {
                 _ = cancel_watch.changed() => watch.cancelled(result, &cancel_watch),
             }
         };
+        // The seconds that closed as the scenarios ended.
+        watch.tell(on_event);
         take_outcomes(result, outcomes, point, &mut up.stack);
         let _ = stop_sampling.send(true);
         if let Ok((sampled, load_average)) = sampler.await {
@@ -287,17 +295,17 @@ impl Drive<'_> {
 fn spawn_sampler(
     groups: Vec<(Option<String>, i32)>,
     phase: &MatrixPhase,
-    load_started: Instant,
+    sampling: (Instant, Arc<crate::sample::Fresh>),
 ) -> (
     watch::Sender<bool>,
     tokio::task::JoinHandle<(crate::sample::Sampled, crate::results::LoadAverage)>,
 ) {
-    let (stop_sampling, sampling) = watch::channel(false);
+    let (stop_sampling, stop) = watch::channel(false);
     let sampler = tokio::spawn(sampler(
         groups,
         phase.measure.sample_every.as_std(),
-        load_started,
         sampling,
+        stop,
     ));
     (stop_sampling, sampler)
 }

@@ -1,0 +1,159 @@
+//! Issue 33: the live streams. What `--stream json-lines` sends is what the results file
+//! holds: every second of every scenario of every run, line for line, with the labels that
+//! name the run; and the server's readings beside them.
+
+use std::collections::BTreeMap;
+
+use headroom_results::Window;
+use headroom_results::stream::{StreamLine, StreamSecond};
+
+use super::*;
+
+/// `headroom run` of the `live` fixture into the test's own results folder.
+pub(super) fn run_live(test: &str, extra: &[&str]) -> (Output, Value) {
+    let out = fresh_out(test);
+    let out_arg = out.display().to_string();
+    let mut args = vec![
+        "run",
+        "tests/fixtures/run/live.toml",
+        "--out",
+        &out_arg,
+        "--no-page",
+    ];
+    args.extend(extra);
+    let output = headroom(&args, &[]);
+    let results = read_results(&out);
+    (output, results)
+}
+
+/// The seconds of each run's scenario as the stream sent them, in order, by (point, repeat,
+/// scenario).
+type Streamed = BTreeMap<(usize, u32, String), Vec<Window>>;
+
+#[test]
+fn the_json_lines_stream_is_the_results_windows_line_for_line() {
+    let lines_path =
+        std::env::temp_dir().join(format!("headroom-test-{}-live.jsonl", std::process::id()));
+    let stream = format!("json-lines={}", lines_path.display());
+    let (output, results) = run_live(
+        "live-lines",
+        &["--stream", &stream, "--run-id", "live-test-1"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&lines_path).expect("the stream's file");
+    let mut seconds: Streamed = BTreeMap::new();
+    let mut server = 0;
+    for (number, line) in text.lines().enumerate() {
+        let value: Value = serde_json::from_str(line).expect("a JSON line");
+        common::assert_matches_schema("stream-line.schema.json", &value);
+        let line: StreamLine = serde_json::from_value(value).expect("a stream line");
+        match line {
+            StreamLine::Second(StreamSecond {
+                labels,
+                scenario,
+                window,
+                ..
+            }) => {
+                assert_eq!(
+                    (
+                        labels.run_id.as_str(),
+                        labels.bench.as_str(),
+                        labels.phase.as_str()
+                    ),
+                    ("live-test-1", "live", "load"),
+                    "line {number}"
+                );
+                assert_eq!(labels.segment, None, "line {number}");
+                seconds
+                    .entry((labels.point, labels.repeat, scenario))
+                    .or_default()
+                    .push(window);
+            }
+            StreamLine::Server(reading) => {
+                assert!(reading.sample.rss_bytes > 0, "line {number}: {reading:?}");
+                assert_eq!(reading.service, None, "line {number}");
+                server += 1;
+            }
+        }
+    }
+    let results = typed(&results);
+    let mut in_results: Streamed = BTreeMap::new();
+    let mut with_kinds = 0;
+    for point in &results.phases[0].points {
+        for run in &point.runs {
+            assert!(run.failure.is_none(), "{:?}", run.failure);
+            assert_eq!(run.run_id.as_deref(), Some("live-test-1"));
+            for (name, scenario) in &run.scenarios {
+                with_kinds += scenario
+                    .windows
+                    .iter()
+                    .filter(|w| {
+                        w.errors_by_kind
+                            .as_ref()
+                            .is_some_and(|k| k.check == w.errors)
+                    })
+                    .filter(|w| w.errors > 0)
+                    .count();
+                in_results.insert(
+                    (point.index, run.repeat, name.clone()),
+                    scenario.windows.clone(),
+                );
+            }
+        }
+    }
+    // 2 points × 2 repeats × 2 scenarios, each a few seconds long.
+    assert_eq!(in_results.len(), 8, "{:?}", in_results.keys());
+    assert!(in_results.values().all(|w| w.len() >= 3), "{in_results:?}");
+    assert_eq!(
+        seconds, in_results,
+        "the stream's seconds are the results' windows"
+    );
+    // The `wrong` request fails its check on every answer: seconds say why.
+    assert!(with_kinds >= 4, "{with_kinds} seconds with check failures");
+    // The server was read about every second of each of the 4 runs' loads.
+    assert!(server >= 4 * 3, "{server} readings of the server");
+    let _ = std::fs::remove_file(&lines_path);
+    clean("live-lines");
+}
+
+#[test]
+fn a_stream_that_cannot_be_opened_is_refused_before_anything_runs() {
+    let out = fresh_out("live-refused");
+    let out_arg = out.display().to_string();
+    let output = headroom(
+        &[
+            "run",
+            "tests/fixtures/run/live.toml",
+            "--out",
+            &out_arg,
+            "--stream",
+            "json-lines=/nonexistent-folder/lines.jsonl",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(
+        said.contains(
+            "--stream json-lines=/nonexistent-folder/lines.jsonl: cannot create the file"
+        ),
+        "{said}"
+    );
+    assert!(!out.exists(), "nothing ran");
+    let unknown = headroom(
+        &[
+            "run",
+            "tests/fixtures/run/live.toml",
+            "--stream",
+            "influx=x",
+        ],
+        &[],
+    );
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("`influx` is not a stream"),
+        "{}",
+        stderr(&unknown)
+    );
+    clean("live-refused");
+}
