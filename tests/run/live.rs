@@ -157,3 +157,48 @@ fn a_stream_that_cannot_be_opened_is_refused_before_anything_runs() {
     );
     clean("live-refused");
 }
+
+/// On a terminal (a pseudo-terminal from `script`), the view is a panel under the bar, redrawn
+/// in place every second: the cursor moves up over it and each line is cleared and drawn
+/// again; the same figures as the plain line, on lines of their own.
+#[test]
+fn on_a_terminal_the_view_is_a_panel_redrawn_in_place() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::say("skipped: no `script` (util-linux) to give the run a pseudo-terminal");
+        return;
+    }
+    let _machine = headroom_test_support::harness::shared();
+    let out = fresh_out("live-tty");
+    let command = format!(
+        "{} run tests/fixtures/run/live.toml --repeat 1 --no-page --out {}",
+        env!("CARGO_BIN_EXE_headroom"),
+        out.display()
+    );
+    let output = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(root())
+        .env("COLUMNS", "200")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let screen = String::from_utf8_lossy(&output.stdout);
+    // Redrawn in place: up over the panel, each line cleared.
+    assert!(screen.contains("\u{1b}[2K"), "{screen}");
+    let ups = screen.matches("A\r\u{1b}[2K").count();
+    assert!(ups >= 4, "{ups} redraws: {screen}");
+    for words in [
+        "load point 2 (rate = 200/s) repeat 1 · run 2 of 2 · hold",
+        "200/s intended",
+        "10 sockets open",
+        "seen by all p95",
+        "· generator ",
+    ] {
+        assert!(screen.contains(words), "{words}: {screen}");
+    }
+    // Not the plain line: that is for logs.
+    assert!(!screen.contains("; server "), "{screen}");
+    let results = typed(&read_results(&out));
+    assert_eq!(typed_runs(&results).len(), 2);
+    clean("live-tty");
+}

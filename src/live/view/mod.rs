@@ -113,19 +113,22 @@ impl ScenarioView {
         self.last = Some((window.clone(), gauges.clone()));
     }
 
-    /// Which stage `elapsed_s` is in, and how far: `hold 42s of 120s`.
+    /// Which stage `elapsed_s` is in, and how far: `hold 42s of 120s`; past the ramp-down,
+    /// the load is over (the steady state is measured, the rooms drain).
     fn stage_at(&self, elapsed_s: f64) -> String {
         let (ramp_up, hold, ramp_down) = self.stages;
         let Some(hold) = hold else {
-            return format!("{elapsed_s:.0}s of {:.0}s", ramp_up + ramp_down);
+            return format!("{} of {}", seconds(elapsed_s), seconds(ramp_up + ramp_down));
         };
         if elapsed_s < ramp_up {
-            format!("ramp-up {elapsed_s:.0}s of {ramp_up:.0}s")
+            format!("ramp-up {} of {}", seconds(elapsed_s), seconds(ramp_up))
         } else if elapsed_s < ramp_up + hold {
-            format!("hold {:.0}s of {hold:.0}s", elapsed_s - ramp_up)
+            format!("hold {} of {}", seconds(elapsed_s - ramp_up), seconds(hold))
+        } else if elapsed_s < ramp_up + hold + ramp_down {
+            let down = elapsed_s - ramp_up - hold;
+            format!("ramp-down {} of {}", seconds(down), seconds(ramp_down))
         } else {
-            let down = (elapsed_s - ramp_up - hold).min(ramp_down);
-            format!("ramp-down {down:.0}s of {ramp_down:.0}s")
+            "load over, measuring the steady state".to_owned()
         }
     }
 
@@ -167,6 +170,15 @@ impl ViewState {
         if let Some(view) = self.scenarios.iter_mut().find(|s| s.name == scenario) {
             view.second(window, gauges);
         }
+    }
+}
+
+/// Seconds as a person reads a stage: whole ones, or one decimal under ten (`0.5s`, `42s`).
+fn seconds(value: f64) -> String {
+    if value < 10.0 && value.fract() != 0.0 {
+        format!("{value:.1}s")
+    } else {
+        format!("{value:.0}s")
     }
 }
 

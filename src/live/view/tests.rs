@@ -113,7 +113,11 @@ fn the_intended_load_follows_the_ramps() {
     assert_eq!(view.intended_at(155.0), "200/s intended");
     assert_eq!(view.stage_at(15.0), "ramp-up 15s of 30s");
     assert_eq!(view.stage_at(42.4), "hold 12s of 120s");
-    assert_eq!(view.stage_at(155.0), "ramp-down 5s of 10s");
+    assert_eq!(view.stage_at(155.5), "ramp-down 5.5s of 10s");
+    assert_eq!(
+        view.stage_at(161.0),
+        "load over, measuring the steady state"
+    );
 }
 
 #[test]
