@@ -16,12 +16,19 @@ measurement alternates the generators, round after round, and reports medians:
   stall    the demo target stalling 200 ms every second, 2,000 req/s: p50/p90/p99
            against the server's own account of each answer's time and the stall's computed
            shape (and oha --latency-correction when installed)
+  live     headroom open at half wrk's rate with everything a user can watch the run with
+           (the terminal view in a pseudo-terminal, --dashboard with a headless Chromium
+           attached, --stream json-lines and --stream prometheus-rw to a loopback
+           Prometheus) against all of it off, alternating: CPU per request of each
+           (`--live-only` runs this part alone, at --rate or half of a closed run's rate)
 
 A generator's CPU and peak RSS are its process's own (wait4 rusage), start-up included. A tool
 that is not installed is said, and its rows and ratios left out; nothing is made up.
 """
 
 import argparse
+import shlex
+import threading
 import json
 import os
 import re
@@ -41,6 +48,18 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listening(port, timeout):
+    """Whether something listens on 127.0.0.1:port within `timeout` seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
 
 
 def wait_port(port, timeout=20.0):
@@ -160,13 +179,32 @@ cooldown = "0s"
 """
 
 
-def headroom(server, executor, seconds, core, work):
+def headroom(server, executor, seconds, core, work, live=None):
+    """One run of headroom; with `live` (Prometheus's port, Chromium's path), watched with
+    everything: in a pseudo-terminal (the terminal view), the dashboard with a browser
+    attached, and both streams."""
     spec = os.path.join(work, "spec.toml")
     out = os.path.join(work, "results.json")
     with open(spec, "w") as f:
         f.write(SPEC.format(port=server.port, url=server.url, executor=executor, seconds=seconds))
     argv = [HEADROOM, "run", "--no-page", "--force", "--out", out, spec]
-    _, cpu, rss = measure(pinned(core, argv), seconds * 4 + 60)
+    browser = None
+    if live:
+        prometheus_port, chromium = live
+        dashboard_port = free_port()
+        argv += [
+            "--dashboard", "--dashboard-port", str(dashboard_port),
+            "--stream", f"json-lines={os.path.join(work, 'live.jsonl')}",
+            "--stream", f"prometheus-rw=http://127.0.0.1:{prometheus_port}/api/v1/write",
+        ]
+        argv = ["script", "-qec", shlex.join(argv), "/dev/null"]
+        if chromium:
+            browser = Browser(chromium, dashboard_port, work)
+    try:
+        _, cpu, rss = measure(pinned(core, argv), seconds * 4 + 60)
+    finally:
+        if browser:
+            browser.stop()
     with open(out) as f:
         results = json.load(f)
     run = results["phases"][0]["points"][0]["runs"][0]
@@ -184,6 +222,67 @@ def headroom(server, executor, seconds, core, work):
         "errors": sum(load["errors"].values()),
         "threads": run["generator"].get("threads"),
     }
+
+
+class Browser:
+    """A headless Chromium that opens the dashboard once it listens, on a thread: the
+    dashboard's cost with one browser attached."""
+
+    def __init__(self, chromium, port, work):
+        self.process = None
+        self.attached = False
+        self.profile = tempfile.mkdtemp(prefix="headroom-bench-chromium-", dir=work)
+
+        def attach():
+            if listening(port, 30):
+                self.process = subprocess.Popen([
+                    chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", f"--user-data-dir={self.profile}", f"http://127.0.0.1:{port}/",
+                ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                self.attached = True
+
+        self.thread = threading.Thread(target=attach, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.thread.join(timeout=31)
+        if self.process:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+
+
+def live_overhead(server, rate, connections, seconds, core, work, rounds):
+    """The open model at `rate` with the live view and streams all on, against all off."""
+    prometheus_port = free_port()
+    prometheus = subprocess.Popen(
+        [os.path.join(ROOT, "scripts", "prometheus.sh"), "serve", "--port", str(prometheus_port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    chromium = shutil.which("chromium")
+    try:
+        if not listening(prometheus_port, 30):
+            print("Prometheus did not start (scripts/prometheus.sh install): the live rows are left out\n")
+            return
+        if not chromium:
+            print("Chromium is not installed (scripts/chromium.sh install): the dashboard runs with no browser attached")
+        executor = f'executor = "constant-arrival-rate"\nrate = "{rate}/s"\nmax_connections = {connections}'
+        rows = {"all off": [], "all on": []}
+        for _ in range(rounds):
+            rows["all off"].append(headroom(server, executor, seconds, core, work))
+            rows["all on"].append(headroom(server, executor, seconds, core, work, live=(prometheus_port, chromium)))
+        print(f"## The live view and streams: {rate:,} req/s, {connections} connections\n")
+        print("all on: the terminal view (in a pseudo-terminal), --dashboard with a headless Chromium attached, "
+              "--stream json-lines and --stream prometheus-rw to a loopback Prometheus\n")
+        print("| headroom | req/s | CPU per request | schedule lag p99 |\n| --- | --- | --- | --- |")
+        for name, measured in rows.items():
+            print(f"| {name} | {median(measured, 'rate'):,.0f} | {median(measured, 'cpu_us'):.2f} µs | {median(measured, 'lag99'):.3f} ms |")
+        each = ", ".join(f"{on['cpu_us'] / off['cpu_us']:.3f}x" for on, off in zip(rows["all on"], rows["all off"]))
+        print(f"\nall on / all off, CPU per request: {median(rows['all on'], 'cpu_us') / median(rows['all off'], 'cpu_us'):.3f}x "
+              f"(each round: {each})\n")
+    finally:
+        os.killpg(prometheus.pid, 15)
+        prometheus.wait()
 
 
 def wrk(binary, server, connections, seconds, core, rate=None):
@@ -238,6 +337,8 @@ def main():
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--quick", action="store_true", help="1 round of 3 s, no long run")
     parser.add_argument("--stall-only", action="store_true", help="only the stalling server")
+    parser.add_argument("--live-only", action="store_true", help="only the live view and streams' cost")
+    parser.add_argument("--rate", type=int, help="--live-only's rate [default: half a closed run's]")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 3
@@ -259,6 +360,18 @@ def main():
 
     if args.stall_only:
         stall(args, server_core, generator_core, has_oha, work)
+        return
+    if args.live_only:
+        server = Server(server_core)
+        print(f"server: {server.name} at {server.url}\n")
+        try:
+            rate = args.rate
+            if rate is None:
+                closed = headroom(server, f'executor = "constant-vus"\nvus = {c}\nthink = "0s"', s, generator_core, work)
+                rate = int(closed["rate"] / 2)
+            live_overhead(server, rate, c, s, generator_core, work, args.rounds)
+        finally:
+            server.stop()
         return
     server = Server(server_core)
     print(f"server: {server.name} at {server.url}\n")
@@ -301,6 +414,8 @@ def main():
         if opened["wrk2"]:
             print(f"; / wrk2 at the same rate: {ours / median(opened['wrk2'], 'cpu_us'):.2f}x", end="")
         print("\n")
+
+        live_overhead(server, half, c, s, generator_core, work, args.rounds)
 
         precise = []
         for _ in range(args.rounds):

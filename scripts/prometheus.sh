@@ -30,23 +30,8 @@ install() {
         echo "$path"
         return 0
     fi
-    if [[ $(id -u) -ne 0 ]]; then
-        echo "Prometheus is not installed and this is not root: install the distribution's prometheus package (apt-get install prometheus)" >&2
-        return 1
-    fi
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "Prometheus is not installed and there is no apt-get here: install the distribution's Prometheus package" >&2
-        return 1
-    fi
-    echo "installing Prometheus from the distribution's packages" >&2
     # The package's service would start on :9090; nothing here needs it.
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus >&2; then
-        DEBIAN_FRONTEND=noninteractive apt-get update >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus >&2 || {
-            echo "apt-get could not install prometheus" >&2
-            return 1
-        }
-    fi
+    "$(dirname "$0")/debian-package.sh" prometheus Prometheus || return 1
     if command -v service >/dev/null 2>&1; then
         service prometheus stop >/dev/null 2>&1 || true
     fi

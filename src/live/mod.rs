@@ -6,6 +6,7 @@
 use headroom_runner::Event;
 use headroom_runner::results::stream::{RunLabels, StreamLine, StreamSecond, StreamServer};
 
+pub(crate) mod dashboard;
 mod json_lines;
 mod prometheus;
 mod stream;
@@ -78,6 +79,17 @@ impl Labelling {
             _ => None,
         }
     }
+}
+
+/// A point's swept values in words, as the run table writes them: `readers = 400`, or
+/// `(one point)`.
+pub(crate) fn point_words(
+    at: &std::collections::BTreeMap<String, headroom_spec::VarValue>,
+) -> String {
+    if at.is_empty() {
+        return "(one point)".to_owned();
+    }
+    headroom_spec::vars::point_label(at)
 }
 
 /// The default `--run-id`: the bench and the UTC second the invocation started,

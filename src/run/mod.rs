@@ -16,8 +16,8 @@ use crate::exit;
 mod progress;
 mod segment;
 mod tables;
+mod watchers;
 
-use progress::Progress;
 pub(crate) use tables::variables;
 use tables::{phase_table, request_table};
 
@@ -109,6 +109,33 @@ pub struct RunArgs {
     /// never). On a terminal the view is redrawn every second instead.
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     live_every: headroom_spec::Duration,
+    /// Serve a live dashboard while the run lasts (docs/live.md): per-second charts of the
+    /// running point, the finished runs with their SLO verdicts, the search path, and at the
+    /// end the capacity page; pushed to the browser as it happens. On loopback unless
+    /// --dashboard-host says otherwise.
+    #[arg(long)]
+    dashboard: bool,
+    /// The dashboard's port.
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value_t = 5665,
+        requires = "dashboard"
+    )]
+    dashboard_port: u16,
+    /// The dashboard's address: loopback unless this names another (then said, since anyone
+    /// who reaches it can watch the run).
+    #[arg(
+        long,
+        value_name = "HOST",
+        default_value = "127.0.0.1",
+        requires = "dashboard"
+    )]
+    dashboard_host: std::net::IpAddr,
+    /// Write the final dashboard to FILE as one self-contained HTML file (it needs no server
+    /// and nothing online).
+    #[arg(long, value_name = "FILE")]
+    dashboard_export: Option<PathBuf>,
 }
 
 /// A run estimated longer than this needs `--yes`: it is more likely a typo than a plan.
@@ -162,18 +189,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             previous.display()
         );
     }
-    let run_id = args.run_id.clone().unwrap_or_else(|| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_secs());
-        crate::live::default_run_id(&matrix.bench.name, now)
-    });
-    let mut streams = crate::live::Streams::start(&args.streams, &matrix.target.allow_hosts)?;
-    let mut labelling = crate::live::Labelling::new(crate::live::Invocation {
-        run_id: run_id.clone(),
-        bench: matrix.bench.name.clone(),
-        segment: args.segment.map(|share| share.to_string()),
-    });
+    let run_id = watchers::run_id(&args, &matrix.bench.name);
+    let mut watchers = watchers::Watchers::start(&args, matrix, &run_id)?;
     let options = run_options(&args, &compiled, spec_hash, &out, run_id)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -186,25 +203,12 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             held.lock().to_path_buf(),
             out.display().to_string(),
         ));
-        let mut progress = Progress::new(args.live_every.as_std());
         headroom_runner::run(matrix, &options, cancelled, &mut |event| {
-            if !streams.is_empty() {
-                if let Some(line) = labelling.line_of(&event) {
-                    streams.send(&line);
-                }
-                if matches!(event, Event::Progress { .. } | Event::RunFinished { .. }) {
-                    for news in streams.news() {
-                        progress.say(&news);
-                    }
-                }
-            }
-            progress.show(event);
+            watchers.event(event);
         })
         .await
     });
-    for news in streams.finish() {
-        eprintln!("{news}");
-    }
+    watchers.run_ended();
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(RunError::Results(error)) => {
@@ -217,7 +221,8 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             return Ok(exit::USAGE);
         }
     };
-    let page_failed = tables_and_page(&args, &compiled, &outcome, &out)?;
+    let (page_failed, page) = tables_and_page(&args, &compiled, &outcome, &out)?;
+    watchers.finish(&out, page);
     Ok(exit_code(&outcome, args.check, page_failed))
 }
 
@@ -256,13 +261,14 @@ fn run_options(
 }
 
 /// The run tables, then the page from the results just written (the one command from spec to
-/// page) unless a segment ran or the run was interrupted; whether the page failed.
+/// page) unless a segment ran or the run was interrupted; whether the page failed, and the
+/// page written.
 fn tables_and_page(
     args: &RunArgs,
     compiled: &crate::Compiled,
     outcome: &headroom_runner::Outcome,
     out: &Path,
-) -> Result<bool> {
+) -> Result<(bool, Option<PathBuf>)> {
     // A stream that writes to stdout keeps it: the tables and the page's report go to stderr.
     let mut stdout: Box<dyn Write> = if args.streams.iter().any(|s| s.takes_stdout()) {
         Box::new(std::io::stderr().lock())
@@ -275,10 +281,10 @@ fn tables_and_page(
             stdout,
             "segment {share}: one share of the load; merge the shares before reading them (`headroom merge`)"
         )?;
-        return Ok(false);
+        return Ok((false, None));
     }
     if args.no_page || outcome.interrupted {
-        return Ok(false);
+        return Ok((false, None));
     }
     let source = crate::page::Source {
         spec: &args.spec,
@@ -290,12 +296,12 @@ fn tables_and_page(
     match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
         Ok(Ok(rendered)) => {
             rendered.report(&mut stdout)?;
-            Ok(false)
+            Ok((false, (!rendered.streamed).then_some(rendered.page)))
         }
-        Ok(Err(_)) => Ok(true),
+        Ok(Err(_)) => Ok((true, None)),
         Err(error) => {
             eprintln!("error: the capacity page was not written: {error:#}");
-            Ok(true)
+            Ok((true, None))
         }
     }
 }

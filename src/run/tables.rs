@@ -9,10 +9,7 @@ use headroom_figures::{Named, read};
 pub(crate) fn variables(
     at: &std::collections::BTreeMap<String, headroom_spec::VarValue>,
 ) -> String {
-    if at.is_empty() {
-        return "(one point)".to_owned();
-    }
-    headroom_spec::vars::point_label(at)
+    crate::live::point_words(at)
 }
 
 pub(super) fn one_line(result: &RunResult) -> String {

@@ -6,6 +6,7 @@
 // Each test file uses what it needs of this module.
 #![allow(dead_code, unused_imports)]
 
+pub mod browser;
 pub mod run;
 
 pub use headroom_test_support::fixtures;

@@ -12,18 +12,57 @@ fn notes_api_runs_quick_end_to_end() {
     let _alone = examples_one_at_a_time();
     let out = fresh_out("notes-api");
     let out_arg = out.display().to_string();
-    let output = headroom(
-        &[
-            "run",
-            "--quick",
-            "examples/notes-api.toml",
-            "--out",
-            &out_arg,
-        ],
-        &[],
+    // Issue 33: the run is watched live, in a real browser where one can be had: the dashboard
+    // shows each finished run's figures as the results hold them, and the running point's
+    // seconds as the JSON-lines stream sent them.
+    let lines = out.with_file_name("live.jsonl");
+    std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
+    let port = headroom_test_support::harness::free_port();
+    let machine = headroom_test_support::harness::shared();
+    let mut run = super::live_dashboard::Stopped(
+        Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["run", "--quick", "examples/notes-api.toml", "--out"])
+            .arg(&out)
+            .args([
+                "--dashboard",
+                "--dashboard-port",
+                &port.to_string(),
+                "--stream",
+            ])
+            .arg(format!("json-lines={}", lines.display()))
+            .current_dir(root())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(out.with_file_name("stderr.log")).expect("a log"))
+            .spawn()
+            .expect("spawn headroom"),
     );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = match common::browser::installed() {
+        Ok(binary) => Some(super::live_dashboard::watch(
+            &binary, port, &lines, &mut run.0,
+        )),
+        Err(why) => {
+            common::say(&format!(
+                "the dashboard's part skipped: Chromium not installed ({why})"
+            ));
+            None
+        }
+    };
+    let status = run.0.wait().expect("the run");
+    let said = std::fs::read_to_string(out.with_file_name("stderr.log")).unwrap_or_default();
+    assert_eq!(status.code(), Some(0), "{said}");
+    drop(machine);
     let results = typed(&read_results(&out));
+    if let Some(seen) = &seen {
+        assert!(
+            seen.seconds_checked >= 10,
+            "{} seconds checked",
+            seen.seconds_checked
+        );
+        super::live_dashboard::kept_up(seen);
+        let rows = super::live_dashboard::rows_match_the_results(seen, &results);
+        assert!(rows >= 5, "{rows} finished HTTP rows checked");
+        assert!(seen.page.contains("# Capacity: notes-api"), "{}", seen.page);
+    }
     assert!(results.quick);
     assert_eq!(results.phases.len(), 2);
     // Memory grows with the swept note count (0, 40,000, 80,000 notes of 2 KiB).

@@ -13,6 +13,7 @@ mod examples_rooms;
 mod http;
 mod limits;
 mod live;
+mod live_dashboard;
 mod live_prometheus;
 mod postgres;
 mod rooms;

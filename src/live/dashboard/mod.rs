@@ -1,0 +1,205 @@
+//! `run --dashboard`: a page served while the run lasts (on loopback unless
+//! `--dashboard-host` says otherwise), its figures pushed as server-sent events, never
+//! polled. Everything it needs is in the binary. The server works on a thread and a runtime
+//! of its own; the run only appends a message to a list and wakes it. `--dashboard-export`
+//! writes the final dashboard as one self-contained file that replays the messages.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use anyhow::Context;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse};
+use futures_util::stream::{self, Stream};
+use headroom_runner::Event;
+use tokio::sync::{broadcast, oneshot};
+
+mod messages;
+
+use messages::{Message, Messages};
+
+/// The page: its HTML, styles and script, served as one document.
+const PAGE: &str = include_str!("page.html");
+
+/// Where the recorded messages go in an exported page (the script replays them).
+const RECORDED: &str = "<!--recorded-->";
+
+/// Messages kept for a browser that comes late, and for the export.
+struct Log {
+    messages: Mutex<Vec<String>>,
+    news: broadcast::Sender<String>,
+}
+
+impl Log {
+    /// A message as JSON, kept and pushed to every browser attached.
+    fn add(&self, message: &Message) {
+        let Ok(text) = serde_json::to_string(message) else {
+            return;
+        };
+        if let Ok(mut messages) = self.messages.lock() {
+            messages.push(text.clone());
+            // No browser attached is no error.
+            let _ = self.news.send(text);
+        }
+    }
+
+    /// What a browser attaching now gets: every message so far, then the new ones.
+    fn attach(&self) -> (Vec<String>, broadcast::Receiver<String>) {
+        let messages = self.messages.lock().map(|m| m.clone()).unwrap_or_default();
+        (messages, self.news.subscribe())
+    }
+}
+
+/// The dashboard of one run: its messages, the server (if it serves) and the export.
+pub(crate) struct Dashboard {
+    log: Arc<Log>,
+    following: Messages,
+    labels: (String, String),
+    server: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+    export: Option<PathBuf>,
+}
+
+/// How the dashboard was asked for.
+pub(crate) struct DashboardOptions {
+    /// Serve it at this address.
+    pub(crate) serve: Option<SocketAddr>,
+    /// Write the final page here.
+    pub(crate) export: Option<PathBuf>,
+}
+
+impl Dashboard {
+    /// The dashboard, its server listening already (a port taken is refused here, before
+    /// anything runs); `bench` and `run_id` head the page.
+    pub(crate) fn start(
+        options: DashboardOptions,
+        bench: &str,
+        run_id: &str,
+    ) -> anyhow::Result<Dashboard> {
+        let (news, _) = broadcast::channel(4096);
+        let log = Arc::new(Log {
+            messages: Mutex::new(Vec::new()),
+            news,
+        });
+        let server = match options.serve {
+            Some(address) => Some(serve(address, Arc::clone(&log))?),
+            None => None,
+        };
+        Ok(Dashboard {
+            log,
+            following: Messages::default(),
+            labels: (bench.to_owned(), run_id.to_owned()),
+            server,
+            export: options.export,
+        })
+    }
+
+    /// The runner's event, as the page's message.
+    pub(crate) fn event(&mut self, event: &Event<'_>) {
+        let (bench, run_id) = (&self.labels.0, &self.labels.1);
+        if let Some(message) = self.following.of(event, (bench, run_id)) {
+            self.log.add(&message);
+        }
+    }
+
+    /// The run is over: its results and page (the page's Markdown shown on the dashboard);
+    /// the export written, the server stopped. What went wrong with the export, if anything.
+    pub(crate) fn finish(
+        mut self,
+        results: &std::path::Path,
+        page: Option<PathBuf>,
+    ) -> Option<String> {
+        let page_markdown = page.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+        self.log.add(&Message::Finished {
+            results: results.display().to_string(),
+            page: page.map(|p| p.display().to_string()),
+            page_markdown,
+        });
+        let failed = self.export.take().and_then(|path| {
+            let recorded = self.log.attach().0.join(",");
+            // `</` inside a script ends it: JSON may hold it in a page's text.
+            let recorded = recorded.replace("</", "<\\/");
+            let page = PAGE.replacen(
+                RECORDED,
+                &format!("<script id=\"recorded\" type=\"application/json\">[{recorded}]</script>"),
+                1,
+            );
+            headroom_runner::results::write_atomically(&path, &page)
+                .err()
+                .map(|e| format!("--dashboard-export {}: {e}", path.display()))
+        });
+        if let Some((stop, thread)) = self.server.take() {
+            let _ = stop.send(());
+            let _ = thread.join();
+        }
+        failed
+    }
+}
+
+/// Listens on `address` and serves the page and its events on a thread of its own until
+/// told to stop.
+fn serve(
+    address: SocketAddr,
+    log: Arc<Log>,
+) -> anyhow::Result<(oneshot::Sender<()>, JoinHandle<()>)> {
+    let listener = std::net::TcpListener::bind(address).with_context(|| {
+        format!("--dashboard: cannot listen on {address} (is the port taken? --dashboard-port chooses another)")
+    })?;
+    listener.set_nonblocking(true)?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let thread =
+        std::thread::Builder::new()
+            .name("headroom-dashboard".to_owned())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let app = axum::Router::new()
+                    .route("/", axum::routing::get(|| async { Html(PAGE) }))
+                    .route("/events", axum::routing::get(move || events(Arc::clone(&log))));
+                // A browser's event stream stays open: once told to stop, the server waits
+                // a moment for it, then the runtime ends and drops it.
+                let server = axum::serve(listener, app).into_future();
+                tokio::select! {
+                    _ = server => {}
+                    _ = stopped => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+                }
+            });
+            })?;
+    Ok((stop, thread))
+}
+
+/// The page's event stream: every message so far, then each new one as it comes.
+async fn events(log: Arc<Log>) -> impl IntoResponse {
+    let (backlog, news) = log.attach();
+    let backlog = stream::iter(
+        backlog
+            .into_iter()
+            .map(|text| Ok(SseEvent::default().data(text))),
+    );
+    Sse::new(futures_util::StreamExt::chain(backlog, news_stream(news)))
+        .keep_alive(KeepAlive::default())
+}
+
+/// New messages as they come; a browser too slow to take them all skips the ones it missed.
+fn news_stream(
+    news: broadcast::Receiver<String>,
+) -> impl Stream<Item = Result<SseEvent, std::convert::Infallible>> {
+    stream::unfold(news, |mut news| async move {
+        loop {
+            match news.recv().await {
+                Ok(text) => return Some((Ok(SseEvent::default().data(text)), news)),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+}

@@ -1,0 +1,300 @@
+//! Issue 33: the live dashboard in a real browser (headless Chromium from
+//! `scripts/chromium.sh`, driven over the DevTools protocol): what its DOM shows for a
+//! finished run is what the results file holds, and the second it shows for the running point
+//! is one the JSON-lines stream sent, at most one second behind it. Skipped, said, where
+//! Chromium cannot be installed.
+
+use std::path::Path;
+use std::process::Child;
+
+use headroom_results::Results;
+use headroom_results::stream::StreamLine;
+
+use super::common::browser::{self, Browser};
+use super::*;
+
+/// A run's scenario: (phase, point, repeat, scenario).
+type RunScenario = (String, usize, u32, String);
+
+/// A finished row's request count and p95 (ms), as the page shows them.
+type RowFigures = (Option<f64>, Option<f64>);
+
+/// Whether the page kept up with the stream: within one window of it at nine samples in ten at
+/// least, and never more than three windows behind (a headless renderer on a machine the load
+/// keeps busy gets its turn late now and then).
+pub(super) fn kept_up(seen: &Seen) {
+    let (behind, most) = seen.behind;
+    assert!(
+        behind * 10 <= seen.seconds_checked,
+        "behind at {behind} of {} samples",
+        seen.seconds_checked
+    );
+    assert!(most <= 3, "{most} windows behind at worst");
+}
+
+/// What a test saw of the dashboard while a run went.
+pub(super) struct Seen {
+    /// Times the running point's second was checked against the stream.
+    pub(super) seconds_checked: usize,
+    /// Of those, the times the page was more than one window behind the stream, and by how
+    /// much at most (seconds).
+    pub(super) behind: (usize, u64),
+    /// The finished rows at the end: (phase, point, repeat, scenario) → (requests, p95 ms).
+    pub(super) finished: Vec<(RunScenario, RowFigures)>,
+    /// The capacity page's Markdown as the dashboard showed it at the end.
+    pub(super) page: String,
+}
+
+/// What the page shows now, read from its DOM.
+const READ_DOM: &str = r##"(() => {
+  const running = document.getElementById("running");
+  const cards = [...running.querySelectorAll(".scenario")].filter(c => c.dataset.tS != null).map(c => ({
+    scenario: c.dataset.scenario, number: Number(c.dataset.number), t_s: Number(c.dataset.tS), requests: Number(c.dataset.requests),
+    received_ms: Number(c.dataset.receivedMs), now_ms: Date.now() }));
+  const rows = [...document.querySelectorAll("#finished tbody tr")].map(r => {
+    const value = cls => { const v = r.querySelector("td." + cls).dataset.value; return v == null ? null : Number(v); };
+    return { phase: r.dataset.phase, point: Number(r.dataset.point), repeat: Number(r.dataset.repeat), scenario: r.dataset.scenario,
+             requests: value("requests"), p95_ms: value("p95") };
+  });
+  return { state: document.getElementById("state").textContent,
+           running: { number: Number(running.dataset.number), phase: running.dataset.phase, point: Number(running.dataset.point), repeat: Number(running.dataset.repeat), cards },
+           rows, page: document.getElementById("page").textContent };
+})()"##;
+
+/// The seconds the stream sent so far, by (phase, point, repeat, scenario): (t_s, requests).
+fn streamed(lines: &Path) -> BTreeMap<RunScenario, Vec<(u64, u64)>> {
+    let mut seconds: BTreeMap<_, Vec<(u64, u64)>> = BTreeMap::new();
+    let text = std::fs::read_to_string(lines).unwrap_or_default();
+    // The last line may be half written.
+    for line in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<StreamLine>(l).ok())
+    {
+        if let StreamLine::Second(second) = line {
+            let l = second.labels;
+            seconds
+                .entry((l.phase, l.point, l.repeat, second.scenario))
+                .or_default()
+                .push((second.window.t_s, second.window.requests));
+        }
+    }
+    seconds
+}
+
+use std::collections::BTreeMap;
+
+/// Watches the dashboard at `port` while `run` goes (its JSON-lines stream at `lines`):
+/// every half second, the running point's latest second is checked against the stream; a
+/// screenshot is kept once a run finished and another runs (`UPDATE_SCREENSHOT=1` writes it
+/// to docs/images/dashboard.png). Returns when the run ended, with the rows it shows then.
+pub(super) fn watch(binary: &str, port: u16, lines: &Path, run: &mut Child) -> Seen {
+    let url = format!("http://127.0.0.1:{port}/");
+    let up = headroom_test_support::harness::wait_until(Duration::from_secs(60), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "the dashboard never listened on {port}");
+    let mut browser = Browser::open(binary, &url);
+    let loaded = headroom_test_support::harness::wait_until(Duration::from_secs(30), || {
+        browser
+            .evaluate("document.readyState === 'complete' && !!document.getElementById('running')")
+            == true
+    });
+    assert!(loaded, "the dashboard never loaded");
+    let mut seen = Seen {
+        seconds_checked: 0,
+        behind: (0, 0),
+        finished: Vec::new(),
+        page: String::new(),
+    };
+    let mut shot = false;
+    while run.try_wait().expect("the run's status").is_none() {
+        let dom = browser.evaluate(READ_DOM);
+        let running = &dom["running"];
+        for card in dom["running"]["cards"].as_array().into_iter().flatten() {
+            if card["number"] != running["number"] {
+                continue;
+            }
+            let key = (
+                running["phase"].as_str().unwrap_or_default().to_owned(),
+                running["point"].as_u64().unwrap_or_default() as usize,
+                running["repeat"].as_u64().unwrap_or_default() as u32,
+                card["scenario"].as_str().unwrap_or_default().to_owned(),
+            );
+            let (t_s, requests) = (
+                card["t_s"].as_u64().expect("t_s"),
+                card["requests"].as_u64().expect("requests"),
+            );
+            let stream = streamed(lines);
+            let Some(sent) = stream.get(&key) else {
+                continue;
+            };
+            // The same second the stream sent, and at most a window behind its latest.
+            assert!(
+                sent.contains(&(t_s, requests)),
+                "{key:?}: the page shows second {t_s} with {requests}, the stream sent {sent:?}"
+            );
+            let latest = sent.iter().map(|(t, _)| *t).max().unwrap_or(0);
+            // Within one window of the stream's latest; a renderer starved of CPU by the
+            // load on this machine may fall further behind now and then: counted, bounded.
+            if t_s + 1 < latest {
+                let waited = card["now_ms"].as_f64().unwrap_or(0.0)
+                    - card["received_ms"].as_f64().unwrap_or(0.0);
+                common::say(&format!(
+                    "{key:?}: the page shows second {t_s}, the stream is at {latest} (the page had it for {waited} ms)"
+                ));
+                seen.behind.0 += 1;
+                seen.behind.1 = seen.behind.1.max(latest - t_s);
+            }
+            seen.seconds_checked += 1;
+        }
+        // A screenshot with a finished run in the table and a few seconds of the next drawn.
+        let drawn = running["cards"].as_array().is_some_and(|cards| {
+            cards
+                .iter()
+                .any(|c| c["t_s"].as_u64().is_some_and(|t| t >= 2))
+        });
+        if !shot && !dom["rows"].as_array().is_none_or(Vec::is_empty) && drawn {
+            let png = browser.screenshot();
+            assert!(png.starts_with(b"\x89PNG"), "a PNG");
+            if std::env::var_os("UPDATE_SCREENSHOT").is_some() {
+                std::fs::write(root().join("docs/images/dashboard.png"), &png)
+                    .expect("the screenshot");
+            }
+            shot = true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The run is over; the page keeps what it was told, the capacity page last.
+    let done = headroom_test_support::harness::wait_until(Duration::from_secs(5), || {
+        browser.evaluate(READ_DOM)["state"] == "finished"
+    });
+    let dom = browser.evaluate(READ_DOM);
+    assert!(
+        done || dom["page"].as_str().is_some_and(|p| !p.is_empty()),
+        "{dom}"
+    );
+    for row in dom["rows"].as_array().into_iter().flatten() {
+        seen.finished.push((
+            (
+                row["phase"].as_str().unwrap_or_default().to_owned(),
+                row["point"].as_u64().unwrap_or_default() as usize,
+                row["repeat"].as_u64().unwrap_or_default() as u32,
+                row["scenario"].as_str().unwrap_or_default().to_owned(),
+            ),
+            (row["requests"].as_f64(), row["p95_ms"].as_f64()),
+        ));
+    }
+    seen.page = dom["page"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        shot,
+        "no moment with a finished run and a running one to take the screenshot at"
+    );
+    seen
+}
+
+/// Every finished row the dashboard showed has the results' request count and p95 (HTTP
+/// scenarios; rooms have neither), and every run of the results has its rows.
+pub(super) fn rows_match_the_results(seen: &Seen, results: &Results) -> usize {
+    let mut checked = 0;
+    for phase in &results.phases {
+        for point in &phase.points {
+            for run in &point.runs {
+                for (name, scenario) in &run.scenarios {
+                    let key = (phase.name.clone(), point.index, run.repeat, name.clone());
+                    let Some((_, (requests, p95))) = seen.finished.iter().find(|(k, _)| *k == key)
+                    else {
+                        panic!(
+                            "{key:?} is not on the dashboard: {:?}",
+                            seen.finished.iter().map(|r| &r.0).collect::<Vec<_>>()
+                        );
+                    };
+                    if scenario.rooms.is_some() {
+                        continue;
+                    }
+                    assert_eq!(*requests, Some(scenario.requests as f64), "{key:?}");
+                    let p95 = p95.expect("a p95");
+                    assert!(
+                        (p95 - scenario.latency.p95_ms).abs() < 1e-6,
+                        "{key:?}: {p95} against {}",
+                        scenario.latency.p95_ms
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    checked
+}
+
+/// A run the test started, interrupted if the test fails before it ends.
+pub(super) struct Stopped(pub(super) Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            send("INT", &self.0);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+#[test]
+fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
+    let binary = match browser::installed() {
+        Ok(binary) => binary,
+        Err(why) => {
+            common::say(&format!("skipped: Chromium not installed ({why})"));
+            return;
+        }
+    };
+    let _machine = headroom_test_support::harness::shared();
+    let out = fresh_out("live-dashboard");
+    let lines = out.with_file_name("live.jsonl");
+    let export = out.with_file_name("dashboard.html");
+    let port = headroom_test_support::harness::free_port();
+    let mut run = Stopped(
+        Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["run", "tests/fixtures/run/live.toml", "--out"])
+            .arg(&out)
+            .args([
+                "--dashboard",
+                "--dashboard-port",
+                &port.to_string(),
+                "--stream",
+            ])
+            .arg(format!("json-lines={}", lines.display()))
+            .arg("--dashboard-export")
+            .arg(&export)
+            .current_dir(root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn headroom"),
+    );
+    let seen = watch(&binary, port, &lines, &mut run.0);
+    assert_eq!(run.0.wait().expect("the run").code(), Some(0));
+    assert!(
+        seen.seconds_checked >= 4,
+        "{} seconds checked",
+        seen.seconds_checked
+    );
+    assert_eq!(
+        seen.behind.0, 0,
+        "the page behind the stream: {:?}",
+        seen.behind
+    );
+    let results = typed(&read_results(&out));
+    assert_eq!(rows_match_the_results(&seen, &results), 4);
+    assert!(seen.page.contains("# Capacity: live"), "{}", seen.page);
+    // The export is the same page, its messages inside: no server, nothing online.
+    let exported = std::fs::read_to_string(&export).expect("the export");
+    assert!(
+        exported
+            .contains("<script id=\"recorded\" type=\"application/json\">[{\"kind\":\"started\"")
+    );
+    assert!(
+        !exported.contains("http://") || !exported.contains("<script src"),
+        "nothing fetched"
+    );
+    clean("live-dashboard");
+}
