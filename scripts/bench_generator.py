@@ -205,6 +205,7 @@ def headroom(server, executor, seconds, core, work, live=None):
     finally:
         if browser:
             browser.stop()
+            ATTACHED.append(browser.attached)
     with open(out) as f:
         results = json.load(f)
     run = results["phases"][0]["points"][0]["runs"][0]
@@ -222,6 +223,10 @@ def headroom(server, executor, seconds, core, work, live=None):
         "errors": sum(load["errors"].values()),
         "threads": run["generator"].get("threads"),
     }
+
+
+# Whether each run with the dashboard had its browser attached.
+ATTACHED = []
 
 
 class Browser:
@@ -277,6 +282,7 @@ def live_overhead(server, rate, connections, seconds, core, work, rounds):
         print("| headroom | req/s | CPU per request | schedule lag p99 |\n| --- | --- | --- | --- |")
         for name, measured in rows.items():
             print(f"| {name} | {median(measured, 'rate'):,.0f} | {median(measured, 'cpu_us'):.2f} µs | {median(measured, 'lag99'):.3f} ms |")
+        print(f"\na browser attached to the dashboard in {sum(ATTACHED)} of {len(ATTACHED)} runs with it")
         each = ", ".join(f"{on['cpu_us'] / off['cpu_us']:.3f}x" for on, off in zip(rows["all on"], rows["all off"]))
         print(f"\nall on / all off, CPU per request: {median(rows['all on'], 'cpu_us') / median(rows['all off'], 'cpu_us'):.3f}x "
               f"(each round: {each})\n")

@@ -254,7 +254,7 @@ fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
     let port = headroom_test_support::harness::free_port();
     let mut run = Stopped(
         Command::new(env!("CARGO_BIN_EXE_headroom"))
-            .args(["run", "tests/fixtures/run/live.toml", "--out"])
+            .args(["run", "tests/fixtures/run/live.toml", "--repeat", "1", "--out"])
             .arg(&out)
             .args([
                 "--dashboard",
@@ -284,7 +284,7 @@ fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
         seen.behind
     );
     let results = typed(&read_results(&out));
-    assert_eq!(rows_match_the_results(&seen, &results), 4);
+    assert_eq!(rows_match_the_results(&seen, &results), 2);
     assert!(seen.page.contains("# Capacity: live"), "{}", seen.page);
     // The export is the same page, its messages inside: no server, nothing online.
     let exported = std::fs::read_to_string(&export).expect("the export");

@@ -152,7 +152,7 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
     let stream = format!("prometheus-rw={}", prometheus.write_url());
     let (output, results) = super::live::run_live(
         "live-prometheus",
-        &["--stream", &stream, "--run-id", "prom-test-1"],
+        &["--stream", &stream, "--run-id", "prom-test-1", "--repeat", "1"],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
@@ -162,7 +162,7 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
     );
     let results = typed(&results);
     let windows = windows_by_run(&results);
-    assert_eq!(windows.len(), 8, "{:?}", windows.keys());
+    assert_eq!(windows.len(), 4, "{:?}", windows.keys());
     let requests = prometheus.samples(r#"headroom_requests_per_second{run_id="prom-test-1"}"#);
     let p95 =
         prometheus.samples(r#"headroom_latency_seconds{run_id="prom-test-1",quantile="0.95"}"#);
@@ -186,7 +186,7 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
         let expected: Vec<f64> = windows[&key].iter().map(|w| w.requests as f64).collect();
         assert_eq!(values, &expected, "{key:?}");
     }
-    assert_eq!(p95.len(), 8, "{p95:?}");
+    assert_eq!(p95.len(), 4, "{p95:?}");
     for (labels, values) in &p95 {
         let key = (
             label(labels, "point").to_owned(),
@@ -204,7 +204,7 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
         }
     }
     let rss = prometheus.samples(r#"headroom_server_rss_bytes{run_id="prom-test-1"}"#);
-    assert_eq!(rss.len(), 4, "a series per run: {rss:?}");
+    assert_eq!(rss.len(), 2, "a series per run: {rss:?}");
     assert!(
         rss.iter()
             .all(|(_, values)| values.iter().all(|v| *v > 1e6)),
@@ -258,12 +258,12 @@ fn a_prometheus_that_goes_away_mid_run_is_said_once_and_the_run_ends_as_without_
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn headroom");
-    // Prometheus goes away once the second of the four runs starts.
+    // Prometheus goes away once the second of the two runs starts.
     let mut said = Vec::new();
     let mut prometheus = Some(prometheus);
     for line in std::io::BufReader::new(run.stderr.take().expect("stderr")).lines() {
         let line = line.expect("a line");
-        if line.starts_with("[2/4]") {
+        if line.starts_with("[2/2]") {
             prometheus = None;
         }
         said.push(line);
@@ -287,7 +287,7 @@ fn a_prometheus_that_goes_away_mid_run_is_said_once_and_the_run_ends_as_without_
     assert!(warnings[0].contains("the run goes on"), "{}", warnings[0]);
     let with_stream = counts(&typed(&read_results(&out)));
     drop(machine);
-    let (output, without) = super::live::run_live("live-gone-none", &["--seed", "7"]);
+    let (output, without) = super::live::run_live("live-gone-none", &["--seed", "7", "--repeat", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(with_stream, counts(&typed(&without)));
     clean("live-gone");
