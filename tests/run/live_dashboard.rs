@@ -254,7 +254,13 @@ fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
     let port = headroom_test_support::harness::free_port();
     let mut run = Stopped(
         Command::new(env!("CARGO_BIN_EXE_headroom"))
-            .args(["run", "tests/fixtures/run/live.toml", "--repeat", "1", "--out"])
+            .args([
+                "run",
+                "tests/fixtures/run/live.toml",
+                "--repeat",
+                "1",
+                "--out",
+            ])
             .arg(&out)
             .args([
                 "--dashboard",

@@ -152,7 +152,14 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
     let stream = format!("prometheus-rw={}", prometheus.write_url());
     let (output, results) = super::live::run_live(
         "live-prometheus",
-        &["--stream", &stream, "--run-id", "prom-test-1", "--repeat", "1"],
+        &[
+            "--stream",
+            &stream,
+            "--run-id",
+            "prom-test-1",
+            "--repeat",
+            "1",
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
@@ -168,7 +175,7 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
         prometheus.samples(r#"headroom_latency_seconds{run_id="prom-test-1",quantile="0.95"}"#);
     assert_eq!(
         requests.len(),
-        8,
+        4,
         "a series per run and scenario: {requests:?}"
     );
     for (labels, values) in &requests {
@@ -246,6 +253,8 @@ fn a_prometheus_that_goes_away_mid_run_is_said_once_and_the_run_ends_as_without_
             "--no-page",
             "--seed",
             "7",
+            "--repeat",
+            "1",
             "--out",
         ])
         .arg(&out)
@@ -287,7 +296,8 @@ fn a_prometheus_that_goes_away_mid_run_is_said_once_and_the_run_ends_as_without_
     assert!(warnings[0].contains("the run goes on"), "{}", warnings[0]);
     let with_stream = counts(&typed(&read_results(&out)));
     drop(machine);
-    let (output, without) = super::live::run_live("live-gone-none", &["--seed", "7", "--repeat", "1"]);
+    let (output, without) =
+        super::live::run_live("live-gone-none", &["--seed", "7", "--repeat", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(with_stream, counts(&typed(&without)));
     clean("live-gone");
