@@ -46,6 +46,9 @@ pub enum Event<'a> {
         /// The generator's CPU since the last tick, in cores (this process: its load threads,
         /// its runtime, the view).
         generator_cores: Option<f64>,
+        /// Of a target held to `[target] limits`: the share of its CPU periods since the
+        /// last tick in which it spent its whole quota (0 to 1).
+        throttled: Option<f64>,
     },
     /// A second of a running scenario closed: the window its results will hold, in order
     /// (an empty second is told with the next one that had a request).

@@ -87,6 +87,8 @@ pub(crate) struct Watch<'a> {
     pub(crate) load_started_ms: u64,
     /// The generator's CPU time at the last tick, and when.
     pub(crate) generator_cpu: Option<(Instant, f64)>,
+    /// The cgroup holding the target to its limits, and its counters at the last tick.
+    pub(crate) cgroup: Option<(&'a crate::cgroup::Cgroup, crate::cgroup::Counters)>,
 }
 
 impl Watch<'_> {
@@ -103,8 +105,18 @@ impl Watch<'_> {
             .generator_cpu
             .map(|(at, cpu)| (now.1 - cpu).max(0.0) / (now.0 - at).as_secs_f64().max(1e-3));
         self.generator_cpu = Some(now);
+        let throttled = self.cgroup.as_mut().and_then(|(cgroup, before)| {
+            let counters = cgroup.counters();
+            let periods = counters.cpu_periods.saturating_sub(before.cpu_periods);
+            let throttled = counters
+                .throttled_periods
+                .saturating_sub(before.throttled_periods);
+            *before = counters;
+            (periods > 0).then(|| throttled as f64 / periods as f64)
+        });
         on_event(Event::Progress {
             generator_cores,
+            throttled,
             elapsed_s: self.load_started.elapsed().as_secs_f64(),
             requests: self.live.requests.load(Ordering::Relaxed),
             errors: self.live.errors.load(Ordering::Relaxed),

@@ -144,10 +144,12 @@ impl Progress {
             Event::Progress {
                 elapsed_s,
                 generator_cores,
+                throttled,
                 ..
             } => {
                 self.view.elapsed_s = elapsed_s;
                 self.view.generator_cores = generator_cores;
+                self.view.throttled = throttled;
                 self.redraw();
             }
             Event::Second {

@@ -113,11 +113,30 @@ fn a_busy_target_is_held_to_its_cpu_quota() {
     let out = fresh_out("busy");
     let out_arg = out.display().to_string();
     let spec = "tests/fixtures/run/busy.toml";
-    let output = headroom_alone(&["run", spec, "--out", &out_arg, "--no-page"]);
+    let output = headroom_alone(&[
+        "run",
+        spec,
+        "--out",
+        &out_arg,
+        "--no-page",
+        "--live-every",
+        "1s",
+    ]);
     let results = read_results(&out);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("limits: a cgroup per run, in cgroup v"),
+        "{}",
+        stderr(&output)
+    );
+    // Issue 33: the live view says the target is throttled while it is.
+    assert!(
+        stderr(&output)
+            .lines()
+            .filter(|line| line.contains("; server "))
+            .filter_map(|line| line.split("throttled in ").nth(1))
+            .filter_map(|rest| rest.split(' ').next()?.parse::<u32>().ok())
+            .any(|percent| percent > 0),
         "{}",
         stderr(&output)
     );

@@ -235,6 +235,7 @@ impl Drive<'_> {
             load_started,
             load_started_ms: unix_ms().saturating_sub(load_started.elapsed().as_millis() as u64),
             generator_cpu: None,
+            cgroup: self.limited.map(|(cgroup, _)| (cgroup, cgroup.counters())),
         };
         loop {
             tokio::select! {

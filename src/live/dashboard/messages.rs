@@ -52,6 +52,13 @@ pub(crate) enum Message {
         rss_bytes: u64,
         cpu_cores: Option<f64>,
     },
+    /// Once a second: the generator's CPU, and of a target held to limits its throttling.
+    Tick {
+        number: usize,
+        elapsed_s: f64,
+        generator_cores: Option<f64>,
+        throttled: Option<f64>,
+    },
     /// A run ended: its figures and SLO verdicts, as the results hold them.
     RunFinished {
         number: usize,
@@ -272,6 +279,17 @@ impl Messages {
                 t_s: sample.t_s,
                 rss_bytes: sample.rss_bytes,
                 cpu_cores: sample.cpu_pct.map(|pct| pct / 100.0),
+            },
+            Event::Progress {
+                elapsed_s,
+                generator_cores,
+                throttled,
+                ..
+            } => Message::Tick {
+                number,
+                elapsed_s: *elapsed_s,
+                generator_cores: *generator_cores,
+                throttled: *throttled,
             },
             Event::RunFinished { result, .. } => {
                 let (number, phase, point, at, repeat) = self.current.take()?;

@@ -23,6 +23,8 @@ pub(crate) struct ViewState {
     pub(crate) server: Option<ProcessSample>,
     /// The generator's CPU over the last second, in cores.
     pub(crate) generator_cores: Option<f64>,
+    /// Of a target held to limits: the share of its CPU periods throttled in the last second.
+    pub(crate) throttled: Option<f64>,
     /// Seconds since the run's load started.
     pub(crate) elapsed_s: f64,
 }
@@ -162,6 +164,7 @@ impl ViewState {
         self.scenarios = point.scenarios.iter().map(ScenarioView::of).collect();
         self.server = None;
         self.generator_cores = None;
+        self.throttled = None;
         self.elapsed_s = 0.0;
     }
 
@@ -263,6 +266,13 @@ fn machine_line(state: &ViewState) -> String {
                 .map_or_else(|| "–".to_owned(), |pct| format!("{:.2}", pct / 100.0))
         ),
         None => "server not read yet".to_owned(),
+    };
+    let server = match state.throttled {
+        Some(share) => format!(
+            "{server}, throttled in {:.0} % of its CPU periods",
+            share * 100.0
+        ),
+        None => server,
     };
     let generator = state
         .generator_cores

@@ -78,6 +78,7 @@ fn state() -> ViewState {
             processes: 1,
         }),
         generator_cores: Some(0.05),
+        throttled: Some(0.42),
         elapsed_s: 32.4,
     }
 }
