@@ -37,9 +37,33 @@ fn the_json_lines_stream_is_the_results_windows_line_for_line() {
     let stream = format!("json-lines={}", lines_path.display());
     let (output, results) = run_live(
         "live-lines",
-        &["--stream", &stream, "--run-id", "live-test-1"],
+        &[
+            "--stream",
+            &stream,
+            "--run-id",
+            "live-test-1",
+            "--live-every",
+            "1s",
+            "--repeat",
+            "1",
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Off a terminal, the view is a plain line every second of each run: no redraw, no escape.
+    let said = stderr(&output);
+    assert!(!said.contains('\u{1b}'), "{said}");
+    let views: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("  load point ") && line.contains("; server "))
+        .collect();
+    assert!(views.len() >= 2 * 3, "{said}");
+    assert!(
+        views
+            .iter()
+            .any(|line| line.contains("api: 200/s intended")
+                && line.contains("chat: 10 sockets open")),
+        "{views:#?}"
+    );
     let text = std::fs::read_to_string(&lines_path).expect("the stream's file");
     let mut seconds: Streamed = BTreeMap::new();
     let mut server = 0;
@@ -101,17 +125,17 @@ fn the_json_lines_stream_is_the_results_windows_line_for_line() {
             }
         }
     }
-    // 2 points × 2 repeats × 2 scenarios, each a few seconds long.
-    assert_eq!(in_results.len(), 8, "{:?}", in_results.keys());
+    // 2 points × 2 scenarios, each a few seconds long.
+    assert_eq!(in_results.len(), 4, "{:?}", in_results.keys());
     assert!(in_results.values().all(|w| w.len() >= 3), "{in_results:?}");
     assert_eq!(
         seconds, in_results,
         "the stream's seconds are the results' windows"
     );
     // The `wrong` request fails its check on every answer: seconds say why.
-    assert!(with_kinds >= 4, "{with_kinds} seconds with check failures");
-    // The server was read about every second of each of the 4 runs' loads.
-    assert!(server >= 4 * 3, "{server} readings of the server");
+    assert!(with_kinds >= 2, "{with_kinds} seconds with check failures");
+    // The server was read about every second of each of the 2 runs' loads.
+    assert!(server >= 2 * 3, "{server} readings of the server");
     let _ = std::fs::remove_file(&lines_path);
     clean("live-lines");
 }
