@@ -30,6 +30,24 @@ pub(super) fn run_live(test: &str, extra: &[&str]) -> (Output, Value) {
 /// scenario).
 type Streamed = BTreeMap<(usize, u32, String), Vec<Window>>;
 
+/// Off a terminal, the view is a plain line every second (`--live-every 1s`) of each of
+/// `runs` runs: no redraw, no escape code.
+fn a_plain_line_every_second(said: &str, runs: usize) {
+    assert!(!said.contains('\u{1b}'), "{said}");
+    let views: Vec<&str> = said
+        .lines()
+        .filter(|line| line.starts_with("  load point ") && line.contains("; server "))
+        .collect();
+    assert!(views.len() >= runs * 3, "{said}");
+    assert!(
+        views
+            .iter()
+            .any(|line| line.contains("api: 200/s intended")
+                && line.contains("chat: 10 sockets open")),
+        "{views:#?}"
+    );
+}
+
 #[test]
 fn the_json_lines_stream_is_the_results_windows_line_for_line() {
     let lines_path =
@@ -49,21 +67,7 @@ fn the_json_lines_stream_is_the_results_windows_line_for_line() {
         ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    // Off a terminal, the view is a plain line every second of each run: no redraw, no escape.
-    let said = stderr(&output);
-    assert!(!said.contains('\u{1b}'), "{said}");
-    let views: Vec<&str> = said
-        .lines()
-        .filter(|line| line.starts_with("  load point ") && line.contains("; server "))
-        .collect();
-    assert!(views.len() >= 2 * 3, "{said}");
-    assert!(
-        views
-            .iter()
-            .any(|line| line.contains("api: 200/s intended")
-                && line.contains("chat: 10 sockets open")),
-        "{views:#?}"
-    );
+    a_plain_line_every_second(&stderr(&output), 2);
     let text = std::fs::read_to_string(&lines_path).expect("the stream's file");
     let mut seconds: Streamed = BTreeMap::new();
     let mut server = 0;
