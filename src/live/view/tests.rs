@@ -65,7 +65,7 @@ fn state() -> ViewState {
         run: Some(RunHeader {
             phase: "load".to_owned(),
             point: 3,
-            at: "readers=400".to_owned(),
+            at: "readers = 400".to_owned(),
             repeat: 1,
             number: 7,
             runs: 15,
