@@ -39,11 +39,19 @@ fn a_plain_line_every_second(said: &str, runs: usize) {
         .filter(|line| line.starts_with("  load point ") && line.contains("; server "))
         .collect();
     assert!(views.len() >= runs * 3, "{said}");
+    // Which second a line falls on is the machine's timing (a loaded CI runner may print the
+    // second point's lines only at its first second and its ramp-down), so each figure is
+    // looked for in some line, not all in one.
     assert!(
         views
             .iter()
-            .any(|line| line.contains("api: 200/s intended")
-                && line.contains("chat: 10 sockets open")),
+            .any(|line| line.contains("api: 200/s intended")),
+        "{views:#?}"
+    );
+    assert!(
+        views
+            .iter()
+            .any(|line| line.contains("/s done · p50 ") && line.contains("chat: 10 sockets open")),
         "{views:#?}"
     );
 }
