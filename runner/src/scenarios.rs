@@ -99,6 +99,35 @@ impl Watch<'_> {
         result: &mut RunResult,
         on_event: &mut (dyn FnMut(Event<'_>) + Send),
     ) {
+        self.report(on_event);
+        if result.failure.is_none()
+            && let Some(died) = self.stack.died()
+        {
+            result.failure = Some(died);
+            let _ = self.abort.send(true);
+        }
+    }
+
+    /// Awaits `work` (the steady state), reporting at every tick meanwhile: the seconds that
+    /// closed before it and the server's readings during it reach the watchers as they come,
+    /// not in a burst once it is over.
+    pub(crate) async fn reporting<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+        ticker: &mut tokio::time::Interval,
+        on_event: &mut (dyn FnMut(Event<'_>) + Send),
+    ) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return done,
+                _ = ticker.tick() => self.report(on_event),
+            }
+        }
+    }
+
+    /// The seconds closed, the server's readings and the progress, to the watchers.
+    pub(crate) fn report(&mut self, on_event: &mut (dyn FnMut(Event<'_>) + Send)) {
         self.tell(on_event);
         let now = (Instant::now(), crate::sample::own_cpu_s());
         let generator_cores = self
@@ -125,12 +154,6 @@ impl Watch<'_> {
                 micros => Some(micros as f64 / 1000.0),
             },
         });
-        if result.failure.is_none()
-            && let Some(died) = self.stack.died()
-        {
-            result.failure = Some(died);
-            let _ = self.abort.send(true);
-        }
     }
 
     /// The seconds closed and the server's readings taken since the last call.

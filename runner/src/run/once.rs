@@ -249,7 +249,6 @@ impl Drive<'_> {
         let _ = stop_series.send(true);
 
         // The steady state; of a segmented run, by segment 0 alone once every load is over.
-        let met = meet(self.attempt.barrier, self.run, Stage::Done, result).await;
         let steady = Steady {
             matrix,
             phase,
@@ -258,10 +257,14 @@ impl Drive<'_> {
             groups,
             load_started,
         };
-        if met.is_some() && measuring {
-            steady.measure(result).await;
-        }
-        crate::series::collect(series, phase.measure.steady_state.reduce, result).await;
+        let settled = async {
+            let met = meet(self.attempt.barrier, self.run, Stage::Done, result).await;
+            if met.is_some() && measuring {
+                steady.measure(result).await;
+            }
+            crate::series::collect(series, phase.measure.steady_state.reduce, result).await;
+        };
+        watch.reporting(settled, &mut ticker, on_event).await;
         // Then the rooms ramp down.
         let _ = release.send(true);
         let outcomes = loop {
