@@ -13,8 +13,9 @@ use crate::exit;
 pub struct K8sArgs {
     /// The spec to run on the cluster; its target runs there already (`url` in [target]).
     spec: PathBuf,
-    /// Segments, one pod each.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    /// Segments, one pod each (1: the whole load from one pod on the cluster, beside the
+    /// service it loads).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     segments: u32,
     /// The container image with `headroom` on its PATH.
     #[arg(long)]

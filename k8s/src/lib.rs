@@ -58,8 +58,8 @@ pub enum K8sError {
         "`{0}` cannot name Kubernetes objects: a bench name for them is lower-case letters, digits and `-`, at most 40 characters, starting with a letter"
     )]
     Name(String),
-    /// Fewer than two segments, or more than a Job runs.
-    #[error("--segments {0}: give 2 to 1,000 segments (one pod each)")]
+    /// No segment, or more than a Job runs.
+    #[error("--segments {0}: give 1 to 1,000 segments (one pod each)")]
     Segments(u32),
     /// The spec and its files are over a ConfigMap's 1 MiB.
     #[error(
@@ -150,7 +150,7 @@ pub fn manifests(input: &Input) -> Result<Manifests, K8sError> {
     if !valid {
         return Err(K8sError::Name(bench.clone()));
     }
-    if !(2..=1000).contains(&input.segments) {
+    if !(1..=1000).contains(&input.segments) {
         return Err(K8sError::Segments(input.segments));
     }
     let size = input.spec.len()

@@ -78,11 +78,19 @@ fn names_counts_and_sizes_kubernetes_would_refuse_are_refused() {
         ..input()
     };
     assert_eq!(manifests(&bad), Err(K8sError::Name("Chat_1".to_owned())));
+    for segments in [0, 1001] {
+        let wrong = Input {
+            segments,
+            ..input()
+        };
+        assert_eq!(manifests(&wrong), Err(K8sError::Segments(segments)));
+    }
+    // One segment is the whole load from one pod on the cluster.
     let one = Input {
         segments: 1,
         ..input()
     };
-    assert_eq!(manifests(&one), Err(K8sError::Segments(1)));
+    assert!(manifests(&one).is_ok());
     let big = Input {
         data_files: vec![("big.csv".to_owned(), "x".repeat(1 << 20))],
         ..input()

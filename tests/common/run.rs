@@ -147,16 +147,17 @@ pub fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
     (server, port)
 }
 
-/// What `scripts/SCRIPT install` installs (PostgreSQL, Prometheus): the script's reason when
-/// it could not be had here, for the test to say it skipped and why.
-pub fn installed_by(script: &str) -> Result<(), String> {
+/// What `scripts/SCRIPT install` installs (PostgreSQL, Prometheus): the path it printed, or the
+/// script's reason when it could not be had here, for the test to say it skipped and why.
+pub fn installed_by(script: &str) -> Result<String, String> {
     let output = Command::new(format!("scripts/{script}"))
         .arg("install")
         .current_dir(root())
         .output()
         .map_err(|e| format!("scripts/{script} could not run: {e}"))?;
     if output.status.success() {
-        Ok(())
+        let said = String::from_utf8_lossy(&output.stdout);
+        Ok(said.lines().last().unwrap_or_default().trim().to_owned())
     } else {
         Err(stderr(&output).trim().to_owned())
     }
