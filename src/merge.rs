@@ -55,6 +55,7 @@ pub fn run(args: MergeArgs) -> Result<u8> {
         ),
     };
     let count = parts.len();
+    let failures = failures_of(&parts);
     let merged = headroom_figures::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
     // The results there are kept, as `run` keeps them: a merge never takes any away.
     if replaced {
@@ -88,8 +89,11 @@ pub fn run(args: MergeArgs) -> Result<u8> {
         "merged {count} segments: SLOs judged on the merged figures ({failed} failed, {unmeasured} not measured)"
     )?;
     Ok(if runs_failed > 0 {
+        for failure in &failures {
+            eprintln!("{failure}");
+        }
         eprintln!(
-            "error: {runs_failed} of the runs failed in some segment; the results file names each failure"
+            "error: {runs_failed} of the runs failed in some segment: their shares are not a whole run, so no SLO is judged on them and nothing is fitted or priced from them; the results file keeps what each segment recorded"
         );
         exit::RUN_FAILED
     } else if args.check && (failed > 0 || unmeasured > 0) {
@@ -105,4 +109,35 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
+}
+
+/// Every run a part records as failed, in words: `load point 1 repeat 1: segment 2/3 (HOST)
+/// failed: …`.
+fn failures_of(parts: &[Part]) -> Vec<String> {
+    let mut said = Vec::new();
+    for part in parts {
+        let results = &part.results;
+        let Some(segment) = &results.segment else {
+            continue;
+        };
+        for phase in &results.phases {
+            for point in &phase.points {
+                for run in &point.runs {
+                    if let Some(failure) = &run.failure {
+                        said.push(format!(
+                            "  {} point {} repeat {}: segment {}/{} ({}) failed: {}",
+                            phase.name,
+                            point.index + 1,
+                            run.repeat,
+                            segment.index,
+                            segment.count,
+                            segment.host,
+                            failure.describe()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    said
 }

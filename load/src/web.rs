@@ -23,12 +23,41 @@ pub enum ErrorKind {
     Protocol,
 }
 
+/// Where a target's readiness or metrics path (`/metrics`) is read: the target's own
+/// address. A target the runner starts is on loopback, over plain HTTP; a target that runs
+/// already (`url`) at its URL's host and port, over its URL's scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnAddress {
+    /// `host:port` to connect to (and the Host header).
+    pub dial: String,
+    /// `https://`.
+    pub secure: bool,
+}
+
+impl OwnAddress {
+    /// A target the runner started, on loopback `port`.
+    pub fn loopback(port: u16) -> OwnAddress {
+        OwnAddress {
+            dial: format!("127.0.0.1:{port}"),
+            secure: false,
+        }
+    }
+
+    /// A target that runs already, at `url`.
+    pub fn of_url(url: &WebUrl) -> OwnAddress {
+        OwnAddress {
+            dial: url.dial.clone(),
+            secure: url.secure,
+        }
+    }
+}
+
 /// `(host:port, path, https)` of a readiness or metrics target: a path on the target's own
-/// address (plain HTTP), or a full `http://` or `https://` URL.
-pub fn split_target(path_or_url: &str, default: SocketAddr) -> (String, String, bool) {
+/// address, or a full `http://` or `https://` URL.
+pub fn split_target(path_or_url: &str, own: &OwnAddress) -> (String, String, bool) {
     match parse_web_url(path_or_url) {
         Some(url) => (url.dial, url.path, url.secure),
-        None => (default.to_string(), path_or_url.to_owned(), false),
+        None => (own.dial.clone(), path_or_url.to_owned(), own.secure),
     }
 }
 
@@ -170,7 +199,7 @@ pub struct Endpoint {
 pub async fn endpoint(
     path_or_url: &str,
     written: &str,
-    own: SocketAddr,
+    own: &OwnAddress,
     allowed: &Allowed,
     trust: &Trust,
 ) -> Result<Endpoint, String> {
@@ -353,18 +382,25 @@ mod tests {
         let v6 = parse_web_url("http://[::1]:8080").expect("v6");
         assert_eq!((v6.dial.as_str(), v6.path.as_str()), ("[::1]:8080", "/"));
         assert_eq!(parse_web_url("ws://x/"), None);
-        let default = SocketAddr::from(([127, 0, 0, 1], 9));
+        let default = OwnAddress::loopback(9);
         assert_eq!(
-            split_target("/metrics", default),
+            split_target("/metrics", &default),
             ("127.0.0.1:9".into(), "/metrics".into(), false)
         );
         assert_eq!(
-            split_target("http://127.0.0.2:7/m", default),
+            split_target("http://127.0.0.2:7/m", &default),
             ("127.0.0.2:7".into(), "/m".into(), false)
         );
         assert_eq!(
-            split_target("https://localhost:8443/healthz", default),
+            split_target("https://localhost:8443/healthz", &default),
             ("localhost:8443".into(), "/healthz".into(), true)
+        );
+        // A target that runs already: its paths are read at its URL's host, port and scheme.
+        let external =
+            OwnAddress::of_url(&parse_web_url("https://notes.load.svc:8443/api").expect("a URL"));
+        assert_eq!(
+            split_target("/metrics", &external),
+            ("notes.load.svc:8443".into(), "/metrics".into(), true)
         );
     }
 }

@@ -227,10 +227,10 @@ async fn start_service(
     let ready_http = match &service.ready.http {
         Some(written) => {
             let filled = fills.fill(written).map_err(spawn_failed)?;
-            let own = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+            let own = web::OwnAddress::loopback(port);
             let trust = headroom_load::tls::Trust::of(at.target, at.spec_dir);
             Some(
-                web::endpoint(&filled, written, own, at.allowed, &trust)
+                web::endpoint(&filled, written, &own, at.allowed, &trust)
                     .await
                     .map_err(|message| Failure::Load { message })?,
             )

@@ -510,16 +510,15 @@ async fn copy(
 }
 
 use tokio::io::AsyncReadExt;
-/// The readiness and metrics endpoints of a target on `port`, filled in, resolved and checked:
+/// The readiness and metrics endpoints of a target at `own`, filled in, resolved and checked:
 /// `Err` names a host load may not go to.
 pub(crate) async fn endpoints(
     target: &Target,
-    fills: &Fills<'_>,
+    (fills, own): (&Fills<'_>, &web::OwnAddress),
     allowed: &web::Allowed,
     spec_dir: &Path,
 ) -> Result<(Option<web::Endpoint>, Option<web::Endpoint>), String> {
     let trust = headroom_load::tls::Trust::of(target, spec_dir);
-    let own = std::net::SocketAddr::from(([127, 0, 0, 1], fills.port));
     let mut found = [None, None];
     for (slot, written) in found.iter_mut().zip([&target.ready.http, &target.metrics]) {
         if let Some(written) = written {

@@ -10,6 +10,7 @@ mod common;
 mod compare;
 mod examples;
 mod examples_rooms;
+mod hosts;
 mod http;
 mod limits;
 mod live;

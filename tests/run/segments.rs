@@ -45,18 +45,7 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
             "segment {i}: {}",
             stderr(&output)
         );
-        let results = typed(&read_results(&dir.join(format!("part-{i}.json"))));
-        let run = typed_runs(&results)[0];
-        let Some(Failure::Barrier { segments, message }) = &run.failure else {
-            panic!("segment {i}: a barrier failure: {:?}", run.failure);
-        };
-        if i == 0 {
-            assert_eq!(segments, &[2], "{message}");
-        }
-        assert!(
-            message.contains("segment 2/3 never reached the barrier"),
-            "{message}"
-        );
+        segment_2_never_came(i, &dir.join(format!("part-{i}.json")));
     }
     // Within the meeting's timeout, with room for the load and the exit.
     assert!(
@@ -68,6 +57,34 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
     let _ = server.wait();
     assert!(leftovers("1039B").is_empty());
     clean("segment-dies");
+}
+
+/// Segment `i`'s part at `path`: its run failed at the barrier, naming segment 2/3, which never
+/// came (segment 0, which serves the barrier, knows it by index).
+pub(super) fn segment_2_never_came(i: usize, path: &Path) {
+    let results = typed(&read_results(path));
+    let run = typed_runs(&results)[0];
+    let Some(Failure::Barrier { segments, message }) = &run.failure else {
+        panic!("segment {i}: a barrier failure: {:?}", run.failure);
+    };
+    if i == 0 {
+        assert_eq!(segments, &[2], "{message}");
+    }
+    assert!(
+        message.contains("segment 2/3 never reached the barrier"),
+        "{message}"
+    );
+}
+
+/// `headroom merge` of `parts` but the last (segment 2/3): refused, naming it.
+pub(super) fn the_merge_without_segment_2_is_refused(parts: &[String]) {
+    let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("segment 2/3 is missing: give all 3 segments"),
+        "{}",
+        stderr(&missing)
+    );
 }
 
 /// Issue 18: one demo target loaded by one process, then by three segment processes at once.
@@ -165,20 +182,14 @@ fn three_segments_merge_into_the_single_process_run() {
     let whole = typed(&read_results(&whole_path));
     the_merge_is_the_whole_run(&whole, &merged, &shares);
 
-    let missing = headroom_unlocked(&["merge", &parts[0], &parts[1]], &[]);
-    assert_eq!(missing.status.code(), Some(1));
-    assert!(
-        stderr(&missing).contains("segment 2/3 is missing: give all 3 segments"),
-        "{}",
-        stderr(&missing)
-    );
+    the_merge_without_segment_2_is_refused(&parts);
     assert!(leftovers("1038B").is_empty());
     clean("segments");
 }
 
 /// Every share of the segmented run: its index, one seed, no SLO judged, steps on segment 0
 /// only, one load start, and its own virtual users and whole rooms, their holds together.
-fn shares_start_together_each_with_its_own(shares: &[Results]) {
+pub(super) fn shares_start_together_each_with_its_own(shares: &[Results]) {
     let first = |share| typed_runs(share)[0];
     for (i, share) in shares.iter().enumerate() {
         let segment = share.segment.as_ref().expect("a share");
@@ -224,7 +235,7 @@ fn shares_start_together_each_with_its_own(shares: &[Results]) {
 
 /// The merge of the shares is the single-process run's load exactly, its histograms the
 /// shares' added, its SLOs judged on the merged figures.
-fn the_merge_is_the_whole_run(whole: &Results, merged: &Results, shares: &[Results]) {
+pub(super) fn the_merge_is_the_whole_run(whole: &Results, merged: &Results, shares: &[Results]) {
     let (one, all) = (typed_runs(whole)[0], typed_runs(merged)[0]);
     let (one_api, all_api) = (scenario(one, "api"), scenario(all, "api"));
     // 45 arrivals over the 1 s ramp from 0 to 90/s, 180 over the 2 s hold: exactly.

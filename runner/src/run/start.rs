@@ -108,7 +108,9 @@ pub(super) async fn start_target(
         headroom_bin: &options.headroom_bin,
         vars: None,
     };
-    let (ready, metrics) = match endpoints(target, &fills, allowed, &options.spec_dir).await {
+    let own = web::OwnAddress::loopback(port);
+    let (ready, metrics) = match endpoints(target, (&fills, &own), allowed, &options.spec_dir).await
+    {
         Ok(endpoints) => endpoints,
         Err(message) => {
             result.failure = Some(Failure::Load { message });
@@ -197,13 +199,19 @@ async fn external(
     result: &mut RunResult,
 ) -> Option<Started> {
     let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
-    let port = web::parse_web_url(&url)
+    let parsed = web::parse_web_url(&url);
+    let port = parsed
+        .as_ref()
         .and_then(|parsed| parsed.dial.rsplit(':').next()?.parse().ok())
         .unwrap_or(80);
+    // Its readiness and metrics paths are read where it runs, not on loopback.
+    let own = parsed
+        .as_ref()
+        .map_or_else(|| web::OwnAddress::loopback(port), web::OwnAddress::of_url);
     let checked = match external_url_allowed(&url, target, allowed).await {
         Ok(address) => {
             let fills = Fills::new(port, &options.headroom_bin);
-            endpoints(target, &fills, allowed, &options.spec_dir)
+            endpoints(target, (&fills, &own), allowed, &options.spec_dir)
                 .await
                 .map(|endpoints| (address, endpoints))
         }
