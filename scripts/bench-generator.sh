@@ -4,6 +4,7 @@
 # measured, docs/performance.md for the figures.
 #
 #   scripts/bench-generator.sh [--rounds N] [--seconds S] [--connections C] [--quick]
+#       [--stall-only | --live-only | --image-only]
 #
 # wrk and nginx come from scripts/install-bench-tools.sh when they are missing (as root with
 # apt-get); otherwise the script says which rows it leaves out.

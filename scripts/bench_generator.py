@@ -179,7 +179,7 @@ cooldown = "0s"
 """
 
 
-def headroom(server, executor, seconds, core, work, live=None):
+def headroom(server, executor, seconds, core, work, live=None, binary=None):
     """One run of headroom; with `live` (Prometheus's port, Chromium's path), watched with
     everything: in a pseudo-terminal (the terminal view), the dashboard with a browser
     attached, and both streams."""
@@ -187,7 +187,7 @@ def headroom(server, executor, seconds, core, work, live=None):
     out = os.path.join(work, "results.json")
     with open(spec, "w") as f:
         f.write(SPEC.format(port=server.port, url=server.url, executor=executor, seconds=seconds))
-    argv = [HEADROOM, "run", "--no-page", "--force", "--out", out, spec]
+    argv = [binary or HEADROOM, "run", "--no-page", "--force", "--out", out, spec]
     browser = None
     if live:
         prometheus_port, chromium = live
@@ -291,6 +291,36 @@ def live_overhead(server, rate, connections, seconds, core, work, rounds):
         prometheus.wait()
 
 
+def image_binary(server, connections, seconds, core, work, rounds):
+    """The image's static musl build (scripts/image-binary.sh) against the glibc release
+    build, closed and open model, alternating rounds: what the Dockerfile's binary costs."""
+    built = subprocess.run(
+        [os.path.join(ROOT, "scripts", "image-binary.sh")], cwd=ROOT, check=True,
+        stdout=subprocess.PIPE, text=True,
+    )
+    musl = built.stdout.strip().splitlines()[-1]
+    closed = f'executor = "constant-vus"\nvus = {connections}\nthink = "0s"'
+    rows = {"glibc (cargo build --release)": [], "musl, static (the image's)": []}
+    for _ in range(rounds):
+        rows["glibc (cargo build --release)"].append(headroom(server, closed, seconds, core, work))
+        rows["musl, static (the image's)"].append(headroom(server, closed, seconds, core, work, binary=musl))
+    half = int(median(rows["glibc (cargo build --release)"], "rate") / 2)
+    opened = f'executor = "constant-arrival-rate"\nrate = "{half}/s"\nmax_connections = {connections}'
+    open_rows = {name: [] for name in rows}
+    for _ in range(rounds):
+        open_rows["glibc (cargo build --release)"].append(headroom(server, opened, seconds, core, work))
+        open_rows["musl, static (the image's)"].append(headroom(server, opened, seconds, core, work, binary=musl))
+    print(f"## The image's binary: closed model, {connections} connections; open model at {half:,} req/s\n")
+    print("| build | closed req/s | closed CPU per request | open CPU per request | open lag p99 | peak RSS |\n| --- | --- | --- | --- | --- | --- |")
+    for name in rows:
+        print(f"| {name} | {median(rows[name], 'rate'):,.0f} | {median(rows[name], 'cpu_us'):.1f} µs | "
+              f"{median(open_rows[name], 'cpu_us'):.1f} µs | {median(open_rows[name], 'lag99'):.3f} ms | {median(rows[name], 'rss'):.0f} MiB |")
+    glibc, static = rows.keys()
+    print(f"\nmusl / glibc: closed req/s {median(rows[static], 'rate') / median(rows[glibc], 'rate'):.3f}x, "
+          f"closed CPU per request {median(rows[static], 'cpu_us') / median(rows[glibc], 'cpu_us'):.3f}x, "
+          f"open CPU per request {median(open_rows[static], 'cpu_us') / median(open_rows[glibc], 'cpu_us'):.3f}x\n")
+
+
 def wrk(binary, server, connections, seconds, core, rate=None):
     argv = [binary, "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if rate is not None:
@@ -345,6 +375,7 @@ def main():
     parser.add_argument("--stall-only", action="store_true", help="only the stalling server")
     parser.add_argument("--live-only", action="store_true", help="only the live view and streams' cost")
     parser.add_argument("--rate", type=int, help="--live-only's rate [default: half a closed run's]")
+    parser.add_argument("--image-only", action="store_true", help="only the image's static musl binary against the glibc build")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 3
@@ -366,6 +397,14 @@ def main():
 
     if args.stall_only:
         stall(args, server_core, generator_core, has_oha, work)
+        return
+    if args.image_only:
+        server = Server(server_core)
+        print(f"server: {server.name} at {server.url}\n")
+        try:
+            image_binary(server, c, s, generator_core, work, args.rounds)
+        finally:
+            server.stop()
         return
     if args.live_only:
         server = Server(server_core)

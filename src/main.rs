@@ -95,7 +95,7 @@ enum Command {
     /// Join the segments of a run (`run --segment i/n` on several machines) into one results
     /// file: histograms added exactly, counts summed, SLOs judged on the merged figures.
     #[command(
-        after_help = "Examples:\n  headroom merge results/chat/segment-0-of-3.json results/chat/segment-1-of-3.json results/chat/segment-2-of-3.json\n  headroom merge parts/*.json --out results/chat/results.json --check\n\nThe parts must be every segment of one run of one spec, each once. The target's memory, CPU\nand metrics are segment 0's; each segment's generator figures are kept.\n\nExit codes: 0 merged, 1 a part is missing, of another spec or unreadable, 2 an SLO failed\n(--check), 3 a run failed in some segment, 4 the results could not be written."
+        after_help = "Examples:\n  headroom merge results/chat/segment-0-of-3.json results/chat/segment-1-of-3.json results/chat/segment-2-of-3.json\n  headroom merge parts/*.json --out results/chat/results.json --check\n\nThe parts must be every segment of one run of one spec, each once (or one whole run, as a\n`headroom k8s --segments 1` pod writes it: merged as it is). The target's memory, CPU\nand metrics are segment 0's; each segment's generator figures are kept.\n\nExit codes: 0 merged, 1 a part is missing, of another spec or unreadable, 2 an SLO failed\n(--check), 3 a run failed in some segment, 4 the results could not be written."
     )]
     Merge(merge::MergeArgs),
     /// Write the Kubernetes manifests that run a spec as segments on a cluster: an Indexed

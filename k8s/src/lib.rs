@@ -6,8 +6,8 @@
 //! - a PersistentVolumeClaim (ReadWriteMany) where every segment writes its part;
 //! - an Indexed Job, `parallelism = completions = n`, `backoffLimit: 0` (a retried segment
 //!   would start again mid-run, alone), whose pod `i` runs `headroom run --segment i/n`;
-//! - a second Job, applied once the first completed, that merges the parts and renders the
-//!   page onto the same claim.
+//! - a second Job, applied once the first completed, that merges the parts onto the same
+//!   claim.
 
 #![warn(missing_docs)]
 
@@ -369,7 +369,7 @@ fn segments_job(input: &Input) -> Job {
     job(input, name, pods, spec)
 }
 
-/// One pod: the parts merged, then the page, onto the claim.
+/// One pod: the parts merged onto the claim (the page is rendered where they are fetched to).
 fn merge_job(input: &Input) -> Job {
     let mut args = vec!["merge".to_owned()];
     args.extend(input.parts());

@@ -12,6 +12,7 @@ mod examples;
 mod examples_rooms;
 mod hosts;
 mod http;
+mod image;
 mod limits;
 mod live;
 mod live_dashboard;

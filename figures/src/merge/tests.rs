@@ -140,8 +140,31 @@ fn parts_of_other_specs_missing_or_twice_are_refused_by_name() {
     let error =
         merge(vec![part("a.json", 0, 2, "aa"), part("b.json", 0, 2, "aa")]).expect_err("twice");
     assert!(error.contains("segment 0/2 is given twice"), "{error}");
-    let mut whole = part("w.json", 0, 1, "aa");
-    whole.results.segment = None;
-    let error = merge(vec![whole]).expect_err("not a segment");
-    assert!(error.contains("was run without --segment"), "{error}");
+    // A whole run among segments is refused; alone, it is its own merge (one segment).
+    let whole = || {
+        let mut whole = part("w.json", 0, 1, "aa");
+        whole.results.segment = None;
+        whole
+    };
+    let error = merge(vec![whole(), part("b.json", 1, 2, "aa")]).expect_err("not a segment");
+    assert!(
+        error.contains("`w.json` is not a segment's results: it was run without --segment"),
+        "{error}"
+    );
+    let alone = merge(vec![whole()]).expect("one whole run is its own merge");
+    assert!(alone.segment.is_none());
+    assert_eq!(alone.phases.len(), whole().results.phases.len());
+    let runs = |r: &Results| -> Vec<(u64, Option<u64>)> {
+        r.phases
+            .iter()
+            .flat_map(|p| p.points.iter())
+            .flat_map(|p| p.runs.iter())
+            .flat_map(|run| {
+                run.scenarios
+                    .values()
+                    .map(|s| (s.requests, s.latency.count.into()))
+            })
+            .collect()
+    };
+    assert_eq!(runs(&alone), runs(&whole().results));
 }
