@@ -23,7 +23,7 @@ if ! command -v musl-gcc >/dev/null 2>&1; then
     scripts/debian-package.sh musl-tools musl-gcc >&2 || exit 1
 fi
 
-# The Dockerfile's build line (tests/run/image.rs checks that the two are the same):
+# The Dockerfile's build line (tests/run/build_image.rs checks that the two are the same):
 cargo build --locked --release --target "$(uname -m)-unknown-linux-musl" --bin headroom >&2
 
 target_dir="${CARGO_TARGET_DIR:-target}"

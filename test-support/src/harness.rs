@@ -2,8 +2,10 @@
 //! with the other tests (or taken whole), waiting with a limit, the processes a run left
 //! behind, and the one place a test prints.
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::process::{Command, Output};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// The results path of the test `test`: a folder of its own under the temporary directory.
@@ -38,9 +40,67 @@ pub fn shared() -> RwLockReadGuard<'static, ()> {
     MACHINE.read().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The whole machine: no other test of this binary loads it meanwhile.
-pub fn whole() -> RwLockWriteGuard<'static, ()> {
-    MACHINE.write().unwrap_or_else(PoisonError::into_inner)
+/// The whole machine, held until dropped: no other test of this binary loads it, and the work
+/// in the background (`in_background`) is stopped meanwhile.
+pub struct Whole {
+    _machine: RwLockWriteGuard<'static, ()>,
+}
+
+/// The whole machine: no other test of this binary loads it meanwhile, and work in the
+/// background is stopped until the test lets go.
+pub fn whole() -> Whole {
+    let machine = MACHINE.write().unwrap_or_else(PoisonError::into_inner);
+    signal_background("-STOP");
+    Whole { _machine: machine }
+}
+
+impl Drop for Whole {
+    fn drop(&mut self) {
+        signal_background("-CONT");
+    }
+}
+
+/// Process groups of work that runs beside the tests (a release build): it takes the CPU the
+/// tests sharing the machine leave idle, and none while a test has the machine whole.
+static BACKGROUND: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn signal_background(signal: &str) {
+    let groups = BACKGROUND
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    for group in groups {
+        let _ = Command::new("kill")
+            .args([signal, "--", &format!("-{group}")])
+            .status();
+    }
+}
+
+/// Runs `command` in the background of the tests, to its end: at the lowest priority (run it
+/// under `nice -n 19`), in a process group of its own that is stopped while any test has the
+/// whole machine (`whole`) and continued after. Takes no share of the machine: a test that
+/// takes it whole never waits for this.
+pub fn in_background(mut command: Command) -> std::io::Result<Output> {
+    command.process_group(0);
+    let child = command.spawn()?;
+    let group = child.id();
+    BACKGROUND
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(group);
+    // A test that took the machine whole before this was listed: stopped at once, continued
+    // when that test lets go.
+    if MACHINE.try_read().is_err() {
+        let _ = Command::new("kill")
+            .args(["-STOP", "--", &format!("-{group}")])
+            .status();
+    }
+    let output = child.wait_with_output();
+    BACKGROUND
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|g| *g != group);
+    output
 }
 
 /// Polls `done` every 100 ms until it holds or `limit` passes; whether it held.

@@ -7,12 +7,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod build_image;
 mod compare;
 mod examples;
 mod examples_rooms;
 mod hosts;
 mod http;
-mod image;
 mod limits;
 mod live;
 mod live_dashboard;

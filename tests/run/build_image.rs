@@ -4,10 +4,12 @@
 //! files its ConfigMap carries, in a folder of its own, with the pod's environment, then the
 //! merge Job over its part.
 //!
-//! The release build takes minutes of both cores from a clean checkout. It runs at the lowest
-//! priority (`nice -n 19`) beside the other tests that share the machine, so that it takes the
-//! CPU they leave idle and not theirs, and in a target folder of its own (`target/image`), which
-//! `cargo test`'s lock on `target/` does not hold.
+//! The release build takes minutes of both cores from a clean checkout. It runs in the
+//! background of the other tests (`harness::in_background`): at the lowest priority (`nice -n
+//! 19`), so that it takes the CPU the tests sharing the machine leave idle and not theirs,
+//! stopped while a test has the machine whole; and in a target folder of its own
+//! (`target/image`), which `cargo test`'s lock on `target/` does not hold. The module's name
+//! puts it first, so that the build starts with the binary's first tests.
 
 use std::collections::BTreeMap;
 
@@ -205,14 +207,17 @@ fn run_in_pod(
 #[test]
 fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let test = "the_image_binary_runs_a_segment_from_only_the_config_maps_files";
-    let _machine = shared();
-    let built = Command::new("nice")
+    let mut build = Command::new("nice");
+    build
         .args(["-n", "19"])
         .arg(root().join("scripts/image-binary.sh"))
         .env("CARGO_TARGET_DIR", root().join("target/image"))
         .current_dir(root())
-        .output()
-        .expect("scripts/image-binary.sh runs");
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let built =
+        headroom_test_support::harness::in_background(build).expect("scripts/image-binary.sh runs");
+    let _machine = shared();
     let said = String::from_utf8_lossy(&built.stderr);
     match built.status.code() {
         Some(0) => {}
