@@ -92,6 +92,16 @@ pub(crate) fn point_words(
     headroom_spec::vars::point_label(at)
 }
 
+/// A point's words in parentheses after its number (`point 3 (readers = 400)`); `(one point)`
+/// has its own.
+pub(crate) fn in_parens(words: &str) -> String {
+    if words.starts_with('(') {
+        words.to_owned()
+    } else {
+        format!("({words})")
+    }
+}
+
 /// The default `--run-id`: the bench and the UTC second the invocation started,
 /// `notes-api-20261203T074100Z`.
 pub(crate) fn default_run_id(bench: &str, unix_s: u64) -> String {
@@ -108,6 +118,13 @@ pub(crate) mod tests {
 
     /// A second as a stream line, for the streams' own tests.
     pub(crate) const SECOND_LINE: &str = r#"{"line":"second","run_id":"r1","bench":"b","phase":"load","point":0,"at":{},"repeat":1,"scenario":"api","unix_ms":1796283661000,"t_s":0,"requests":3,"errors":1,"errors_by_kind":{"connect":0,"timeout":0,"status":1,"protocol":0,"check":0},"p50_ms":1.0,"p95_ms":2.0,"p99_ms":2.0}"#;
+
+    #[test]
+    fn a_point_is_named_once_in_parentheses() {
+        assert_eq!(in_parens("readers = 400"), "(readers = 400)");
+        let none = point_words(&std::collections::BTreeMap::new());
+        assert_eq!(in_parens(&none), "(one point)");
+    }
 
     #[test]
     fn a_run_id_names_the_bench_and_its_utc_start() {

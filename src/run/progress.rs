@@ -113,9 +113,9 @@ impl Progress {
         (number, runs): (usize, usize),
     ) {
         self.line(&format!(
-            "[{number}/{runs}] {phase} point {} ({}) repeat {repeat}",
+            "[{number}/{runs}] {phase} point {} {} repeat {repeat}",
             point.index + 1,
-            variables(&point.at)
+            crate::live::in_parens(&variables(&point.at))
         ));
         let header = RunHeader {
             phase: phase.to_owned(),

@@ -290,8 +290,13 @@ fn header(state: &ViewState, eta: Option<&str>) -> Option<String> {
         .unwrap_or_default();
     let eta = eta.map(|eta| format!(" · ETA {eta}")).unwrap_or_default();
     Some(format!(
-        "{} point {} ({}) repeat {} · run {} of {}{stage}{eta}",
-        run.phase, run.point, run.at, run.repeat, run.number, run.runs
+        "{} point {} {} repeat {} · run {} of {}{stage}{eta}",
+        run.phase,
+        run.point,
+        crate::live::in_parens(&run.at),
+        run.repeat,
+        run.number,
+        run.runs
     ))
 }
 
