@@ -248,8 +248,8 @@ fn notes_api_fit_and_plan(out_arg: &str) {
 /// finds its ceiling and prices an instance per request per second. The server spends 1 ms on
 /// every request, one at a time, so it answers at most 1,000 a second. Issue 32: the spec
 /// searches; `--quick` holds its probes 2 s, short enough that an overload of a tenth has not
-/// built a queue past the SLO yet, so the bracket lands within a few tenths of 1,000 a second,
-/// not on it; the priced ceiling is its last pass.
+/// built a queue past the SLO yet, so the bracket lands within a few tenths of what the CPU
+/// the server was given allows, not on it; the priced ceiling is its last pass.
 #[test]
 fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     let _alone = examples_one_at_a_time();
@@ -283,8 +283,21 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
         common::number(&slo["units"]),
         common::number(&slo["first_failing"]),
     );
-    assert!((600.0..=1_200.0).contains(&pass), "{slo}");
     assert!(fail > pass && (fail - pass) / pass <= 0.10, "{slo}");
+    // Issue 14, item 3: the server's CPU is read over the hold, where the load is.
+    let results = typed(&read_results(&out));
+    let probes = &results.phases[0].points;
+    let cores_at = |i: usize| {
+        probes[i].runs[0]
+            .process
+            .hold_cpu_cores
+            .expect("the CPU over the hold")
+    };
+    let search = results.phases[0].search.as_ref().expect("searched");
+    let path = at_the_cpus_ceiling(search, pass, cores_at);
+    // One thread at 1 ms a request answers at most 1,000 a second; a 2 s probe a tenth over
+    // can still pass.
+    assert!((300.0..=1_100.0).contains(&pass), "{slo}: {path:?}");
     assert_eq!(slo["lower_bound"], false);
     for instance in report["instances"].as_array().expect("instances") {
         assert_eq!(instance["binding"]["resource"], "slo", "{instance}");
@@ -299,19 +312,9 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
         );
         assert!(instance["not_priced"].is_null(), "{instance}");
     }
-    // Issue 14, item 3: the server's CPU is read over the hold, where the load is. The known
-    // answer: 1 ms of CPU per request is at least 0.1 core at 100/s (the first probe) and
-    // about a core at the last pass, near 1,000/s (HTTP handling adds to it).
-    let results = typed(&read_results(&out));
-    let probes = &results.phases[0].points;
-    let cores_at = |i: usize| {
-        probes[i].runs[0]
-            .process
-            .hold_cpu_cores
-            .expect("the CPU over the hold")
-    };
+    // 1 ms of CPU per request is at least 0.1 core at 100/s (the first probe) and about a
+    // core at the last pass (HTTP handling adds to it).
     assert!((0.1..0.3).contains(&cores_at(0)), "{}", cores_at(0));
-    let search = results.phases[0].search.as_ref().expect("searched");
     let last_pass = search
         .probes
         .iter()
@@ -341,4 +344,38 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     );
     assert!(!page.contains("No instances were priced"), "{page}");
     clean("getting-started");
+}
+
+/// The known answer of a server whose one thread spends a fixed CPU on each request: its
+/// ceiling is the core it was given (read at the probes that overloaded it) over the CPU a
+/// request costs (read at the first probe, 100/s). Against the machine's own figures, not an
+/// absolute rate: a VM that gives the server 60 % of a core for a while (a CI run read a
+/// ceiling of 550/s, 850–900/s being usual) moves both. In the runs this was written from:
+/// 0.98 to 1.07 alone, 1.00 with two CPU hogs beside it (600/s). The probes' path, for the
+/// messages.
+fn at_the_cpus_ceiling(
+    search: &headroom_runner::results::SearchRecord,
+    pass: f64,
+    cores_at: impl Fn(usize) -> f64,
+) -> Vec<String> {
+    let path: Vec<String> = search
+        .probes
+        .iter()
+        .map(|p| format!("{} {:?} {:.2} cores", p.load, p.verdict, cores_at(p.point)))
+        .collect();
+    let per_request = cores_at(0) / 100.0;
+    let given = search
+        .probes
+        .iter()
+        .filter(|p| p.verdict == headroom_runner::results::ProbeOutcome::Fail)
+        .map(|p| cores_at(p.point))
+        .fold(0.0_f64, f64::max);
+    let at_ceiling = pass / (given / per_request);
+    common::say(&format!(
+        "getting started: {} ({at_ceiling:.2} of the CPU's ceiling); {}",
+        search.said,
+        path.join(", ")
+    ));
+    assert!((0.8..1.25).contains(&at_ceiling), "{at_ceiling}: {path:?}");
+    path
 }
