@@ -201,6 +201,7 @@ fn merge_run(
     }
     run.scenarios = scenarios;
     run.generator = merge_generator(shares);
+    run.machine_cpu = merge_machine_cpu(shares, parts);
     run.slo = if matches!(
         run.failure,
         None | Some(headroom_results::Failure::NothingMeasured { .. })
@@ -217,6 +218,28 @@ fn host(part: &Part) -> &str {
         .segment
         .as_ref()
         .map_or("", |s| s.host.as_str())
+}
+
+/// What others took of the machines: of segments on hosts of their own, the most any host's
+/// others took; of segments sharing a host, nothing (each would count the others' generators
+/// as other work).
+fn merge_machine_cpu(
+    shares: &[&RunResult],
+    parts: &[Part],
+) -> Option<headroom_results::MachineCpu> {
+    let hosts: std::collections::BTreeSet<&str> = parts.iter().map(host).collect();
+    if hosts.len() < parts.len() {
+        return None;
+    }
+    shares
+        .iter()
+        .try_fold(headroom_results::MachineCpu::default(), |most, share| {
+            let machine = share.machine_cpu?;
+            Some(headroom_results::MachineCpu {
+                others_cores: most.others_cores.max(machine.others_cores),
+                stolen_cores: most.stolen_cores.max(machine.stolen_cores),
+            })
+        })
 }
 
 /// Every share's generator figures kept; the run generator-bound when any share was.

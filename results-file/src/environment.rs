@@ -46,3 +46,74 @@ impl LoadAverage {
         }
     }
 }
+
+/// What the machine's CPUs did over a run's hold besides the target and this headroom: the
+/// share another process or the hypervisor took, which a server's figures silently pay for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MachineCpu {
+    /// Cores other processes used: the machine's user and system time (/proc/stat) less the
+    /// target's (its services' on a stack) and this headroom's own.
+    pub others_cores: f64,
+    /// Cores the hypervisor gave to others while this machine's vCPUs wanted to run (`steal`
+    /// in /proc/stat; 0 where the kernel reports none).
+    pub stolen_cores: f64,
+}
+
+impl MachineCpu {
+    /// Other processes' cores from which a run's figures carry a caveat.
+    pub const OTHERS_NOTABLE: f64 = 0.25;
+    /// Stolen cores from which a run's figures carry a caveat.
+    pub const STOLEN_NOTABLE: f64 = 0.1;
+
+    /// Whether other work on the machine took enough of it to say so beside the figures.
+    pub fn competed(&self) -> bool {
+        self.others_cores >= Self::OTHERS_NOTABLE || self.stolen_cores >= Self::STOLEN_NOTABLE
+    }
+
+    /// `other processes used 0.93 cores` / `the hypervisor took 0.21 cores`, both when both.
+    pub fn describe(&self) -> String {
+        let mut said = Vec::new();
+        if self.others_cores >= Self::OTHERS_NOTABLE {
+            said.push(format!(
+                "other processes used {:.2} cores",
+                self.others_cores
+            ));
+        }
+        if self.stolen_cores >= Self::STOLEN_NOTABLE {
+            said.push(format!(
+                "the hypervisor took {:.2} cores",
+                self.stolen_cores
+            ));
+        }
+        said.join(" and ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Other work is said from 0.25 cores of other processes or 0.1 stolen, each by name.
+    #[test]
+    fn other_work_is_said_from_its_thresholds() {
+        let quiet = MachineCpu {
+            others_cores: 0.24,
+            stolen_cores: 0.09,
+        };
+        assert!(!quiet.competed());
+        let busy = MachineCpu {
+            others_cores: 0.93,
+            ..quiet
+        };
+        assert!(busy.competed());
+        assert_eq!(busy.describe(), "other processes used 0.93 cores");
+        let stolen = MachineCpu {
+            stolen_cores: 0.21,
+            ..busy
+        };
+        assert_eq!(
+            stolen.describe(),
+            "other processes used 0.93 cores and the hypervisor took 0.21 cores"
+        );
+    }
+}

@@ -25,7 +25,7 @@ use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::environment::{Environment, LoadAverage};
+pub use crate::environment::{Environment, LoadAverage, MachineCpu};
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
 pub use crate::histogram::{
@@ -210,6 +210,11 @@ pub struct RunResult {
     pub ready_after_s: Option<f64>,
     /// The machine's 1-minute load average during the run.
     pub load_average: LoadAverage,
+    /// What other processes and the hypervisor took of the machine's CPUs over the hold.
+    /// Absent where it was not read (no hold of two sampled seconds, the target's CPU unread,
+    /// segments merged from one host, files written before it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpu: Option<MachineCpu>,
     /// Why the run failed; absent when it did not. A failed run's figures are not fitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
@@ -304,6 +309,7 @@ impl RunResult {
             log: None,
             ready_after_s: None,
             load_average: LoadAverage::default(),
+            machine_cpu: None,
             failure: None,
             stopped: None,
             scenarios: BTreeMap::new(),

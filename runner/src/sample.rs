@@ -115,8 +115,65 @@ pub fn own_cpu_s() -> f64 {
         })
 }
 
+/// The machine's CPU time at one instant, and this process's: what else ran beside the target
+/// is read from their differences.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct MachineReading {
+    /// Seconds from the start of the load.
+    pub(crate) t_s: f64,
+    /// Every CPU's user, nice and system time, in seconds (interrupts left out: a process's own
+    /// time does not count them either, and loopback traffic is mostly interrupts).
+    pub(crate) busy_s: f64,
+    /// Time the hypervisor ran others while this machine's CPUs wanted to run, in seconds.
+    pub(crate) stolen_s: f64,
+    /// This process's CPU time (the generator, the sampler, the live view), in seconds.
+    pub(crate) own_s: f64,
+}
+
+/// The machine's CPU time now, from /proc/stat; `None` where it cannot be read.
+pub(crate) fn read_machine(start: Instant) -> Option<MachineReading> {
+    use procfs::CurrentSI;
+    let stats = procfs::KernelStats::current().ok()?;
+    let ticks = procfs::ticks_per_second() as f64;
+    let total = &stats.total;
+    Some(MachineReading {
+        t_s: start.elapsed().as_secs_f64(),
+        busy_s: (total.user + total.nice + total.system) as f64 / ticks,
+        stolen_s: total.steal.unwrap_or(0) as f64 / ticks,
+        own_s: own_cpu_s(),
+    })
+}
+
+/// What others took of the machine over `window`: the first and last readings inside it,
+/// less the target's cores over the hold (`target_cores`). `None` with fewer than two seconds
+/// of readings inside the window. Others' cores never read below 0 (the ticks of /proc/stat
+/// and of a process are counted apart, and round apart).
+pub(crate) fn machine_cpu_over(
+    readings: &[MachineReading],
+    window: (f64, f64),
+    target_cores: f64,
+) -> Option<crate::results::MachineCpu> {
+    let (start, end) = window;
+    let inside: Vec<&MachineReading> = readings
+        .iter()
+        .filter(|r| r.t_s >= start && r.t_s <= end)
+        .collect();
+    let (first, last) = (inside.first()?, inside.last()?);
+    let span = last.t_s - first.t_s;
+    if inside.len() < 3 || span < 1.5 {
+        return None;
+    }
+    let cores = |before: f64, after: f64| (after - before) / span;
+    let others = cores(first.busy_s, last.busy_s) - cores(first.own_s, last.own_s) - target_cores;
+    Some(crate::results::MachineCpu {
+        others_cores: (others.max(0.0) * 100.0).round() / 100.0,
+        stolen_cores: (cores(first.stolen_s, last.stolen_s).max(0.0) * 100.0).round() / 100.0,
+    })
+}
+
 /// Readings of each process group during the load (the failed ones counted, not recorded),
-/// and the load average. Of a stack (named groups), also their sum at each instant.
+/// the machine's CPU time and the load average. Of a stack (named groups), also their sum at
+/// each instant.
 pub(crate) async fn sampler(
     groups: Vec<(Option<String>, i32)>,
     every: Duration,
@@ -133,6 +190,7 @@ pub(crate) async fn sampler(
             first = false;
         }
         sampled.take(start);
+        sampled.machine.extend(read_machine(start));
         tokio::select! {
             _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
             _ = stop.changed() => break,
@@ -152,6 +210,8 @@ pub(crate) struct Sampled {
     pub(crate) total: Option<Readings>,
     /// Where each reading also goes as it is taken, for the live view.
     fresh: Option<Arc<Fresh>>,
+    /// The machine's CPU time at each reading.
+    pub(crate) machine: Vec<MachineReading>,
 }
 
 /// Readings taken since the run's watcher last took them, in order: by service (`None`: the
@@ -187,6 +247,7 @@ impl Sampled {
             total: stack.then(Readings::default),
             groups,
             fresh: None,
+            machine: Vec::new(),
         }
     }
 
@@ -366,6 +427,43 @@ mod tests {
     }
 
     use super::*;
+
+    /// Others' cores are the machine's busy time less this process's and the target's, over
+    /// the readings inside the hold; stolen time is read apart.
+    #[test]
+    fn what_others_took_is_read_over_the_hold() {
+        // Two CPUs: the machine busy 1.5 cores, this process 0.25, stolen 0.1, each second.
+        let at = |t_s: f64| MachineReading {
+            t_s,
+            busy_s: 10.0 + 1.5 * t_s,
+            stolen_s: 3.0 + 0.1 * t_s,
+            own_s: 2.0 + 0.25 * t_s,
+        };
+        // The second before the hold (11.5 cores by this count) does not count.
+        let mut readings = vec![MachineReading {
+            busy_s: 0.0,
+            ..at(0.0)
+        }];
+        readings.extend((1..=6).map(|t| at(f64::from(t))));
+        let machine = machine_cpu_over(&readings, (1.0, 5.0), 0.5).expect("four seconds");
+        assert_eq!(machine.others_cores, 0.75);
+        assert_eq!(machine.stolen_cores, 0.1);
+        // A target busier than the machine's count (ticks rounded apart): none, not negative.
+        let machine = machine_cpu_over(&readings, (1.0, 5.0), 1.4).expect("four seconds");
+        assert_eq!(machine.others_cores, 0.0);
+        // One second of readings is not a share to report.
+        assert_eq!(machine_cpu_over(&readings, (1.0, 2.0), 0.5), None);
+        assert_eq!(machine_cpu_over(&[], (1.0, 5.0), 0.5), None);
+        // This machine's own /proc/stat reads, and moves forward.
+        let start = Instant::now();
+        let first = read_machine(start).expect("/proc/stat");
+        std::thread::sleep(Duration::from_millis(20));
+        let second = read_machine(start).expect("/proc/stat");
+        assert!(
+            second.t_s > first.t_s && second.busy_s >= first.busy_s,
+            "{first:?} {second:?}"
+        );
+    }
 
     /// A process group that cannot be read (here: none has this number) gives no sample, not
     /// a sample of 0 bytes and 0 processes; the failure is counted with its reason.

@@ -84,6 +84,12 @@ pub(super) fn one_line(result: &RunResult) -> String {
             pauses.count, pauses.longest_ms
         ));
     }
+    if let Some(machine) = result.machine_cpu.filter(|m| m.competed()) {
+        line.push_str(&format!(
+            " ({} over the hold: the server had less of the machine than a quiet one gives)",
+            machine.describe()
+        ));
+    }
     line
 }
 

@@ -251,3 +251,79 @@ fn a_generator_paused_by_the_machine_is_not_generator_bound() {
     assert!(leftovers("1046B").is_empty());
     clean("paused");
 }
+
+/// Other work on the machine over the hold is read and said: a busy loop beside the run
+/// (one core, bounded to 60 s) reads as about one core of other processes, on the run's line
+/// and in the results; the same run on the quiet machine reads under the caveat's 0.25.
+#[test]
+fn other_work_on_the_machine_is_read_and_said() {
+    let _machine = whole();
+    let out = fresh_out("competed");
+    let out_arg = out.display().to_string();
+    let run = |label: &str| {
+        let output = headroom_unlocked(
+            &[
+                "run",
+                "tests/fixtures/run/competed.toml",
+                "--no-page",
+                "--out",
+                &out_arg,
+            ],
+            &[],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{label}: {}",
+            stderr(&output)
+        );
+        let results = typed(&read_results(&out));
+        let machine = typed_runs(&results)[0]
+            .machine_cpu
+            .unwrap_or_else(|| panic!("{label}: the machine's CPU was read"));
+        common::say(&format!(
+            "{label}: other processes {:.2} cores, stolen {:.2}",
+            machine.others_cores, machine.stolen_cores
+        ));
+        (machine, stderr(&output))
+    };
+    let (quiet, said) = run("quiet");
+    assert!(quiet.others_cores < 0.25, "{quiet:?}");
+    assert!(!said.contains("other processes used"), "{said}");
+    let busy_loop = BusyLoop::start();
+    let (busy, said) = run("beside a busy loop");
+    drop(busy_loop);
+    assert!((0.7..1.3).contains(&busy.others_cores), "{busy:?}");
+    assert!(
+        said.contains(&format!(
+            "(other processes used {:.2} cores over the hold: the server had less of the machine than a quiet one gives)",
+            busy.others_cores
+        )),
+        "{said}"
+    );
+    assert!(leftovers("1056B").is_empty());
+    clean("competed");
+}
+
+/// A shell spinning on one core, for at most 60 s (`timeout`), ended when dropped: `timeout`
+/// is sent TERM, which it passes to the shell (a KILL would leave the shell spinning).
+struct BusyLoop(std::process::Child);
+
+impl BusyLoop {
+    fn start() -> BusyLoop {
+        let child = Command::new("timeout")
+            .args(["60", "sh", "-c", "while :; do :; done"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("a busy loop");
+        BusyLoop(child)
+    }
+}
+
+impl Drop for BusyLoop {
+    fn drop(&mut self) {
+        send("TERM", &self.0);
+        let _ = self.0.wait();
+    }
+}

@@ -168,3 +168,29 @@ fn parts_of_other_specs_missing_or_twice_are_refused_by_name() {
     };
     assert_eq!(runs(&alone), runs(&whole().results));
 }
+
+/// What others took of the machines: of segments on hosts of their own, the most any host
+/// read; of segments sharing a host, nothing (each counted the others' generators); of a
+/// segment that did not read it, nothing.
+#[test]
+fn other_work_is_kept_from_hosts_of_their_own_only() {
+    let took = |others: f64, stolen: f64| {
+        Some(headroom_results::MachineCpu {
+            others_cores: others,
+            stolen_cores: stolen,
+        })
+    };
+    let mut a = part("a.json", 0, 2, "aa").results.phases[0].points[0].runs[0].clone();
+    let mut b = a.clone();
+    a.machine_cpu = took(0.1, 0.3);
+    b.machine_cpu = took(0.9, 0.0);
+    let own_hosts = [part("a.json", 0, 2, "aa"), part("b.json", 1, 2, "aa")];
+    assert_eq!(merge_machine_cpu(&[&a, &b], &own_hosts), took(0.9, 0.3));
+    let mut one_host = [part("a.json", 0, 2, "aa"), part("b.json", 1, 2, "aa")];
+    for part in &mut one_host {
+        part.results.segment.as_mut().expect("a segment").host = "ci".into();
+    }
+    assert_eq!(merge_machine_cpu(&[&a, &b], &one_host), None);
+    b.machine_cpu = None;
+    assert_eq!(merge_machine_cpu(&[&a, &b], &own_hosts), None);
+}

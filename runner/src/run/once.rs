@@ -502,9 +502,10 @@ impl Steady<'_> {
 }
 
 /// The load's samples into `result` (each service's and their sum, or the target's), with
-/// the CPU over the hold read from them.
+/// the CPU over the hold read from them, and what others took of the machine meanwhile.
 fn take_samples(result: &mut RunResult, sampled: sample::Sampled, point: &Point) {
     let window = sample::hold_window(&point.scenarios);
+    let machine = sampled.machine;
     crate::stack::take_readings(
         result,
         sampled.readings,
@@ -519,6 +520,9 @@ fn take_samples(result: &mut RunResult, sampled: sample::Sampled, point: &Point)
             }
         },
     );
+    result.machine_cpu = window
+        .zip(result.process.hold_cpu_cores)
+        .and_then(|(window, target)| sample::machine_cpu_over(&machine, window, target));
 }
 
 /// The scenarios' outcomes into `result`: the first that failed, a scenario that measured

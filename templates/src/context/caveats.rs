@@ -39,6 +39,21 @@ pub(super) fn caveats(
             runs.machine_paused, runs.total
         ));
     }
+    if runs.machine_competed > 0 {
+        let mut took = Vec::new();
+        if let Some(cores) = runs.most_others_cores.filter(|c| *c > 0.0) {
+            took.push(format!("other processes up to {cores:.2} cores"));
+        }
+        if let Some(cores) = runs.most_stolen_cores.filter(|c| *c > 0.0) {
+            took.push(format!("the hypervisor up to {cores:.2}"));
+        }
+        out.push(format!(
+            "In {} of {} runs other work took a share of the machine over the hold ({}): their server had less of it than a quiet machine gives, so their latencies read high and their ceilings low.",
+            runs.machine_competed,
+            runs.total,
+            took.join(", ")
+        ));
+    }
     out.extend(phases.iter().filter_map(saturated));
     if runs.kept_per_phase {
         out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());

@@ -199,6 +199,13 @@ pub struct RunCounts {
     pub machine_paused: u64,
     /// The longest of those runs' pauses, in milliseconds; null when no run was paused.
     pub longest_pause_ms: Option<f64>,
+    /// Runs over whose hold other processes or the hypervisor took a notable share of the
+    /// machine (0.25 cores of other processes, or 0.1 stolen): the server had less of it.
+    pub machine_competed: u64,
+    /// The most cores other processes used over a run's hold; null where none was read.
+    pub most_others_cores: Option<f64>,
+    /// The most cores the hypervisor took over a run's hold; null where none was read.
+    pub most_stolen_cores: Option<f64>,
     /// Each phase kept one target for all its runs (`process = "per-phase"`), where a fresh
     /// one started at every run otherwise.
     pub kept_per_phase: bool,

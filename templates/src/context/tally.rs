@@ -34,6 +34,14 @@ impl RunTally {
                 self.runs.longest_pause_ms = Some(longest);
             }
         }
+        if let Some(machine) = run.machine_cpu {
+            if machine.competed() {
+                self.runs.machine_competed += 1;
+            }
+            let most = |seen: Option<f64>, now: f64| Some(seen.unwrap_or(0.0).max(now));
+            self.runs.most_others_cores = most(self.runs.most_others_cores, machine.others_cores);
+            self.runs.most_stolen_cores = most(self.runs.most_stolen_cores, machine.stolen_cores);
+        }
         // A run that ended before its load (never ready, exited early) measured neither the
         // generator nor the load average: its zeros are not figures.
         if run.scenarios.is_empty() {

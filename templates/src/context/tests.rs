@@ -147,12 +147,7 @@ fn points_whose_repeats_spread_are_called_noisy() {
         service_limits: Vec::new(),
         kept_target: None,
     };
-    let machine = Machine {
-        cpu_model: "test".into(),
-        logical_cores: Some(2),
-        memory_bytes: None,
-        kernel: "6".into(),
-    };
+    let machine = two_cores();
     let said = caveats(false, &machine, None, &RunCounts::default(), &[phase]);
     let noisy: Vec<&String> = said.iter().filter(|c| c.contains("noisy")).collect();
     assert_eq!(
@@ -184,17 +179,49 @@ fn runs_the_machine_paused_are_a_caveat_of_their_own() {
     }
     assert_eq!(tally.runs.machine_paused, 2);
     assert_eq!(tally.runs.generator_bound, 0);
-    let machine = Machine {
-        cpu_model: "test".into(),
-        logical_cores: Some(2),
-        memory_bytes: None,
-        kernel: "6".into(),
-    };
+    let machine = two_cores();
     let said = caveats(false, &machine, None, &tally.runs, &[]);
     assert!(
         said.contains(&"In 2 of 12 runs the machine paused the generator (up to 31 ms) while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.".to_owned()),
         "{said:?}"
     );
+}
+
+/// Runs over whose hold other work took a notable share of the machine are counted on the
+/// page, with the most any run read of each kind; a run under both thresholds is not.
+#[test]
+fn runs_that_shared_the_machine_are_a_caveat() {
+    let mut results = headroom_test_support::results::relay();
+    let mut tally = RunTally::default();
+    let took = [(0.93, 0.0), (0.3, 0.12), (0.2, 0.05)];
+    for (run, (others, stolen)) in headroom_test_support::results::typed_runs_mut(&mut results)
+        .into_iter()
+        .zip(took.into_iter().chain(std::iter::repeat((0.0, 0.0))))
+    {
+        run.machine_cpu = Some(headroom_results::MachineCpu {
+            others_cores: others,
+            stolen_cores: stolen,
+        });
+        tally.count(run);
+    }
+    assert_eq!(tally.runs.machine_competed, 2);
+    assert_eq!(tally.runs.most_others_cores, Some(0.93));
+    assert_eq!(tally.runs.most_stolen_cores, Some(0.12));
+    let machine = two_cores();
+    let said = caveats(false, &machine, None, &tally.runs, &[]);
+    assert!(
+        said.contains(&"In 2 of 12 runs other work took a share of the machine over the hold (other processes up to 0.93 cores, the hypervisor up to 0.12): their server had less of it than a quiet machine gives, so their latencies read high and their ceilings low.".to_owned()),
+        "{said:?}"
+    );
+    // Read and quiet everywhere: no caveat.
+    let mut quiet = RunTally::default();
+    for run in headroom_test_support::results::typed_runs_mut(&mut results) {
+        run.machine_cpu = Some(headroom_results::MachineCpu::default());
+        quiet.count(run);
+    }
+    assert_eq!(quiet.runs.machine_competed, 0);
+    let said = caveats(false, &machine, None, &quiet.runs, &[]);
+    assert!(!said.iter().any(|c| c.contains("other work")), "{said:?}");
 }
 
 /// A target kept for a phase is said as what it did: ready after how long, its once-a-phase
@@ -280,4 +307,14 @@ fn a_server_flat_at_one_core_while_latency_climbs_looks_bound_there() {
         None,
         "flat, but the latency did not climb"
     );
+}
+
+/// A machine of two logical cores, for the caveats.
+fn two_cores() -> Machine {
+    Machine {
+        cpu_model: "test".into(),
+        logical_cores: Some(2),
+        memory_bytes: None,
+        kernel: "6".into(),
+    }
 }
