@@ -119,7 +119,7 @@ fn search_row(
         Cell::new(&phase.name),
         Cell::new("search"),
         Cell::new(format!(
-            "{} from {} to {}{cap}, to {}; probes held {}",
+            "{} from {} to {}{cap} within {}; probes held {}",
             search.variable,
             search.from,
             search.to,
