@@ -55,7 +55,7 @@ pub struct MachineCpu {
     /// target's (its services' on a stack) and this headroom's own.
     pub others_cores: f64,
     /// Cores the hypervisor gave to others while this machine's vCPUs wanted to run (`steal`
-    /// in /proc/stat; 0 where the kernel reports none).
+    /// in /proc/stat).
     pub stolen_cores: f64,
 }
 

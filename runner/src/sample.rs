@@ -130,7 +130,8 @@ pub(crate) struct MachineReading {
     pub(crate) own_s: f64,
 }
 
-/// The machine's CPU time now, from /proc/stat; `None` where it cannot be read.
+/// The machine's CPU time now, from /proc/stat; `None` where it cannot be read, or where the
+/// kernel counts no steal time (before Linux 2.6.11): unknown, not none stolen.
 pub(crate) fn read_machine(start: Instant) -> Option<MachineReading> {
     use procfs::CurrentSI;
     let stats = procfs::KernelStats::current().ok()?;
@@ -139,7 +140,7 @@ pub(crate) fn read_machine(start: Instant) -> Option<MachineReading> {
     Some(MachineReading {
         t_s: start.elapsed().as_secs_f64(),
         busy_s: (total.user + total.nice + total.system) as f64 / ticks,
-        stolen_s: total.steal.unwrap_or(0) as f64 / ticks,
+        stolen_s: total.steal? as f64 / ticks,
         own_s: own_cpu_s(),
     })
 }

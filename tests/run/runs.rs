@@ -258,26 +258,16 @@ fn a_generator_paused_by_the_machine_is_not_generator_bound() {
 #[test]
 fn other_work_on_the_machine_is_read_and_said() {
     let _machine = whole();
-    let out = fresh_out("competed");
-    let out_arg = out.display().to_string();
     let run = |label: &str| {
-        let output = headroom_unlocked(
-            &[
-                "run",
-                "tests/fixtures/run/competed.toml",
-                "--no-page",
-                "--out",
-                &out_arg,
-            ],
-            &[],
-        );
+        let (output, results) =
+            run_fixture_with(headroom_unlocked, "competed", &["--no-page"], &[]);
         assert_eq!(
             output.status.code(),
             Some(0),
             "{label}: {}",
             stderr(&output)
         );
-        let results = typed(&read_results(&out));
+        let results = typed(&results);
         let machine = typed_runs(&results)[0]
             .machine_cpu
             .unwrap_or_else(|| panic!("{label}: the machine's CPU was read"));
