@@ -287,14 +287,17 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     // Issue 14, item 3: the server's CPU is read over the hold, where the load is.
     let results = typed(&read_results(&out));
     let probes = &results.phases[0].points;
-    let cores_at = |i: usize| {
-        probes[i].runs[0]
-            .process
-            .hold_cpu_cores
-            .expect("the CPU over the hold")
+    // Each probe's server CPU over the hold and the requests it answered as expected a second
+    // there (an overloaded probe's timeouts end too, and are in the scenario's rate).
+    let read_at = |i: usize| {
+        let run = &probes[i].runs[0];
+        let cores = run.process.hold_cpu_cores.expect("the CPU over the hold");
+        let api = &run.scenarios["api"];
+        assert!(api.requests > 0, "probe {i} measured no request");
+        (cores, api.rate * api.ok as f64 / api.requests as f64)
     };
     let search = results.phases[0].search.as_ref().expect("searched");
-    let path = at_the_cpus_ceiling(search, pass, cores_at);
+    let path = at_the_cpus_ceiling(search, read_at);
     // One thread at 1 ms a request answers at most 1,000 a second; a 2 s probe a tenth over
     // can still pass.
     assert!((300.0..=1_100.0).contains(&pass), "{slo}: {path:?}");
@@ -312,8 +315,6 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
         );
         assert!(instance["not_priced"].is_null(), "{instance}");
     }
-    // 1 ms of CPU per request is at least 0.1 core at 100/s (the first probe).
-    assert!((0.1..0.3).contains(&cores_at(0)), "{}", cores_at(0));
     let output = headroom(&["fit", "--json", &out_arg], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let fits: Value = serde_json::from_slice(&output.stdout).expect("fit json");
@@ -342,39 +343,57 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
 /// server used nearly the CPU it had when overloaded (read at the first fail), and
 /// each request there cost 1 ms and its HTTP handling. Read against the machine's own
 /// figures, not an absolute rate: a VM that gives the server 60 % of a core for a while (a CI
-/// run read a ceiling of 550/s, 850–900/s being usual) moves the rate, not these. In the runs
-/// this was written from: 0.97 to 1.14 of the core, 1.10 to 1.18 ms a request, alone, on CI
-/// and with two CPU hogs beside it (600/s). The probes' path, for the messages.
+/// run read a ceiling of 550/s, 850–900/s being usual) moves the rate, not these. A request's
+/// cost is the CPU over the requests answered in the same hold, not over the rate asked: at
+/// 100/s a 2 s hold's Poisson arrivals alone move the count by 7 % either way. In the runs
+/// this was written from: 0.97 to 1.14 of the core, 1.07 to 1.18 ms a request at the last
+/// pass and 1.4 to 1.6 ms at the first probe (the server's idle work shared by fewer
+/// requests), alone, on CI and with two CPU hogs beside it (600/s). The probes' path, for
+/// the messages.
 fn at_the_cpus_ceiling(
     search: &headroom_runner::results::SearchRecord,
-    pass: f64,
-    cores_at: impl Fn(usize) -> f64,
+    read_at: impl Fn(usize) -> (f64, f64),
 ) -> Vec<String> {
+    let per_request_ms = |point: usize| {
+        let (cores, answered) = read_at(point);
+        assert!(answered > 0.0, "probe {point} answered nothing");
+        cores / answered * 1000.0
+    };
     let path: Vec<String> = search
         .probes
         .iter()
-        .map(|p| format!("{} {:?} {:.2} cores", p.load, p.verdict, cores_at(p.point)))
+        .map(|p| {
+            let (cores, answered) = read_at(p.point);
+            format!(
+                "{} {:?} {cores:.2} cores {answered:.0}/s ok",
+                p.load, p.verdict
+            )
+        })
         .collect();
-    let last_at = |load: Option<&headroom_spec::VarValue>| {
-        let probe = search
+    let last_at = |load: &headroom_spec::VarValue| {
+        search
             .probes
             .iter()
             .rev()
-            .find(|p| Some(&p.load) == load)
-            .expect("a probe at each end of the bracket");
-        cores_at(probe.point)
+            .find(|p| &p.load == load)
+            .expect("a probe at each end of the bracket")
+            .point
     };
-    let (at_pass, given) = (last_at(search.pass.as_ref()), last_at(search.fail.as_ref()));
-    let (of_given, per_request_ms) = (at_pass / given, at_pass / pass * 1000.0);
+    let (pass, fail) = (
+        last_at(search.pass.as_ref().expect("a last pass")),
+        last_at(search.fail.as_ref().expect("a first fail")),
+    );
+    let of_given = read_at(pass).0 / read_at(fail).0;
+    let (at_pass, at_first) = (per_request_ms(pass), per_request_ms(search.probes[0].point));
     common::say(&format!(
-        "getting started: {}; at the last pass {of_given:.2} of the core given, {per_request_ms:.2} ms a request; {}",
+        "getting started: {}; at the last pass {of_given:.2} of the core given, {at_pass:.2} ms a request ({at_first:.2} at the first probe); {}",
         search.said,
         path.join(", ")
     ));
     assert!(of_given >= 0.85, "{of_given}: {path:?}");
-    assert!(
-        (1.0..1.6).contains(&per_request_ms),
-        "{per_request_ms}: {path:?}"
-    );
+    assert!((1.0..1.6).contains(&at_pass), "{at_pass}: {path:?}");
+    // The first probe, at 100/s, shares the server's idle work (its metrics scraped, its
+    // timers) among a tenth of the requests: dearer, never cheaper than the 1 ms spent.
+    assert!((1.0..2.5).contains(&at_first), "{at_first}: {path:?}");
     path
 }
