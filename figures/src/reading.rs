@@ -159,6 +159,17 @@ pub fn read(run: &RunResult, named: &Named<'_>) -> Result<Reading, String> {
     http_figure(figure, statistic, result).map(Reading::Value)
 }
 
+/// An HTTP scenario's wait for a connection (`connection_wait`) at `statistic`, in seconds:
+/// what a latency that failed spent before its request could be sent. `None` for a rooms
+/// scenario, one that did not run, or no wait recorded.
+pub fn connection_wait(run: &RunResult, scenario: &str, statistic: Statistic) -> Option<f64> {
+    let result = run.scenarios.get(scenario)?;
+    if result.rooms.is_some() {
+        return None;
+    }
+    summary_statistic(&result.connection_wait, Some(statistic), "").ok()
+}
+
 fn point_figure(run: &RunResult, figure: PointFigure<'_>) -> Result<f64, String> {
     match figure {
         PointFigure::Rss => run

@@ -31,7 +31,10 @@ pub fn slo_sentence(verdict: &SloVerdict, rules: &[SloRule]) -> String {
         .map(|r| r.unit);
     let note = verdict.note.as_deref().unwrap_or("no value");
     match (verdict.pass, verdict.value) {
-        (Some(_), Some(measured)) => format!("`{expression}`: measured {}", value(measured, unit)),
+        (Some(_), Some(measured)) => match &verdict.note {
+            Some(note) => format!("`{expression}`: measured {}; {note}", value(measured, unit)),
+            None => format!("`{expression}`: measured {}", value(measured, unit)),
+        },
         (Some(_), None) => format!("`{expression}`: {note}"),
         (None, _) => format!("`{expression}`: not measured: {note}"),
     }
@@ -84,6 +87,18 @@ mod tests {
                 &rules
             ),
             "`edits.seen_by_all.p95 < 2500ms`: not measured: no message was expected at any peer"
+        );
+        // A measured value with a note: where it went, after it.
+        assert_eq!(
+            slo_sentence(
+                &verdict(
+                    Some(false),
+                    Some(2.93),
+                    Some("the wait for a connection alone …")
+                ),
+                &rules
+            ),
+            "`edits.seen_by_all.p95 < 2500ms`: measured 2.93 s; the wait for a connection alone …"
         );
         assert_eq!(value(0.0123, Some(FigureUnit::Ratio)), "1.2 %");
         assert_eq!(value(1.5, Some(FigureUnit::Cpu)), "1.50 cores");

@@ -1,9 +1,10 @@
 //! SLO verdicts, per run: the figure, the threshold, pass or fail.
 
-use headroom_compiler::slo::SloRule;
+use headroom_compiler::slo::{ScenarioFigure, SloRule};
 use headroom_results::{RunResult, SloVerdict};
+use headroom_spec::numbers::duration_ms;
 
-use crate::reading::{Named, Reading, read};
+use crate::reading::{Named, Reading, connection_wait, read};
 
 /// Every rule of the spec against one run, each figure read as the catalogue defines it.
 pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
@@ -13,7 +14,13 @@ pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
             let holds = |v: f64| Some(rule.comparison.holds(v, rule.threshold_value));
             let reading = Named::of_rule(rule).and_then(|named| read(run, &named));
             let (value, pass, note) = match reading {
-                Ok(Reading::Value(value)) => (Some(value), holds(value), None),
+                Ok(Reading::Value(value)) => {
+                    let pass = holds(value);
+                    let note = (pass == Some(false))
+                        .then(|| waiting_to_connect(rule, run, value))
+                        .flatten();
+                    (Some(value), pass, note)
+                }
                 // A time that never came: JSON has no infinity, so the note says it.
                 Ok(Reading::Never) => (None, holds(f64::INFINITY), Some(NEVER.to_owned())),
                 Err(note) => (None, None, Some(note)),
@@ -28,6 +35,26 @@ pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
             }
         })
         .collect()
+}
+
+/// Where a latency that failed went, when most of it was not the server's answer: the wait
+/// for a connection at the same statistic, from half the latency up. A server whose accept
+/// queue overflows (Python's `http.server` listens with a backlog of 5) makes a connect wait
+/// for the kernel's one-second SYN retry, and "p95 1.01 s" alone reads as a slow answer.
+fn waiting_to_connect(rule: &SloRule, run: &RunResult, latency: f64) -> Option<String> {
+    let (scenario, ScenarioFigure::Latency) = rule.scenario_figure()? else {
+        return None;
+    };
+    let statistic = rule.statistic?;
+    let wait = connection_wait(run, scenario, statistic)?;
+    (wait >= latency / 2.0).then(|| {
+        format!(
+            "the wait for a connection alone reads {} at {} (`{scenario}`'s \
+             `connection_wait`): the server's accept queue or a slow connect, not its answers",
+            duration_ms(wait * 1000.0),
+            statistic.as_str()
+        )
+    })
 }
 
 /// What a verdict notes when its figure is a time that never came.
@@ -181,5 +208,41 @@ mod tests {
                 .is_some_and(|n| n.contains("not measured apart")),
             "{unmeasured:?}"
         );
+    }
+
+    /// A latency that failed on connects waiting for the server's accept queue says so; one
+    /// that failed on slow answers, or passed, notes nothing.
+    #[test]
+    fn a_latency_spent_waiting_to_connect_says_so() {
+        let mut run = run();
+        let summary = |p95_ms: f64| Summary {
+            count: 100,
+            p95_ms,
+            ..Summary::default()
+        };
+        let api = |latency: f64, wait: f64| ScenarioResult {
+            requests: 100,
+            latency: summary(latency),
+            connection_wait: summary(wait),
+            ..ScenarioResult::default()
+        };
+        let rules = [rule("api.latency.p95 < 50ms")];
+        run.scenarios.insert("api".to_owned(), api(1014.8, 1008.1));
+        let verdict = &evaluate(&rules, &run)[0];
+        assert_eq!(verdict.pass, Some(false));
+        assert_eq!(
+            verdict.note.as_deref(),
+            Some(
+                "the wait for a connection alone reads 1.01 s at p95 (`api`'s \
+                 `connection_wait`): the server's accept queue or a slow connect, not its answers"
+            )
+        );
+        // Slow answers on connections ready at once.
+        run.scenarios.insert("api".to_owned(), api(400.0, 0.3));
+        assert_eq!(evaluate(&rules, &run)[0].note, None);
+        // Waiting, but within the SLO.
+        run.scenarios.insert("api".to_owned(), api(40.0, 30.0));
+        let verdict = &evaluate(&rules, &run)[0];
+        assert_eq!((verdict.pass, verdict.note.as_deref()), (Some(true), None));
     }
 }

@@ -450,7 +450,8 @@ pub struct SloVerdict {
     pub threshold: f64,
     /// `None` when the figure was not measured (see `note`): neither a pass nor a failure.
     pub pass: Option<bool>,
-    /// Why there is no value (a figure of a scenario that was skipped).
+    /// Why there is no value (a figure of a scenario that was skipped); beside a latency that
+    /// failed, where most of it went when that was the wait for a connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
