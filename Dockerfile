@@ -21,9 +21,9 @@ RUN cargo build --locked --release --target "$(uname -m)-unknown-linux-musl" --b
     && cp "target/$(uname -m)-unknown-linux-musl/release/headroom" /headroom
 
 # No shell, no libc, no package manager: the binary (prices, page templates and the dashboard
-# are inside it), CA certificates for HTTPS targets, and /tmp. Runs as root, so that it can
-# write its results on a claim whose volume is root's (set a securityContext to run as
-# another user where the storage allows it).
-FROM gcr.io/distroless/static-debian12
+# are inside it), CA certificates for HTTPS targets, and /tmp. Runs as `nonroot` (65532), the
+# user the manifests of `headroom k8s` name (runAsUser, and fsGroup so that it can write its
+# part on the claim): their pods meet the "restricted" Pod Security Standard.
+FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /headroom /usr/local/bin/headroom
 ENTRYPOINT ["headroom"]

@@ -8,6 +8,10 @@
 //!   would start again mid-run, alone), whose pod `i` runs `headroom run --segment i/n`;
 //! - a second Job, applied once the first completed, that merges the parts onto the same
 //!   claim.
+//!
+//! Every pod meets the "restricted" Pod Security Standard, which many clusters enforce: it runs
+//! as the image's non-root user, with the claim's files given to that user's group (`fsGroup`),
+//! no privilege escalation, no capabilities and the runtime's default seccomp profile.
 
 #![warn(missing_docs)]
 
@@ -15,10 +19,11 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource, KeyToPath,
-    ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
-    Volume, VolumeMount, VolumeResourceRequirements,
+    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
+    KeyToPath, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec, PodTemplateSpec,
+    SeccompProfile, SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -263,6 +268,37 @@ fn volumes(input: &Input) -> (Vec<Volume>, Vec<VolumeMount>) {
     (volumes, mounts)
 }
 
+/// The user and group the pods run as: the image's (distroless `:nonroot`, `nonroot`).
+pub const POD_USER: i64 = 65532;
+
+/// A pod of the "restricted" Pod Security Standard, as the image's non-root user; the claim's
+/// files are given to its group, so that it can write its part.
+fn pod_security() -> PodSecurityContext {
+    PodSecurityContext {
+        run_as_non_root: Some(true),
+        run_as_user: Some(POD_USER),
+        run_as_group: Some(POD_USER),
+        fs_group: Some(POD_USER),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".to_owned(),
+            ..SeccompProfile::default()
+        }),
+        ..PodSecurityContext::default()
+    }
+}
+
+/// The container's part of the same standard: no privilege escalation, no capabilities.
+fn container_security() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_owned()]),
+            ..Capabilities::default()
+        }),
+        ..SecurityContext::default()
+    }
+}
+
 /// What a Job's pods are: how many, what they run, and what they are called.
 struct Pods {
     completions: u32,
@@ -303,6 +339,7 @@ fn job(input: &Input, name: String, pods: Pods, spec: JobSpec) -> Job {
                 ..ContainerPort::default()
             }]
         }),
+        security_context: Some(container_security()),
         ..Container::default()
     };
     Job {
@@ -321,6 +358,7 @@ fn job(input: &Input, name: String, pods: Pods, spec: JobSpec) -> Job {
                     containers: vec![container],
                     restart_policy: Some("Never".to_owned()),
                     volumes: Some(volumes),
+                    security_context: Some(pod_security()),
                     ..spec.template.spec.unwrap_or_default()
                 }),
             },

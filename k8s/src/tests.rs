@@ -97,3 +97,50 @@ fn names_counts_and_sizes_kubernetes_would_refuse_are_refused() {
     };
     assert!(matches!(manifests(&big), Err(K8sError::TooLarge(_))));
 }
+
+/// Both Jobs' pods meet the "restricted" Pod Security Standard (Kubernetes' own list: a
+/// non-root user, no privilege escalation, every capability dropped, the runtime's seccomp
+/// profile), as the image's user, the claim's files given to its group.
+#[test]
+fn every_pod_is_restricted_and_runs_as_the_images_user() {
+    let made = manifests(&input()).expect("manifests");
+    for job in [&made.segments, &made.merge] {
+        let pod = job
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.template.spec.as_ref())
+            .expect("a pod spec");
+        let security = pod
+            .security_context
+            .as_ref()
+            .expect("a pod security context");
+        assert_eq!(security.run_as_non_root, Some(true));
+        assert_eq!(
+            (
+                security.run_as_user,
+                security.run_as_group,
+                security.fs_group
+            ),
+            (Some(POD_USER), Some(POD_USER), Some(POD_USER))
+        );
+        let seccomp = security
+            .seccomp_profile
+            .as_ref()
+            .expect("a seccomp profile");
+        assert_eq!(seccomp.type_, "RuntimeDefault");
+        for container in &pod.containers {
+            let security = container
+                .security_context
+                .as_ref()
+                .expect("a container security context");
+            assert_eq!(security.allow_privilege_escalation, Some(false));
+            assert_eq!(security.privileged, None);
+            let dropped = security
+                .capabilities
+                .as_ref()
+                .and_then(|c| c.drop.as_deref())
+                .expect("capabilities dropped");
+            assert_eq!(dropped, ["ALL"]);
+        }
+    }
+}

@@ -180,16 +180,59 @@ fn as_here(
         .collect()
 }
 
+/// Who the pods of `job` run as: its pod's `runAsUser` and `fsGroup`.
+fn pod_user(job: &Value) -> (u32, u32) {
+    let security = &job["spec"]["template"]["spec"]["securityContext"];
+    let id = |key: &str| {
+        security[key]
+            .as_u64()
+            .and_then(|id| u32::try_from(id).ok())
+            .unwrap_or_else(|| panic!("the pod's {key}: {security}"))
+    };
+    (id("runAsUser"), id("fsGroup"))
+}
+
+/// The pod's user, where this test can become it (as root): the claim's folder given to its
+/// group as Kubernetes does for `fsGroup` (group-owned, set-group-ID, group-writable), the
+/// binary where that user can run it. Elsewhere the pods' commands run as this test's user,
+/// which is said.
+fn become_pod_user(test: &str, job: &Value, pod: &Path, binary: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (user, group) = pod_user(job);
+    let me = std::fs::metadata("/proc/self").expect("this process").uid();
+    if me != 0 {
+        common::say(&format!(
+            "{test}: the pods' commands run as user {me}, not as the pods' {user}: only root can \
+             switch users here"
+        ));
+        return None;
+    }
+    let results = pod.join("results");
+    std::os::unix::fs::chown(&results, None, Some(group)).expect("the claim's group");
+    std::fs::set_permissions(&results, std::fs::Permissions::from_mode(0o2775))
+        .expect("the claim's mode");
+    std::fs::copy(binary, pod.join("headroom")).expect("the image's binary, in the pod");
+    Some((user, group))
+}
+
 /// Runs `argv` (its first word `headroom`, the image's binary) in `pod`, with nothing of this
-/// environment but `env`.
+/// environment but `env`, as the pod's user where given.
 fn run_in_pod(
     binary: &Path,
     argv: &[String],
-    pod: &Path,
+    (pod, user): (&Path, Option<(u32, u32)>),
     env: &BTreeMap<&str, String>,
 ) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
     assert_eq!(argv[0], "headroom", "{argv:?}");
-    Command::new(binary)
+    let mut command = match user {
+        Some(_) => Command::new(pod.join("headroom")),
+        None => Command::new(binary),
+    };
+    if let Some((user, group)) = user {
+        command.uid(user).gid(group);
+    }
+    command
         .args(&argv[1..])
         .current_dir(pod)
         .env_clear()
@@ -203,7 +246,8 @@ fn run_in_pod(
 /// manifests of a spec with a data file, the spec volume is laid out as the pod sees it in a
 /// folder with nothing else in it, the segments' Job's command runs there (its completion index
 /// 0, the barrier on loopback for the cluster's pod name) against a demo target, and the merge
-/// Job's command merges its part: exactly the 100 requests the spec sends.
+/// Job's command merges its part: exactly the 100 requests the spec sends. Both as the pods'
+/// user (`runAsUser`, not root), writing to a claim given to their `fsGroup`.
 #[test]
 fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let test = "the_image_binary_runs_a_segment_from_only_the_config_maps_files";
@@ -250,6 +294,7 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let written = manifests.write_spec_volume(&pod.join("spec"));
     assert_eq!(written.len(), 2, "the spec and its data file: {written:?}");
     std::fs::create_dir_all(pod.join("results")).expect("the claim's folder");
+    let user = become_pod_user(test, &manifests.segments, &pod, &binary);
 
     let (mut server, port) = start_demo_target("1055B");
     let barrier = format!("127.0.0.1:{}", free_port());
@@ -261,7 +306,12 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
         ("HEADROOM_SEGMENT", "0".to_owned()),
         ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
     ]);
-    let segment = run_in_pod(&binary, &as_here(&argv, &pod, &env, &barrier), &pod, &env);
+    let segment = run_in_pod(
+        &binary,
+        &as_here(&argv, &pod, &env, &barrier),
+        (&pod, user),
+        &env,
+    );
     let _ = server.kill();
     let _ = server.wait();
     assert!(
@@ -270,7 +320,13 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
         String::from_utf8_lossy(&segment.stderr)
     );
     let (argv, _) = container(&manifests.merge);
-    let merge = run_in_pod(&binary, &as_here(&argv, &pod, &env, &barrier), &pod, &env);
+    assert_eq!(pod_user(&manifests.merge), pod_user(&manifests.segments));
+    let merge = run_in_pod(
+        &binary,
+        &as_here(&argv, &pod, &env, &barrier),
+        (&pod, user),
+        &env,
+    );
     assert!(
         merge.status.success(),
         "{}",
@@ -282,6 +338,11 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let api = scenario(run, "api");
     assert_eq!(api.requests, 100);
     assert_eq!(api.errors.total(), 0, "{:?}", api.errors);
+    if let Some((user, _)) = user {
+        use std::os::unix::fs::MetadataExt;
+        let part = std::fs::metadata(pod.join("results/results.json")).expect("the merge");
+        assert_eq!(part.uid(), user, "written by the pod's user");
+    }
     assert!(leftovers("1055B").is_empty());
     let _ = std::fs::remove_dir_all(&pod);
     let _ = std::fs::remove_dir_all(&manifests_dir);
