@@ -242,8 +242,8 @@ fn validate_reads_data_files_bounded_and_refuses_devices() {
 }
 
 /// A server that is not the demo: Python's standard-library `http.server`, as the getting
-/// started guide runs it (`--quick`). The search finds its ceiling (here 1,300/s passes and
-/// 1,400/s fails, a bracket of 7.7 %, in 10 to 15 runs), its answers are measured (latency over
+/// started guide runs it (`--quick`). The search finds its ceiling (over five runs of it:
+/// a last pass of 1,300 to 1,500/s, the bracket within 6.7 to 7.7 %, 10 to 15 runs), its answers are measured (latency over
 /// 200s, the body checked), its process sampled, and under `cores = 1` the plan's CPU ceiling
 /// on a 2-vCPU c7g.large is taken at one core, which the page says. Its known part: one Python
 /// process, one core at most (the GIL), read at every probe (up to 1.07 cores overloaded);

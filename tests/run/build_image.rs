@@ -192,11 +192,16 @@ fn pod_user(job: &Value) -> (u32, u32) {
     (id("runAsUser"), id("fsGroup"))
 }
 
-/// The pod's user, where this test can become it (as root): the claim's folder given to its
-/// group as Kubernetes does for `fsGroup` (group-owned, set-group-ID, group-writable), the
-/// binary where that user can run it. Elsewhere the pods' commands run as this test's user,
-/// which is said.
-fn become_pod_user(test: &str, job: &Value, pod: &Path, binary: &Path) -> Option<(u32, u32)> {
+/// The binary the pods run and the user and group they run as, where this test can become
+/// them (as root): the claim's folder given to the group as Kubernetes does for `fsGroup`
+/// (group-owned, set-group-ID, group-writable), the binary copied where that user can run it.
+/// Elsewhere the pods' commands run as this test's user, which is said.
+fn become_pod_user(
+    test: &str,
+    job: &Value,
+    pod: &Path,
+    binary: &Path,
+) -> (PathBuf, Option<(u32, u32)>) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let (user, group) = pod_user(job);
     let me = std::fs::metadata("/proc/self").expect("this process").uid();
@@ -205,14 +210,15 @@ fn become_pod_user(test: &str, job: &Value, pod: &Path, binary: &Path) -> Option
             "{test}: the pods' commands run as user {me}, not as the pods' {user}: only root can \
              switch users here"
         ));
-        return None;
+        return (binary.to_owned(), None);
     }
     let results = pod.join("results");
     std::os::unix::fs::chown(&results, None, Some(group)).expect("the claim's group");
     std::fs::set_permissions(&results, std::fs::Permissions::from_mode(0o2775))
         .expect("the claim's mode");
-    std::fs::copy(binary, pod.join("headroom")).expect("the image's binary, in the pod");
-    Some((user, group))
+    let in_pod = pod.join("headroom");
+    std::fs::copy(binary, &in_pod).expect("the image's binary, in the pod");
+    (in_pod, Some((user, group)))
 }
 
 /// Runs `argv` (its first word `headroom`, the image's binary) in `pod`, with nothing of this
@@ -225,10 +231,7 @@ fn run_in_pod(
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt;
     assert_eq!(argv[0], "headroom", "{argv:?}");
-    let mut command = match user {
-        Some(_) => Command::new(pod.join("headroom")),
-        None => Command::new(binary),
-    };
+    let mut command = Command::new(binary);
     if let Some((user, group)) = user {
         command.uid(user).gid(group);
     }
@@ -294,7 +297,7 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let written = manifests.write_spec_volume(&pod.join("spec"));
     assert_eq!(written.len(), 2, "the spec and its data file: {written:?}");
     std::fs::create_dir_all(pod.join("results")).expect("the claim's folder");
-    let user = become_pod_user(test, &manifests.segments, &pod, &binary);
+    let (binary, user) = become_pod_user(test, &manifests.segments, &pod, &binary);
 
     let (mut server, port) = start_demo_target("1055B");
     let barrier = format!("127.0.0.1:{}", free_port());
