@@ -17,10 +17,16 @@ pub struct SearchRecord {
     pub ending: SearchEnding,
     /// How it ended, in words (what the page and `plan` say).
     pub said: String,
-    /// The highest value that passed: the ceiling. Absent when none passed.
+    /// The ceiling: the highest value every run passed at the full hold and repeats
+    /// (confirmed), below every split and fail. Absent when no value was confirmed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<VarValue>,
-    /// The lowest value that failed above it. Absent when none failed (a lower bound).
+    /// The highest value that passed a shorter exploring probe, above `pass`, that no
+    /// full-hold probe confirmed: no ceiling is priced from it. Absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfirmed: Option<VarValue>,
+    /// The lowest value that failed, or whose runs split (some passed, some failed), above
+    /// `pass`. Absent when none did (a lower bound).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail: Option<VarValue>,
     /// The precision asked, as a fraction (0.05 for `"5%"`).
@@ -110,7 +116,8 @@ pub enum SearchEnding {
     LowerBound,
     /// `from` failed: the ceiling lies below where the search started.
     BelowFrom,
-    /// A probe's runs split: the boundary is within noise there; narrowed no further.
+    /// A probe's runs split and the search stopped there (files written before a split
+    /// bounded the bracket as a fail does and the search went on below it).
     Split,
     /// The generator could not send a probe's load: the ceiling is past what this machine
     /// can send.
@@ -144,6 +151,11 @@ impl SearchRecord {
     /// Why the bracket's top did not pass: the words of its probe ([`Self::boundary`]).
     pub fn fail_why(&self) -> Option<&str> {
         self.boundary().and_then(|p| p.why.as_deref())
+    }
+
+    /// `unconfirmed` as a number, when there is one.
+    pub fn unconfirmed_number(&self) -> Option<f64> {
+        self.unconfirmed.as_ref().and_then(number)
     }
 
     /// `fail` as a number, when there is one.

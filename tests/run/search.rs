@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::limits::applied;
-use headroom_runner::results::{ProbeStage, SearchEnding, SearchRecord};
+use headroom_runner::results::{ProbeOutcome, ProbeStage, SearchEnding, SearchRecord};
 
 /// The searched phase's record, its probes each a point of the phase (and of the results'
 /// matrix), in order.
@@ -117,11 +117,12 @@ fn a_search_brackets_a_known_ceiling() {
     clean("search-known");
 }
 
-/// A probe whose runs split (two pass, one fails at one load) is reported as a split, not as a
-/// pass or a fail: the search ends there, its ceiling the last load every run passed, and
-/// `plan` and the page say so.
+/// Issue 41: a split is never a pass. A load that passed exploring and whose confirmation at
+/// the full hold passed 1 run of 3 (two of the fixture's targets limited, placed at the
+/// confirmation) is the bracket's top, not its ceiling: the search bisects below it and
+/// confirms a lower load, and the record, `plan --json` and the page's cost table agree on it.
 #[test]
-fn a_split_verdict_is_reported_as_such() {
+fn a_split_confirmation_is_no_pass() {
     let counter = fresh_out("search-split").with_file_name("targets-started");
     let env = [("SEARCH_SPLIT_COUNTER", counter.display().to_string())];
     let out = out("search-split");
@@ -131,38 +132,52 @@ fn a_split_verdict_is_reported_as_such() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let record = search_of(&typed(&read_results(&out)), "load");
     common::say(&format!("split search: {}", record.said));
-    assert_eq!(record.ending, SearchEnding::Split, "{}", record.said);
-    let last = record.probes.last().expect("probes");
-    assert_eq!(last.load.to_string(), "160/s");
-    assert_eq!((last.passes, last.runs), (2, 3), "{last:?}");
-    assert_eq!(last.verdict, headroom_runner::results::ProbeOutcome::Split);
+    let at = |load: &str, stage: ProbeStage| {
+        record
+            .probes
+            .iter()
+            .find(|p| p.load.to_string() == load && p.stage == stage)
+            .unwrap_or_else(|| panic!("no {stage:?} probe at {load}: {:?}", record.probes))
+    };
+    assert_eq!(at("320/s", ProbeStage::Explore).verdict, ProbeOutcome::Pass);
+    let split = at("320/s", ProbeStage::Confirm);
+    assert_eq!(split.verdict, ProbeOutcome::Split, "{split:?}");
+    assert_eq!((split.passes, split.runs), (1, 3), "{split:?}");
+    assert_eq!(record.ending, SearchEnding::Converged, "{}", record.said);
+    let shown = |v: &Option<headroom_spec::VarValue>| v.as_ref().map(ToString::to_string);
+    assert_eq!(shown(&record.pass).as_deref(), Some("240/s"), "{record:?}");
+    assert_eq!(shown(&record.fail).as_deref(), Some("320/s"), "{record:?}");
+    assert_eq!(record.unconfirmed, None);
+    assert!(
+        at("240/s", ProbeStage::Confirm).verdict == ProbeOutcome::Pass,
+        "{:?}",
+        record.probes
+    );
     assert!(
         record
             .said
-            .starts_with("passes 2 of 3 at 160/s: the boundary is within noise there"),
+            .starts_with("passes at 240/s, splits at 320/s (1 of 3 runs passed)"),
         "{}",
         record.said
     );
-    assert_eq!(
-        record.pass.as_ref().map(ToString::to_string).as_deref(),
-        Some("80/s")
-    );
-    assert_eq!(record.fail, None);
-    // Neither a pass at 160/s nor a fail there: the plan's ceiling is 80/s, bounded by the
-    // split, not a lower bound.
+    // plan --json prices the confirmed load, bounded by the split.
     let output = headroom(&["plan", spec, "--results", &out_arg, "--json"], &env);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report: Value = serde_json::from_slice(&output.stdout).expect("plan json");
     let slo = &report["slo_ceiling"];
-    assert_eq!(common::number(&slo["units"]), 80.0, "{slo}");
-    assert_eq!(common::number(&slo["first_failing"]), 160.0, "{slo}");
+    assert_eq!(common::number(&slo["units"]), 240.0, "{slo}");
+    assert_eq!(common::number(&slo["first_failing"]), 320.0, "{slo}");
     assert_eq!(slo["lower_bound"], false, "{slo}");
-    assert_eq!(slo["search"]["ending"], "split", "{slo}");
+    let instance = &report["instances"][0]["ceilings"]["slo"];
+    assert_eq!(common::number(&instance["units"]), 240.0, "{instance}");
+    // The page: its probe table shows the split, and its cost table the confirmed ceiling.
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
     assert!(
-        page.contains("| 2 | 160/s | explore | 2 s | 2 of 3 | split: passes 2 of 3; "),
+        page.contains("| confirm | 2 s | 1 of 3 | split: passes 1 of 3; "),
         "{page}"
     );
+    assert!(page.contains("240 (fails at 320)"), "{page}");
+    assert!(!page.contains("passes at 320/s"), "{page}");
     clean("search-split");
 }
 
@@ -182,22 +197,33 @@ fn a_probe_the_generator_cannot_send_ends_the_search() {
         "{}",
         record.said
     );
-    let last = record.probes.last().expect("probes");
-    assert_eq!(
-        last.verdict,
-        headroom_runner::results::ProbeOutcome::GeneratorBound
-    );
-    assert!(last.why.as_deref().is_some_and(|why| !why.is_empty()));
+    let bound = record
+        .probes
+        .iter()
+        .rfind(|p| p.verdict == ProbeOutcome::GeneratorBound)
+        .expect("a probe the generator could not send");
+    assert!(bound.why.as_deref().is_some_and(|why| !why.is_empty()));
     assert!(
         record
             .said
-            .starts_with(&format!("the generator could not send {}: ", last.load)),
+            .starts_with(&format!("the generator could not send {}: ", bound.load)),
         "{}",
         record.said
     );
     assert!(record.said.contains("`run --segment`"), "{}", record.said);
-    // Every probe before it passed: the last pass is the one below it.
-    assert!(record.pass.is_some() && record.fail.is_none(), "{record:?}");
+    // The pass below it is confirmed at the full hold before the search ends (issue 41: an
+    // exploring pass alone is no ceiling): a lower bound, nothing failed.
+    let last = record.probes.last().expect("probes");
+    assert_eq!(
+        (last.stage, last.verdict),
+        (ProbeStage::Confirm, ProbeOutcome::Pass),
+        "{record:?}"
+    );
+    assert_eq!(record.pass.as_ref(), Some(&last.load), "{record:?}");
+    assert!(
+        record.fail.is_none() && record.unconfirmed.is_none(),
+        "{record:?}"
+    );
     assert!(leftovers("1047B").is_empty());
     clean("search-bound");
 }

@@ -420,6 +420,19 @@ fn searched_ceiling(
                 ),
             )
         },
+        (None, fail) if search.unconfirmed.is_some() => {
+            warnings.push(format!(
+                "the search of `{phase}` confirmed no load at the full hold: {}; no SLO ceiling is priced from it; give it the runs to confirm (`max_runs`, `max_time`)",
+                search.said
+            ));
+            Ceiling {
+                units: None,
+                below: None,
+                unconfirmed: search.unconfirmed.map(scaled),
+                fails_at: fail.map(scaled),
+                ..Ceiling::at(0.0, format!("searched in `{phase}`: {}", search.said))
+            }
+        }
         (None, fail) => {
             warnings.push(match fail {
                 Some(fail) => format!(

@@ -144,6 +144,9 @@ pub struct Ceiling {
     pub weak: bool,
     /// A searched ceiling's first fail above it: the bracket's top.
     pub fails_at: Option<f64>,
+    /// A searched load that passed a shorter probe and no full-hold probe confirmed; with no
+    /// `units`, the search confirmed nothing and no plan stands on it.
+    pub unconfirmed: Option<f64>,
     /// How it was worked out.
     pub note: String,
 }
@@ -158,6 +161,7 @@ impl Ceiling {
             extrapolated: None,
             weak: false,
             fails_at: None,
+            unconfirmed: None,
             note,
         }
     }
@@ -179,9 +183,13 @@ impl Ceiling {
     /// `378,881, extrapolated to 3,800× the largest measured: not a ceiling to plan with`.
     pub fn reads(&self) -> String {
         let Some(units) = self.units else {
-            return match self.below {
-                Some(below) => format!("< {}, not measured", count(below)),
-                None => "not measured".to_owned(),
+            return match (self.below, self.unconfirmed) {
+                (Some(below), _) => format!("< {}, not measured", count(below)),
+                (None, Some(unconfirmed)) => format!(
+                    "not confirmed ({} passed a shorter probe only)",
+                    count(unconfirmed)
+                ),
+                (None, None) => "not measured".to_owned(),
             };
         };
         let mut text = match self.low {

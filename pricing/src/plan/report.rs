@@ -146,6 +146,9 @@ pub struct CeilingJson {
     pub weak: bool,
     /// A searched SLO ceiling's first fail above it: its bracket is `units` … `fails_at`.
     pub fails_at: Option<f64>,
+    /// A searched load that passed a shorter probe and no full-hold probe confirmed; with
+    /// `units` null, nothing was confirmed and nothing is priced.
+    pub unconfirmed: Option<f64>,
     /// The ceiling as a table reads it: `< 16, not measured`, `≥ 100`, `325–334, weak fit`.
     pub reads: String,
     /// How it was worked out.
@@ -261,6 +264,7 @@ impl From<&Ceiling> for CeilingJson {
             extrapolated: c.extrapolated,
             weak: c.weak,
             fails_at: c.fails_at,
+            unconfirmed: c.unconfirmed,
             reads: c.reads(),
             note: c.note.clone(),
         }

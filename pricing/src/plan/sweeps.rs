@@ -38,6 +38,9 @@ pub struct SearchedCeiling {
     pub precision: f64,
     /// `(fail − pass) / pass` of its bracket, when it has both ends.
     pub precision_reached: Option<f64>,
+    /// A load above the ceiling that passed a shorter exploring probe and that no full-hold
+    /// probe confirmed: said, never priced.
+    pub unconfirmed: Option<f64>,
     /// Runs it took.
     pub runs: u32,
     /// Seconds it took.
@@ -90,9 +93,10 @@ fn searched_ceiling(
     record: &headroom_results::SearchRecord,
     chosen_because: &str,
 ) -> SloCeiling {
+    // The confirmed pass only: a load that passed a shorter probe is no ceiling to price.
     let units = record.pass_number();
-    // A split is the boundary within noise: the load it split at bounds the ceiling as a
-    // fail would, though it is no fail.
+    // A split bounds the ceiling as a fail does (files before issue 41 recorded a split's
+    // load apart from the bracket).
     let first_failing = record
         .fail_number()
         .or_else(|| record.boundary().and_then(|p| p.load_number()));
@@ -110,6 +114,7 @@ fn searched_ceiling(
             said: record.said.clone(),
             precision: record.precision,
             precision_reached: record.precision_reached,
+            unconfirmed: record.unconfirmed_number(),
             runs: record.runs,
             wall_s: record.wall_s,
             warm_start: record.warm_start.as_ref().map(|warm| {

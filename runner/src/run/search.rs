@@ -134,7 +134,7 @@ pub(super) async fn search_phase(
     let mut record = record_of(
         plan,
         &ends,
-        (probes, &ending),
+        (probes, &ending, search.reported()),
         (spent, started.elapsed().as_secs_f64()),
     );
     record.warm_start = warm.map(|(_, warm)| warm);
@@ -262,29 +262,63 @@ fn longest_hold(point: &Point) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The search's record: its probes, how it ended and in words, its bracket and its spend.
+/// The bracket in words: its confirmed pass, the pass no full hold confirmed, and its top
+/// (a fail, or a load whose runs split: `splits at 3,400 (1 of 3 passed)`).
+fn bracket_words(
+    ends: &SearchEnds,
+    probes: &[SearchProbe],
+    reported: &crate::search::Reported,
+) -> String {
+    let show = |load: f64| ends.value(load).to_string();
+    let top = |fail: f64| {
+        let at = ends.value(fail);
+        match probes.iter().rev().find(|p| p.load == at) {
+            Some(probe) if probe.verdict == crate::results::ProbeOutcome::Split => format!(
+                "splits at {} ({} of {} runs passed)",
+                show(fail),
+                probe.passes,
+                probe.runs
+            ),
+            _ => format!("fails at {}", show(fail)),
+        }
+    };
+    let unconfirmed = |load: f64| {
+        format!(
+            "{} passed a shorter probe that no full-hold probe confirmed",
+            show(load)
+        )
+    };
+    match (reported.pass, reported.unconfirmed, reported.fail) {
+        (Some(p), None, Some(f)) => format!("passes at {}, {}", show(p), top(f)),
+        (Some(p), Some(u), Some(f)) => {
+            format!("passes at {}, {}; {}", show(p), top(f), unconfirmed(u))
+        }
+        (Some(p), None, None) => format!("passes at {}", show(p)),
+        (Some(p), Some(u), None) => format!("passes at {}; {}", show(p), unconfirmed(u)),
+        (None, Some(u), fail) => format!(
+            "not confirmed: {}{}",
+            unconfirmed(u),
+            fail.map_or_else(String::new, |f| format!(", {}", top(f)))
+        ),
+        (None, None, Some(f)) => format!("{}, nothing passed", top(f)),
+        (None, None, None) => "nothing passed or failed".to_owned(),
+    }
+}
+
+/// The search's record: its probes, how it ended and in words, its bracket (the one
+/// [`Search::reported`] decides) and its spend.
 fn record_of(
     plan: &PhaseSearch,
     ends: &SearchEnds,
-    (probes, ending): (Vec<SearchProbe>, &Ending),
+    (probes, ending, reported): (Vec<SearchProbe>, &Ending, crate::search::Reported),
     (runs, wall_s): (u32, f64),
 ) -> SearchRecord {
-    let (pass, fail) = ending.bracket();
     let show = |load: f64| ends.value(load).to_string();
-    let bracket = |pass: Option<f64>, fail: Option<f64>| match (pass, fail) {
-        (Some(p), Some(f)) => format!("passes at {}, fails at {}", show(p), show(f)),
-        (Some(p), None) => format!("passes at {}", show(p)),
-        (None, Some(f)) => format!("fails at {}, nothing passed", show(f)),
-        (None, None) => "nothing passed or failed".to_owned(),
-    };
+    let bracket = bracket_words(ends, &probes, &reported);
     let (kind, said) = match ending {
         Ending::Converged { pass, fail } => (
             SearchEnding::Converged,
-            format!(
-                "{} (within {:.1} %)",
-                bracket(Some(*pass), Some(*fail)),
-                (fail - pass) / pass * 100.0
-            ),
+            format!("{bracket} (within {:.1} %)", (fail - pass) / pass * 100.0),
         ),
         Ending::LowerBound { pass } => (
             SearchEnding::LowerBound,
@@ -301,56 +335,49 @@ fn record_of(
         Ending::BelowFrom { fail } => (
             SearchEnding::BelowFrom,
             format!(
-                "fails at {}, where it starts: the ceiling is below it; lower `from`",
-                show(*fail)
+                "{}, where it starts: the ceiling is below it; lower `from`",
+                bracket_words(
+                    ends,
+                    &probes,
+                    &crate::search::Reported {
+                        fail: Some(*fail),
+                        ..Default::default()
+                    }
+                )
+                .trim_end_matches(", nothing passed")
             ),
         ),
-        Ending::Split {
-            at,
-            passes,
-            of,
-            pass,
-            fail,
-        } => (
-            SearchEnding::Split,
-            format!(
-                "passes {passes} of {of} at {}: the boundary is within noise there, narrowed no further ({})",
-                show(*at),
-                bracket(*pass, *fail)
-            ),
-        ),
-        Ending::GeneratorBound { at, why, pass } => (
+        Ending::GeneratorBound { at, why } => (
             SearchEnding::GeneratorBound,
             format!(
-                "the generator could not send {}: {why}. The ceiling is beyond what this machine can send ({}); split the load over machines (`run --segment`), give the target fewer cores, or pin it to its own (`[target] limits`, `pin = true`)",
+                "the generator could not send {}: {why}. The ceiling is beyond what this machine can send ({bracket}); split the load over machines (`run --segment`), give the target fewer cores, or pin it to its own (`[target] limits`, `pin = true`)",
                 show(*at),
-                bracket(*pass, None)
             ),
         ),
-        Ending::Unjudged {
-            at,
-            why,
-            pass,
-            fail,
-        } => (
+        Ending::Unjudged { at, why } => (
             SearchEnding::Unjudged,
             format!(
-                "the probe at {} said nothing of the load: {why} ({})",
+                "the probe at {} said nothing of the load: {why} ({bracket})",
                 show(*at),
-                bracket(*pass, *fail)
             ),
         ),
-        Ending::OutOfBudget { pass, fail, why } => (
+        Ending::OutOfBudget { why } => (
             SearchEnding::OutOfBudget,
-            format!("stopped by {why}: {}", bracket(*pass, *fail)),
+            format!("stopped by {why}: {bracket}"),
         ),
     };
+    let crate::search::Reported {
+        pass,
+        unconfirmed,
+        fail,
+    } = reported;
     SearchRecord {
         variable: plan.variable.clone(),
         probes,
         ending: kind,
         said,
         pass: pass.map(|p| ends.value(p)),
+        unconfirmed: unconfirmed.map(|u| ends.value(u)),
         fail: fail.map(|f| ends.value(f)),
         precision: plan.precision.fraction(),
         precision_reached: pass.zip(fail).map(|(p, f)| (f - p) / p),

@@ -4,9 +4,11 @@
 //! the last pass and the first fail until `(fail − pass) / pass ≤ precision`. Bracketing
 //! probes may be short (`probe_hold`); the final bracket's two ends are confirmed at the full
 //! hold and repeats, and a confirmation that disagrees moves the bracket and the search goes
-//! on. A split verdict (some repeats pass, some fail) is the boundary within noise at that
-//! load: the search narrows no further there. A probe the generator could not send ends the
-//! search: the ceiling is past what this machine can load.
+//! on. A split verdict (some repeats pass, some fail) is not a pass: it bounds the bracket
+//! from above as a fail does, so the ceiling reported is the highest load below every split
+//! and fail whose every run passed at the full hold ([`Search::reported`], the one place
+//! that decides it). A probe the generator could not send ends the search: the ceiling is
+//! past what this machine can load.
 
 #[cfg(test)]
 mod tests;
@@ -95,27 +97,12 @@ pub(crate) enum Ending {
         /// `from`.
         fail: f64,
     },
-    /// A probe's repeats split: the boundary is within noise there.
-    Split {
-        /// The load whose repeats split.
-        at: f64,
-        /// Repeats that passed there.
-        passes: u32,
-        /// Repeats run there.
-        of: u32,
-        /// The highest load that passed, if any.
-        pass: Option<f64>,
-        /// The lowest that failed, if any.
-        fail: Option<f64>,
-    },
     /// A probe the generator could not send: the ceiling is past what this machine loads.
     GeneratorBound {
         /// The load it could not send.
         at: f64,
         /// Why, in words.
         why: String,
-        /// The highest load that passed, if any.
-        pass: Option<f64>,
     },
     /// A probe said nothing of the load: the search cannot go on from it.
     Unjudged {
@@ -123,35 +110,25 @@ pub(crate) enum Ending {
         at: f64,
         /// Why, in words.
         why: String,
-        /// The highest load that passed, if any.
-        pass: Option<f64>,
-        /// The lowest that failed, if any.
-        fail: Option<f64>,
     },
     /// Its budget ran out first (`max_probes` here; the runner's runs and time).
     OutOfBudget {
-        /// The highest load that passed, if any.
-        pass: Option<f64>,
-        /// The lowest that failed, if any.
-        fail: Option<f64>,
         /// Which budget, in words.
         why: String,
     },
 }
 
-impl Ending {
-    /// The highest load that passed and the lowest that failed, as far as the search found.
-    pub(crate) fn bracket(&self) -> (Option<f64>, Option<f64>) {
-        match self {
-            Ending::Converged { pass, fail } => (Some(*pass), Some(*fail)),
-            Ending::LowerBound { pass } => (Some(*pass), None),
-            Ending::BelowFrom { fail } => (None, Some(*fail)),
-            Ending::Split { pass, fail, .. }
-            | Ending::Unjudged { pass, fail, .. }
-            | Ending::OutOfBudget { pass, fail, .. } => (*pass, *fail),
-            Ending::GeneratorBound { pass, .. } => (*pass, None),
-        }
-    }
+/// What a search reports, however it ended: the ceiling is a load every run passed at the
+/// full hold (confirmed) below every split and fail; a pass that only a shorter exploring
+/// probe saw is kept apart, never reported as the ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Reported {
+    /// The highest confirmed pass below `fail`: the ceiling.
+    pub(crate) pass: Option<f64>,
+    /// The highest pass below `fail` above `pass` that no full-hold probe confirmed.
+    pub(crate) unconfirmed: Option<f64>,
+    /// The lowest load that failed or split.
+    pub(crate) fail: Option<f64>,
 }
 
 /// A search under way: the probes so far, from which the bracket is read.
@@ -186,43 +163,31 @@ impl Search {
     /// Records how the probe at `load` went.
     pub(crate) fn record(&mut self, load: f64, stage: Stage, verdict: ProbeVerdict) {
         self.probes.push((load, stage, verdict.clone()));
-        let (pass, fail) = self.bracket();
-        let (pass, fail) = (pass.map(|(p, _)| p), fail.map(|(f, _)| f));
-        self.ended = match verdict {
-            ProbeVerdict::Split { passes, of } => Some(Ending::Split {
-                at: load,
-                passes,
-                of,
-                pass,
-                fail,
-            }),
-            ProbeVerdict::GeneratorBound(why) => Some(Ending::GeneratorBound {
-                at: load,
-                why,
-                pass,
-            }),
-            ProbeVerdict::Unjudged(why) => Some(Ending::Unjudged {
-                at: load,
-                why,
-                pass,
-                fail,
-            }),
-            ProbeVerdict::Pass | ProbeVerdict::Fail => None,
-        };
+        match verdict {
+            ProbeVerdict::GeneratorBound(why) => {
+                self.ended = Some(Ending::GeneratorBound { at: load, why });
+            }
+            ProbeVerdict::Unjudged(why) => self.ended = Some(Ending::Unjudged { at: load, why }),
+            // The pass below a bound generator, confirmed at the full hold, failed: the
+            // ceiling is below it after all, within what this machine sends: search on.
+            ProbeVerdict::Fail | ProbeVerdict::Split { .. }
+                if matches!(self.ended, Some(Ending::GeneratorBound { .. })) =>
+            {
+                self.ended = None;
+            }
+            ProbeVerdict::Pass | ProbeVerdict::Fail | ProbeVerdict::Split { .. } => {}
+        }
     }
 
-    /// The bracket the probes make: the lowest load whose latest verdict is a fail, and the
-    /// highest below it whose latest verdict is a pass (a confirmation overrides what
-    /// exploring said at the same load; a pass above a fail is noise and left out).
-    fn bracket(&self) -> (End, End) {
+    /// Each load's latest verdict, `(load, every run passed, at the full hold)`: a
+    /// confirmation overrides what exploring said at the same load; a split is not a pass.
+    fn latest(&self) -> Vec<(f64, bool, bool)> {
         let mut latest: Vec<(f64, bool, bool)> = Vec::new();
         for (load, stage, verdict) in &self.probes {
             let passed = match verdict {
                 ProbeVerdict::Pass => true,
-                ProbeVerdict::Fail => false,
-                ProbeVerdict::Split { .. }
-                | ProbeVerdict::GeneratorBound(_)
-                | ProbeVerdict::Unjudged(_) => continue,
+                ProbeVerdict::Fail | ProbeVerdict::Split { .. } => false,
+                ProbeVerdict::GeneratorBound(_) | ProbeVerdict::Unjudged(_) => continue,
             };
             let confirmed = *stage == Stage::Confirm;
             match latest.iter_mut().find(|(l, _, _)| l == load) {
@@ -230,6 +195,14 @@ impl Search {
                 None => latest.push((*load, passed, confirmed)),
             }
         }
+        latest
+    }
+
+    /// The bracket the probes make: the lowest load whose latest verdict is a fail or a
+    /// split, and the highest below it whose latest verdict is a pass (a pass above a fail is
+    /// noise and left out), each with whether a full-hold probe gave that verdict.
+    fn bracket(&self) -> (End, End) {
+        let latest = self.latest();
         let fail = latest
             .iter()
             .filter(|(_, passed, _)| !passed)
@@ -243,13 +216,43 @@ impl Search {
         (pass, fail)
     }
 
+    /// What the search reports: the one decision of the ceiling, which the record, `plan`,
+    /// `plan --json` and the page all read.
+    pub(crate) fn reported(&self) -> Reported {
+        let latest = self.latest();
+        let (pass, fail) = self.bracket();
+        let fail = fail.map(|(f, _)| f);
+        let confirmed = latest
+            .iter()
+            .filter(|(load, passed, confirmed)| {
+                *passed && *confirmed && fail.is_none_or(|f| *load < f)
+            })
+            .map(|&(load, _, _)| load)
+            .max_by(f64::total_cmp);
+        // The bracket's pass is the highest below the fail: unconfirmed, it lies above any
+        // confirmed one.
+        let unconfirmed = pass
+            .filter(|(_, confirmed)| !confirmed)
+            .map(|(load, _)| load);
+        Reported {
+            pass: confirmed,
+            unconfirmed,
+            fail,
+        }
+    }
+
     /// What to do next.
     pub(crate) fn next(&self) -> Next {
+        let bracket = self.bracket();
         if let Some(ended) = &self.ended {
+            // Past what the generator sends, the pass below is the answer, a lower bound:
+            // confirmed at the full hold first, so it is one to plan with.
+            if let (Ending::GeneratorBound { .. }, (Some((pass, false)), _)) = (ended, bracket) {
+                return self.probe(pass, Stage::Confirm);
+            }
             return Next::Done(ended.clone());
         }
         let b = &self.bounds;
-        let bracket = self.bracket();
         if self.probes.len() >= b.max_probes as usize {
             return Next::Done(self.out_of_budget(format!("{} probes", b.max_probes)));
         }
@@ -298,25 +301,15 @@ impl Search {
         }
     }
 
-    /// The search stopped by a budget (`why`: `30 runs`, `30m`), with the bracket it had.
+    /// The search stopped by a budget (`why`: `30 runs`, `30m`); its bracket is
+    /// [`Search::reported`].
     pub(crate) fn out_of_budget(&self, why: String) -> Ending {
-        let (pass, fail) = self.bracket();
-        Ending::OutOfBudget {
-            pass: pass.map(|(p, _)| p),
-            fail: fail.map(|(f, _)| f),
-            why,
-        }
+        Ending::OutOfBudget { why }
     }
 
-    /// The search stopped at `at` for a reason outside its probes (`why`), with its bracket.
+    /// The search stopped at `at` for a reason outside its probes (`why`).
     pub(crate) fn stopped(&self, at: f64, why: String) -> Ending {
-        let (pass, fail) = self.bracket();
-        Ending::Unjudged {
-            at,
-            why,
-            pass: pass.map(|(p, _)| p),
-            fail: fail.map(|(f, _)| f),
-        }
+        Ending::Unjudged { at, why }
     }
 
     fn probe(&self, load: f64, stage: Stage) -> Next {

@@ -102,11 +102,29 @@ fn passing_at_to_is_a_lower_bound_and_failing_at_from_lies_below() {
     assert_eq!(probes.len(), 2, "explored, then confirmed: {probes:?}");
 }
 
-/// Repeats that disagree at one load are the boundary within noise: the search says so and
-/// narrows no further, keeping the bracket it had.
+/// Runs a search to its end against `oracle`: the ending, every probe, and what it reports.
+fn search_reported(
+    bounds: Bounds,
+    mut oracle: impl FnMut(f64, Stage) -> ProbeVerdict,
+) -> (Ending, Vec<(f64, Stage, ProbeVerdict)>, Reported) {
+    let mut search = Search::new(bounds);
+    for _ in 0..100 {
+        match search.next() {
+            Next::Probe { load, stage } => search.record(load, stage, oracle(load, stage)),
+            Next::Done(ending) => {
+                let reported = search.reported();
+                return (ending, search.probes().to_vec(), reported);
+            }
+        }
+    }
+    panic!("no end after 100 probes: {:?}", search.probes());
+}
+
+/// Repeats that disagree at one load are not a pass: the split bounds the bracket from above
+/// as a fail does, and the search narrows below it to a load every run passed, confirmed.
 #[test]
-fn a_split_verdict_ends_the_search_with_its_zone() {
-    let (ending, _) = search(bounds(100.0, 20_000.0, false), |load, _| {
+fn a_split_is_no_pass_and_the_search_narrows_below_it() {
+    let (ending, probes, reported) = search_reported(bounds(100.0, 20_000.0, false), |load, _| {
         if load <= 800.0 {
             ProbeVerdict::Pass
         } else if load < 1_400.0 {
@@ -115,16 +133,69 @@ fn a_split_verdict_ends_the_search_with_its_zone() {
             ProbeVerdict::Fail
         }
     });
+    let Ending::Converged { pass, fail } = ending else {
+        panic!("{ending:?} after {probes:?}");
+    };
+    assert!(
+        pass <= 800.0 && 800.0 < fail && fail < 1_400.0,
+        "{pass} … {fail}"
+    );
+    assert!((fail - pass) / pass <= 0.05, "{pass} … {fail}");
+    assert_eq!(reported.pass, Some(pass));
+    assert_eq!(reported.fail, Some(fail));
+    assert_eq!(reported.unconfirmed, None);
+}
+
+/// Issue 41's case: a probe that passed exploring, whose confirmation at the full hold
+/// passed 1 of 3 runs, is no pass: the ceiling reported is a confirmed load below it.
+#[test]
+fn an_exploring_pass_whose_confirmation_splits_is_no_ceiling() {
+    let (ending, probes, reported) =
+        search_reported(bounds(50.0, 12_800.0, true), |load, stage| match stage {
+            Stage::Explore if load <= 3_400.0 => ProbeVerdict::Pass,
+            Stage::Confirm if load <= 3_200.0 => ProbeVerdict::Pass,
+            Stage::Confirm if load <= 3_400.0 => ProbeVerdict::Split { passes: 1, of: 3 },
+            _ => ProbeVerdict::Fail,
+        });
+    assert!(
+        probes
+            .iter()
+            .any(|(load, stage, verdict)| *stage == Stage::Confirm
+                && matches!(verdict, ProbeVerdict::Split { .. })
+                && *load <= 3_400.0),
+        "a confirmation split: {probes:?}"
+    );
+    let Ending::Converged { pass, fail } = ending else {
+        panic!("{ending:?} after {probes:?}");
+    };
+    let Some(reported_pass) = reported.pass else {
+        panic!("no pass reported: {probes:?}");
+    };
+    assert_eq!(reported_pass, pass);
+    assert!(pass <= 3_200.0, "{pass} … {fail}: {probes:?}");
+    assert!((fail - pass) / pass <= 0.05, "{pass} … {fail}");
+}
+
+/// A search whose budget ends before any full-hold probe reports no ceiling: its best
+/// exploring pass is kept apart, unconfirmed.
+#[test]
+fn a_search_that_confirmed_nothing_reports_no_pass() {
+    let (ending, _, reported) = search_reported(
+        Bounds {
+            max_probes: 5,
+            ..bounds(100.0, 20_000.0, false)
+        },
+        ceiling(1_180.0),
+    );
     assert_eq!(
         ending,
-        Ending::Split {
-            at: 1_200.0,
-            passes: 2,
-            of: 3,
-            pass: Some(800.0),
-            fail: Some(1_600.0),
+        Ending::OutOfBudget {
+            why: "5 probes".to_owned()
         }
     );
+    assert_eq!(reported.pass, None, "{reported:?}");
+    assert_eq!(reported.unconfirmed, Some(800.0));
+    assert_eq!(reported.fail, Some(1_600.0));
 }
 
 #[test]
@@ -141,10 +212,33 @@ fn a_probe_the_generator_could_not_send_ends_the_search() {
         Ending::GeneratorBound {
             at: 3_200.0,
             why: "sent 91 % of the intended arrivals".to_owned(),
-            pass: Some(1_600.0),
         }
     );
-    assert_eq!(probes.len(), 6);
+    // The pass below the bound is confirmed at the full hold before the search ends: a lower
+    // bound to plan with.
+    assert_eq!(probes.len(), 7);
+    assert_eq!(probes[6].0, 1_600.0);
+    assert_eq!(probes[6].1, Stage::Confirm);
+    let mut again = Search::new(bounds(100.0, 20_000.0, false));
+    for (load, stage, verdict) in probes {
+        again.record(load, stage, verdict);
+    }
+    assert_eq!(again.reported().pass, Some(1_600.0));
+    // A confirmation below the bound that fails: the ceiling is within reach after all, and
+    // the search goes on below it.
+    let (ending, probes) = search(bounds(100.0, 20_000.0, false), |load, stage| {
+        match (load, stage) {
+            (l, _) if l >= 3_000.0 => {
+                ProbeVerdict::GeneratorBound("sent 91 % of the intended arrivals".to_owned())
+            }
+            (l, Stage::Confirm) if l > 1_000.0 => ProbeVerdict::Fail,
+            _ => ProbeVerdict::Pass,
+        }
+    });
+    let Ending::Converged { pass, fail } = ending else {
+        panic!("{ending:?} after {probes:?}");
+    };
+    assert!(pass <= 1_000.0 && 1_000.0 < fail, "{pass} … {fail}");
 }
 
 /// A short probe that passed where the full hold fails (a server that degrades slowly): the
@@ -183,9 +277,23 @@ fn a_search_out_of_probes_reports_the_bracket_it_had() {
     assert_eq!(
         ending,
         Ending::OutOfBudget {
-            pass: Some(1_000.0),
-            fail: Some(1_200.0),
             why: "7 probes".to_owned(),
+        }
+    );
+    // Every probe explored: its bracket is 1,000 … 1,200, and nothing was confirmed.
+    let mut again = Search::new(Bounds {
+        max_probes: 7,
+        ..bounds(100.0, 20_000.0, false)
+    });
+    for (load, stage, verdict) in probes {
+        again.record(load, stage, verdict);
+    }
+    assert_eq!(
+        again.reported(),
+        Reported {
+            pass: None,
+            unconfirmed: Some(1_000.0),
+            fail: Some(1_200.0)
         }
     );
 }

@@ -18,6 +18,9 @@ pub struct SearchStory {
     pub fail: Option<f64>,
     /// `(fail − pass) / pass` as a fraction, when both are known.
     pub within: Option<f64>,
+    /// When the bracket's top is a load whose runs split rather than failed: how many
+    /// passed (`1 of 3 runs passed`).
+    pub top_split: Option<String>,
     /// The precision asked, as a fraction.
     pub precision: f64,
     /// Runs it took.
@@ -179,6 +182,10 @@ pub(super) fn story(record: &headroom_results::SearchRecord) -> SearchStory {
         pass: record.pass_number(),
         fail: record.fail_number(),
         within: record.precision_reached,
+        top_split: record
+            .boundary()
+            .filter(|p| p.verdict == headroom_results::ProbeOutcome::Split)
+            .map(|p| format!("{} of {} runs passed", p.passes, p.runs)),
         precision: record.precision,
         runs: record.runs,
         took: headroom_pricing::plan::search_spent(record.runs, record.wall_s),
