@@ -114,6 +114,7 @@ codes! {
     Stack = "E044", "stack", Error, "A stack (`[target.services]`) that cannot start: a service `after` itself or one that does not exist, a circle of `after`s, several services and no `front`, or a setting that belongs on a service.";
     PhaseTarget = "E045", "phase-target", Error, "One target for a whole phase that cannot be kept: with `process = \"per-phase\"` the target differs between a phase's points (a swept variable in its command, env or limits), or a step with `per = \"phase\"` differs between them or has no target that lives for the phase.";
     BadSearch = "E046", "bad-search", Error, "A search (`vary = { x = { search = … } }`) that cannot run as written: beside another axis, a budget too small to confirm its ends, a probe hold longer than the hold, or a start at or past `[capacity] cap`.";
+    HoldsApart = "E047", "holds-apart", Error, "Scenarios of one run that cannot hold their loads together for one hold: their holds differ, or one has a hold and another none. A run measures every scenario over the one window in which all of them are at their load.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

@@ -156,6 +156,13 @@ impl Expansion<'_, '_> {
             }
             resolved.push(scenario);
         }
+        if let Some(diagnostic) = holds_apart(&resolved, scenarios, p, &at, self.checker)
+            && self
+                .reported
+                .insert((diagnostic.code, diagnostic.pointer.clone()))
+        {
+            self.diagnostics.push(diagnostic);
+        }
         let Ok(target) = target_at(&spec.target, &vars) else {
             self.failed = true;
             return None;

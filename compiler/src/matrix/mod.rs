@@ -31,7 +31,7 @@ pub use emulation::{EmulatedInstance, emulate, emulated_name};
 pub use search::PhaseSearch;
 
 use expansion::{Expansion, phase_axes};
-use point_checks::{limits_checks, point_checks, size_checks};
+use point_checks::{holds_apart, limits_checks, point_checks, size_checks};
 
 /// Points one phase may have: the product of its axes, counted before they are expanded.
 pub const MAX_POINTS_PER_PHASE: u64 = 10_000;

@@ -320,6 +320,66 @@ impl PointCheck<'_> {
     }
 }
 
+/// A point's scenarios that cannot hold their loads together: one run measures all of them
+/// over the one window in which every scenario is at its load, so they need one hold (the
+/// phase's, or the same `stages.hold`), or none at all (each measured over its whole run).
+pub(super) fn holds_apart(
+    resolved: &[resolved::Scenario],
+    written: &[&Scenario],
+    phase: usize,
+    at: &BTreeMap<String, VarValue>,
+    checker: &Checker<'_>,
+) -> Option<Diagnostic> {
+    let first = resolved.first()?;
+    let hold_of = |scenario: &resolved::Scenario| scenario.stages().hold;
+    let other = resolved
+        .iter()
+        .find(|scenario| hold_of(scenario) != hold_of(first))?;
+    let says = |scenario: &resolved::Scenario| match hold_of(scenario) {
+        Some(hold) => format!("`{}` holds {hold}", scenario.name()),
+        None => format!("`{}` has no hold", scenario.name()),
+    };
+    // Blame the scenario whose hold differs from the first's: its `stages.hold`, or its
+    // stages when it has none.
+    let index = checker
+        .spec()
+        .scenarios
+        .iter()
+        .position(|s| s.name() == other.name())
+        .unwrap_or(0);
+    let wrote_hold = written
+        .iter()
+        .find(|s| s.name() == other.name())
+        .is_some_and(|s| s.stages().hold.is_some());
+    let pointer = if wrote_hold {
+        format!("/scenario/{index}/stages/hold")
+    } else {
+        format!("/scenario/{index}")
+    };
+    let span = checker.document().value_span(&pointer);
+    Some(
+        Diagnostic::new(
+            Code::HoldsApart,
+            format!(
+                "scenarios `{}` and `{}` of phase `{}` cannot hold their loads together: {}, {}{}",
+                first.name(),
+                other.name(),
+                checker
+                    .spec()
+                    .phases
+                    .get(phase)
+                    .map_or("", |phase| phase.name.as_str()),
+                says(first),
+                says(other),
+                describe_point(at)
+            ),
+        )
+        .at(&pointer, span)
+        .label("one run measures every scenario over one common hold")
+        .hint("give them one hold: the phase's `hold = \"30s\"` (it overrides the scenarios'), or the same `stages.hold` in each"),
+    )
+}
+
 pub(super) fn written_rooms(written: &Scenario) -> Option<&headroom_spec::RoomsScenario> {
     match written {
         Scenario::Rooms(rooms) => Some(rooms),

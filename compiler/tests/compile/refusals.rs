@@ -332,6 +332,48 @@ fn zero_holds_and_zero_timeouts_are_blamed_where_they_are() {
     );
 }
 
+/// Issue 41: scenarios of one run hold their loads together over one hold. Two holds of
+/// their own that differ cannot: refused naming both, at the second's; a phase's `hold`
+/// gives both the same and compiles.
+#[test]
+fn scenarios_whose_holds_cannot_overlap_are_refused() {
+    let second = r#"
+[[scenario]]
+name = "writers"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "10/s"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+stages = { ramp_up = "5s", hold = "30s" }
+"#;
+    let spec = spec_with("", "").replace("[[phase]]", &format!("{second}\n[[phase]]"));
+    let refused = compile(&spec);
+    let found: Vec<(Code, &str, &str)> = refused
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.pointer.as_str(), d.message.as_str()))
+        .collect();
+    assert!(
+        found.contains(&(
+            Code::HoldsApart,
+            "/scenario/1/stages/hold",
+            "scenarios `browse` and `writers` of phase `load` cannot hold their loads together: `browse` holds 10s, `writers` holds 30s (at users = 10)"
+        )),
+        "{found:?}"
+    );
+    let one_hold = spec.replace("repeats = 3", "repeats = 3\nhold = \"20s\"");
+    let compiled = compile(&one_hold);
+    assert!(
+        !compiled
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::HoldsApart),
+        "{:?}",
+        compiled.diagnostics
+    );
+    assert!(compiled.matrix.is_some(), "{:?}", compiled.diagnostics);
+}
+
 /// The run matrix is part of the results contract: what `compile --json` and the results
 /// file write reads back into the same plan, for every example.
 #[test]
