@@ -45,6 +45,13 @@ pub struct DemoTarget {
     /// How long each stall lasts.
     #[arg(long, default_value = "0s")]
     stall_for: headroom_spec::Duration,
+    /// Hold one request in N (all but /healthz and /metrics) for --stall-one-for before
+    /// answering it: a server some of whose requests get stuck
+    #[arg(long, value_name = "N")]
+    stall_one_in: Option<u64>,
+    /// How long --stall-one-in's requests are held.
+    #[arg(long, default_value = "0s")]
+    stall_one_for: headroom_spec::Duration,
     /// The share of broadcasts to drop, spread evenly ("1%").
     #[arg(long, default_value = "0%")]
     drop_broadcasts: headroom_spec::Percent,
@@ -112,6 +119,8 @@ impl DemoTarget {
             answer_rate: self.answer_rate,
             stall_every: self.stall_every,
             stall_for: self.stall_for,
+            stall_one_in: self.stall_one_in,
+            stall_one_for: self.stall_one_for,
             drop_broadcasts: self.drop_broadcasts,
             drop_to_one_peer: self.drop_to_one_peer,
             exit_after: self.exit_after,

@@ -337,13 +337,16 @@ pub(crate) fn report_human(compiled: &Compiled, renderer: &Renderer) {
     }
 }
 
+/// A compilation's errors and warnings (notes are neither: said, not counted).
 fn counts(compilation: &Compilation) -> (usize, usize) {
-    let errors = compilation
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity() == Severity::Error)
-        .count();
-    (errors, compilation.diagnostics.len() - errors)
+    let of = |severity| {
+        compilation
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity() == severity)
+            .count()
+    };
+    (of(Severity::Error), of(Severity::Warning))
 }
 
 fn plural(n: usize, word: &str) -> String {

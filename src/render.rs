@@ -17,6 +17,7 @@ pub fn human(
     let level = match diagnostic.severity() {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
+        Severity::Note => Level::NOTE,
     };
     let title = level
         .primary_title(diagnostic.message.as_str())

@@ -12,14 +12,17 @@ pub enum Severity {
     Error,
     /// The spec runs, but probably not as meant.
     Warning,
+    /// The spec runs as meant; something to know about what it measures.
+    Note,
 }
 
 impl Severity {
-    /// As the JSON form writes it: `error`, `warning`.
+    /// As the JSON form writes it: `error`, `warning`, `note`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -122,6 +125,7 @@ codes! {
     LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
     UnusedTls = "W007", "unused-tls", Warning, "`ca` or `insecure_skip_verify` in a spec with no `https://` or `wss://` URL: it would do nothing.";
     UnusedData = "W009", "unused-data", Warning, "A scenario's `data` file that no `{row.column}` of its requests reads: it would fill nothing.";
+    ClosedModelSearch = "N001", "closed-model-search", Note, "A search of a closed model's virtual users: a closed model hides overload (users held by a slow server send less), so a probe whose users send under 90 % of their pace fails as \"users stuck\"; an open model's rate finds the rate a server holds directly.";
     UncheckedCertificates = "W008", "unchecked-certificates", Warning, "`insecure_skip_verify = true`: the server's certificate is not checked, so the run proves nothing about it.";
 }
 

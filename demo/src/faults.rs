@@ -14,9 +14,19 @@ use crate::App;
 #[derive(Default)]
 pub struct Stall {
     gate: RwLock<()>,
+    /// Requests counted for `stall_one_in`.
+    requests: std::sync::atomic::AtomicU64,
 }
 
 impl Stall {
+    /// Whether this request is the one in `n` to hold (the `n`th, the `2n`th, …).
+    fn one_in(&self, n: u64) -> bool {
+        let k = self
+            .requests
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        n > 0 && k % n == n - 1
+    }
+
     /// Waits while a stall is on; the guard keeps the next stall from starting mid-request.
     pub async fn pass(&self) -> RwLockReadGuard<'_, ()> {
         self.gate.read().await
@@ -41,6 +51,13 @@ pub async fn gate(
             .map_or(true, |mut ration| ration.take(started))
     {
         return axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    if counted
+        && path != "/healthz"
+        && let Some(n) = app.options.stall_one_in
+        && app.stall.one_in(n)
+    {
+        tokio::time::sleep(app.options.stall_one_for.as_std()).await;
     }
     let response = {
         let _open = app.stall.pass().await;

@@ -59,6 +59,11 @@ pub struct Options {
     pub stall_every: Option<Duration>,
     /// How long a stall lasts.
     pub stall_for: Duration,
+    /// Hold one request in this many (every one but `/healthz` and `/metrics`) for
+    /// `stall_one_for` before answering it: a server some of whose requests get stuck.
+    pub stall_one_in: Option<u64>,
+    /// How long `stall_one_in`'s requests are held.
+    pub stall_one_for: Duration,
     /// The share of broadcasts to drop, spread evenly.
     pub drop_broadcasts: Percent,
     /// The share of broadcasts to one peer of each room (the first to join, of those open) to
@@ -108,6 +113,8 @@ impl Default for Options {
             request_cpu: Duration::ZERO,
             stall_every: None,
             stall_for: Duration::ZERO,
+            stall_one_in: None,
+            stall_one_for: Duration::ZERO,
             drop_broadcasts: Percent::new(0.0),
             drop_to_one_peer: Percent::new(0.0),
             exit_after: None,

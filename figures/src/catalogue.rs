@@ -58,7 +58,8 @@ pub fn of_scenario(figure: ScenarioFigure) -> Definition {
         F::Failed => (
             HTTP_AND_REQUESTS,
             "requests that failed (no answer, or one that did not meet `expect`) over the \
-             requests that ended in the hold",
+             requests that ended, the whole run's: those intended in the hold and outside it \
+             (a request that timed out during a ramp is a failure all the same)",
             Some(Better::Lower),
         ),
         F::Dropped => (

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use headroom_results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
 use headroom_results::{
     ConnectFailures, Connections, ErrorCounts, GeneratorResult, HistogramKey, MachinePauses,
-    MessageCounts, RampCounts, ReloadResult, RequestResult, Results, RoomsResult, RunResult,
+    MessageCounts, ReloadResult, RequestCounts, RequestResult, Results, RoomsResult, RunResult,
     ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
 };
 
@@ -202,9 +202,17 @@ fn merge_run(
     run.scenarios = scenarios;
     run.generator = merge_generator(shares);
     run.machine_cpu = merge_machine_cpu(shares, parts);
+    if run.failure.is_none()
+        && let Some((scenario, why)) = crate::users::stuck(&run)
+    {
+        run.failure = Some(headroom_results::Failure::UsersStuck { scenario, why });
+    }
     run.slo = if matches!(
         run.failure,
-        None | Some(headroom_results::Failure::NothingMeasured { .. })
+        None | Some(
+            headroom_results::Failure::NothingMeasured { .. }
+                | headroom_results::Failure::UsersStuck { .. }
+        )
     ) {
         crate::verdict::evaluate(slo, &run)
     } else {
@@ -345,7 +353,9 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
         schedule_lag: summary(&histograms, HistogramKey::ScheduleLag),
         connection_wait: summary(&histograms, HistogramKey::ConnectionWait),
         windows: merge_windows(shares)?,
-        ramps: merge_ramps(shares),
+        outside_hold: merge_outside_hold(shares, &histograms),
+        users: merge_users(shares),
+        held: merge_held(shares),
         connections: shares.iter().filter_map(|s| s.connections.as_ref()).fold(
             None,
             |sum: Option<Connections>, c| {
@@ -447,13 +457,52 @@ fn merge_windows(shares: &[&ScenarioResult]) -> Result<Vec<Window>, String> {
         .collect())
 }
 
-fn merge_ramps(shares: &[&ScenarioResult]) -> Option<RampCounts> {
-    let ramps: Vec<&RampCounts> = shares.iter().filter_map(|s| s.ramps.as_ref()).collect();
-    (!ramps.is_empty()).then(|| RampCounts {
-        requests: ramps.iter().map(|r| r.requests).sum(),
-        ok: ramps.iter().map(|r| r.ok).sum(),
-        dropped: ramps.iter().map(|r| r.dropped).sum(),
-        errors: add_errors(ramps.iter().map(|r| &r.errors)),
+/// The shares' users added (each segment ran its share of them), at their one think time.
+fn merge_users(shares: &[&ScenarioResult]) -> Option<headroom_results::Users> {
+    let first = shares.first()?.users?;
+    Some(headroom_results::Users {
+        users: shares.iter().filter_map(|s| s.users).map(|u| u.users).sum(),
+        think_mean_s: first.think_mean_s,
+    })
+}
+
+/// Segment 0's part of the run's hold (its clock is the merged run's), no longer than the
+/// shortest share's: a segment that held less held the whole load less.
+fn merge_held(shares: &[&ScenarioResult]) -> Option<headroom_results::Interval> {
+    let first = shares.first()?.held?;
+    let shortest = shares
+        .iter()
+        .map(|share| share.held.map_or(0.0, |held| held.length_s()))
+        .fold(first.length_s(), f64::min);
+    Some(headroom_results::Interval {
+        from_s: first.from_s,
+        to_s: first.from_s + shortest,
+    })
+}
+
+/// The shares' counts outside the hold added, their latency from the merged histogram.
+fn merge_outside_hold(
+    shares: &[&ScenarioResult],
+    histograms: &BTreeMap<HistogramKey, Histogram<u64>>,
+) -> Option<RequestCounts> {
+    let outside = add_counts(shares.iter().filter_map(|s| s.outside_hold.as_ref()))?;
+    Some(RequestCounts {
+        latency: histograms
+            .get(&HistogramKey::OutsideHoldLatency)
+            .map(histogram_summary),
+        ..outside
+    })
+}
+
+/// Counts added, their latency left out (it is not added from summaries); `None` of none.
+fn add_counts<'a>(counts: impl Iterator<Item = &'a RequestCounts>) -> Option<RequestCounts> {
+    let counts: Vec<&RequestCounts> = counts.collect();
+    (!counts.is_empty()).then(|| RequestCounts {
+        requests: counts.iter().map(|r| r.requests).sum(),
+        ok: counts.iter().map(|r| r.ok).sum(),
+        dropped: counts.iter().map(|r| r.dropped).sum(),
+        errors: add_errors(counts.iter().map(|r| &r.errors)),
+        latency: None,
     })
 }
 
@@ -468,6 +517,8 @@ fn merge_by_request(shares: &[&ScenarioResult]) -> Result<BTreeMap<String, Reque
                     sum.requests += request.requests;
                     sum.ok += request.ok;
                     sum.errors = add_errors([&sum.errors, &request.errors].into_iter());
+                    let both = [&sum.outside_hold, &request.outside_hold];
+                    sum.outside_hold = add_counts(both.into_iter().flatten());
                     sum_histogram
                         .add(&histogram)
                         .map_err(|e| format!("request `{name}`: {e}"))?;

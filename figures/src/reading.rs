@@ -207,11 +207,14 @@ fn request_figure(
             statistic,
             &no_expected_answer(&apart.errors, apart.requests),
         ),
-        ScenarioFigure::Failed => ratio(
-            apart.errors.total(),
-            apart.requests,
-            "no such request was sent",
-        ),
+        ScenarioFigure::Failed => {
+            let outside = apart.outside_hold.as_ref();
+            ratio(
+                apart.errors.total() + outside.map_or(0, |o| o.errors.total()),
+                apart.requests + outside.map_or(0, |o| o.requests),
+                "no such request was sent",
+            )
+        }
         ScenarioFigure::Requests => Ok(apart.requests as f64),
         other => Err(format!(
             "`{}` is not measured for one request",
@@ -231,11 +234,16 @@ fn http_figure(
             statistic,
             &no_expected_answer(&result.errors, result.requests),
         ),
-        ScenarioFigure::Failed => ratio(
-            result.errors.total(),
-            result.requests,
-            "no request was sent",
-        ),
+        // Every request of the run: one that failed outside the hold (timed out while the
+        // load ramped up) is a failure the server caused all the same.
+        ScenarioFigure::Failed => {
+            let outside = result.outside_hold.as_ref();
+            ratio(
+                result.errors.total() + outside.map_or(0, |o| o.errors.total()),
+                result.requests + outside.map_or(0, |o| o.requests),
+                "no request was sent",
+            )
+        }
         ScenarioFigure::Dropped => ratio(
             result.dropped,
             result.requests + result.dropped,

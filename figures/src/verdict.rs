@@ -164,6 +164,7 @@ mod tests {
             headroom_results::RequestResult {
                 requests: 10,
                 ok: 9,
+                outside_hold: None,
                 latency: Summary {
                     count: 10,
                     p95_ms: 400.0,

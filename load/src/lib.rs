@@ -7,8 +7,9 @@
 //! each client bound to its own source address. [`stripe`]: arrivals, virtual users and rooms
 //! numbered over the whole run and shared out to load threads and segments. [`barrier`]:
 //! where the segments of a run meet. [`reach`]: where the load goes, [`web`]: single GETs,
-//! URLs and the hosts load may go to, [`fill`]: placeholders filled, [`handover`]: the load's
-//! meeting with the steady state, [`live`]: what the load tells while it runs.
+//! URLs and the hosts load may go to, [`fill`]: placeholders filled, [`hold`]: the run's one
+//! hold, when every scenario is at its load, [`handover`]: the load's meeting with the steady
+//! state, [`live`]: what the load tells while it runs.
 //!
 //! **With the orchestration (`headroom-runner`), the only crate that opens sockets to a
 //! target**; `tests/architecture.rs` checks the dependency edges. It spawns no process: the
@@ -20,6 +21,7 @@ pub mod barrier;
 pub mod fanout;
 pub mod fill;
 pub mod handover;
+pub mod hold;
 pub mod http;
 pub mod live;
 pub mod pauses;

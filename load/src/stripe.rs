@@ -234,6 +234,12 @@ impl Arrivals {
         }
     }
 
+    /// From now on, arrivals follow `curve`: the same schedule up to where the old one
+    /// reached (a hold that lasts until the run's hold ends, decided while the load runs).
+    pub fn follow(&mut self, curve: RateCurve) {
+        self.curve = curve;
+    }
+
     /// Poisson arrivals of `curve` for `lane`, the process drawn from `seed`.
     pub fn poisson(curve: RateCurve, lane: Lane, seed: u64) -> Arrivals {
         Arrivals {

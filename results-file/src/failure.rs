@@ -56,6 +56,22 @@ pub enum Failure {
         /// What did not happen, in words.
         why: String,
     },
+    /// The scenarios' loads were not there together for the run's hold (a scenario stopped
+    /// before it ended, or never held its load in it): its figures would judge one load on
+    /// a server that did not carry the others. Not judged.
+    NotTogether {
+        /// What each scenario held of the hold, in words.
+        why: String,
+    },
+    /// A closed-model scenario's users sent far less than they would have at their think time
+    /// and the median answer: requests stuck in the server held them, which its latency
+    /// figures (of the answers that came) do not show. The server did not carry the load.
+    UsersStuck {
+        /// The scenario.
+        scenario: String,
+        /// The figures, in words.
+        why: String,
+    },
     /// Series the spec declares in `[measure]` were in no scrape of the steady state: the
     /// figures the page fits were not measured.
     MetricsMissing {
@@ -124,6 +140,8 @@ impl Failure {
             Failure::Died { .. } => "died",
             Failure::Load { .. } => "load",
             Failure::NothingMeasured { .. } => "nothing_measured",
+            Failure::NotTogether { .. } => "not_together",
+            Failure::UsersStuck { .. } => "users_stuck",
             Failure::MetricsMissing { .. } => "metrics_missing",
             Failure::ProcessUnread { .. } => "process_unread",
             Failure::Interrupted => "interrupted",
@@ -200,6 +218,10 @@ impl Failure {
             Failure::Died { exit, .. } => format!("{subject} died during the point ({exit})"),
             Failure::NothingMeasured { scenario, why } => {
                 format!("scenario `{scenario}` measured nothing: {why}")
+            }
+            Failure::UsersStuck { scenario, why } => format!("users stuck in `{scenario}`: {why}"),
+            Failure::NotTogether { why } => {
+                format!("not judged: the loads were not there together ({why})")
             }
             Failure::MetricsMissing { series, why } => {
                 format!("no scrape held {}: {why}", series.join(", "))

@@ -95,11 +95,14 @@ pub enum HistogramKey {
     Connect,
     /// Rooms: page reloads.
     Reload,
+    /// HTTP: the answers that met `expect` among the requests intended outside the run's
+    /// hold (`outside_hold`): never in the figures, kept to say how long they took.
+    OutsideHoldLatency,
 }
 
 impl HistogramKey {
     /// Every key, in the order the file writes them.
-    pub const ALL: [HistogramKey; 9] = [
+    pub const ALL: [HistogramKey; 10] = [
         HistogramKey::Latency,
         HistogramKey::UnexpectedLatency,
         HistogramKey::ScheduleLag,
@@ -109,6 +112,7 @@ impl HistogramKey {
         HistogramKey::SeenByAll,
         HistogramKey::Connect,
         HistogramKey::Reload,
+        HistogramKey::OutsideHoldLatency,
     ];
 
     /// Its wire name: `seen_by_all`.
@@ -123,6 +127,7 @@ impl HistogramKey {
             HistogramKey::SeenByAll => "seen_by_all",
             HistogramKey::Connect => "connect",
             HistogramKey::Reload => "reload",
+            HistogramKey::OutsideHoldLatency => "outside_hold_latency",
         }
     }
 }

@@ -34,8 +34,9 @@ pub use crate::histogram::{
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
-    ConnectFailures, Connections, ErrorCounts, MessageCounts, RampCounts, ReloadResult,
-    RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
+    ConnectFailures, Connections, ErrorCounts, Interval, MessageCounts, ReloadResult,
+    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures,
+    Users, Window,
 };
 pub use crate::search::{
     ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,
@@ -210,6 +211,11 @@ pub struct RunResult {
     pub ready_after_s: Option<f64>,
     /// The machine's 1-minute load average during the run.
     pub load_average: LoadAverage,
+    /// The run's hold: the one window in which every scenario was at its load, on the run's
+    /// clock; every figure a verdict, a fit or the page reads is taken over it (each
+    /// scenario's `held` says its part). Absent in files written before it was one for all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Interval>,
     /// What other processes and the hypervisor took of the machine's CPUs over the hold.
     /// Absent where it was not read (no hold of two sampled seconds, the target's CPU unread,
     /// segments merged from one host, files written before it was).
@@ -309,6 +315,7 @@ impl RunResult {
             log: None,
             ready_after_s: None,
             load_average: LoadAverage::default(),
+            hold: None,
             machine_cpu: None,
             failure: None,
             stopped: None,

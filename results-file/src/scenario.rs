@@ -24,6 +24,15 @@ impl ErrorCounts {
         self.connect + self.timeout + self.status + self.protocol + self.check
     }
 
+    /// `other`'s added, kind by kind.
+    pub fn add(&mut self, other: &ErrorCounts) {
+        self.connect += other.connect;
+        self.timeout += other.timeout;
+        self.status += other.status;
+        self.protocol += other.protocol;
+        self.check += other.check;
+    }
+
     /// The kinds that happened, in words: `120 could not connect, 3 timed out`.
     pub fn describe(&self) -> String {
         let kinds = [
@@ -117,8 +126,8 @@ pub struct ScenarioResult {
     /// Why the scenario did not run, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// Requests that completed (answered or failed) in the measurement window: the hold (the
-    /// whole run when there is no hold). HTTP only; ramp traffic is in `ramps`.
+    /// Requests that completed (answered or failed) whose intended start fell in the run's
+    /// hold (`held`), whenever they ended. HTTP only; the rest is in `outside_hold`.
     pub requests: u64,
     /// Of `requests`, the ones answered as expected (rooms: messages sent).
     pub ok: u64,
@@ -153,15 +162,21 @@ pub struct ScenarioResult {
     /// repeats merged.
     #[schemars(extend("propertyNames" = {"enum": [
         "latency", "unexpected_latency", "schedule_lag", "connection_wait", "tls_handshake",
-        "seen", "seen_by_all", "connect", "reload"
+        "seen", "seen_by_all", "connect", "reload", "outside_hold_latency"
     ]}))]
     pub histograms: BTreeMap<HistogramKey, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
     pub windows: Vec<Window>,
-    /// HTTP: the requests intended during the ramp-up and ramp-down, counted apart from the
-    /// hold's figures (a ramp is not the load being measured).
+    /// HTTP: the requests intended outside the run's hold (its ramps, and its load held while
+    /// the other scenarios were still arriving at theirs), counted apart from the hold's
+    /// figures (`ramps` in files written before the run's hold was one for all scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "ramps")]
+    pub outside_hold: Option<RequestCounts>,
+    /// The part of the run's hold this scenario held its load, on the run's clock (seconds
+    /// since its load started): the run's `hold` itself when every scenario was there
+    /// together. Absent in files written before the run's hold was one for all scenarios.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ramps: Option<RampCounts>,
+    pub held: Option<Interval>,
     /// HTTP: the connections the generator opened. Absent before format 1's files had it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
@@ -170,6 +185,10 @@ pub struct ScenarioResult {
     /// (with the unnamed requests').
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_request: BTreeMap<String, RequestResult>,
+    /// HTTP, closed model: its virtual users and their think time. Absent for the open model
+    /// and in files written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<Users>,
     /// What a rooms scenario measured beyond the common figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rooms: Option<RoomsResult>,
@@ -207,6 +226,27 @@ pub struct RequestResult {
     pub latency: Summary,
     /// The full latency distribution of `latency`, HdrHistogram V2 compressed in base64.
     pub histogram: String,
+    /// Requests of this kind intended outside the run's hold, counted apart (its `latency`
+    /// is not kept). Absent in files written before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_hold: Option<RequestCounts>,
+}
+
+/// Seconds on the run's clock: from the start of its load (the clock of the server's
+/// samples, `process.samples[].t_s`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Interval {
+    /// Where it begins.
+    pub from_s: f64,
+    /// Where it ends.
+    pub to_s: f64,
+}
+
+impl Interval {
+    /// Its length, in seconds.
+    pub fn length_s(&self) -> f64 {
+        (self.to_s - self.from_s).max(0.0)
+    }
 }
 
 /// The connections an HTTP scenario opened.
@@ -223,9 +263,10 @@ pub struct Connections {
     pub queued_at_limit: u64,
 }
 
-/// Traffic of the ramps, kept out of the measured figures.
+/// Requests counted together: those of the hold, or those outside it, kept out of the
+/// measured figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RampCounts {
+pub struct RequestCounts {
     /// Requests that completed (answered or failed).
     pub requests: u64,
     /// Of `requests`, the ones answered as expected.
@@ -234,6 +275,20 @@ pub struct RampCounts {
     pub dropped: u64,
     /// Failed requests by why.
     pub errors: ErrorCounts,
+    /// Outside the hold: the latency of the answers that met `expect` (its histogram is
+    /// `outside_hold_latency`), never in the figures. Absent in the hold's own counts, when
+    /// none came back, and in files written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Summary>,
+}
+
+/// A closed-model scenario's virtual users, from which what they would send is worked out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Users {
+    /// Virtual users over the hold (this segment's share of them).
+    pub users: u64,
+    /// Their mean think time between an answer and their next request, in seconds.
+    pub think_mean_s: f64,
 }
 
 /// A rooms scenario's run. In the common fields of [`ScenarioResult`], `requests` counts the

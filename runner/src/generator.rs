@@ -145,7 +145,7 @@ const QUEUED_LIMIT: f64 = 0.01;
 fn queued_at_limit(scenarios: &BTreeMap<String, ScenarioResult>) -> Option<String> {
     scenarios.iter().find_map(|(name, scenario)| {
         let queued = scenario.connections.as_ref()?.queued_at_limit;
-        let requests = scenario.requests + scenario.ramps.as_ref().map_or(0, |r| r.requests);
+        let requests = scenario.requests + scenario.outside_hold.as_ref().map_or(0, |r| r.requests);
         (queued as f64 > QUEUED_LIMIT * requests.max(1) as f64).then(|| {
             format!(
                 "{queued} of the {requests} requests of `{name}` waited in the generator for one of its `max_connections` connections: raise `max_connections`, or its latencies are the limit's as much as the server's"

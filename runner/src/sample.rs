@@ -9,7 +9,6 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::environment::{LoadAverage, load_average};
-use headroom_compiler::matrix::resolved::Scenario;
 
 use crate::results::ProcessSample;
 
@@ -327,24 +326,6 @@ pub(crate) fn sample_group(
     })
 }
 
-/// When every scenario of a point holds its load, in seconds from the start of the load: the
-/// latest hold start to the earliest hold end (a scenario without a hold holds from its start
-/// to its end). `None` when the holds do not overlap.
-pub(crate) fn hold_window(scenarios: &[Scenario]) -> Option<(f64, f64)> {
-    let windows = scenarios.iter().map(|scenario| {
-        let stages = scenario.stages();
-        let ramp_up = stages.ramp_up.as_secs_f64();
-        match stages.hold {
-            Some(hold) => (ramp_up, ramp_up + hold.as_secs_f64()),
-            None => (0.0, ramp_up + stages.ramp_down.as_secs_f64()),
-        }
-    });
-    let (start, end) = windows.fold((f64::NEG_INFINITY, f64::INFINITY), |(s, e), (ws, we)| {
-        (s.max(ws), e.min(we))
-    });
-    (start.is_finite() && end.is_finite() && end > start).then_some((start, end))
-}
-
 /// The group's CPU use over `window`, in cores: each sample's CPU (since the one before)
 /// weighted by the time it covers, over the samples whose interval lies inside the window.
 /// `None` with fewer than two such intervals: one reading is not a rate to plan on.
@@ -373,39 +354,6 @@ mod tests {
             cpu_pct,
             ..ProcessSample::default()
         }
-    }
-
-    /// Every scenario holds between the latest hold start and the earliest hold end.
-    #[test]
-    fn the_hold_window_is_where_every_scenario_holds() {
-        use headroom_compiler::matrix::resolved::{RoomsScenario, Stages};
-        use headroom_spec::Duration;
-        let rooms = |ramp_up: u64, hold: u64| {
-            Scenario::Rooms(RoomsScenario {
-                name: "r".into(),
-                url: "ws://127.0.0.1:{port}/".into(),
-                rooms: 1,
-                peers_per_room: Some(2),
-                peers: None,
-                join: None,
-                idle: true,
-                send: None,
-                ping: Default::default(),
-                reload: None,
-                deadline: Duration::from_secs(30),
-                connect_timeout: Duration::from_secs(10),
-                connect_over: None,
-                stages: Stages {
-                    ramp_up: Duration::from_secs(ramp_up),
-                    hold: Some(Duration::from_secs(hold)),
-                    ramp_down: Duration::ZERO,
-                },
-            })
-        };
-        assert_eq!(hold_window(&[rooms(1, 10)]), Some((1.0, 11.0)));
-        assert_eq!(hold_window(&[rooms(1, 10), rooms(3, 4)]), Some((3.0, 7.0)));
-        assert_eq!(hold_window(&[rooms(0, 2), rooms(5, 4)]), None);
-        assert_eq!(hold_window(&[]), None);
     }
 
     /// The hold's CPU is the busy time over the time covered, from the intervals inside the

@@ -183,16 +183,18 @@ impl Watch<'_> {
     }
 }
 
+/// The point's scenarios started together, each a member of the run's hold (`members`, one
+/// per scenario, in order); their outcomes by name, in order.
 pub(crate) async fn run_scenarios(
     scenarios: Vec<Scenario>,
     reach: Reach,
     abort: watch::Receiver<bool>,
     live: Arc<headroom_load::live::Live>,
-    handover: Handover,
+    (handover, members): (Handover, Vec<headroom_load::hold::Member>),
 ) -> ScenarioOutcomes {
     let reach = Arc::new(reach);
     let mut running = Vec::new();
-    for scenario in scenarios {
+    for (scenario, member) in scenarios.into_iter().zip(members) {
         let name = scenario.name().to_owned();
         let (reach, abort, live, side) = (
             Arc::clone(&reach),
@@ -204,10 +206,10 @@ pub(crate) async fn run_scenarios(
             Scenario::Http(http) => tokio::spawn(async move {
                 // Arrives when the load ends (dropped with the task).
                 let _side = side;
-                http::run(&http, &reach, abort, live).await
+                http::run(&http, &reach, abort, live, member).await
             }),
             Scenario::Rooms(rooms) => tokio::spawn(async move {
-                headroom_load::rooms::run(&rooms, &reach, abort, live, side).await
+                headroom_load::rooms::run(&rooms, &reach, abort, live, side, member).await
             }),
         };
         running.push((name, task));

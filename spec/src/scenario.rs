@@ -62,9 +62,10 @@ pub struct Stages {
     #[serde(default = "zero")]
     pub ramp_up: Param<Duration>,
     /// The target load held; measurements are taken here: latencies, counts, rates and SLOs
-    /// cover the hold only (HTTP requests intended during a ramp are counted apart, in
-    /// `ramps`; rooms send only in the hold). Without a hold, the whole run is measured. A
-    /// phase's `hold` overrides it.
+    /// cover the run's hold only, one window for every scenario of the run, which starts
+    /// once all of them are at their load (HTTP requests intended outside it are counted
+    /// apart, in `outside_hold`; rooms send only in it). Every scenario of a run has the same
+    /// hold; a phase's `hold` overrides theirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<Param<Duration>>,
     /// From the target load back to none.

@@ -4,6 +4,7 @@
 use super::*;
 use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, read};
+use headroom_runner::results::ErrorCounts;
 
 /// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
 pub(crate) fn variables(
@@ -30,6 +31,18 @@ pub(super) fn one_line(result: &RunResult) -> String {
         );
         if dropped > 0 {
             text.push_str(&format!(", {} starts dropped", thousands(dropped)));
+        }
+        // Failures outside the hold are in no figure but `failed`: never dropped silently.
+        let mut outside = ErrorCounts::default();
+        for scenario in &http {
+            outside.add(&failed_outside(scenario));
+        }
+        if outside.total() > 0 {
+            text.push_str(&format!(
+                ", and outside the hold {} failed ({})",
+                thousands(outside.total()),
+                outside.describe()
+            ));
         }
         parts.push(text);
     }
@@ -281,6 +294,7 @@ fn http_cells(run: &RunResult) -> [String; 6] {
     let rate: f64 = http.iter().map(|s| s.rate).sum();
     let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
     let checks: u64 = http.iter().map(|s| s.errors.check).sum();
+    let outside: u64 = http.iter().map(|s| failed_outside(s).total()).sum();
     [
         thousands(requests),
         // No request: no rate (not "0.0", nor the "-0.0" an empty sum can give).
@@ -292,8 +306,24 @@ fn http_cells(run: &RunResult) -> [String; 6] {
         worst(run, false, ScenarioFigure::Latency, Statistic::P50),
         worst(run, false, ScenarioFigure::Latency, Statistic::P95),
         worst(run, false, ScenarioFigure::Latency, Statistic::P99),
-        errors_cell(errors, checks),
+        match outside {
+            0 => errors_cell(errors, checks),
+            n => format!(
+                "{} (+{} outside the hold)",
+                errors_cell(errors, checks),
+                thousands(n)
+            ),
+        },
     ]
+}
+
+/// The requests of a scenario intended outside the run's hold that failed, by why.
+fn failed_outside(scenario: &headroom_runner::results::ScenarioResult) -> ErrorCounts {
+    scenario
+        .outside_hold
+        .as_ref()
+        .map(|o| o.errors.clone())
+        .unwrap_or_default()
 }
 
 /// Errors, with how many were failed checks of the answers when some were: `98 (98 check)`.
@@ -456,5 +486,21 @@ mod tests {
             one_line(&run),
             "ok: 1,200 requests, 0 errors, 37 starts dropped; RSS -"
         );
+        // Issue 41: the failures outside the hold are said too, and in the table's cell.
+        let api = run.scenarios.get_mut("api").expect("api");
+        api.dropped = 0;
+        api.outside_hold = Some(headroom_runner::results::RequestCounts {
+            requests: 3_120,
+            errors: ErrorCounts {
+                timeout: 499,
+                ..ErrorCounts::default()
+            },
+            ..Default::default()
+        });
+        assert_eq!(
+            one_line(&run),
+            "ok: 1,200 requests, 0 errors, and outside the hold 499 failed (499 timed out); RSS -"
+        );
+        assert_eq!(http_cells(&run)[5], "0 (+499 outside the hold)");
     }
 }

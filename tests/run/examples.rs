@@ -126,7 +126,15 @@ fn notes_api_searched(results: &headroom_results::Results) {
 /// sockets, each push expected at the person's 19 other sockets: every socket opens and every
 /// push arrives.
 fn each_run_sent_and_pushed(run: &RunResult) {
-    assert!(run.failure.is_none(), "{:?}", run.failure);
+    // Users stuck past the ceiling are the search's verdict on a probe, not a broken run.
+    assert!(
+        matches!(
+            run.failure,
+            None | Some(headroom_results::Failure::UsersStuck { .. })
+        ),
+        "{:?}",
+        run.failure
+    );
     let steady = &run.metrics.steady;
     assert!(
         steady.contains_key("notes") && steady.contains_key("notes_memory"),

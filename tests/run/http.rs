@@ -41,7 +41,7 @@ fn open_model_request_counts_match_rate_times_duration() {
         );
         assert_eq!(api.errors.status, 0);
         // The server counted what was sent: the metrics series is present and agrees.
-        let answered = api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
+        let answered = api.requests + api.outside_hold.as_ref().map_or(0, |r| r.requests);
         assert_eq!(
             run.metrics.steady.get("list_requests"),
             Some(&(answered as f64))

@@ -228,7 +228,7 @@ fn counts(results: &Results) -> Vec<(String, u64, u64)> {
         for run in &point.runs {
             assert!(run.failure.is_none(), "{:?}", run.failure);
             for (name, scenario) in &run.scenarios {
-                let ramps = scenario.ramps.as_ref().map_or(0, |r| r.requests);
+                let ramps = scenario.outside_hold.as_ref().map_or(0, |r| r.requests);
                 let sent = scenario.rooms.as_ref().map_or(0, |r| r.messages.sent);
                 counts.push((name.clone(), scenario.requests + ramps, sent));
             }

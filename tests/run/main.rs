@@ -8,6 +8,7 @@
 mod common;
 
 mod build_image;
+mod carried;
 mod compare;
 mod examples;
 mod examples_rooms;

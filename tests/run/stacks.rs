@@ -220,7 +220,7 @@ fn the_kept_phase_serves_all_its_runs(results: &Results) {
         assert_eq!(steps, ["seed"], "only the step run at every point");
         // The counter carried over: every request the phase has sent so far.
         let api = scenario(run, "api");
-        sent_so_far += api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
+        sent_so_far += api.requests + api.outside_hold.as_ref().map_or(0, |r| r.requests);
         assert_eq!(
             run.metrics.steady.get("list_requests"),
             Some(&(sent_so_far as f64)),

@@ -136,7 +136,7 @@ fn an_external_target_is_loaded_and_sampled_through_its_pid_file() {
     // One server for both runs: the second run's count includes the first's.
     let series = |run: &headroom_results::RunResult| steady_series(run, "list_requests");
     let api = scenario(all[1], "api");
-    let answered = api.requests + api.ramps.as_ref().map_or(0, |r| r.requests);
+    let answered = api.requests + api.outside_hold.as_ref().map_or(0, |r| r.requests);
     assert_eq!(series(all[1]) - series(all[0]), answered as f64);
     // The page says what ran: one external server, not a fresh one per run.
     let page =

@@ -108,6 +108,40 @@ impl Checker<'_> {
         }
         self.search_holds(phase, &pointer, search);
         self.search_settings(phase, base);
+        self.closed_model_search(phase, &pointer, name);
+    }
+
+    /// A search of a closed model's users: said, with why an open model searches a rate
+    /// better (a stuck server slows its users down, and they send less).
+    fn closed_model_search(&mut self, phase: &headroom_spec::Phase, pointer: &str, name: &str) {
+        let closed = self
+            .spec
+            .scenarios
+            .iter()
+            .find_map(|scenario| match scenario {
+                headroom_spec::Scenario::Http(http)
+                    if !http.executor.is_open()
+                        && http.vus.as_ref().and_then(Param::var) == Some(name) =>
+                {
+                    Some(http.name.clone())
+                }
+                _ => None,
+            });
+        let Some(scenario) = closed else {
+            return;
+        };
+        self.push(
+            Diagnostic::new(
+                Code::ClosedModelSearch,
+                format!(
+                    "phase `{}` searches `{name}`, the virtual users of closed-model scenario `{scenario}`: a closed model hides overload, since users held by a slow server send less",
+                    phase.name
+                ),
+            )
+            .at(pointer, self.key_span(pointer))
+            .label("users wait for their answers before they send again")
+            .hint("a probe whose users send under 90 % of their pace fails as \"users stuck\"; to find the rate the server holds, search an open model's rate (`executor = \"constant-arrival-rate\"`, `rate = \"{rate}\"`)"),
+        );
     }
 
     /// A probe hold longer than the hold it shortens is a typo.

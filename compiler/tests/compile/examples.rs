@@ -19,7 +19,13 @@ fn the_examples_compile_to_their_matrices() {
     for (name, points, runs, estimated) in expected {
         let compilation = compile(&example(name));
         let warned: Vec<Code> = compilation.diagnostics.iter().map(|d| d.code).collect();
-        assert_eq!(warned, [], "{name}: {:?}", compilation.diagnostics);
+        // notes-api searches its readers, a closed model's users: noted (issue 41).
+        let noted: &[Code] = if name == "notes-api" {
+            &[Code::ClosedModelSearch]
+        } else {
+            &[]
+        };
+        assert_eq!(warned, noted, "{name}: {:?}", compilation.diagnostics);
         let plan = compilation.matrix.expect("plan");
         let total: usize = plan.phases.iter().map(|p| p.points.len()).sum();
         assert_eq!(total, points, "{name} points");

@@ -20,8 +20,11 @@ const SLO: &str = "\n[slo]\np95 = \"browse.latency.p95 < 200ms\"";
 #[test]
 fn a_search_compiles_to_its_two_ends_and_its_budget() {
     let compilation = compile(&searching("from = 10, to = 640", "", SLO));
+    // A search of a closed model's users is noted (issue 41), and nothing else is said.
+    let codes: Vec<Code> = compilation.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::ClosedModelSearch]);
     assert!(
-        compilation.diagnostics.is_empty(),
+        not_notes(&compilation).is_empty(),
         "{:?}",
         compilation.diagnostics
     );
@@ -57,7 +60,7 @@ fn a_search_stops_at_the_units_cap() {
         "",
         &format!("cap = 300{SLO}"),
     ));
-    assert!(capped.diagnostics.is_empty(), "{:?}", capped.diagnostics);
+    assert!(not_notes(&capped).is_empty(), "{:?}", capped.diagnostics);
     let matrix = capped.matrix.expect("a plan");
     let search = matrix.phases[0].search.as_ref().expect("search");
     assert_eq!(search.to, headroom_spec::VarValue::Integer(300));
@@ -69,7 +72,10 @@ fn a_search_stops_at_the_units_cap() {
     ));
     assert_eq!(
         codes_at(&past),
-        [("E046", "/phase/0/vary/users/search/from")]
+        [
+            ("N001", "/phase/0/vary/users/search"),
+            ("E046", "/phase/0/vary/users/search/from")
+        ]
     );
 }
 
@@ -130,7 +136,7 @@ fn a_search_that_cannot_run_is_refused_at_its_key() {
         let compilation = compile(&searching(search, extra, tail));
         let found: Vec<_> = codes_at(&compilation)
             .into_iter()
-            .filter(|(code, _)| !code.starts_with('W'))
+            .filter(|(code, _)| !code.starts_with('W') && !code.starts_with('N'))
             .collect();
         assert_eq!(
             found, expected,
@@ -143,4 +149,13 @@ fn a_search_that_cannot_run_is_refused_at_its_key() {
             assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
         }
     }
+}
+
+/// The diagnostics that are not notes.
+fn not_notes(compilation: &headroom_compiler::Compilation) -> Vec<&headroom_compiler::Diagnostic> {
+    compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity() != headroom_compiler::Severity::Note)
+        .collect()
 }

@@ -60,7 +60,7 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         )),
         _ => None,
     };
-    let (start, end) = (job.start, job.start + job.schedule.total());
+    let start = job.start;
     let client = &job.client;
     let mut connections = client.connections(&job.streams, user);
     // Its row (with `mode = "unique"`, its own), the values it captured, and its next `once`
@@ -77,10 +77,14 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
     tokio::time::sleep_until(start).await;
     loop {
         let now = Instant::now();
+        // The end as far as it is known now: the peak lasts until the run's hold ends.
+        let end = job.end_now();
         if now >= end || *job.cancel.borrow() {
             break;
         }
-        let active = job.schedule.at((now - start).as_secs_f64(), from, peak);
+        let active = job
+            .schedule_now()
+            .at((now - start).as_secs_f64(), from, peak);
         if (user as f64) >= active.round() {
             tokio::time::sleep(Duration::from_millis(20).min(end - now)).await;
             continue;
@@ -129,6 +133,7 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         // No think: the next request starts in this same turn (a zero sleep would still wait
         // for the timer's next tick).
         let pause = think_once();
+        let end = job.end_now();
         if !pause.is_zero() && done < end {
             tokio::time::sleep(pause.min(end - done)).await;
         }

@@ -11,6 +11,11 @@
 //! Closed model: each virtual user has its own connection; it sends, waits for the answer,
 //! thinks, and sends again; its latency is measured from the moment the connection was ready.
 //!
+//! The hold is the run's ([`crate::hold`]): the scenario says it is at its load when its
+//! ramp-up ends, and holds its peak until the run's hold ends (later than its own hold when
+//! another scenario arrived at its load later), then ramps down. A request counts in the
+//! figures when its intended start falls in the run's hold, whenever it ends.
+//!
 //! The load runs on `threads` OS threads, each a single-threaded tokio runtime with its share
 //! of the arrivals or the users (wrk's shape): a request never crosses threads, and each
 //! thread records into its own histograms ([`recorder`]), merged exactly at the end.
@@ -23,6 +28,7 @@ use headroom_spec::Rate;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
+use crate::hold::{Member, RunHold};
 use crate::live::Live;
 use crate::reach::Reach;
 use crate::results::ScenarioResult;
@@ -48,6 +54,11 @@ const WINDOW: Duration = Duration::from_secs(1);
 /// The load starts this long after its threads are asked to start, so each is ready for its
 /// first arrival.
 const STARTUP: Duration = Duration::from_millis(20);
+
+/// How long past its own hold a scenario holds its peak at most, waiting for the others to
+/// arrive at their load (sockets still opening, a segment late at its meeting): past it, it
+/// ramps down and the run says its loads were not there together.
+const WAIT_FOR_OTHERS: Duration = Duration::from_secs(600);
 
 /// Every histogram has the results file's one shape, so repeats merge.
 pub use headroom_results::histogram::new as histogram;
@@ -84,6 +95,8 @@ struct Job {
     streams: Arc<h2::Streams>,
     schedule: Schedule,
     start: Instant,
+    /// The run's hold, which sets how long this scenario holds its peak.
+    hold: Arc<RunHold>,
     cancel: watch::Receiver<bool>,
     /// The run's share this process sends (`--segment`).
     segment: crate::stripe::Segment,
@@ -97,12 +110,14 @@ struct Job {
 }
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
-/// `threads` load threads (fewer when there are fewer users or connections to share).
+/// `threads` load threads (fewer when there are fewer users or connections to share); it is
+/// `member` of the run's hold.
 pub async fn run(
     scenario: &HttpScenario,
     reach: &Reach,
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
+    mut member: Member,
 ) -> Result<ScenarioResult, String> {
     let rows = rows_for(scenario, &reach.spec_dir)?;
     let mut client = Client::prepare(
@@ -133,7 +148,8 @@ pub async fn run(
         .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX));
     let schedule = Schedule::of(scenario);
     let start = reach.start_at.unwrap_or_else(|| Instant::now() + STARTUP);
-    let measured = schedule.measured(start);
+    let hold = Arc::clone(member.hold());
+    member.at_load(start + Duration::from_secs_f64(schedule.ramp_up));
     let windows = Arc::new(Windows::new(threads, &scenario.name));
     // Several requests: each is measured apart too (one request's figures are the scenario's).
     let names: Vec<Option<String>> = scenario.requests.iter().map(|r| r.name.clone()).collect();
@@ -151,6 +167,7 @@ pub async fn run(
             client: Arc::clone(&client),
             schedule,
             start,
+            hold: Arc::clone(&hold),
             cancel: cancel.clone(),
             segment: reach.segment,
             seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
@@ -160,7 +177,7 @@ pub async fn run(
         let share = Share { index, threads };
         let recorder = Recorder::new(
             start,
-            measured.clone(),
+            Arc::clone(&hold),
             apart,
             Arc::clone(&windows),
             Arc::clone(&live),
@@ -183,10 +200,63 @@ pub async fn run(
     }
     let mut result = recorder::merge(finished, windows.finish(&live), &names);
     result.duration_s = start.elapsed().as_secs_f64();
-    let window = (measured.end - measured.start).as_secs_f64();
-    result.rate = result.requests as f64 / window.max(1e-9);
+    result.rate = result.requests as f64 / hold.length().as_secs_f64().max(1e-9);
+    // Cancelled, it held its load until now; else until its schedule said (its last arrival
+    // may come a gap before the hold's end).
+    let stopped = (*cancel.borrow()).then(Instant::now);
+    result.held = held(&hold, start, &schedule, stopped);
+    if !scenario.executor.is_open() {
+        result.users = Some(crate::results::Users {
+            users: reach.segment.of(scenario.vus.unwrap_or(0)),
+            think_mean_s: scenario.think.map_or(0.0, |think| think.mean_s()),
+        });
+    }
     result.source_addresses = client.sources.as_ref().map(crate::source::Sources::used);
     Ok(result)
+}
+
+/// The part of the run's hold this scenario held its peak: from its ramp-up's end to where the
+/// run's hold ended (or `WAIT_FOR_OTHERS` past its own, or when it was `stopped` by a
+/// cancel), within the run's hold; `None` when the run's hold was never decided.
+fn held(
+    hold: &RunHold,
+    start: Instant,
+    schedule: &Schedule,
+    stopped: Option<Instant>,
+) -> Option<crate::results::Interval> {
+    let window = hold.window()?;
+    let peak_from = start + Duration::from_secs_f64(schedule.ramp_up);
+    let peak_to = peak_from + Duration::from_secs_f64(schedule.hold) + WAIT_FOR_OTHERS;
+    let from = window.start.max(peak_from);
+    let to = window.end.min(peak_to);
+    let to = stopped.map_or(to, |stopped| to.min(stopped)).max(from);
+    let (from_s, to_s) = hold.seconds(&(from..to));
+    Some(crate::results::Interval { from_s, to_s })
+}
+
+impl Job {
+    /// The scenario's stages as they run: its hold lasts until the run's hold ends, once that
+    /// is decided; until then it holds its peak (at most `WAIT_FOR_OTHERS` past its own).
+    fn schedule_now(&self) -> Schedule {
+        let peak_from = self.start + Duration::from_secs_f64(self.schedule.ramp_up);
+        let waiting = self.schedule.hold + WAIT_FOR_OTHERS.as_secs_f64();
+        let hold = self.hold.window().map_or(waiting, |window| {
+            window
+                .end
+                .saturating_duration_since(peak_from)
+                .as_secs_f64()
+                .min(waiting)
+        });
+        Schedule {
+            hold,
+            ..self.schedule
+        }
+    }
+
+    /// When this scenario's load ends, as far as it is known now.
+    fn end_now(&self) -> Instant {
+        self.start + self.schedule_now().total()
+    }
 }
 
 /// The scenario's data file, read before the load; with `mode = "unique"`, a row for every
@@ -267,17 +337,6 @@ impl Schedule {
     /// Ramp-up, hold and ramp-down together.
     pub fn total(&self) -> Duration {
         Duration::from_secs_f64(self.ramp_up + self.hold + self.ramp_down)
-    }
-
-    /// When the measured figures are taken, for a run that started at `start`: the hold, or
-    /// the whole run when there is no hold (a scenario that only ramps).
-    pub fn measured(&self, start: Instant) -> std::ops::Range<Instant> {
-        if self.hold > 0.0 {
-            let from = start + Duration::from_secs_f64(self.ramp_up);
-            from..from + Duration::from_secs_f64(self.hold)
-        } else {
-            start..start + self.total()
-        }
     }
 
     /// The load at `t` seconds: `start` at the ends of the ramps, `peak` during the hold.

@@ -76,10 +76,11 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
         share,
     });
     let pacer = super::pacer::Pacer::new();
-    let total = job.schedule.total();
+    let mut schedule = job.schedule_now();
+    let mut decided = job.hold.window().is_some();
     // Arrivals are numbered over the whole run; this thread takes its stripe of them (of its
     // segment's), so the threads of every segment together send the one schedule.
-    let curve = RateCurve::new(job.schedule.stages(), from, to);
+    let curve = RateCurve::new(schedule.stages(), from, to);
     let lane = Lane::new(job.segment, share.index, share.threads);
     let stride = (job.segment.count * share.threads as u64) as f64;
     let mut arrivals = match scenario.arrivals {
@@ -88,18 +89,24 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
     };
     let mut back_to_back = 0;
     while !*job.cancel.borrow() {
+        // Once the run's hold is decided, the peak lasts until it ends, then the ramp-down.
+        if !decided && job.hold.window().is_some() {
+            decided = true;
+            schedule = job.schedule_now();
+            arrivals.follow(RateCurve::new(schedule.stages(), from, to));
+        }
         let Some((number, t)) = arrivals.next() else {
             break;
         };
         // The end is compared in whole nanoseconds, as the measured window is.
         let offset = Duration::from_secs_f64(t);
-        if offset >= total {
+        if offset >= schedule.total() {
             break;
         }
         let intended = job.start + offset;
         if intended > Instant::now() {
             // This thread's gap between arrivals now, which sets how finely the pacer wakes.
-            let rate = job.schedule.at(t, from, to);
+            let rate = schedule.at(t, from, to);
             let gap = if rate > 0.0 { stride / rate } else { 1.0 };
             pacer
                 .until(intended, Duration::from_secs_f64(gap.min(1.0)))

@@ -3,7 +3,6 @@
 //! add). The per-second windows are merged as each closes, so the live p95 is every thread's.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +13,7 @@ use super::{Failed, WINDOW, histogram};
 use crate::live::{Gauges, Live};
 use crate::results::HistogramKey;
 use crate::results::{
-    Connections, ErrorCounts, RampCounts, RequestResult, ScenarioResult, TlsFigures, Window,
+    Connections, ErrorCounts, RequestCounts, RequestResult, ScenarioResult, TlsFigures, Window,
     histogram_summary, serialize_histogram,
 };
 use crate::web::ErrorKind;
@@ -36,12 +35,13 @@ pub(super) struct Times {
 /// One thread's figures while it runs.
 pub(super) struct Recorder {
     start: Instant,
-    measured: Range<Instant>,
+    /// The run's hold: a request counts in the figures when its intended start falls in it.
+    hold: Arc<crate::hold::RunHold>,
     part: Part,
     window: Histogram<u64>,
     window_index: u64,
     /// The window's requests and errors by why (`ok` and `dropped` unused).
-    window_counts: RampCounts,
+    window_counts: RequestCounts,
     /// The window's longest schedule lag, in microseconds.
     window_lag_us: u64,
     windows: Arc<Windows>,
@@ -60,8 +60,10 @@ pub(super) struct Part {
     by_request: Vec<ByRequest>,
     lag: Histogram<u64>,
     connection_wait: Histogram<u64>,
-    hold: RampCounts,
-    ramps: RampCounts,
+    hold: RequestCounts,
+    outside_hold: RequestCounts,
+    /// The expected answers' latency of the requests intended outside the hold.
+    outside_latency: Histogram<u64>,
     connections_opened: u64,
     queued_at_limit: u64,
     /// TLS handshakes of the connections opened (none on `http://`).
@@ -71,7 +73,9 @@ pub(super) struct Part {
 /// One request of a scenario, over the hold: its latency and its counts.
 struct ByRequest {
     latency: Histogram<u64>,
-    counts: RampCounts,
+    counts: RequestCounts,
+    /// Its requests intended outside the hold.
+    outside: RequestCounts,
 }
 
 impl Part {
@@ -83,13 +87,15 @@ impl Part {
             by_request: (0..requests)
                 .map(|_| ByRequest {
                     latency: histogram(),
-                    counts: RampCounts::default(),
+                    counts: RequestCounts::default(),
+                    outside: RequestCounts::default(),
                 })
                 .collect(),
             lag: histogram(),
             connection_wait: histogram(),
-            hold: RampCounts::default(),
-            ramps: RampCounts::default(),
+            hold: RequestCounts::default(),
+            outside_hold: RequestCounts::default(),
+            outside_latency: histogram(),
             connections_opened: 0,
             queued_at_limit: 0,
             tls_handshake: histogram(),
@@ -98,23 +104,23 @@ impl Part {
 }
 
 impl Recorder {
-    /// A request counts in the figures when its intended start falls in `measured` (the
-    /// hold), and in the ramps' counts otherwise; the windows cover the whole run. `requests`
+    /// A request counts in the figures when its intended start falls in the run's `hold`,
+    /// and in the counts outside it otherwise; the windows cover the whole run. `requests`
     /// are measured apart as well (0: the scenario has one request).
     pub(super) fn new(
         start: Instant,
-        measured: Range<Instant>,
+        hold: Arc<crate::hold::RunHold>,
         requests: usize,
         windows: Arc<Windows>,
         live: Arc<Live>,
     ) -> Recorder {
         Recorder {
             start,
-            measured,
+            hold,
             part: Part::empty(requests),
             window: histogram(),
             window_index: 0,
-            window_counts: RampCounts::default(),
+            window_counts: RequestCounts::default(),
             window_lag_us: 0,
             windows,
             live,
@@ -132,7 +138,7 @@ impl Recorder {
         let answered = answered(outcome);
         let lag = times.released.saturating_duration_since(times.intended);
         let part = &mut self.part;
-        let counts = if self.measured.contains(&times.intended) {
+        let counts = if self.hold.contains(times.intended) {
             let apart_from_errors = match answered {
                 Some(true) => Some(&mut part.latency),
                 Some(false) => Some(&mut part.unexpected),
@@ -152,7 +158,13 @@ impl Recorder {
             }
             &mut part.hold
         } else {
-            &mut part.ramps
+            if answered == Some(true) {
+                let _ = part.outside_latency.record(latency);
+            }
+            if let Some(apart) = part.by_request.get_mut(request) {
+                apart.outside.count(outcome);
+            }
+            &mut part.outside_hold
         };
         counts.count(outcome);
         self.roll_to(times.done);
@@ -169,10 +181,10 @@ impl Recorder {
     /// A start skipped because `max_in_flight` requests were outstanding.
     pub(super) fn dropped(&mut self, intended: Instant) {
         self.windows.dropped.fetch_add(1, Ordering::Relaxed);
-        if self.measured.contains(&intended) {
+        if self.hold.contains(intended) {
             self.part.hold.dropped += 1;
         } else {
-            self.part.ramps.dropped += 1;
+            self.part.outside_hold.dropped += 1;
         }
         self.roll_to(intended);
     }
@@ -213,7 +225,7 @@ impl Recorder {
             self.windows
                 .add(self.window_index, self.closing(), &self.live);
             self.window.reset();
-            self.window_counts = RampCounts::default();
+            self.window_counts = RequestCounts::default();
             self.window_lag_us = 0;
             self.window_index += 1;
         }
@@ -244,14 +256,14 @@ pub(super) struct Windows {
 /// by why, its longest schedule lag.
 pub(super) struct ThreadWindow<'a> {
     latencies: &'a Histogram<u64>,
-    counts: &'a RampCounts,
+    counts: &'a RequestCounts,
     lag_us: u64,
 }
 
 /// A window some thread has not closed yet: the parts so far, and how many threads closed it.
 struct OpenWindow {
     latencies: Histogram<u64>,
-    counts: RampCounts,
+    counts: RequestCounts,
     lag_us: u64,
     from: usize,
 }
@@ -296,7 +308,7 @@ impl Windows {
         };
         let open = state.open.entry(index).or_insert_with(|| OpenWindow {
             latencies: histogram(),
-            counts: RampCounts::default(),
+            counts: RequestCounts::default(),
             lag_us: 0,
             from: 0,
         });
@@ -380,11 +392,13 @@ pub(super) fn merge(
         for (into, from) in all.by_request.iter_mut().zip(&part.by_request) {
             let _ = into.latency.add(&from.latency);
             add_counts(&mut into.counts, &from.counts);
+            add_counts(&mut into.outside, &from.outside);
         }
         let _ = all.lag.add(&part.lag);
         let _ = all.connection_wait.add(&part.connection_wait);
         add_counts(&mut all.hold, &part.hold);
-        add_counts(&mut all.ramps, &part.ramps);
+        add_counts(&mut all.outside_hold, &part.outside_hold);
+        let _ = all.outside_latency.add(&part.outside_latency);
         all.connections_opened += part.connections_opened;
         all.queued_at_limit += part.queued_at_limit;
         let _ = all.tls_handshake.add(&part.tls_handshake);
@@ -427,9 +441,23 @@ pub(super) fn merge(
                 serialize_histogram(&all.tls_handshake),
             )
         }))
+        .chain((!all.outside_latency.is_empty()).then(|| {
+            (
+                HistogramKey::OutsideHoldLatency,
+                serialize_histogram(&all.outside_latency),
+            )
+        }))
         .collect(),
         windows,
-        ramps: Some(all.ramps),
+        outside_hold: Some(RequestCounts {
+            latency: (!all.outside_latency.is_empty())
+                .then(|| histogram_summary(&all.outside_latency)),
+            ..all.outside_hold
+        }),
+        // The scenario's, which knows when it held its peak.
+        held: None,
+        // The scenario's, which knows its users.
+        users: None,
         connections: Some(Connections {
             opened: all.connections_opened,
             queued_at_limit: all.queued_at_limit,
@@ -446,6 +474,7 @@ pub(super) fn merge(
                     errors: one.counts.errors.clone(),
                     latency: histogram_summary(&one.latency),
                     histogram: serialize_histogram(&one.latency),
+                    outside_hold: Some(one.outside.clone()),
                 };
                 Some((name.clone(), figures))
             })
@@ -472,7 +501,7 @@ fn answered(outcome: Result<(), Failed>) -> Option<bool> {
     }
 }
 
-fn add_counts(into: &mut RampCounts, from: &RampCounts) {
+fn add_counts(into: &mut RequestCounts, from: &RequestCounts) {
     into.requests += from.requests;
     into.ok += from.ok;
     into.dropped += from.dropped;
@@ -484,7 +513,7 @@ fn add_counts(into: &mut RampCounts, from: &RampCounts) {
     e.check += f.check;
 }
 
-impl Counted for RampCounts {
+impl Counted for RequestCounts {
     fn count(&mut self, outcome: Result<(), Failed>) {
         self.requests += 1;
         match outcome {

@@ -10,15 +10,12 @@ use std::sync::atomic::AtomicU64;
 #[tokio::test]
 async fn only_the_hold_is_measured() {
     let start = Instant::now();
-    let schedule = Schedule {
-        ramp_up: 10.0,
-        hold: 20.0,
-        ramp_down: 10.0,
-    };
-    let measured = schedule.measured(start);
+    // The run's hold: this scenario alone, at its load when its 10 s ramp-up ends, for 20 s.
+    let (hold, mut members) = crate::hold::RunHold::new(start, Duration::from_secs(20), 1);
+    members[0].at_load(start + Duration::from_secs(10));
     let windows = Arc::new(Windows::new(1, "api"));
     let live = Arc::new(Live::default());
-    let mut recorder = Recorder::new(start, measured, 2, Arc::clone(&windows), Arc::clone(&live));
+    let mut recorder = Recorder::new(start, hold, 2, Arc::clone(&windows), Arc::clone(&live));
     let at = |s: f64| start + Duration::from_secs_f64(s);
     let done = |intended: f64, ms: u64| recorder::Times {
         intended: at(intended),
@@ -67,16 +64,9 @@ async fn only_the_hold_is_measured() {
     assert_eq!((result.requests, result.ok, result.dropped), (100, 100, 0));
     assert_eq!(result.errors.total(), 0);
     assert!(result.latency.max_ms < 6.0, "{:?}", result.latency);
-    let ramps = result.ramps.expect("ramp counts");
+    let ramps = result.outside_hold.expect("ramp counts");
     assert_eq!((ramps.requests, ramps.ok, ramps.dropped), (4, 1, 1));
     assert_eq!(ramps.errors.status, 3);
-    // No hold: the whole run is measured.
-    let only_ramps = Schedule {
-        ramp_up: 10.0,
-        hold: 0.0,
-        ramp_down: 0.0,
-    };
-    assert_eq!(only_ramps.measured(start), start..at(10.0));
 }
 
 /// Runs `scenario` against `127.0.0.1:{port}` on `threads` load threads, never cancelled.
@@ -107,9 +97,16 @@ async fn run_from(
         sources,
         crate::stripe::Segment::WHOLE,
     );
-    run(scenario, &reach, cancel, live)
-        .await
-        .expect("the scenario ran")
+    let hold = scenario.stages.hold.map_or(Duration::ZERO, |h| h.as_std());
+    run(
+        scenario,
+        &reach,
+        cancel,
+        live,
+        crate::hold::RunHold::alone(hold),
+    )
+    .await
+    .expect("the scenario ran")
 }
 
 /// A scenario of the open model at `rate` for a `hold` against `127.0.0.1:{port}`.
@@ -325,7 +322,7 @@ async fn load_threads_share_the_load_and_add_up_exactly() {
         assert_eq!(
             windowed, 300,
             "{threads} threads: {:?} {:?}",
-            result.windows, result.ramps
+            result.windows, result.outside_hold
         );
         assert_eq!(
             live.requests.load(std::sync::atomic::Ordering::Relaxed),

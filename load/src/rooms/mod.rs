@@ -205,6 +205,7 @@ pub async fn run(
     cancel: watch::Receiver<bool>,
     live: Arc<Live>,
     handover: ScenarioHandover,
+    member: crate::hold::Member,
 ) -> Result<ScenarioResult, String> {
     let allowed = &reach.allowed;
     let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
@@ -291,9 +292,10 @@ pub async fn run(
         windows: &mut windows,
         scenario: &scenario.name,
         handover,
+        member,
         meetings: reach.meetings.clone(),
     };
-    let (hold_started, hold_s) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
+    let (hold_started, hold_s, held) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
     // Every peer ends by its close time plus the close timeout; stragglers are cut.
     let cutoff = Instant::now() + ramp_down + CLOSE_TIMEOUT * 2;
     while let Ok(Some(_)) = tokio::time::timeout_at(cutoff, peers.join_next()).await {}
@@ -302,7 +304,9 @@ pub async fn run(
     while shared.reloads_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    Ok(result(&shared, &sizes, hold_started, hold_s, windows))
+    let mut result = result(&shared, &sizes, hold_started, hold_s, windows);
+    result.held = held;
+    Ok(result)
 }
 
 /// Where and how often a rooms scenario reloads its page, checked before any socket opens.
@@ -373,6 +377,8 @@ struct Timeline<'a> {
     /// The scenario's name, for the live view.
     scenario: &'a str,
     handover: ScenarioHandover,
+    /// Its part in the run's hold: said once the sockets are open.
+    member: crate::hold::Member,
     /// The other segments' meetings: the hold starts when every segment's sockets are open.
     meetings: Option<crate::barrier::Meetings>,
 }

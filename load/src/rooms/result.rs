@@ -74,7 +74,10 @@ pub(super) fn result(
         histograms,
         windows,
         // Rooms send only in the hold: nothing of a ramp is in the figures.
-        ramps: None,
+        outside_hold: None,
+        // The caller's, from the timeline.
+        held: None,
+        users: None,
         connections: None,
         by_request: Default::default(),
         rooms: Some(RoomsResult {

@@ -5,14 +5,16 @@ use crate::live::{Gauges, RoomsGauges};
 
 impl Timeline<'_> {
     /// Ramp-up, hold, drain and ramp-down; returns when the hold started (seconds from the
-    /// epoch) and how long it lasted.
+    /// epoch), how long it lasted, and its part of the run's hold on the run's clock. The
+    /// sockets open, it says it is at its load, and sends over the run's hold, which starts
+    /// when every scenario of the run is at its load.
     pub(super) async fn drive(
         mut self,
         ramp_up: Duration,
         hold: Duration,
         ramp_down: Duration,
         scenario: &RoomsScenario,
-    ) -> (f64, f64) {
+    ) -> (f64, f64, Option<crate::results::Interval>) {
         let shared = self.shared;
         let epoch = shared.epoch;
         // The ramp-up, then every socket settled (bounded by the last connect's timeout).
@@ -50,11 +52,29 @@ impl Timeline<'_> {
                 Err(_) => return self.abort(0.0),
             }
         }
-        let end = start + hold;
+        // At its load: the run's hold starts once every scenario is, for the same `hold`.
+        self.member.at_load(start);
+        let run_hold = Arc::clone(self.member.hold());
+        let mut cancel = self.cancel.clone();
+        let window = tokio::select! {
+            window = run_hold.decided() => window,
+            _ = cancel.wait_for(|cancelled| *cancelled) => return self.abort(0.0),
+        };
+        let (start, end) = window.map_or((start, start + hold), |w| (w.start, w.end));
         let hold_started = (start - epoch).as_secs_f64();
-        let _ = self.stage.send(Stage::Hold { start, end });
-        if !self.wait_until(end).await {
+        if !self.wait_until(start).await {
             return self.abort(hold_started);
+        }
+        let _ = self.stage.send(Stage::Hold { start, end });
+        let ended = self.wait_until(end).await;
+        let held = run_hold.seconds(&(start..Instant::now().min(end)));
+        let held = Some(crate::results::Interval {
+            from_s: held.0,
+            to_s: held.1,
+        });
+        if !ended {
+            let (started, _, _) = self.abort(hold_started);
+            return (started, 0.0, held);
         }
         let _ = self.stage.send(Stage::Drain);
         let hold_s = (Instant::now() - start).as_secs_f64();
@@ -64,7 +84,8 @@ impl Timeline<'_> {
                 .wait_until(Instant::now() + Duration::from_millis(20))
                 .await
             {
-                return self.abort(hold_started);
+                let (started, _, _) = self.abort(hold_started);
+                return (started, hold_s, held);
             }
         }
         // Held: the runner measures the steady state with every socket open, then releases.
@@ -73,7 +94,10 @@ impl Timeline<'_> {
         let mut cancel = self.cancel.clone();
         tokio::select! {
             _ = release.wait_for(|released| *released) => {}
-            _ = cancel.wait_for(|cancelled| *cancelled) => return self.abort(hold_started),
+            _ = cancel.wait_for(|cancelled| *cancelled) => {
+                let (started, _, _) = self.abort(hold_started);
+                return (started, hold_s, held);
+            }
         }
         let _ = self.stage.send(Stage::Close {
             start: Instant::now(),
@@ -81,13 +105,16 @@ impl Timeline<'_> {
         });
         self.wait_until(Instant::now() + ramp_down).await;
         self.take_window();
-        (hold_started, hold_s)
+        (hold_started, hold_s, held)
     }
 
-    pub(super) fn abort(&mut self, hold_started: f64) -> (f64, f64) {
+    pub(super) fn abort(
+        &mut self,
+        hold_started: f64,
+    ) -> (f64, f64, Option<crate::results::Interval>) {
         let _ = self.stage.send(Stage::Abort);
         self.take_window();
-        (hold_started, 0.0)
+        (hold_started, 0.0, None)
     }
 
     /// Sleeps until `at`, taking a window every second; false when cancelled.

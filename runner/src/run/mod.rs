@@ -28,9 +28,11 @@ use crate::steady::{steady_process, steady_state};
 use crate::target::{Launch, Running, endpoints};
 use headroom_figures::verdict;
 use headroom_load::handover::Handover;
+use headroom_load::hold::RunHold;
 use headroom_load::reach::Reach;
 use headroom_load::web;
 
+mod carried;
 mod once;
 mod phase;
 mod probe;
@@ -341,6 +343,12 @@ impl Outcome {
         }
         if !baseline && !searched {
             self.slo_unmeasured += result.slo.iter().filter(|v| v.pass.is_none()).count();
+        }
+        // Users stuck in the server are a verdict on the load, as a failed SLO is, not a run
+        // that broke: counted with the SLO failures (`--check`), a search's probe failing.
+        if matches!(result.failure, Some(Failure::UsersStuck { .. })) {
+            self.slo_failures += usize::from(!searched);
+            return false;
         }
         let failed = result.failure.is_some();
         self.failed_runs += usize::from(failed);

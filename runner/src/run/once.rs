@@ -178,6 +178,25 @@ impl Drive<'_> {
 
     /// The load, watched for the target's death and for Ctrl-C; the steady state once every
     /// scenario holds; then the rooms' ramp-down; samples, series and outcomes into `result`.
+    /// The `[measure]` series read by a command during the load, by segment 0 alone.
+    fn series(
+        &self,
+        up: &Started,
+        load_started: Instant,
+        stop: &watch::Receiver<bool>,
+    ) -> Vec<tokio::task::JoinHandle<crate::series::Readings>> {
+        let options = self.options;
+        if options.segment.index != 0 {
+            return Vec::new();
+        }
+        let fills = Fills {
+            vars: Some(&self.point.vars),
+            ..up.fills(&options.headroom_bin)
+        };
+        let measure = &self.phase.measure;
+        crate::series::spawn(measure, &fills, &options.spec_dir, load_started, stop)
+    }
+
     async fn load(
         &self,
         up: &mut Started,
@@ -196,17 +215,8 @@ impl Drive<'_> {
         let sampling = (load_started, Arc::clone(&fresh));
         let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, sampling);
         let measuring = options.segment.index == 0;
-        let fills = Fills {
-            vars: Some(&point.vars),
-            ..up.fills(&options.headroom_bin)
-        };
         let (stop_series, series_stop) = watch::channel(false);
-        let series = if measuring {
-            let spec_dir = &options.spec_dir;
-            crate::series::spawn(&phase.measure, &fills, spec_dir, load_started, &series_stop)
-        } else {
-            Vec::new()
-        };
+        let series = self.series(up, load_started, &series_stop);
 
         // Up to the point where every scenario is held (HTTP: finished; rooms: drained,
         // sockets still open).
@@ -217,12 +227,18 @@ impl Drive<'_> {
         let live = Arc::new(headroom_load::live::Live::default());
         let meeting = (self.run, self.attempt.barrier, start_at);
         let reach = reach_of(matrix, point, options, (up.port, threads), meeting);
+        // One hold for every scenario, on the sampler's clock (from `load_started`).
+        let (run_hold, members) = RunHold::new(
+            load_started,
+            super::carried::point_hold(point),
+            point.scenarios.len(),
+        );
         let mut scenarios = tokio::spawn(run_scenarios(
             point.scenarios.clone(),
             reach,
             aborted,
             Arc::clone(&live),
-            Handover::new(Arc::clone(&arrivals), released),
+            (Handover::new(Arc::clone(&arrivals), released), members),
         ));
         let total = point.scenarios.len();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -278,10 +294,10 @@ impl Drive<'_> {
         };
         // The seconds that closed as the scenarios ended.
         watch.tell(on_event);
-        take_outcomes(result, outcomes, point, &mut up.stack);
+        take_outcomes(result, outcomes, (point, &run_hold), &mut up.stack);
         let _ = stop_sampling.send(true);
         if let Ok((sampled, load_average)) = sampler.await {
-            take_samples(result, sampled, point);
+            take_samples(result, sampled);
             result.load_average = load_average;
         }
         keep_generator(self.attempt, self.limited, false);
@@ -502,9 +518,9 @@ impl Steady<'_> {
 }
 
 /// The load's samples into `result` (each service's and their sum, or the target's), with
-/// the CPU over the hold read from them, and what others took of the machine meanwhile.
-fn take_samples(result: &mut RunResult, sampled: sample::Sampled, point: &Point) {
-    let window = sample::hold_window(&point.scenarios);
+/// the CPU over the run's hold read from them, and what others took of the machine meanwhile.
+fn take_samples(result: &mut RunResult, sampled: sample::Sampled) {
+    let window = result.hold.map(|hold| (hold.from_s, hold.to_s));
     let machine = sampled.machine;
     crate::stack::take_readings(
         result,
@@ -525,14 +541,18 @@ fn take_samples(result: &mut RunResult, sampled: sample::Sampled, point: &Point)
         .and_then(|(window, target)| sample::machine_cpu_over(&machine, window, target));
 }
 
-/// The scenarios' outcomes into `result`: the first that failed, a scenario that measured
-/// nothing, or a target that died since the load fails the run.
+/// The scenarios' outcomes and the run's hold into `result`; what fails the run: a scenario
+/// that failed or measured nothing, the target's death, the load not carried.
 fn take_outcomes(
     result: &mut RunResult,
     outcomes: Vec<(String, Result<crate::results::ScenarioResult, String>)>,
-    point: &Point,
+    (point, run_hold): (&Point, &RunHold),
     stack: &mut crate::stack::Stack,
 ) {
+    result.hold = run_hold.window().map(|window| {
+        let (from_s, to_s) = run_hold.seconds(&window);
+        crate::results::Interval { from_s, to_s }
+    });
     for (name, outcome) in outcomes {
         match outcome {
             Ok(scenario) => {
@@ -559,12 +579,21 @@ fn take_outcomes(
     {
         result.failure = Some(died);
     }
+    if result.failure.is_none()
+        && let Some(failure) = super::carried::not_carried(result)
+    {
+        result.failure = Some(failure);
+    }
 }
 
 fn finish(mut result: RunResult, started: Instant, matrix: &RunMatrix) -> RunResult {
     result.duration_s = started.elapsed().as_secs_f64();
-    // A run that measured nothing still has figures to judge (every socket failed: 100 %).
-    if matches!(result.failure, None | Some(Failure::NothingMeasured { .. })) {
+    // A run that measured nothing still has figures to judge (every socket failed: 100 %), and
+    // one whose users were stuck its SLOs beside it.
+    if matches!(
+        result.failure,
+        None | Some(Failure::NothingMeasured { .. } | Failure::UsersStuck { .. })
+    ) {
         result.slo = verdict::evaluate(&matrix.slo, &result);
     }
     result

@@ -32,6 +32,7 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
                 "the server failed under this load: {}",
                 failure.describe()
             )),
+            Failure::UsersStuck { .. } => RunSays::Fail(failure.describe()),
             Failure::Service { failure: inner, .. }
                 if matches!(**inner, Failure::Died { .. } | Failure::OutOfMemory { .. }) =>
             {

@@ -39,21 +39,7 @@ pub(super) fn caveats(
             runs.machine_paused, runs.total
         ));
     }
-    if runs.machine_competed > 0 {
-        let mut took = Vec::new();
-        if let Some(cores) = runs.most_others_cores.filter(|c| *c > 0.0) {
-            took.push(format!("other processes up to {cores:.2} cores"));
-        }
-        if let Some(cores) = runs.most_stolen_cores.filter(|c| *c > 0.0) {
-            took.push(format!("the hypervisor up to {cores:.2}"));
-        }
-        out.push(format!(
-            "In {} of {} runs other work took a share of the machine over the hold ({}): their server had less of it than a quiet machine gives, so their latencies read high and their ceilings low.",
-            runs.machine_competed,
-            runs.total,
-            took.join(", ")
-        ));
-    }
+    out.extend(what_the_machine_and_the_ramps_took(runs));
     out.extend(phases.iter().filter_map(saturated));
     if runs.kept_per_phase {
         out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());
@@ -98,6 +84,37 @@ pub(super) fn caveats(
         out.push(format!(
             "The repeats spread more than 10 % (standard deviation over mean) at {}: those medians are noisy; add repeats (the phase's `repeats`, or `headroom run --repeat N`) before planning with them.",
             noisy.join("; ")
+        ));
+    }
+    out
+}
+
+/// Other work on the machine over the holds, and requests that failed outside the holds.
+fn what_the_machine_and_the_ramps_took(runs: &RunCounts) -> Vec<String> {
+    let mut out = Vec::new();
+    if runs.machine_competed > 0 {
+        let mut took = Vec::new();
+        if let Some(cores) = runs.most_others_cores.filter(|c| *c > 0.0) {
+            took.push(format!("other processes up to {cores:.2} cores"));
+        }
+        if let Some(cores) = runs.most_stolen_cores.filter(|c| *c > 0.0) {
+            took.push(format!("the hypervisor up to {cores:.2}"));
+        }
+        out.push(format!(
+            "In {} of {} runs other work took a share of the machine over the hold ({}): their server had less of it than a quiet machine gives, so their latencies read high and their ceilings low.",
+            runs.machine_competed,
+            runs.total,
+            took.join(", ")
+        ));
+    }
+    if runs.failed_outside_hold > 0 {
+        let errors = &runs.outside_hold_errors;
+        out.push(format!(
+            "In {} of {} runs, {} requests intended outside the hold (its ramps, or the load held while the others arrived) failed ({}): in no latency figure, but counted in their scenario's `failed` share.",
+            runs.failed_outside_hold,
+            runs.total,
+            crate::format::count(errors.total() as f64),
+            errors.describe()
         ));
     }
     out

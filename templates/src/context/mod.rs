@@ -213,6 +213,11 @@ pub struct RunCounts {
     pub external: bool,
     /// Runs left out because the target kept for their phase was gone or never came up.
     pub not_run: u64,
+    /// Runs in which requests intended outside the run's hold failed (issue 41: said, never
+    /// dropped silently).
+    pub failed_outside_hold: u64,
+    /// Those requests, by why, over every run.
+    pub outside_hold_errors: headroom_results::ErrorCounts,
 }
 
 /// One phase as the page shows it.

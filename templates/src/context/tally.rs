@@ -23,6 +23,16 @@ impl RunTally {
         if run.generator.bound {
             self.runs.generator_bound += 1;
         }
+        let outside = run
+            .scenarios
+            .values()
+            .filter_map(|s| s.outside_hold.as_ref());
+        let mut failed_outside = false;
+        for counts in outside.filter(|c| c.errors.total() > 0) {
+            failed_outside = true;
+            self.runs.outside_hold_errors.add(&counts.errors);
+        }
+        self.runs.failed_outside_hold += u64::from(failed_outside);
         if run.generator.paused.is_some() {
             self.runs.machine_paused += 1;
             if let Some(pauses) = run.generator.pauses {
