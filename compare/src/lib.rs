@@ -19,3 +19,4 @@ pub mod report;
 pub mod slopes;
 pub mod text;
 pub mod verdict;
+mod withheld;

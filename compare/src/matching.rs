@@ -9,6 +9,7 @@ use headroom_spec::{Series, VarValue};
 
 use crate::slopes::judge_slopes;
 use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
+use crate::withheld::Withheld;
 use crate::{derived, figures, likeness};
 
 /// One figure of one matched point, judged.
@@ -123,18 +124,21 @@ pub fn compare(
             let unlike = !across_machines
                 && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
             let series = declared_series(base, &phase.name);
+            let withheld = Withheld::of_pair(unlike, ("the base", point), ("the new file", other));
             judge_pair(
                 &phase.name,
                 &label,
                 (point, other),
                 series,
-                unlike,
+                withheld.as_ref(),
                 &mut comparison,
             );
         }
     }
     comparison.notes.extend(uncompared_series(base));
     let unlike = !across_machines && !comparison.machine_differences.is_empty();
+    let withheld = Withheld::of_files(unlike, base, new);
+    let unlike = withheld.as_ref();
     let (ours, others) = (
         derived::of_results(base, table),
         derived::of_results(new, table),
@@ -172,13 +176,13 @@ pub fn compare(
 }
 
 /// Judges every figure either of two points measured, as rows labelled `phase` and `label`;
-/// `unlike`: better and worse become "cannot tell", the test's verdict kept.
+/// `unlike` (or competed): better and worse become "cannot tell", the test's verdict kept.
 fn judge_pair(
     phase: &str,
     label: &str,
     (point, other): (&PointResults, &PointResults),
     series: &[Series],
-    unlike: bool,
+    unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
     judge_figures(
@@ -198,7 +202,7 @@ fn judge_figures(
     phase: &str,
     label: &str,
     (ours, others): (&Figures, &Figures),
-    unlike: bool,
+    unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
     let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
@@ -213,10 +217,7 @@ fn judge_figures(
             continue;
         };
         let mut judgement = judge(&base_values, &new_values, direction);
-        if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
-            let verdict = Box::new(judgement.verdict);
-            judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
-        }
+        Withheld::apply(unlike, &mut judgement);
         comparison.rows.push(Row {
             phase: phase.to_owned(),
             point: label.to_owned(),
@@ -231,7 +232,7 @@ fn judge_figures(
 /// was fitted; `unlike`: better and worse become "cannot tell".
 fn judge_fitted_slopes(
     (ours, others): (&derived::FittedSlopes, &derived::FittedSlopes),
-    unlike: bool,
+    unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
     let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
@@ -242,10 +243,7 @@ fn judge_fitted_slopes(
         };
         let direction = Direction::LowerIsBetter;
         let mut judgement = judge_slopes(base.map(|b| b.1), new.map(|n| n.1), direction);
-        if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
-            let verdict = Box::new(judgement.verdict);
-            judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
-        }
+        Withheld::apply(unlike, &mut judgement);
         comparison.rows.push(Row {
             phase: "fit".to_owned(),
             point: label.clone(),
@@ -260,7 +258,7 @@ fn judge_fitted_slopes(
 fn judge_searched_ceilings(
     base: &Results,
     new: &Results,
-    unlike: bool,
+    unlike: Option<&Withheld>,
     table: &PriceTable,
     comparison: &mut Comparison,
 ) {
@@ -272,10 +270,7 @@ fn judge_searched_ceilings(
         return;
     }
     let mut judgement = crate::brackets::judge_brackets(ours.flatten(), others.flatten());
-    if unlike && matches!(judgement.verdict, Verdict::Better | Verdict::Worse) {
-        let verdict = Box::new(judgement.verdict);
-        judgement.verdict = Verdict::CannotTell(CannotTell::Unlike(verdict));
-    }
+    Withheld::apply(unlike, &mut judgement);
     comparison.rows.push(Row {
         phase: "plan".to_owned(),
         point: "searched".to_owned(),
@@ -398,12 +393,14 @@ pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, N
                     Some(other) => {
                         grouped |= !interleaved(point, other);
                         let series = declared_series(results, &phase.name);
+                        let withheld =
+                            Withheld::of_pair(false, ("the file", point), ("the file", other));
                         judge_pair(
                             &phase.name,
                             &label,
                             (point, other),
                             series,
-                            false,
+                            withheld.as_ref(),
                             &mut comparison,
                         );
                     }

@@ -98,6 +98,15 @@ pub enum CannotTell {
     /// not told to judge across them: the difference includes the machine. The test's verdict
     /// had it been judged.
     Unlike(Box<Verdict>),
+    /// Other work took a share of the machine over the hold of a run the figure rests on
+    /// (run again, it competed all the same): a difference, or none, may be the other
+    /// work's. The test's verdict had it been judged.
+    Competed {
+        /// Which run, and what the other work took, in words.
+        why: String,
+        /// The test's verdict.
+        was: Box<Verdict>,
+    },
 }
 
 impl std::fmt::Display for CannotTell {
@@ -132,6 +141,11 @@ impl std::fmt::Display for CannotTell {
                 f,
                 "{} on unlike machines or limits: the difference includes the machine",
                 verdict.word()
+            ),
+            CannotTell::Competed { why, was } => write!(
+                f,
+                "not judged: {why}, so what it shows may be the other work's (the test read {})",
+                was.word()
             ),
         }
     }

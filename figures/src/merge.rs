@@ -246,6 +246,7 @@ fn merge_machine_cpu(
             Some(headroom_results::MachineCpu {
                 others_cores: most.others_cores.max(machine.others_cores),
                 stolen_cores: most.stolen_cores.max(machine.stolen_cores),
+                ..machine
             })
         })
 }

@@ -49,7 +49,7 @@ impl LoadAverage {
 
 /// What the machine's CPUs did over a run's hold besides the target and this headroom: the
 /// share another process or the hypervisor took, which a server's figures silently pay for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MachineCpu {
     /// Cores other processes used: the machine's user and system time (/proc/stat) less the
     /// target's (its services' on a stack) and this headroom's own.
@@ -57,23 +57,55 @@ pub struct MachineCpu {
     /// Cores the hypervisor gave to others while this machine's vCPUs wanted to run (`steal`
     /// in /proc/stat).
     pub stolen_cores: f64,
+    /// Other processes' cores from which the run competed: an eighth of the machine's cores,
+    /// at least [`Self::OTHERS_NOTABLE`] (0.25 in files written before it was scaled).
+    #[serde(default = "others_notable")]
+    pub notable_others_cores: f64,
+}
+
+fn others_notable() -> f64 {
+    MachineCpu::OTHERS_NOTABLE
+}
+
+impl Default for MachineCpu {
+    fn default() -> Self {
+        MachineCpu {
+            others_cores: 0.0,
+            stolen_cores: 0.0,
+            notable_others_cores: Self::OTHERS_NOTABLE,
+        }
+    }
 }
 
 impl MachineCpu {
-    /// Other processes' cores from which a run's figures carry a caveat.
+    /// Other processes' cores from which a run competed, on a machine of up to two cores.
     pub const OTHERS_NOTABLE: f64 = 0.25;
     /// Stolen cores from which a run's figures carry a caveat.
     pub const STOLEN_NOTABLE: f64 = 0.1;
 
-    /// Whether other work on the machine took enough of it to say so beside the figures.
+    /// The other processes' cores from which a run on a machine of `cores` competed: an
+    /// eighth of them, at least [`Self::OTHERS_NOTABLE`] (0.25 of 2 cores, 1 of 8).
+    pub fn notable_on(cores: usize) -> f64 {
+        (cores as f64 / 8.0).max(Self::OTHERS_NOTABLE)
+    }
+
+    /// Whether other work on the machine took enough of it to say so beside the figures, and
+    /// to run the run again (or judge nothing on it).
     pub fn competed(&self) -> bool {
-        self.others_cores >= Self::OTHERS_NOTABLE || self.stolen_cores >= Self::STOLEN_NOTABLE
+        self.others_cores >= self.notable_others_cores || self.stolen_cores >= Self::STOLEN_NOTABLE
+    }
+
+    /// Whether other processes (not the hypervisor, whose steal is the VM's lot, not a
+    /// neighbour that ends) took enough of the machine for the run to be run again, and a
+    /// verdict resting on it withheld.
+    pub fn others_competed(&self) -> bool {
+        self.others_cores >= self.notable_others_cores
     }
 
     /// `other processes used 0.93 cores` / `the hypervisor took 0.21 cores`, both when both.
     pub fn describe(&self) -> String {
         let mut said = Vec::new();
-        if self.others_cores >= Self::OTHERS_NOTABLE {
+        if self.others_cores >= self.notable_others_cores {
             said.push(format!(
                 "other processes used {:.2} cores",
                 self.others_cores
@@ -99,6 +131,7 @@ mod tests {
         let quiet = MachineCpu {
             others_cores: 0.24,
             stolen_cores: 0.09,
+            ..MachineCpu::default()
         };
         assert!(!quiet.competed());
         let busy = MachineCpu {

@@ -115,4 +115,12 @@ pub enum Event<'a> {
         /// What it measured.
         result: &'a RunResult,
     },
+    /// Other work competed for the machine over a run's hold: the run is run again, and this
+    /// try is not kept.
+    RunAgain {
+        /// Why, in words: `other processes used 0.93 cores over the hold`.
+        why: String,
+        /// The tries left after this one.
+        left: u32,
+    },
 }

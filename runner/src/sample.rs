@@ -153,6 +153,7 @@ pub(crate) fn machine_cpu_over(
     window: (f64, f64),
     target_cores: f64,
 ) -> Option<crate::results::MachineCpu> {
+    use crate::results::MachineCpu;
     let (start, end) = window;
     let inside: Vec<&MachineReading> = readings
         .iter()
@@ -165,10 +166,18 @@ pub(crate) fn machine_cpu_over(
     }
     let cores = |before: f64, after: f64| (after - before) / span;
     let others = cores(first.busy_s, last.busy_s) - cores(first.own_s, last.own_s) - target_cores;
-    Some(crate::results::MachineCpu {
+    Some(MachineCpu {
         others_cores: (others.max(0.0) * 100.0).round() / 100.0,
         stolen_cores: (cores(first.stolen_s, last.stolen_s).max(0.0) * 100.0).round() / 100.0,
+        notable_others_cores: MachineCpu::notable_on(machine_cpus()),
     })
+}
+
+/// The CPUs /proc/stat counts (every one of the machine's, whatever this process may use);
+/// one where it cannot be read.
+fn machine_cpus() -> usize {
+    use procfs::CurrentSI;
+    procfs::KernelStats::current().map_or(1, |stats| stats.cpu_time.len().max(1))
 }
 
 /// Readings of each process group during the load (the failed ones counted, not recorded),

@@ -60,6 +60,18 @@ pub struct RunArgs {
     /// (where no cgroup is writable); the table, the results and the page say so.
     #[arg(long)]
     ignore_limits: bool,
+    /// A run over whose hold other processes took an eighth of the machine's cores (at least
+    /// 0.25) is run again up to N times before it is kept as it is; then a search judges no
+    /// failed SLO on it, and `compare` calls nothing on it. 0 keeps every first try and
+    /// judges it as it is, the other work said beside it.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2,
+        env = "HEADROOM_COMPETED_RERUNS",
+        hide_env_values = true
+    )]
+    competed_reruns: u32,
     // Its help states the segment rule in the words the docs use (`segment_help`).
     #[arg(
         long,
@@ -257,6 +269,7 @@ fn run_options(
         barrier: args.barrier.clone(),
         barrier_timeout: args.barrier_timeout.as_std(),
         run_id,
+        competed_reruns: args.competed_reruns,
     })
 }
 

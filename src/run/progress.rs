@@ -36,16 +36,15 @@ impl Progress {
         }
     }
 
-    /// The time left: the time per run so far over the runs left, or the estimate before the
-    /// first run ends.
+    /// The time left: the time per run so far over the runs left, never past what the
+    /// estimate (a search's at its budget: an upper bound) leaves; the estimate's alone before
+    /// the first run ends.
     fn eta(&self) -> String {
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let (done, all) = self.runs;
-        let left = if done == 0 {
-            (self.estimated_s - elapsed).max(0.0)
-        } else {
-            elapsed / done as f64 * all.saturating_sub(done) as f64
-        };
+        let left = eta_s(
+            self.started.elapsed().as_secs_f64(),
+            self.runs,
+            self.estimated_s,
+        );
         crate::human_duration(headroom_spec::Duration::from_micros(
             (left.round() * 1e6) as u64,
         ))
@@ -54,6 +53,8 @@ impl Progress {
     /// The view once a second: the panel under the bar, or a line when `plain_every` passed.
     fn redraw(&mut self) {
         if let Some(bar) = &self.bar {
+            // The bar's time left is the progress's own, as the plain lines say it.
+            bar.set_prefix(self.eta());
             bar.set_message(frame(&self.view, None));
             return;
         }
@@ -96,7 +97,7 @@ impl Progress {
         if std::io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(runs as u64);
             let style = indicatif::ProgressStyle::with_template(
-                "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}\n{msg}",
+                "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {prefix}\n{msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
             bar.set_style(style);
@@ -112,6 +113,8 @@ impl Progress {
         repeat: u32,
         (number, runs): (usize, usize),
     ) {
+        // The runs in all as the bar counts them: a search's unspent budget taken off.
+        let runs = self.runs.1.max(number).min(runs);
         self.line(&format!(
             "[{number}/{runs}] {phase} point {} {} repeat {repeat}",
             point.index + 1,
@@ -134,6 +137,11 @@ impl Progress {
         match event {
             Event::Started { runs, estimated_s } => self.started(runs, estimated_s),
             Event::Limits { how } => self.line(&how),
+            Event::RunAgain { why, left } => self.line(&format!(
+                "  run again: {why}, a share of the machine the server needs ({} more {} at most)",
+                left + 1,
+                if left == 0 { "try" } else { "tries" }
+            )),
             Event::RunStarted {
                 phase,
                 point,
@@ -192,10 +200,10 @@ impl Progress {
                         (record.wall_s * 1e6) as u64
                     ))
                 ));
-                if let Some(bar) = &self.bar
-                    && let Some(length) = bar.length()
-                {
-                    bar.set_length(length.saturating_sub(unspent as u64));
+                // The bar, the header and the time left count the same runs.
+                self.runs.1 = self.runs.1.saturating_sub(unspent);
+                if let Some(bar) = &self.bar {
+                    bar.set_length(self.runs.1 as u64);
                 }
             }
             Event::RunFinished { result, .. } => {
@@ -213,6 +221,23 @@ impl Progress {
                 }
             }
         }
+    }
+}
+
+/// Seconds left after `elapsed` with `done` of `all` runs over: the time per run so far over
+/// the runs left, never past what the estimate leaves (it counts a search at its budget, an
+/// upper bound), unless the run is already past the estimate; the estimate's alone before
+/// the first run ends.
+fn eta_s(elapsed: f64, (done, all): (usize, usize), estimated_s: f64) -> f64 {
+    let budget_left = estimated_s - elapsed;
+    if done == 0 {
+        return budget_left.max(0.0);
+    }
+    let by_runs = elapsed / done as f64 * all.saturating_sub(done) as f64;
+    if budget_left > 0.0 {
+        by_runs.min(budget_left)
+    } else {
+        by_runs
     }
 }
 
@@ -338,5 +363,23 @@ impl Drop for Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 41: the time left never passes what the estimate (a search at its budget) leaves,
+    /// so a short first probe and a long confirmation do not swing it from minutes to hours.
+    #[test]
+    fn the_time_left_stays_within_the_budget() {
+        // A search budgeted at 60 runs and an hour: after a 5 s probe, runs alone say 5 min.
+        assert_eq!(eta_s(5.0, (1, 60), 3_600.0), 295.0);
+        // A 3-minute confirmation next: runs alone would say 1.5 h; the budget says 56 min.
+        assert_eq!(eta_s(185.0, (2, 60), 3_600.0), 3_415.0);
+        // Before any run ends, the estimate; past it, the runs.
+        assert_eq!(eta_s(10.0, (0, 60), 3_600.0), 3_590.0);
+        assert_eq!(eta_s(4_000.0, (50, 60), 3_600.0), 800.0);
     }
 }

@@ -170,3 +170,66 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     assert!(leftovers("1004B").is_empty());
     clean("regression");
 }
+
+/// Issue 41: other work decides nothing. An A/A lever (a header the server ignores), five
+/// repeats a side interleaved, with a busy loop of one core beside the second half of the runs
+/// (kept as they are: `--competed-reruns 0`): `compare --by` calls nothing, and the rows that
+/// rest on a competed run say which and why.
+#[test]
+fn an_a_a_lever_beside_a_busy_loop_half_the_time_calls_nothing() {
+    let _machine = whole();
+    let out = fresh_out("a-a-lever");
+    let out_arg = out.display().to_string();
+    let mut busy_loop = None;
+    let (code, said) = super::competed::headroom_watched(
+        &[
+            "run",
+            "tests/fixtures/run/a-a-lever.toml",
+            "--no-page",
+            "--competed-reruns",
+            "0",
+            "--out",
+            &out_arg,
+        ],
+        |line| {
+            if line.starts_with("[6/10]") {
+                busy_loop = Some(super::competed::BusyLoop::start());
+            }
+        },
+    );
+    drop(busy_loop);
+    assert_eq!(code, 0, "{said}");
+    let results = typed(&read_results(&out));
+    let competed = typed_runs(&results)
+        .iter()
+        .filter(|run| run.machine_cpu.is_some_and(|m| m.competed()))
+        .count();
+    common::say(&format!("A/A lever: {competed} of 10 runs competed"));
+    assert!(competed >= 3, "{competed} runs competed");
+    let output = headroom_unlocked(
+        &["compare", &out_arg, "--by", "lever", "--format", "json"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
+    let figures = report["figures"].as_array().expect("figures");
+    assert!(!figures.is_empty());
+    // Both values have competed runs: every verdict their figures could give is withheld,
+    // naming the run (a figure one side lacks, or too few repeats, says that instead).
+    let mut withheld = 0;
+    for figure in figures {
+        assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
+        let why = figure["why"].as_str().expect("why");
+        if why.starts_with("not judged: run ") {
+            assert!(why.contains("other processes used"), "{why}");
+            withheld += 1;
+        }
+    }
+    common::say(&format!(
+        "A/A lever: {withheld} of {} verdicts withheld as competed",
+        figures.len()
+    ));
+    assert!(withheld > 0, "{figures:?}");
+    assert!(leftovers("1057B").is_empty());
+    clean("a-a-lever");
+}

@@ -24,6 +24,7 @@ impl Prometheus {
         let server = Command::new("scripts/prometheus.sh")
             .args(["serve", "--port", &port.to_string()])
             .current_dir(root())
+            .env("HEADROOM_COMPETED_RERUNS", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -263,6 +264,7 @@ fn a_prometheus_that_goes_away_mid_run_is_said_once_and_the_run_ends_as_without_
             &format!("prometheus-rw={}", prometheus.write_url()),
         ])
         .current_dir(root())
+        .env("HEADROOM_COMPETED_RERUNS", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

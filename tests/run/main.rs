@@ -10,6 +10,7 @@ mod common;
 mod build_image;
 mod carried;
 mod compare;
+mod competed;
 mod examples;
 mod examples_rooms;
 mod hosts;

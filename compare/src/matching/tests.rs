@@ -194,3 +194,41 @@ fn a_lever_is_judged_against_its_first_value_in_each_phase() {
         Err("`--by fanout`: no phase of this file gives `fanout` two values or more; its levers are `rooms`".to_owned())
     );
 }
+
+/// Issue 41: other work that took a share of the machine over a run's hold (run again, and
+/// competing all the same) withholds the verdict that rests on it, naming the run; the
+/// same comparison on quiet runs calls it.
+#[test]
+fn a_verdict_resting_on_a_competed_run_is_withheld() {
+    let mut base = relay();
+    let mut new = relay();
+    with_rss(&mut base, 0, &[1.0, 1.01, 0.99, 1.02, 0.98]);
+    with_rss(&mut new, 0, &[1.2, 1.21, 1.19, 1.22, 1.18]);
+    let run = &mut new.phases[0].points[0].runs[2];
+    run.repeat = 3;
+    run.machine_cpu = Some(headroom_results::MachineCpu {
+        others_cores: 0.93,
+        ..headroom_results::MachineCpu::default()
+    });
+    let rss = |comparison: &Comparison| {
+        comparison
+            .rows
+            .iter()
+            .find(|r| r.point == "rooms = 1" && r.figure == "rss")
+            .map(|r| r.judgement.verdict.clone())
+    };
+    let withheld = rss(&compare(&base, &new, false, &table()));
+    let Some(Verdict::CannotTell(why)) = withheld else {
+        panic!("called: {withheld:?}");
+    };
+    assert_eq!(
+        why.to_string(),
+        "not judged: run 3 of the new file: other processes used 0.93 cores over the hold, so \
+         what it shows may be the other work's (the test read worse)"
+    );
+    new.phases[0].points[0].runs[2].machine_cpu = None;
+    assert_eq!(
+        rss(&compare(&base, &new, false, &table())),
+        Some(Verdict::Worse)
+    );
+}

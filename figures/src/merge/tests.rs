@@ -178,6 +178,7 @@ fn other_work_is_kept_from_hosts_of_their_own_only() {
         Some(headroom_results::MachineCpu {
             others_cores: others,
             stolen_cores: stolen,
+            ..headroom_results::MachineCpu::default()
         })
     };
     let mut a = part("a.json", 0, 2, "aa").results.phases[0].points[0].runs[0].clone();

@@ -91,6 +91,9 @@ pub struct RunOptions {
     pub barrier_timeout: Duration,
     /// What names this invocation in each run's record and in the live streams.
     pub run_id: String,
+    /// How many times a run over whose hold other work competed for the machine is run
+    /// again before it is kept as it is (`--competed-reruns`).
+    pub competed_reruns: u32,
 }
 
 /// How the whole run went.

@@ -20,7 +20,7 @@ pub(super) enum RunSays {
 /// What one run says of its load: a failure of the server under it fails it; a failure that
 /// is not the load's (never ready, nothing measured, interrupted) says nothing; a generator
 /// that could not send it says nothing of the server; else its SLO verdicts.
-pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
+pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u32) -> RunSays {
     let failed_slo = run
         .slo
         .iter()
@@ -79,7 +79,19 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix) -> RunSays {
         }
     }
     if let Some(slo) = failed_slo {
-        return RunSays::Fail(slo);
+        // Other work only takes from the server: a pass beside it stands, a fail may be the
+        // other work's. The run was run again first; this one competed all the same (with
+        // no rerun asked, every first try is judged as it is, the other work said beside it).
+        let competed = run
+            .machine_cpu
+            .filter(|machine| competed_reruns > 0 && machine.others_competed());
+        return match competed {
+            Some(machine) => RunSays::Unjudged(format!(
+                "not judged: competed: {} over the hold, and {slo}",
+                machine.describe()
+            )),
+            None => RunSays::Fail(slo),
+        };
     }
     match run.slo.iter().find(|v| v.pass.is_none()) {
         Some(unmeasured) => RunSays::Unjudged(headroom_figures::text::slo_sentence(
@@ -209,15 +221,78 @@ p95 = "api.latency.p95 < 200ms"
             });
             run
         };
-        let far = judge_run(&run_with(0.9), &matrix);
+        let far = judge_run(&run_with(0.9), &matrix, 2);
         assert!(
             matches!(&far, RunSays::Fail(why) if why.contains("by more than the generator's lag")),
             "{far:?}"
         );
-        let near = judge_run(&run_with(0.204), &matrix);
+        let near = judge_run(&run_with(0.204), &matrix, 2);
         assert!(matches!(near, RunSays::GeneratorBound(_)), "{near:?}");
-        let passing = judge_run(&run_with(0.1), &matrix);
+        let passing = judge_run(&run_with(0.1), &matrix, 2);
         assert!(matches!(passing, RunSays::GeneratorBound(_)), "{passing:?}");
+    }
+
+    /// Issue 41: a run that failed an SLO while other work took a share of the machine says
+    /// nothing of the load (it was run again first); one that passed beside it passes.
+    #[test]
+    fn a_competed_fail_is_not_judged_and_a_competed_pass_stands() {
+        let text = r#"
+[bench]
+name = "competed"
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}"]
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "100/s"
+requests = [{ url = "http://127.0.0.1:{port}/" }]
+[[phase]]
+name = "load"
+hold = "10s"
+[slo]
+p95 = "api.latency.p95 < 200ms"
+"#;
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let matrix = headroom_compiler::Compiler::new()
+            .compile(text, &prices)
+            .matrix
+            .expect("compiles");
+        let run_with = |p95_s: f64, others_cores: f64| {
+            let mut run = RunResult::started(1, 0);
+            run.machine_cpu = Some(crate::results::MachineCpu {
+                others_cores,
+                ..crate::results::MachineCpu::default()
+            });
+            run.slo.push(crate::results::SloVerdict {
+                name: "p95".to_owned(),
+                expression: "api.latency.p95 < 200ms".to_owned(),
+                value: Some(p95_s),
+                threshold: 0.2,
+                pass: Some(p95_s < 0.2),
+                note: None,
+            });
+            run
+        };
+        let competed = judge_run(&run_with(0.3, 0.93), &matrix, 2);
+        assert_eq!(
+            competed,
+            RunSays::Unjudged(
+                "not judged: competed: other processes used 0.93 cores over the hold, and \
+                 `api.latency.p95 < 200ms`: measured 300.0 ms"
+                    .to_owned()
+            )
+        );
+        assert_eq!(judge_run(&run_with(0.1, 0.93), &matrix, 2), RunSays::Pass);
+        assert!(matches!(
+            judge_run(&run_with(0.3, 0.1), &matrix, 2),
+            RunSays::Fail(_)
+        ));
+        // No rerun asked: every first try is judged as it is.
+        assert!(matches!(
+            judge_run(&run_with(0.3, 0.93), &matrix, 0),
+            RunSays::Fail(_)
+        ));
     }
 
     #[test]

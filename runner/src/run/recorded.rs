@@ -18,7 +18,21 @@ pub(super) type Means<'a, 'h> = (
     Option<&'h mut Held>,
 );
 
-/// Runs `point` once (repeat `repeat`, the `number`th run of `runs`) and records it.
+/// The run kept, saying the tries before it that other work competed with (`tries`).
+fn kept_after(mut result: RunResult, tries: &[String]) -> RunResult {
+    if !tries.is_empty() {
+        result.notes.push(format!(
+            "run again after {} {} that other work competed with ({}): this is the try kept",
+            tries.len(),
+            if tries.len() == 1 { "try" } else { "tries" },
+            tries.join("; ")
+        ));
+    }
+    result
+}
+
+/// Runs `point` once (repeat `repeat`, the `number`th run of `runs`) and records it; a run
+/// that other work competed with is run again first, up to `options.competed_reruns` times.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_recorded(
     (matrix, phase, point): (&RunMatrix, &MatrixPhase, &Point),
@@ -31,31 +45,58 @@ pub(super) async fn run_recorded(
 ) -> Result<Recorded, RunError> {
     let slot = phase_slot_of(&outcome.results, &phase.name);
     *number += 1;
-    on_event(Event::RunStarted {
-        phase: &phase.name,
-        point,
-        repeat,
-        number: *number,
-        runs,
-    });
-    let attempt = Attempt {
-        repeat,
-        number: *number,
-        emulation,
-        barrier,
-        held,
+    let mut held = held;
+    let mut competed_tries = Vec::new();
+    let result = loop {
+        on_event(Event::RunStarted {
+            phase: &phase.name,
+            point,
+            repeat,
+            number: *number,
+            runs,
+        });
+        let attempt = Attempt {
+            repeat,
+            number: *number,
+            emulation,
+            barrier,
+            held: held.as_deref_mut(),
+        };
+        let result = run_once(
+            matrix,
+            phase,
+            point,
+            attempt,
+            options,
+            cancel.clone(),
+            on_event,
+        )
+        .await;
+        let result = judged_whole(result, options.segment);
+        // Other work took a share of the machine over the hold: its figures are not the
+        // server's alone, so the run is run again, up to the bound, before it is judged.
+        let competed = result
+            .machine_cpu
+            .filter(|machine| result.failure.is_none() && machine.others_competed());
+        // Segments run in step, meeting at every run: none runs one again on its own.
+        let reruns = if options.segment.count > 1 {
+            0
+        } else {
+            options.competed_reruns
+        };
+        let tries_left = reruns.saturating_sub(competed_tries.len() as u32);
+        match competed {
+            Some(machine) if tries_left > 0 && !*cancel.borrow() => {
+                let why = format!("{} over the hold", machine.describe());
+                on_event(Event::RunAgain {
+                    why: why.clone(),
+                    left: tries_left - 1,
+                });
+                competed_tries.push(why);
+            }
+            _ => break kept_after(result, &competed_tries),
+        }
     };
-    let result = run_once(
-        matrix,
-        phase,
-        point,
-        attempt,
-        options,
-        cancel.clone(),
-        on_event,
-    )
-    .await;
-    let result = judged_whole(result, options.segment);
     let failed = outcome.count(&result, is_baseline(matrix, point), phase.search.is_some());
     // A meeting missed: the other segments are gone or never came, so every later run
     // would wait out the timeout for nothing.

@@ -183,7 +183,7 @@ async fn run_probe(
             .last()
             .and_then(|p| p.runs.last())
         {
-            said.push(judge_run(run, matrix));
+            said.push(judge_run(run, matrix, options.competed_reruns));
         }
         ran.stop_all |= recorded.stop_all;
         if let Some(held) = held.as_deref_mut()

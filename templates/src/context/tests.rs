@@ -201,6 +201,7 @@ fn runs_that_shared_the_machine_are_a_caveat() {
         run.machine_cpu = Some(headroom_results::MachineCpu {
             others_cores: others,
             stolen_cores: stolen,
+            ..headroom_results::MachineCpu::default()
         });
         tally.count(run);
     }
