@@ -177,10 +177,8 @@ pub(super) fn outcome_of(verdict: &ProbeVerdict) -> ProbeOutcome {
 mod tests {
     use super::*;
 
-    /// A bound generator's run fails when a latency SLO failed by more than its lag (the
-    /// server's queue, not the generator's lateness), and says nothing otherwise.
-    #[test]
-    fn a_latency_far_past_the_generators_lag_is_the_servers() {
+    /// A spec searching an open model's rate, held to `api.latency.p95 < 200ms`.
+    fn searching() -> RunMatrix {
         let text = r#"
 [bench]
 name = "lag"
@@ -202,23 +200,36 @@ vary = { rate = { search = { from = "100/s", to = "6400/s" } } }
 p95 = "api.latency.p95 < 200ms"
 "#;
         let prices = headroom_pricing::PriceTable::embedded().expect("prices");
-        let matrix = headroom_compiler::Compiler::new()
+        headroom_compiler::Compiler::new()
             .compile(text, &prices)
             .matrix
-            .expect("compiles");
+            .expect("compiles")
+    }
+
+    /// A run whose p95 read `p95_s`, judged against the 200 ms SLO.
+    fn with_p95(p95_s: f64) -> RunResult {
+        let mut run = RunResult::started(1, 0);
+        run.slo.push(crate::results::SloVerdict {
+            name: "p95".to_owned(),
+            expression: "api.latency.p95 < 200ms".to_owned(),
+            value: Some(p95_s),
+            threshold: 0.2,
+            pass: Some(p95_s < 0.2),
+            note: None,
+        });
+        run
+    }
+
+    /// A bound generator's run fails when a latency SLO failed by more than its lag (the
+    /// server's queue, not the generator's lateness), and says nothing otherwise.
+    #[test]
+    fn a_latency_far_past_the_generators_lag_is_the_servers() {
+        let matrix = searching();
         let run_with = |p95_s: f64| {
-            let mut run = RunResult::started(1, 0);
+            let mut run = with_p95(p95_s);
             run.generator.bound = true;
             run.generator.reason = Some("the generator's schedule lag p99 was 7.1 ms".to_owned());
             run.generator.schedule_lag_p99_ms = 7.1;
-            run.slo.push(crate::results::SloVerdict {
-                name: "p95".to_owned(),
-                expression: "api.latency.p95 < 200ms".to_owned(),
-                value: Some(p95_s),
-                threshold: 0.2,
-                pass: Some(p95_s < 0.2),
-                note: None,
-            });
             run
         };
         let far = judge_run(&run_with(0.9), &matrix, 2);
@@ -236,41 +247,12 @@ p95 = "api.latency.p95 < 200ms"
     /// nothing of the load (it was run again first); one that passed beside it passes.
     #[test]
     fn a_competed_fail_is_not_judged_and_a_competed_pass_stands() {
-        let text = r#"
-[bench]
-name = "competed"
-[target]
-command = ["{headroom}", "demo-target", "--port", "{port}"]
-[[scenario]]
-name = "api"
-kind = "http"
-executor = "constant-arrival-rate"
-rate = "100/s"
-requests = [{ url = "http://127.0.0.1:{port}/" }]
-[[phase]]
-name = "load"
-hold = "10s"
-[slo]
-p95 = "api.latency.p95 < 200ms"
-"#;
-        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
-        let matrix = headroom_compiler::Compiler::new()
-            .compile(text, &prices)
-            .matrix
-            .expect("compiles");
+        let matrix = searching();
         let run_with = |p95_s: f64, others_cores: f64| {
-            let mut run = RunResult::started(1, 0);
+            let mut run = with_p95(p95_s);
             run.machine_cpu = Some(crate::results::MachineCpu {
                 others_cores,
                 ..crate::results::MachineCpu::default()
-            });
-            run.slo.push(crate::results::SloVerdict {
-                name: "p95".to_owned(),
-                expression: "api.latency.p95 < 200ms".to_owned(),
-                value: Some(p95_s),
-                threshold: 0.2,
-                pass: Some(p95_s < 0.2),
-                note: None,
             });
             run
         };
