@@ -10,12 +10,22 @@ use headroom_spec::Duration;
 /// asked when that is coarser.
 pub const QUICK_PRECISION_PERCENT: f64 = 10.0;
 
-/// Holds shrink to a tenth (between 2 s and 5 s), ramps to a tenth (at most 1 s), repeats to one, and
-/// every axis to its first, middle and last values. A search keeps searching, coarser: to
+/// A quick ramp-up: a tenth of the spec's, between these. Two seconds at least, even where the
+/// spec ramps over none (a constant load's ramp-up is at the load): a server's first seconds
+/// (connections opening, caches and JITs warming) are its start-up burst, which a quick hold
+/// of a few seconds would otherwise be judged on.
+const QUICK_RAMP: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(10));
+
+/// Quick is a smaller version of the same measurement, not another one (issue 41). Holds
+/// shrink to a tenth (between 2 s and 5 s), repeats to one, every axis to its first, middle
+/// and last values. Ramps shrink to a tenth, between 2 s and 10 s ([`QUICK_RAMP`]), but sockets
+/// open no faster than the spec opens them at any point of the phase (its connect rate), and
+/// the ramp lasts as long as they take. A search keeps searching, coarser: to
 /// [`QUICK_PRECISION_PERCENT`], its probes held a tenth as long (2 s at least) and run once.
 pub fn scale(matrix: &RunMatrix) -> RunMatrix {
     let mut matrix = matrix.clone();
     for phase in &mut matrix.phases {
+        let connect_rate = connect_rate(phase);
         phase.repeats = 1;
         phase.cooldown = Duration::ZERO;
         let steady = &mut phase.measure.steady_state;
@@ -44,7 +54,7 @@ pub fn scale(matrix: &RunMatrix) -> RunMatrix {
         for (index, point) in phase.points.iter_mut().enumerate() {
             point.index = index;
             for scenario in &mut point.scenarios {
-                shrink(scenario);
+                shrink(scenario, connect_rate);
             }
             // The estimate follows the scaled matrix, not the written one.
             point.run_time = run_time(&point.scenarios, &phase.measure, phase.cooldown);
@@ -90,17 +100,51 @@ fn tenth(duration: &mut Duration, floor: Duration, ceiling: Duration) {
     *duration = scaled.max(floor).min(ceiling).min(*duration);
 }
 
-/// A point made after the matrix was scaled (a search's probe), scaled the same way; its
-/// run time is the caller's to count again.
-pub fn shrink_point(point: &mut headroom_compiler::matrix::Point) {
+/// A point made after the matrix was scaled (a search's probe), scaled the same way (at
+/// `connect_rate`, the unscaled phase's: [`connect_rate`]); its run time is the caller's to
+/// count again.
+pub fn shrink_point(point: &mut headroom_compiler::matrix::Point, connect_rate: Option<f64>) {
     for scenario in &mut point.scenarios {
-        shrink(scenario);
+        shrink(scenario, connect_rate);
     }
 }
 
-fn shrink(scenario: &mut Scenario) {
+/// The fastest the spec opens sockets at any point of `phase` (a search's at its two ends),
+/// sockets a second: its rooms' sockets over their `connect_over` (the ramp-up when unset).
+/// `None` without rooms, or where they all open at once.
+pub fn connect_rate(phase: &headroom_compiler::matrix::MatrixPhase) -> Option<f64> {
+    phase
+        .points
+        .iter()
+        .flat_map(|point| point.scenarios.iter())
+        .filter_map(|scenario| match scenario {
+            Scenario::Rooms(rooms) => {
+                let over = rooms.connect_over.unwrap_or(rooms.stages.ramp_up);
+                (over.as_micros() > 0).then(|| rooms.sockets() as f64 / over.as_secs_f64())
+            }
+            Scenario::Http(_) => None,
+        })
+        .reduce(f64::max)
+}
+
+fn shrink(scenario: &mut Scenario, connect_rate: Option<f64>) {
+    // Sockets open at the spec's connect rate: no faster than it opens them anywhere.
+    let opening = match (&*scenario, connect_rate) {
+        (Scenario::Rooms(rooms), Some(rate)) if rate > 0.0 => {
+            let over = rooms.connect_over.unwrap_or(rooms.stages.ramp_up);
+            let at_rate = Duration::from_micros((rooms.sockets() as f64 / rate * 1e6) as u64);
+            let mut quick = over;
+            tenth(&mut quick, at_rate, over);
+            Some(quick)
+        }
+        _ => None,
+    };
     let stages = scenario.stages_mut();
-    tenth(&mut stages.ramp_up, Duration::ZERO, Duration::from_secs(1));
+    let ramp_up = stages.ramp_up;
+    stages.ramp_up = Duration::from_micros(ramp_up.as_micros() / 10)
+        .max(QUICK_RAMP.0)
+        .min(QUICK_RAMP.1)
+        .max(opening.unwrap_or(Duration::ZERO));
     tenth(
         &mut stages.ramp_down,
         Duration::ZERO,
@@ -110,8 +154,8 @@ fn shrink(scenario: &mut Scenario) {
         tenth(hold, Duration::from_secs(2), Duration::from_secs(5));
     }
     if let Scenario::Rooms(rooms) = scenario {
-        if let Some(over) = &mut rooms.connect_over {
-            tenth(over, Duration::ZERO, Duration::from_secs(1));
+        if let (Some(over), Some(opening)) = (&mut rooms.connect_over, opening) {
+            *over = opening;
         }
         if let Some(reload) = &mut rooms.reload {
             tenth(
@@ -128,8 +172,10 @@ mod tests {
     use super::*;
 
     /// Issue 11, item 7: `--quick` estimates the quick run, not the full one. notes-api holds
-    /// 2 minutes behind a 30 s ramp (a run is over 2.5 minutes); quick holds 5 s behind a 1 s
-    /// ramp, so its listed runs take well under a minute each, and the estimate is their sum.
+    /// 2 minutes behind a 30 s ramp (a run is over 2.5 minutes); quick holds 5 s behind a 3 s
+    /// ramp (a tenth), its 1,000 sockets opening over 5 s as the spec opens them (issue 41: no
+    /// faster than its connect rate), so its listed runs take well under a minute each, and the
+    /// estimate is their sum.
     /// Its `load` phase searches (issue 32): quick keeps it searching, coarser and shorter,
     /// and estimates it at its budget of quick runs.
     #[test]
@@ -151,9 +197,20 @@ mod tests {
         let runs: Vec<Duration> = listed.points.iter().map(|point| point.run_time).collect();
         assert_eq!(runs.len(), 3);
         assert!(
-            runs.iter().all(|r| *r < Duration::from_secs(10)),
+            runs.iter().all(|r| *r < Duration::from_secs(15)),
             "{runs:?}"
         );
+        let stages = |name: &str| {
+            let scenario = listed.points[0]
+                .scenarios
+                .iter()
+                .find(|s| s.name() == name)
+                .expect("the scenario");
+            *scenario.stages()
+        };
+        assert_eq!(stages("browse").ramp_up, Duration::from_secs(3));
+        assert_eq!(stages("sockets").ramp_up, Duration::from_secs(5));
+        assert_eq!(stages("sockets").hold, Some(Duration::from_secs(5)));
         let sum = runs
             .iter()
             .fold(Duration::ZERO, |sum, r| sum.saturating_add(*r));
@@ -166,7 +223,7 @@ mod tests {
         );
         assert_eq!(search.probe_hold, Duration::from_secs(3));
         let per_run = searched.points[0].run_time;
-        assert!(per_run < Duration::from_secs(10), "{per_run:?}");
+        assert!(per_run < Duration::from_secs(15), "{per_run:?}");
         assert_eq!(
             searched.estimated,
             per_run.saturating_mul(u64::from(search.max_runs))
@@ -178,5 +235,37 @@ mod tests {
         assert_eq!(quick.estimated, phases);
         // The listed runs are the plan's; the search's are made as it goes.
         assert_eq!(quick.runs.len(), 3);
+    }
+
+    /// Issue 41: quick opens sockets no faster than the spec does anywhere in the phase. The
+    /// chat example opens up to 12,800 over 10 s (1,280 a second): a quick probe of 100 people
+    /// opens them over a tenth of that (1 s), one of 1,600 over 1.25 s (at 1,280 a second), one
+    /// of 12,800 over the spec's 10 s; the ramp-up is a tenth of the spec's 30 s, or as long as
+    /// the sockets take.
+    #[test]
+    fn quick_sockets_open_at_the_specs_connect_rate() {
+        let text = include_str!("../../examples/chat.toml");
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let full = headroom_compiler::Compiler::new()
+            .compile(text, &prices)
+            .matrix
+            .expect("chat compiles");
+        let phase = &full.phases[0];
+        let rate = connect_rate(phase).expect("rooms");
+        assert!((rate - 12_800.0 / 10.0).abs() < 1e-6, "{rate}");
+        for (people, over, ramp) in [
+            (100.0, 1.0, 3.0),
+            (1_600.0, 1.25, 3.0),
+            (12_800.0, 10.0, 10.0),
+        ] {
+            let mut point = phase.probe_point(&full.target, 0, people).expect("a probe");
+            shrink_point(&mut point, Some(rate));
+            let Scenario::Rooms(rooms) = &point.scenarios[0] else {
+                panic!("rooms");
+            };
+            let seconds = |s: f64| Duration::from_micros((s * 1e6) as u64);
+            assert_eq!(rooms.connect_over, Some(seconds(over)), "{people}");
+            assert_eq!(rooms.stages.ramp_up, seconds(ramp), "{people}");
+        }
     }
 }

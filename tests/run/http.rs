@@ -376,10 +376,13 @@ fn virtual_users_log_in_with_their_rows_and_browse_with_their_tokens() {
     let results = typed(&results);
     let visit = first_scenario(&results, "visit");
     let (login, me) = (apart(visit, "login"), apart(visit, "me"));
-    // Three right passwords, each used once; the fourth fails every try.
-    assert_eq!(login.ok, 3, "{login:?}");
+    // Three right passwords, each used once; the fourth fails every try. The first logins may
+    // come before the run's hold (a closed model's hold starts once its users, spread over a
+    // think time, all send: issue 41): they are counted outside it.
+    let outside = login.outside_hold.clone().unwrap_or_default();
+    assert_eq!(login.ok + outside.ok, 3, "{login:?}");
     assert!(login.requests >= 20, "{login:?}");
-    assert_eq!(login.errors.status, login.requests - 3, "{login:?}");
+    assert_eq!(login.errors.status, login.requests - login.ok, "{login:?}");
     // Every `me` carried a valid token (none refused); the server named its user, and only
     // Ada's pass the check: about a third, each user browsing at the same pace.
     let (requests, ok) = (me.requests, me.ok);

@@ -149,7 +149,7 @@ pub async fn run(
     let schedule = Schedule::of(scenario);
     let start = reach.start_at.unwrap_or_else(|| Instant::now() + STARTUP);
     let hold = Arc::clone(member.hold());
-    member.at_load(start + Duration::from_secs_f64(schedule.ramp_up));
+    member.at_load(start + Duration::from_secs_f64(schedule.ramp_up + arriving_s(scenario)));
     let windows = Arc::new(Windows::new(threads, &scenario.name));
     // Several requests: each is measured apart too (one request's figures are the scenario's).
     let names: Vec<Option<String>> = scenario.requests.iter().map(|r| r.name.clone()).collect();
@@ -213,6 +213,17 @@ pub async fn run(
     }
     result.source_addresses = client.sources.as_ref().map(crate::source::Sources::used);
     Ok(result)
+}
+
+/// How long after its ramp-up a scenario's load has arrived: a closed model's users that
+/// start spread each wait a random part of a mean think time before their first request, so
+/// the last of them sends a mean think time after it became active; an open model's arrivals
+/// are at their rate at once.
+fn arriving_s(scenario: &HttpScenario) -> f64 {
+    match (scenario.executor.is_open(), scenario.start, scenario.think) {
+        (false, headroom_spec::think::UserStart::Spread, Some(think)) => think.mean_s(),
+        _ => 0.0,
+    }
 }
 
 /// The part of the run's hold this scenario held its peak: from its ramp-up's end to where the

@@ -233,7 +233,7 @@ fn probe_point(
         .probe_point(&matrix.target, index, load)
         .map_err(RunError::Search)?;
     if options.quick {
-        crate::quick::shrink_point(&mut point);
+        crate::quick::shrink_point(&mut point, crate::quick::connect_rate(phase));
     }
     if stage == Stage::Explore
         && let Some(plan) = &phase.search
