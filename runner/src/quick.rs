@@ -10,17 +10,17 @@ use headroom_spec::Duration;
 /// asked when that is coarser.
 pub const QUICK_PRECISION_PERCENT: f64 = 10.0;
 
-/// A quick ramp-up: a tenth of the spec's, between these. Two seconds at least, even where the
-/// spec ramps over none (a constant load's ramp-up is at the load): a server's first seconds
-/// (connections opening, caches and JITs warming) are its start-up burst, which a quick hold
-/// of a few seconds would otherwise be judged on.
-const QUICK_RAMP: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(10));
+/// A quick ramp-up, whatever the spec's (longer only while sockets open at the spec's rate).
+/// Two seconds even where the spec ramps over none (a constant load's ramp-up is at the
+/// load): a server's first seconds (connections opening, caches and JITs warming) are its
+/// start-up burst, which a quick hold of a few seconds would otherwise be judged on.
+const QUICK_RAMP: Duration = Duration::from_secs(2);
 
 /// Quick is a smaller version of the same measurement, not another one (issue 41). Holds
 /// shrink to a tenth (between 2 s and 5 s), repeats to one, every axis to its first, middle
-/// and last values. Ramps shrink to a tenth, between 2 s and 10 s ([`QUICK_RAMP`]), but sockets
-/// open no faster than the spec opens them at any point of the phase (its connect rate), and
-/// the ramp lasts as long as they take. A search keeps searching, coarser: to
+/// and last values. Ramps take 2 s ([`QUICK_RAMP`]), but sockets open no faster than the spec
+/// opens them at any point of the phase (its connect rate), and the ramp lasts as long as
+/// they take. A search keeps searching, coarser: to
 /// [`QUICK_PRECISION_PERCENT`], its probes held a tenth as long (2 s at least) and run once.
 pub fn scale(matrix: &RunMatrix) -> RunMatrix {
     let mut matrix = matrix.clone();
@@ -140,11 +140,7 @@ fn shrink(scenario: &mut Scenario, connect_rate: Option<f64>) {
         _ => None,
     };
     let stages = scenario.stages_mut();
-    let ramp_up = stages.ramp_up;
-    stages.ramp_up = Duration::from_micros(ramp_up.as_micros() / 10)
-        .max(QUICK_RAMP.0)
-        .min(QUICK_RAMP.1)
-        .max(opening.unwrap_or(Duration::ZERO));
+    stages.ramp_up = QUICK_RAMP.max(opening.unwrap_or(Duration::ZERO));
     tenth(
         &mut stages.ramp_down,
         Duration::ZERO,
@@ -172,9 +168,9 @@ mod tests {
     use super::*;
 
     /// Issue 11, item 7: `--quick` estimates the quick run, not the full one. notes-api holds
-    /// 2 minutes behind a 30 s ramp (a run is over 2.5 minutes); quick holds 5 s behind a 3 s
-    /// ramp (a tenth), its 1,000 sockets opening over 5 s as the spec opens them (issue 41: no
-    /// faster than its connect rate), so its listed runs take well under a minute each, and the
+    /// 2 minutes behind a 30 s ramp (a run is over 2.5 minutes); quick holds 5 s behind a 2 s
+    /// ramp, its 1,000 sockets opening over 2 s as the spec opens them (issue 41: no faster
+    /// than its connect rate), so its listed runs take well under a minute each, and the
     /// estimate is their sum.
     /// Its `load` phase searches (issue 32): quick keeps it searching, coarser and shorter,
     /// and estimates it at its budget of quick runs.
@@ -208,8 +204,8 @@ mod tests {
                 .expect("the scenario");
             *scenario.stages()
         };
-        assert_eq!(stages("browse").ramp_up, Duration::from_secs(3));
-        assert_eq!(stages("sockets").ramp_up, Duration::from_secs(5));
+        assert_eq!(stages("browse").ramp_up, Duration::from_secs(2));
+        assert_eq!(stages("sockets").ramp_up, Duration::from_secs(2));
         assert_eq!(stages("sockets").hold, Some(Duration::from_secs(5)));
         let sum = runs
             .iter()
@@ -240,8 +236,8 @@ mod tests {
     /// Issue 41: quick opens sockets no faster than the spec does anywhere in the phase. The
     /// chat example opens up to 12,800 over 10 s (1,280 a second): a quick probe of 100 people
     /// opens them over a tenth of that (1 s), one of 1,600 over 1.25 s (at 1,280 a second), one
-    /// of 12,800 over the spec's 10 s; the ramp-up is a tenth of the spec's 30 s, or as long as
-    /// the sockets take.
+    /// of 12,800 over the spec's 10 s; the ramp-up takes quick's 2 s, or as long as the sockets
+    /// take.
     #[test]
     fn quick_sockets_open_at_the_specs_connect_rate() {
         let text = include_str!("../../examples/chat.toml");
@@ -254,8 +250,8 @@ mod tests {
         let rate = connect_rate(phase).expect("rooms");
         assert!((rate - 12_800.0 / 10.0).abs() < 1e-6, "{rate}");
         for (people, over, ramp) in [
-            (100.0, 1.0, 3.0),
-            (1_600.0, 1.25, 3.0),
+            (100.0, 1.0, 2.0),
+            (1_600.0, 1.25, 2.0),
             (12_800.0, 10.0, 10.0),
         ] {
             let mut point = phase.probe_point(&full.target, 0, people).expect("a probe");
