@@ -7,7 +7,8 @@
 #   scripts/bench-quick.sh [--rounds 2] [--examples notes-api,chat,python-stdlib] [--quick-only]
 #
 # The full searches take hours (notes-api's holds are 2 minutes; chat is searched at one CPU
-# size, its `cpu-1` phase): run it on a quiet machine, with nothing else running.
+# size, its `cpu-1` phase): run it on a quiet machine, with nothing else running. Each run is
+# kept in target/bench-quick and not run again (`--fresh` does), so it may take two sittings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --quiet

@@ -1,19 +1,70 @@
-//! Issue 34: the image. No container engine runs on these machines, so the test builds the
+//! Issue 34: the image. No container engine runs on these machines, so the tests build the
 //! binary the `Dockerfile` builds, with the same `cargo build` line (checked here, read from
-//! both files), and runs it as the pods of `headroom k8s` would: a segment's Job from only the
-//! files its ConfigMap carries, in a folder of its own, with the pod's environment, then the
-//! merge Job over its part.
+//! both files), and `under_kubernetes` runs it as the pods of `headroom k8s` would.
 //!
 //! The release build takes minutes of both cores from a clean checkout. It runs in the
 //! background of the other tests (`harness::in_background`): at the lowest priority (`nice -n
 //! 19`), so that it takes the CPU the tests sharing the machine leave idle and not theirs,
 //! stopped while a test has the machine whole; and in a target folder of its own
 //! (`target/image`), which `cargo test`'s lock on `target/` does not hold. The module's name
-//! puts it first, so that the build starts with the binary's first tests.
+//! sorts its test first, so the build starts with the binary's first tests; the test that
+//! waits for it sorts last, so it holds no test thread while the build goes on.
 
-use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
 
 use super::*;
+
+/// The build, started once, and what it ended with: the binary's path, or why the machine
+/// cannot build it.
+static BUILD: Mutex<Option<JoinHandle<Result<PathBuf, String>>>> = Mutex::new(None);
+static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+
+/// Starts the build in the background, once.
+pub(crate) fn start() {
+    let mut build = BUILD.lock().unwrap_or_else(PoisonError::into_inner);
+    if build.is_some() || BUILT.get().is_some() {
+        return;
+    }
+    *build = Some(std::thread::spawn(|| {
+        let mut command = Command::new("nice");
+        command
+            .args(["-n", "19"])
+            .arg(root().join("scripts/image-binary.sh"))
+            .env("CARGO_TARGET_DIR", root().join("target/image"))
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let built = headroom_test_support::harness::in_background(command)
+            .expect("scripts/image-binary.sh runs");
+        let said = String::from_utf8_lossy(&built.stderr);
+        match built.status.code() {
+            Some(0) => Ok(PathBuf::from(String::from_utf8_lossy(&built.stdout).trim())),
+            // The script's own refusal: a tool this machine cannot have (the musl target,
+            // musl-gcc).
+            Some(1) => Err(said.trim().to_owned()),
+            _ => panic!("the image's build failed:\n{said}"),
+        }
+    }));
+}
+
+/// The image's binary, once built (the build started here if no test started it), or why
+/// this machine cannot build it.
+pub(crate) fn binary() -> Result<PathBuf, String> {
+    start();
+    BUILT
+        .get_or_init(|| {
+            let handle = BUILD
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+                .expect("the build started");
+            handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+        .clone()
+}
 
 /// The `cargo build` command of the Dockerfile's build stage, as written (without the copy
 /// that follows it on the same `RUN`).
@@ -45,7 +96,7 @@ fn script_build_line(script: &str) -> String {
 }
 
 /// Whether the ELF file at `path` asks for no program interpreter: statically linked.
-fn statically_linked(path: &Path) -> bool {
+pub(crate) fn statically_linked(path: &Path) -> bool {
     let elf = std::fs::read(path).expect("the binary");
     assert_eq!(&elf[..4], b"\x7fELF", "an ELF file");
     assert_eq!(elf[4], 2, "64-bit");
@@ -59,8 +110,10 @@ fn statically_linked(path: &Path) -> bool {
     (0..count).all(|i| word((table + i * entry) as usize, 4) != PT_INTERP)
 }
 
+/// Also starts the build that `under_kubernetes` runs: this is the binary's first test.
 #[test]
 fn the_dockerfile_builds_with_the_scripts_line() {
+    start();
     let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).expect("the Dockerfile");
     let script =
         std::fs::read_to_string(root().join("scripts/image-binary.sh")).expect("the script");
@@ -79,274 +132,4 @@ fn the_dockerfile_builds_with_the_scripts_line() {
         dockerfile.contains("COPY --from=build /headroom /usr/local/bin/headroom"),
         "{dockerfile}"
     );
-}
-
-/// The objects of `headroom k8s`'s `segments.json` and `merge.json` in `dir`, by kind (the
-/// Jobs by their component).
-struct Manifests {
-    config_map: Value,
-    segments: Value,
-    merge: Value,
-}
-
-impl Manifests {
-    fn read(dir: &Path) -> Manifests {
-        let list = |file: &str| -> Vec<Value> {
-            let text = std::fs::read_to_string(dir.join(file)).expect("written");
-            let value: Value = serde_json::from_str(&text).expect("json");
-            value["items"].as_array().expect("items").clone()
-        };
-        let first = list("segments.json");
-        let of_kind = |kind: &str| {
-            first
-                .iter()
-                .find(|o| o["kind"] == kind)
-                .cloned()
-                .unwrap_or_else(|| panic!("a {kind}"))
-        };
-        Manifests {
-            config_map: of_kind("ConfigMap"),
-            segments: of_kind("Job"),
-            merge: list("merge.json").remove(0),
-        }
-    }
-
-    /// The files the spec volume shows the pod: the ConfigMap's entries at the paths its
-    /// items give, written under `spec_dir`.
-    fn write_spec_volume(&self, spec_dir: &Path) -> Vec<PathBuf> {
-        let data = self.config_map["data"].as_object().expect("data");
-        let volumes = self.segments["spec"]["template"]["spec"]["volumes"]
-            .as_array()
-            .expect("volumes");
-        let spec_volume = volumes
-            .iter()
-            .find(|v| v["configMap"].is_object())
-            .expect("the spec volume");
-        let mut written = Vec::new();
-        for item in spec_volume["configMap"]["items"].as_array().expect("items") {
-            let key = item["key"].as_str().expect("a key");
-            let path = spec_dir.join(item["path"].as_str().expect("a path"));
-            std::fs::create_dir_all(path.parent().expect("a folder")).expect("a folder");
-            let text = data[key].as_str().expect("the entry");
-            std::fs::write(&path, text).expect("written");
-            written.push(path);
-        }
-        written
-    }
-}
-
-/// The container of `job`: its command and args, and its environment's names.
-fn container(job: &Value) -> (Vec<String>, Vec<String>) {
-    let container = &job["spec"]["template"]["spec"]["containers"][0];
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .map(|s| s.as_str().expect("a string").to_owned())
-            .collect()
-    };
-    let mut argv = strings(&container["command"]);
-    argv.extend(strings(&container["args"]));
-    let env = container["env"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|e| e["name"].as_str().expect("a name").to_owned())
-        .collect();
-    (argv, env)
-}
-
-/// `argv` as the pod would run it here: the volumes' mount points under `pod`, the pod's
-/// `$(VAR)`s filled from `env`, and segment 0's DNS name (the cluster's) as `barrier`.
-fn as_here(
-    argv: &[String],
-    pod: &Path,
-    env: &BTreeMap<&str, String>,
-    barrier: &str,
-) -> Vec<String> {
-    argv.iter()
-        .map(|arg| {
-            let mut arg = arg
-                .replace("/spec/", &format!("{}/spec/", pod.display()))
-                .replace("/results/", &format!("{}/results/", pod.display()));
-            for (name, value) in env {
-                arg = arg.replace(&format!("$({name})"), value);
-            }
-            if arg.ends_with(":7070") && arg.starts_with("headroom-local-0.") {
-                arg = barrier.to_owned();
-            }
-            arg
-        })
-        .collect()
-}
-
-/// Who the pods of `job` run as: its pod's `runAsUser` and `fsGroup`.
-fn pod_user(job: &Value) -> (u32, u32) {
-    let security = &job["spec"]["template"]["spec"]["securityContext"];
-    let id = |key: &str| {
-        security[key]
-            .as_u64()
-            .and_then(|id| u32::try_from(id).ok())
-            .unwrap_or_else(|| panic!("the pod's {key}: {security}"))
-    };
-    (id("runAsUser"), id("fsGroup"))
-}
-
-/// The binary the pods run and the user and group they run as, where this test can become
-/// them (as root): the claim's folder given to the group as Kubernetes does for `fsGroup`
-/// (group-owned, set-group-ID, group-writable), the binary copied where that user can run it.
-/// Elsewhere the pods' commands run as this test's user, which is said.
-fn become_pod_user(
-    test: &str,
-    job: &Value,
-    pod: &Path,
-    binary: &Path,
-) -> (PathBuf, Option<(u32, u32)>) {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let (user, group) = pod_user(job);
-    let me = std::fs::metadata("/proc/self").expect("this process").uid();
-    if me != 0 {
-        common::say(&format!(
-            "{test}: the pods' commands run as user {me}, not as the pods' {user}: only root can \
-             switch users here"
-        ));
-        return (binary.to_owned(), None);
-    }
-    let results = pod.join("results");
-    std::os::unix::fs::chown(&results, None, Some(group)).expect("the claim's group");
-    std::fs::set_permissions(&results, std::fs::Permissions::from_mode(0o2775))
-        .expect("the claim's mode");
-    let in_pod = pod.join("headroom");
-    std::fs::copy(binary, &in_pod).expect("the image's binary, in the pod");
-    (in_pod, Some((user, group)))
-}
-
-/// Runs `argv` (its first word `headroom`, the image's binary) in `pod`, with nothing of this
-/// environment but `env`, as the pod's user where given.
-fn run_in_pod(
-    binary: &Path,
-    argv: &[String],
-    (pod, user): (&Path, Option<(u32, u32)>),
-    env: &BTreeMap<&str, String>,
-) -> std::process::Output {
-    use std::os::unix::process::CommandExt;
-    assert_eq!(argv[0], "headroom", "{argv:?}");
-    let mut command = Command::new(binary);
-    if let Some((user, group)) = user {
-        command.uid(user).gid(group);
-    }
-    command
-        .args(&argv[1..])
-        .current_dir(pod)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .output()
-        .expect("the image's binary runs")
-}
-
-/// The Dockerfile's binary, built here by its line (scripts/image-binary.sh), is static and
-/// runs a segment end to end from only the ConfigMap's files: `headroom k8s` writes the
-/// manifests of a spec with a data file, the spec volume is laid out as the pod sees it in a
-/// folder with nothing else in it, the segments' Job's command runs there (its completion index
-/// 0, the barrier on loopback for the cluster's pod name) against a demo target, and the merge
-/// Job's command merges its part: exactly the 100 requests the spec sends. Both as the pods'
-/// user (`runAsUser`, not root), writing to a claim given to their `fsGroup`.
-#[test]
-fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
-    let test = "the_image_binary_runs_a_segment_from_only_the_config_maps_files";
-    let mut build = Command::new("nice");
-    build
-        .args(["-n", "19"])
-        .arg(root().join("scripts/image-binary.sh"))
-        .env("CARGO_TARGET_DIR", root().join("target/image"))
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let built =
-        headroom_test_support::harness::in_background(build).expect("scripts/image-binary.sh runs");
-    let _machine = shared();
-    let said = String::from_utf8_lossy(&built.stderr);
-    match built.status.code() {
-        Some(0) => {}
-        // The script's own refusal: a tool this machine cannot have (the musl target, musl-gcc).
-        Some(1) => {
-            common::say(&format!("skipped {test}: {}", said.trim()));
-            return;
-        }
-        _ => panic!("the image's build failed:\n{said}"),
-    }
-    let binary = PathBuf::from(String::from_utf8_lossy(&built.stdout).trim());
-    assert!(statically_linked(&binary), "{} is static", binary.display());
-
-    let pod = std::env::temp_dir().join(format!("headroom-image-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&pod);
-    let manifests_dir = pod.with_extension("manifests");
-    let k8s = Command::new(&binary)
-        .args(["k8s", "tests/fixtures/k8s/local.toml", "--segments", "1"])
-        .args(["--image", "registry.example/headroom:0.1.0", "--out"])
-        .arg(&manifests_dir)
-        .current_dir(root())
-        .output()
-        .expect("headroom k8s");
-    assert!(
-        k8s.status.success(),
-        "{}",
-        String::from_utf8_lossy(&k8s.stderr)
-    );
-    let manifests = Manifests::read(&manifests_dir);
-    let written = manifests.write_spec_volume(&pod.join("spec"));
-    assert_eq!(written.len(), 2, "the spec and its data file: {written:?}");
-    std::fs::create_dir_all(pod.join("results")).expect("the claim's folder");
-    let (binary, user) = become_pod_user(test, &manifests.segments, &pod, &binary);
-
-    let (mut server, port) = start_demo_target("1055B");
-    let barrier = format!("127.0.0.1:{}", free_port());
-    // The pod's environment: its completion index (the Job's own variable), and the port the
-    // spec names its target by.
-    let (argv, env_names) = container(&manifests.segments);
-    assert_eq!(env_names, ["HEADROOM_SEGMENT"]);
-    let env = BTreeMap::from([
-        ("HEADROOM_SEGMENT", "0".to_owned()),
-        ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
-    ]);
-    let segment = run_in_pod(
-        &binary,
-        &as_here(&argv, &pod, &env, &barrier),
-        (&pod, user),
-        &env,
-    );
-    let _ = server.kill();
-    let _ = server.wait();
-    assert!(
-        segment.status.success(),
-        "{}",
-        String::from_utf8_lossy(&segment.stderr)
-    );
-    let (argv, _) = container(&manifests.merge);
-    assert_eq!(pod_user(&manifests.merge), pod_user(&manifests.segments));
-    let merge = run_in_pod(
-        &binary,
-        &as_here(&argv, &pod, &env, &barrier),
-        (&pod, user),
-        &env,
-    );
-    assert!(
-        merge.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merge.stderr)
-    );
-    let results = typed(&read_results(&pod.join("results/results.json")));
-    let run = typed_runs(&results)[0];
-    assert!(run.failure.is_none(), "{:?}", run.failure);
-    let api = scenario(run, "api");
-    assert_eq!(api.requests, 100);
-    assert_eq!(api.errors.total(), 0, "{:?}", api.errors);
-    if let Some((user, _)) = user {
-        use std::os::unix::fs::MetadataExt;
-        let part = std::fs::metadata(pod.join("results/results.json")).expect("the merge");
-        assert_eq!(part.uid(), user, "written by the pod's user");
-    }
-    assert!(leftovers("1055B").is_empty());
-    let _ = std::fs::remove_dir_all(&pod);
-    let _ = std::fs::remove_dir_all(&manifests_dir);
 }

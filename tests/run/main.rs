@@ -27,6 +27,7 @@ mod segments;
 mod stacks;
 mod targets;
 mod tls;
+mod under_kubernetes;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
