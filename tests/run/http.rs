@@ -242,8 +242,8 @@ fn a_server_that_stalls_fails_every_request_by_its_timeout() {
 /// `--seed` repeats what is drawn at random, not only the Poisson arrivals: the weighted mix
 /// of an open model (each numbered arrival picks by its own draw, whichever thread takes it)
 /// and a rooms scenario's Poisson sends and reloads (each socket its own draws). Two runs of
-/// one seed send the same requests of each kind and the same messages; the mix keeps its
-/// weights (5 : 3 : 2).
+/// one seed send the same requests of each kind and the same messages (the hold's edges
+/// apart); the mix keeps its weights (5 : 3 : 2).
 #[test]
 fn a_seed_repeats_the_mix_and_the_gaps() {
     let counts = |results: &Value| {
@@ -262,7 +262,22 @@ fn a_seed_repeats_the_mix_and_the_gaps() {
     let (_, first) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
     let (_, again) = run_fixture("seeded", &["--no-page", "--seed", "11"], &[]);
     let (by_request, sent, reloads) = counts(&first);
-    assert_eq!(counts(&again), (by_request.clone(), sent, reloads));
+    // The same draws; each run's hold begins when its sockets have opened, a few milliseconds
+    // apart, so a draw at either edge of the hold may fall in one run's and not the other's:
+    // at most one an edge. Two seeds differ by ~20 a kind (Poisson counts of ~200).
+    let (by_request_again, sent_again, reloads_again) = counts(&again);
+    let pairs = by_request
+        .iter()
+        .zip(&by_request_again)
+        .chain([(&sent, &sent_again), (&reloads, &reloads_again)]);
+    for (first, again) in pairs {
+        assert!(
+            (first - again).abs() <= 2.0,
+            "{:?} then {:?}",
+            (&by_request, sent, reloads),
+            (&by_request_again, sent_again, reloads_again)
+        );
+    }
     // 200 arrivals a second over the 2 s hold; 2 rooms sending 20 a second; 10 sockets
     // reloading every 500 ms on average: Poisson counts, within four standard deviations.
     let total: f64 = by_request.iter().sum();
