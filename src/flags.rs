@@ -39,6 +39,46 @@ pub(crate) fn budget(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// `HOST:PORT` where segments meet (`--barrier`): a host, and a port from 1 to 65535; an
+/// IPv6 address in brackets (`[::1]:7070`). Found here, not after `--barrier-timeout`.
+pub(crate) fn host_port(text: &str) -> std::result::Result<String, String> {
+    let example = "`segment-0.bench:7070`, `127.0.0.1:7070` or `[::1]:7070`";
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(format!(
+            "`{text}` has no port: give HOST:PORT, such as {example}"
+        ));
+    };
+    if host.is_empty() || host == "[]" {
+        return Err(format!(
+            "`{text}` has no host: give HOST:PORT, such as {example}"
+        ));
+    }
+    if host.contains(':') && !(host.starts_with('[') && host.ends_with(']')) {
+        return Err(format!(
+            "`{text}`: an IPv6 address goes in brackets before its port, such as {example}"
+        ));
+    }
+    match port.parse::<u16>() {
+        Ok(port) if port > 0 => Ok(text.to_owned()),
+        _ => Err(format!(
+            "`{port}` is not a port (1 to 65535): give HOST:PORT, such as {example}"
+        )),
+    }
+}
+
+/// A duration above zero (`--barrier-timeout`): a wait of nothing fails every meeting.
+pub(crate) fn positive_duration(
+    text: &str,
+) -> std::result::Result<headroom_spec::Duration, String> {
+    let duration: headroom_spec::Duration = text.parse().map_err(|e| format!("{e}"))?;
+    if duration.as_micros() == 0 {
+        return Err(format!(
+            "`{text}` waits for nothing: every meeting would fail at once; give a time such as \"60s\""
+        ));
+    }
+    Ok(duration)
+}
+
 /// A whole number of 1 or more (`--units`, `--cap`, `--cpu-ceiling`).
 pub(crate) fn at_least_one(text: &str) -> std::result::Result<u64, String> {
     match text.parse::<u64>() {
@@ -78,5 +118,35 @@ pub(crate) fn name_value(text: &str) -> std::result::Result<(String, String), St
         _ => Err(format!(
             "`{text}` is not NAME=VALUE: write it as `--set workers=2`"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42: a barrier without a port, or a wait of nothing, is refused when parsed, not
+    /// after `--barrier-timeout` has passed.
+    #[test]
+    fn a_barrier_is_host_port_and_its_wait_is_above_zero() {
+        for good in ["127.0.0.1:7070", "segment-0.bench:7070", "[::1]:7070"] {
+            assert_eq!(host_port(good).as_deref(), Ok(good));
+        }
+        for (bad, says) in [
+            ("127.0.0.1", "has no port"),
+            (":7070", "has no host"),
+            ("127.0.0.1:0", "is not a port"),
+            ("127.0.0.1:70000", "is not a port"),
+            ("::1:7070", "goes in brackets"),
+        ] {
+            let error = host_port(bad).expect_err(bad);
+            assert!(error.contains(says), "{bad}: {error}");
+        }
+        assert_eq!(
+            positive_duration("90s").map(|d| d.as_micros()),
+            Ok(90_000_000)
+        );
+        let error = positive_duration("0s").expect_err("refused");
+        assert!(error.contains("waits for nothing"), "{error}");
     }
 }

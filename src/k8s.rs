@@ -85,12 +85,25 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("k8s").join(&plan.bench.name));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    // The guard: a manifest list replaces one headroom wrote, never the spec, a data file or
+    // a file of anyone else's (name another --out for those).
+    let mut outputs = crate::outputs::Outputs::new(false);
+    outputs.input(&args.spec, "the spec");
+    for file in headroom_compiler::data_file_references(&compiled.source) {
+        outputs.input(&spec_dir.join(&file), "a data file the spec reads");
+    }
+    let mut paths = Vec::new();
+    for file in ["segments.json", "merge.json"] {
+        paths.push(
+            outputs
+                .claim(&out.join(file), "--out", crate::outputs::Output::Manifests)?
+                .path,
+        );
+    }
     let name = format!("headroom-{}", plan.bench.name);
-    for (file, list) in [("segments.json", &segments), ("merge.json", &merge)] {
-        let path = out.join(file);
+    for (path, list) in paths.iter().zip([&segments, &merge]) {
         let text = serde_json::to_string_pretty(list)? + "\n";
-        headroom_runner::results::write_atomically(&path, &text)
+        headroom_runner::results::write_atomically(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     println!(

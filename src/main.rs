@@ -15,6 +15,7 @@ mod live;
 mod matrix_table;
 mod merge;
 mod out;
+mod outputs;
 mod page;
 mod placed;
 mod plan;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use headroom_figures::merge::Part;
 use headroom_runner::results::Results;
 
@@ -40,20 +40,14 @@ pub fn run(args: MergeArgs) -> Result<u8> {
             .unwrap_or(std::path::Path::new("."))
             .join("results.json")
     });
-    if args.parts.iter().any(|p| same_file(p, &out)) {
-        bail!(
-            "--out {} is one of the parts: write the merge to a file of its own",
-            out.display()
-        );
+    // The guard: no part is replaced, nor a file headroom did not write; a link is written
+    // through.
+    let mut outputs = crate::outputs::Outputs::new(false);
+    for part in &args.parts {
+        outputs.input(part, "one of the parts");
     }
-    let replaced = match crate::out::existing(&out) {
-        crate::out::Existing::Nothing => false,
-        crate::out::Existing::Results { .. } => true,
-        _ => bail!(
-            "{} is there and is not a headroom results file: choose another --out",
-            out.display()
-        ),
-    };
+    let claimed = outputs.claim(&out, "--out", crate::outputs::Output::Results)?;
+    let (out, replaced) = (claimed.path, claimed.replaces);
     let count = parts.len();
     let failures = failures_of(&parts);
     let merged = headroom_figures::merge::merge(parts).map_err(|why| anyhow::anyhow!("{why}"))?;
@@ -102,13 +96,6 @@ pub fn run(args: MergeArgs) -> Result<u8> {
     } else {
         exit::OK
     })
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
 }
 
 /// Every run a part records as failed, in words: `load point 1 repeat 1: segment 2/3 (HOST)

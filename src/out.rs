@@ -51,13 +51,10 @@ pub(crate) fn existing(path: &Path) -> Existing {
 
 /// The spec a run is for, as `--out` is checked against it.
 pub(crate) struct Run<'a> {
-    pub spec: &'a Path,
     pub bench: &'a str,
     pub spec_hash: &'a str,
     /// `--phase`: the file's other phases are kept, so it must be this spec's.
     pub merging: bool,
-    /// `--force`: replace a file that is not a results file.
-    pub force: bool,
 }
 
 /// The results file, held for one run: the lock is removed when this is dropped.
@@ -80,31 +77,12 @@ impl Drop for Held {
     }
 }
 
-/// Checks `out` for `run`, keeps an earlier file as `OUT.prev` and takes the lock `OUT.lock`.
+/// Checks `out` for `run` (claimed by the guard already: `crate::outputs`), keeps an earlier
+/// file as `OUT.prev` and takes the lock `OUT.lock`.
 pub(crate) fn hold(out: &Path, run: &Run<'_>) -> Result<Held> {
     let shown = out.display();
     let found = existing(out);
     match &found {
-        Existing::Folder => bail!(
-            "--out {shown} is a folder: name a results file in it, such as {}",
-            out.join("results.json").display()
-        ),
-        Existing::Special => bail!(
-            "--out {shown} is not a regular file (a device, a pipe or a socket): name a results file, such as {}",
-            crate::default_results(run.bench).display()
-        ),
-        _ => {}
-    }
-    if found != Existing::Nothing && same_file(out, run.spec) {
-        bail!(
-            "--out {shown} is the spec itself: name a results file, such as {}",
-            crate::default_results(run.bench).display()
-        );
-    }
-    match &found {
-        Existing::OtherFile if !run.force => bail!(
-            "--out {shown} exists and is not a headroom results file: it is left as it is. Name another file, or add --force to replace it"
-        ),
         Existing::OtherFile if run.merging => bail!(
             "--out {shown} is not a headroom results file, so --phase has no other phases to keep in it: run every phase, or name a results file"
         ),
@@ -228,13 +206,6 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,14 +265,10 @@ mod tests {
     fn one_run_holds_a_results_file() {
         let dir = scratch("lock");
         let out = dir.join("results.json");
-        let spec = dir.join("spec.toml");
-        std::fs::write(&spec, "").expect("spec");
         let run = Run {
-            spec: &spec,
             bench: "b",
             spec_hash: "h",
             merging: false,
-            force: false,
         };
         let held = hold(&out, &run).expect("first");
         let error = hold(&out, &run).err().expect("second refused").to_string();

@@ -12,6 +12,7 @@ use headroom_runner::results::write_atomically;
 use headroom_templates::{Bench, Compared, Inputs, PageContext, Templates, plots};
 
 use crate::exit;
+use crate::outputs::{Claimed, Output, Outputs, WRITTEN_MARK};
 
 #[derive(clap::Args)]
 pub struct RenderArgs {
@@ -37,6 +38,9 @@ pub struct RenderArgs {
     /// gets a "compared with" section, as `headroom compare BASELINE RESULTS` judges it.
     #[arg(long, value_name = "BASE")]
     baseline: Option<PathBuf>,
+    /// Replace a file at the page's or a plot's path that headroom did not write.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
@@ -84,11 +88,18 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         writeln!(stdout)?;
         return Ok(exit::OK);
     }
+    let mut outputs = crate::outputs::Outputs::new(args.force);
+    outputs.input(&args.spec, "the spec");
+    outputs.input(&results_path, "the results file");
+    if let Some(path) = &args.baseline {
+        outputs.input(path, "the baseline");
+    }
     match render(
         &source,
         args.template.as_deref(),
         args.out.as_deref(),
         args.format,
+        &mut outputs,
     )? {
         Ok(rendered) => {
             rendered.report(&mut std::io::stdout().lock())?;
@@ -148,6 +159,7 @@ pub(crate) fn render(
     template: Option<&Path>,
     out: Option<&Path>,
     format: PageFormat,
+    outputs: &mut Outputs,
 ) -> Result<std::result::Result<Rendered, u8>> {
     let results = source.results_path;
     let mut context = context(source)?;
@@ -164,25 +176,14 @@ pub(crate) fn render(
     let templates = Templates::new(template)?;
     let markdown = templates.render("page.md", &context)?;
     let drawn = plots::draw(&context)?;
-    let default_name = match format {
-        PageFormat::Md => "capacity.md",
-        PageFormat::Html => "capacity.html",
-    };
-    let default_name = match &prefix {
-        Some(prefix) => format!("{prefix}.{default_name}"),
-        None => default_name.to_owned(),
-    };
-    let page = out.map_or_else(
-        || {
-            results
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(&default_name)
-        },
-        Path::to_path_buf,
-    );
+    let page = out.map_or_else(|| default_page(results, format), Path::to_path_buf);
+    let flag = if out.is_some() { "--out" } else { "the page" };
     // `--out /dev/stdout` or a pipe: the page is streamed, and there is no folder for plots.
-    let streamed = page.exists() && !page.is_file();
+    let Claimed {
+        path: page,
+        streamed,
+        ..
+    } = outputs.claim(&page, flag, Output::Page)?;
     if streamed && format == PageFormat::Md && !drawn.is_empty() {
         eprintln!(
             "note: the plots are not written: {} is not a file to put them beside; `--format html` puts them inline",
@@ -190,22 +191,26 @@ pub(crate) fn render(
         );
     }
     // Markdown: the plots first, so the page never links a plot that is not there yet. HTML:
-    // one file, the plots inline.
-    let (plot_files, text) = match format {
-        PageFormat::Md if streamed => (Vec::new(), markdown.clone()),
+    // one file, the plots inline. Each ends with the mark that makes it headroom's to replace.
+    let mut plot_files = Vec::new();
+    let text = match format {
+        PageFormat::Md if streamed => markdown.clone(),
         PageFormat::Md => {
             let folder = page.parent().unwrap_or(Path::new(""));
-            let files: Vec<(PathBuf, &str)> = drawn
-                .iter()
-                .map(|plot| (folder.join(&plot.file), plot.svg.as_str()))
-                .collect();
-            (files, markdown.clone())
+            for plot in &drawn {
+                let path = outputs
+                    .claim(&folder.join(&plot.file), "a plot", Output::Plot)?
+                    .path;
+                plot_files.push((path, marked(&plot.svg)));
+            }
+            markdown.clone()
         }
-        PageFormat::Html => (Vec::new(), templates.html(&markdown, &drawn, &context)?),
+        PageFormat::Html => templates.html(&markdown, &drawn, &context)?,
     };
+    let text = marked(&text);
     for (path, text) in plot_files
         .iter()
-        .map(|(p, t)| (p, *t))
+        .map(|(p, t)| (p, t.as_str()))
         .chain([(&page, text.as_str())])
     {
         let written = if streamed && path == &page {
@@ -224,6 +229,32 @@ pub(crate) fn render(
         plots,
         streamed,
     }))
+}
+
+/// Where the page of the results at `results` goes unless `--out` says: beside them,
+/// `capacity.md` (or `.html`), or `NAME.capacity.md` beside `NAME.json`.
+pub(crate) fn default_page(results: &Path, format: PageFormat) -> PathBuf {
+    let default_name = match format {
+        PageFormat::Md => "capacity.md",
+        PageFormat::Html => "capacity.html",
+    };
+    let name = match page_prefix(results) {
+        Some(prefix) => format!("{prefix}.{default_name}"),
+        None => default_name.to_owned(),
+    };
+    results.parent().unwrap_or(Path::new(".")).join(name)
+}
+
+/// `text` ending with the mark by which headroom knows the file as its own to replace
+/// (an HTML comment: Markdown, HTML and SVG show nothing of it).
+fn marked(text: &str) -> String {
+    let mut marked = text.to_owned();
+    if !marked.ends_with('\n') {
+        marked.push('\n');
+    }
+    marked.push_str(WRITTEN_MARK);
+    marked.push('\n');
+    marked
 }
 
 /// The name a page of these results takes before its own: none beside `results.json` (the

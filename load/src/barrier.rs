@@ -192,6 +192,27 @@ pub async fn meet(
     }
 }
 
+/// [`meet`], ended at once by `cancel` (a signal): the run is then interrupted, and no
+/// meeting keeps a Ctrl-C waiting for `--barrier-timeout`.
+pub async fn meet_or_cancel(
+    barrier: Option<&Arc<Barrier>>,
+    run: &str,
+    stage: Stage,
+    result: &mut crate::results::RunResult,
+    cancel: &tokio::sync::watch::Receiver<bool>,
+) -> Option<Option<Start>> {
+    let mut cancelled = cancel.clone();
+    let met = tokio::select! {
+        met = meet(barrier, run, stage, result) => Some(met),
+        // A sender gone is no signal: the meeting goes on.
+        Ok(_) = cancelled.wait_for(|stop| *stop) => None,
+    };
+    met.unwrap_or_else(|| {
+        result.failure = Some(crate::results::Failure::Interrupted);
+        None
+    })
+}
+
 /// The `Instant` of a Unix time in nanoseconds, on this machine's clock.
 fn instant_of(unix_ns: u128) -> Instant {
     let now_ns = SystemTime::now()

@@ -141,7 +141,9 @@ impl Emulation {
                 memory_bytes: limits.memory.map(|m| m.bytes()),
                 cpuset: None,
             },
-            cores_left: limits.cpus.map_or(0.0, |cpus| (host - cpus).max(0.0)),
+            // A target with no CPU limit takes no core from the generator's count: it is
+            // limited in memory alone, and the generator has the machine (issue 42).
+            cores_left: limits.cpus.map_or(host, |cpus| (host - cpus).max(0.0)),
             generator_cores: None,
         };
         if limits.pin {
@@ -274,5 +276,19 @@ mod tests {
         assert_eq!(run.shape.cpuset, None);
         assert_eq!(run.cores_left, 1.5);
         assert!(Emulation::Ignored.shape(&limits(0.5, false)).is_none());
+    }
+
+    /// Issue 42: a limit of memory alone leaves the generator every core, not none (it was
+    /// "0.00 of the 2 cores", every run generator-bound).
+    #[test]
+    fn a_memory_limit_alone_leaves_the_generator_the_machine() {
+        let memory_only = Limits {
+            cpus: None,
+            memory: Some("512MiB".parse().expect("a size")),
+            pin: false,
+        };
+        let run = cgroups(2).shape(&memory_only).expect("a shape");
+        assert_eq!(run.shape.cpus, None);
+        assert_eq!(run.cores_left, 2.0);
     }
 }

@@ -30,7 +30,8 @@ pub struct Search {
     #[serde(default = "default_precision")]
     pub precision: Percent,
     /// The hold of a probe that brackets or bisects; the two probes that end the search run
-    /// the phase's full hold. A quarter of the hold (at least 5 s) by default.
+    /// the phase's full hold. A quarter of the hold (at least 5 s) by default; at least 1 s
+    /// and no longer than the hold (E046).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_hold: Option<Duration>,
     /// Runs of a probe that brackets or bisects; the two probes that end the search run the
@@ -43,7 +44,9 @@ pub struct Search {
     #[serde(default = "default_max_runs")]
     #[schemars(range(min = 2, max = 1000))]
     pub max_runs: u32,
-    /// The most wall time the search may take; no probe starts past it.
+    /// The most wall time the search may take; no probe starts past it. At least the holds of
+    /// the first probe and the two confirmations (`probe_hold` × `probe_repeats` + 2 ×
+    /// `repeats` × the hold), at most a week (E046).
     #[serde(default = "default_max_time")]
     pub max_time: Duration,
 }

@@ -15,17 +15,19 @@ pub(crate) struct JsonLines {
 }
 
 impl JsonLines {
-    /// `place` created (truncated), or stdout for `-`.
-    pub(crate) fn open(place: &str) -> anyhow::Result<JsonLines> {
-        let out: Box<dyn Write + Send> = if place == "-" {
-            Box::new(std::io::stdout())
-        } else {
-            let file = std::fs::File::create(place).with_context(|| {
+    /// `place` created (truncated) at `path`, the file the guard claimed for it, or stdout
+    /// for `-`.
+    pub(crate) fn open(place: &str, path: Option<&std::path::Path>) -> anyhow::Result<JsonLines> {
+        let out: Box<dyn Write + Send> = match path {
+            None => Box::new(std::io::stdout()),
+            Some(path) => {
+                let file = std::fs::File::create(path).with_context(|| {
                 format!(
                     "--stream json-lines={place}: cannot create the file (does its folder exist?)"
                 )
             })?;
-            Box::new(std::io::BufWriter::new(file))
+                Box::new(std::io::BufWriter::new(file))
+            }
         };
         Ok(JsonLines {
             out,

@@ -12,7 +12,7 @@ mod prometheus;
 mod stream;
 pub(crate) mod view;
 
-pub(crate) use stream::{StreamSpec, Streams};
+pub(crate) use stream::{StreamSpec, Streams, claim_files};
 
 /// The run's fixed labels: which invocation, which bench, which segment.
 pub(crate) struct Invocation {

@@ -59,6 +59,30 @@ impl StreamSpec {
     }
 }
 
+/// Claims the file of every `json-lines=PATH` stream (none for stdout or an endpoint), in the
+/// order of `specs`, before any is created: a refused one truncates none.
+pub(crate) fn claim_files(
+    specs: &[StreamSpec],
+    outputs: &mut crate::outputs::Outputs,
+) -> anyhow::Result<Vec<Option<std::path::PathBuf>>> {
+    let mut claimed = Vec::with_capacity(specs.len());
+    for spec in specs {
+        claimed.push(match spec {
+            StreamSpec::JsonLines(place) if place != "-" => Some(
+                outputs
+                    .claim(
+                        std::path::Path::new(place),
+                        "--stream json-lines",
+                        crate::outputs::Output::JsonLines,
+                    )?
+                    .path,
+            ),
+            _ => None,
+        });
+    }
+    Ok(claimed)
+}
+
 /// Where a stream's lines go.
 pub(crate) trait Sink: Send + 'static {
     /// The lines that came together, in order.
@@ -82,15 +106,19 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// Opens each stream (a file that cannot be created, an endpoint load's host rule
-    /// refuses: here, before anything runs) and starts its thread.
-    pub(crate) fn start(specs: &[StreamSpec], allow_hosts: &[String]) -> anyhow::Result<Streams> {
+    /// Opens each stream at the file claimed for it, if any (a file that cannot be created, an
+    /// endpoint load's host rule refuses: here, before anything runs) and starts its thread.
+    pub(crate) fn start(
+        specs: &[StreamSpec],
+        claimed: Vec<Option<std::path::PathBuf>>,
+        allow_hosts: &[String],
+    ) -> anyhow::Result<Streams> {
         let mut running = Vec::new();
-        for spec in specs {
+        for (spec, path) in specs.iter().zip(claimed) {
             let (name, sink): (String, Box<dyn Sink>) = match spec {
                 StreamSpec::JsonLines(place) => (
                     format!("json-lines={place}"),
-                    Box::new(JsonLines::open(place)?),
+                    Box::new(JsonLines::open(place, path.as_deref())?),
                 ),
                 StreamSpec::PrometheusRw(url) => (
                     format!("prometheus-rw={url}"),

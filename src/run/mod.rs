@@ -89,7 +89,7 @@ pub struct RunArgs {
     /// With --segment: where the segments meet, HOST:PORT. Segment 0 serves it (an address
     /// of its machine), the others ask it; every run starts on all segments at the instant it
     /// announces, and segment 0 alone measures the target after every segment's load.
-    #[arg(long, value_name = "HOST:PORT", requires = "segment")]
+    #[arg(long, value_name = "HOST:PORT", requires = "segment", value_parser = crate::flags::host_port)]
     barrier: Option<String>,
     /// How long a meeting at the barrier waits for every segment before the run fails,
     /// naming the segments that never came.
@@ -97,7 +97,8 @@ pub struct RunArgs {
         long,
         value_name = "DURATION",
         default_value = "60s",
-        requires = "barrier"
+        requires = "barrier",
+        value_parser = crate::flags::positive_duration
     )]
     barrier_timeout: headroom_spec::Duration,
     /// Set a `[vars]` value for this run, as if the spec said it (repeatable): `--set
@@ -183,15 +184,17 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         None => crate::default_results(&matrix.bench.name),
     });
     let spec_hash = headroom_runner::results::spec_hash(&compiled.source);
-    // Checked before anything runs: what --out is, the earlier file kept, the lock taken.
+    // Checked before anything runs: every file the run writes claimed by the guard (the
+    // results through a link to the file it names), the earlier results kept, the lock taken.
+    let mut outputs = crate::outputs::Outputs::new(args.force);
+    let out = claim_outputs(&args, &compiled, &out, &mut outputs)?;
+    let claimed = watchers::claim(&args, &mut outputs)?;
     let held = crate::out::hold(
         &out,
         &crate::out::Run {
-            spec: &args.spec,
             bench: &matrix.bench.name,
             spec_hash: &spec_hash,
             merging: !args.phases.is_empty(),
-            force: args.force,
         },
     )?;
     if let Some(previous) = &held.previous {
@@ -202,7 +205,7 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
         );
     }
     let run_id = watchers::run_id(&args, &matrix.bench.name);
-    let mut watchers = watchers::Watchers::start(&args, matrix, &run_id)?;
+    let mut watchers = watchers::Watchers::start(&args, matrix, &run_id, claimed)?;
     let options = run_options(&args, &compiled, spec_hash, &out, run_id)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -233,9 +236,31 @@ pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
             return Ok(exit::USAGE);
         }
     };
-    let (page_failed, page) = tables_and_page(&args, &compiled, &outcome, &out)?;
+    let (page_failed, page) = tables_and_page(&args, &compiled, &outcome, &out, &mut outputs)?;
     watchers.finish(&out, page);
     Ok(exit_code(&outcome, args.check, page_failed))
+}
+
+/// Claims the results file, then the page beside it (unless none is written): what the run
+/// reads (the spec, its data files) is never one of them. Where the results go.
+fn claim_outputs(
+    args: &RunArgs,
+    compiled: &crate::Compiled,
+    out: &Path,
+    outputs: &mut crate::outputs::Outputs,
+) -> Result<PathBuf> {
+    use crate::outputs::Output;
+    outputs.input(&args.spec, "the spec");
+    let spec_dir = args.spec.parent().unwrap_or(Path::new(""));
+    for file in headroom_compiler::data_file_references(&compiled.source) {
+        outputs.input(&spec_dir.join(&file), "a data file the spec reads");
+    }
+    let out = outputs.claim(out, "--out", Output::Results)?.path;
+    if !args.no_page && args.segment.is_none() {
+        let page = crate::page::default_page(&out, crate::page::PageFormat::Md);
+        outputs.claim(&page, "the page", Output::Page)?;
+    }
+    Ok(out)
 }
 
 /// What the runner needs beside the matrix: where the spec and the results are, the flags.
@@ -281,6 +306,7 @@ fn tables_and_page(
     compiled: &crate::Compiled,
     outcome: &headroom_runner::Outcome,
     out: &Path,
+    outputs: &mut crate::outputs::Outputs,
 ) -> Result<(bool, Option<PathBuf>)> {
     // A stream that writes to stdout keeps it: the tables and the page's report go to stderr.
     let mut stdout: Box<dyn Write> = if args.streams.iter().any(|s| s.takes_stdout()) {
@@ -306,7 +332,7 @@ fn tables_and_page(
         results_path: out,
         baseline: None,
     };
-    match crate::page::render(&source, None, None, crate::page::PageFormat::Md) {
+    match crate::page::render(&source, None, None, crate::page::PageFormat::Md, outputs) {
         Ok(Ok(rendered)) => {
             rendered.report(&mut stdout)?;
             Ok((false, (!rendered.streamed).then_some(rendered.page)))

@@ -9,6 +9,13 @@ use crate::plural;
 use headroom_runner::results::Failure;
 use tables::one_line;
 
+/// Whether the progress is a bar redrawn in place: on a terminal with cursor control. A
+/// terminal whose `TERM` is unset, empty or `dumb` has none (the bar would be hidden and the
+/// per-run lines with it), so it gets the lines a log gets.
+fn redrawn_in_place(terminal: bool, term: Option<&str>) -> bool {
+    terminal && term.is_some_and(|term| !term.is_empty() && term != "dumb")
+}
+
 /// A bar over the matrix on a terminal with the live view of the run in flight below it,
 /// redrawn every second; off a terminal, a line per run and the view in one line every
 /// `plain_every`.
@@ -94,7 +101,10 @@ impl Progress {
         self.started = Instant::now();
         self.estimated_s = estimated_s;
         self.runs = (0, runs);
-        if std::io::stderr().is_terminal() {
+        if redrawn_in_place(
+            std::io::stderr().is_terminal(),
+            std::env::var("TERM").ok().as_deref(),
+        ) {
             let bar = indicatif::ProgressBar::new(runs as u64);
             let style = indicatif::ProgressStyle::with_template(
                 "{bar:30} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {prefix}\n{msg}",
@@ -381,5 +391,15 @@ mod tests {
         // Before any run ends, the estimate; past it, the runs.
         assert_eq!(eta_s(10.0, (0, 60), 3_600.0), 3_590.0);
         assert_eq!(eta_s(4_000.0, (50, 60), 3_600.0), 800.0);
+    }
+
+    /// Issue 42: a terminal without cursor control gets the log's lines, not a hidden bar.
+    #[test]
+    fn only_a_terminal_with_cursor_control_redraws_in_place() {
+        assert!(redrawn_in_place(true, Some("xterm-256color")));
+        assert!(!redrawn_in_place(true, Some("dumb")));
+        assert!(!redrawn_in_place(true, Some("")));
+        assert!(!redrawn_in_place(true, None));
+        assert!(!redrawn_in_place(false, Some("xterm-256color")));
     }
 }

@@ -20,6 +20,32 @@ pub(super) fn run_id(args: &RunArgs, bench: &str) -> String {
     })
 }
 
+/// The files the watchers write, claimed by the guard before anything is written.
+pub(super) struct Claimed {
+    /// `--dashboard-export`, where it is written.
+    pub export: Option<std::path::PathBuf>,
+    /// Each `--stream`'s file, in order (none for stdout or an endpoint).
+    pub streams: Vec<Option<std::path::PathBuf>>,
+}
+
+/// Claims the watchers' files: the dashboard's export, then each stream's.
+pub(super) fn claim(args: &RunArgs, outputs: &mut crate::outputs::Outputs) -> Result<Claimed> {
+    let export = args
+        .dashboard_export
+        .as_deref()
+        .map(|path| {
+            outputs.claim(
+                path,
+                "--dashboard-export",
+                crate::outputs::Output::DashboardExport,
+            )
+        })
+        .transpose()?
+        .map(|claimed| claimed.path);
+    let streams = crate::live::claim_files(&args.streams, outputs)?;
+    Ok(Claimed { export, streams })
+}
+
 /// The run's watchers.
 pub(super) struct Watchers {
     progress: Progress,
@@ -31,8 +57,13 @@ pub(super) struct Watchers {
 impl Watchers {
     /// Every watcher asked for, ready (a stream's file created, the dashboard listening):
     /// what cannot be is refused here, before anything runs.
-    pub(super) fn start(args: &RunArgs, matrix: &RunMatrix, run_id: &str) -> Result<Watchers> {
-        let streams = Streams::start(&args.streams, &matrix.target.allow_hosts)?;
+    pub(super) fn start(
+        args: &RunArgs,
+        matrix: &RunMatrix,
+        run_id: &str,
+        claimed: Claimed,
+    ) -> Result<Watchers> {
+        let streams = Streams::start(&args.streams, claimed.streams, &matrix.target.allow_hosts)?;
         let labelling = Labelling::new(Invocation {
             run_id: run_id.to_owned(),
             bench: matrix.bench.name.clone(),
@@ -42,7 +73,7 @@ impl Watchers {
             progress: Progress::new(args.live_every.as_std()),
             streams,
             labelling,
-            dashboard: dashboard(args, &matrix.bench.name, run_id)?,
+            dashboard: dashboard(args, &matrix.bench.name, run_id, claimed.export)?,
         })
     }
 
@@ -85,17 +116,19 @@ impl Watchers {
 
 /// The dashboard asked for (`--dashboard`, `--dashboard-export`), its server listening; where
 /// it listens is said, and said twice when it is not loopback.
-fn dashboard(args: &RunArgs, bench: &str, run_id: &str) -> Result<Option<Dashboard>> {
-    if !args.dashboard && args.dashboard_export.is_none() {
+fn dashboard(
+    args: &RunArgs,
+    bench: &str,
+    run_id: &str,
+    export: Option<std::path::PathBuf>,
+) -> Result<Option<Dashboard>> {
+    if !args.dashboard && export.is_none() {
         return Ok(None);
     }
     let serve = args
         .dashboard
         .then(|| std::net::SocketAddr::new(args.dashboard_host, args.dashboard_port));
-    let options = DashboardOptions {
-        serve,
-        export: args.dashboard_export.clone(),
-    };
+    let options = DashboardOptions { serve, export };
     let dashboard = Dashboard::start(options, bench, run_id)?;
     if let Some(address) = serve {
         eprintln!("dashboard: http://{address}/");

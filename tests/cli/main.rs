@@ -7,6 +7,7 @@ mod common;
 
 mod compare;
 mod k8s;
+mod outputs;
 mod plan;
 mod refusals;
 mod spec;

@@ -171,7 +171,7 @@ fn a_stream_that_cannot_be_opened_is_refused_before_anything_runs() {
     let said = stderr(&output);
     assert!(
         said.contains(
-            "--stream json-lines=/nonexistent-folder/lines.jsonl: cannot create the file"
+            "--stream json-lines /nonexistent-folder/lines.jsonl: cannot create the file: its folder /nonexistent-folder does not exist"
         ),
         "{said}"
     );
@@ -192,6 +192,46 @@ fn a_stream_that_cannot_be_opened_is_refused_before_anything_runs() {
         stderr(&unknown)
     );
     clean("live-refused");
+}
+
+/// Issue 42: a terminal without cursor control (`TERM=dumb`, as an editor's shell or an old
+/// CI runner gives) gets the lines a log gets: each run's line as it starts and ends, and the
+/// view in one line; no bar, which it could not draw.
+#[test]
+fn a_dumb_terminal_gets_the_runs_lines() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::say("skipped: no `script` (util-linux) to give the run a pseudo-terminal");
+        return;
+    }
+    let _machine = headroom_test_support::harness::shared();
+    let out = fresh_out("live-dumb");
+    let command = format!(
+        "{} run tests/fixtures/run/live.toml --repeat 1 --no-page --live-every 1s --out {}",
+        env!("CARGO_BIN_EXE_headroom"),
+        out.display()
+    );
+    let output = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .current_dir(root())
+        .env("HEADROOM_COMPETED_RERUNS", "0")
+        .env("TERM", "dumb")
+        .env("COLUMNS", "200")
+        .stdin(Stdio::null())
+        .output()
+        .expect("script");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(!screen.contains("\u{1b}[2K"), "no redraws: {screen}");
+    for words in [
+        "[1/2] load point 1 (rate = 100/s) repeat 1",
+        "[2/2] load point 2 (rate = 200/s) repeat 1",
+        "; server ",
+    ] {
+        assert!(screen.contains(words), "{words}: {screen}");
+    }
+    // Each run's line as it ends.
+    assert_eq!(screen.matches(" requests, ").count(), 2, "{screen}");
+    clean("live-dumb");
 }
 
 /// On a terminal (a pseudo-terminal from `script`), the view is a panel under the bar, redrawn

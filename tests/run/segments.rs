@@ -59,6 +59,60 @@ fn a_segment_that_dies_fails_the_run_with_its_index() {
     clean("segment-dies");
 }
 
+/// Issue 42: a signal ends a wait at the barrier at once, with 130, as it ends a run: a lone
+/// segment 0 waits for two that never come, and one SIGTERM stops it well before its
+/// `--barrier-timeout` of a minute.
+#[test]
+fn a_signal_ends_the_wait_at_the_barrier() {
+    let _machine = shared();
+    let (mut server, port) = start_demo_target("1058B");
+    let dir = fresh_out("segment-waits");
+    let dir = dir.parent().expect("a folder");
+    std::fs::create_dir_all(dir).expect("a folder");
+    let barrier = format!("127.0.0.1:{}", free_port());
+    let mut waiting = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", "tests/fixtures/run/segments.toml"])
+        .args(["--segment", "0/3", "--barrier", &barrier])
+        .args(["--barrier-timeout", "60s", "--out"])
+        .arg(dir.join("part-0.json"))
+        .env("HEADROOM_TEST_EXTERNAL_PORT", port.to_string())
+        .env("HEADROOM_TEST_STEPS", dir.join("steps.txt"))
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("a segment");
+    // Two seconds in, its steps have run and it waits at the first run's start.
+    std::thread::sleep(Duration::from_secs(2));
+    let signalled = std::time::Instant::now();
+    let _ = Command::new("kill")
+        .args(["-TERM", &waiting.id().to_string()])
+        .status();
+    let ended = headroom_test_support::harness::wait_until(Duration::from_secs(20), || {
+        waiting.try_wait().ok().flatten().is_some()
+    });
+    if !ended {
+        let _ = waiting.kill();
+    }
+    let output = waiting.wait_with_output().expect("the segment ended");
+    assert!(ended, "still waiting: {}", stderr(&output));
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(10),
+        "{:?} after the signal",
+        signalled.elapsed()
+    );
+    assert!(
+        stderr(&output).contains("interrupted (SIGTERM)"),
+        "{}",
+        stderr(&output)
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(leftovers("1058B").is_empty());
+    clean("segment-waits");
+}
+
 /// Segment `i`'s part at `path`: its run failed at the barrier, naming segment 2/3, which never
 /// came (segment 0, which serves the barrier, knows it by index).
 pub(super) fn segment_2_never_came(i: usize, path: &Path) {

@@ -6,6 +6,11 @@ use super::*;
 use headroom_spec::Duration;
 use headroom_spec::search::Search;
 
+/// The shortest probe hold: a verdict is read over it.
+const SHORTEST_PROBE_HOLD: Duration = Duration::from_secs(1);
+/// The longest search budget: past it, a budget is a typo (`max_time = "300d"`).
+const LONGEST_SEARCH: Duration = Duration::from_secs(7 * 24 * 3600);
+
 impl Checker<'_> {
     /// The search of `name` in `phase` (at `base`, `/phase/N`).
     pub(super) fn search(
@@ -144,31 +149,90 @@ impl Checker<'_> {
         );
     }
 
-    /// A probe hold longer than the hold it shortens is a typo.
-    fn search_holds(&mut self, phase: &headroom_spec::Phase, pointer: &str, search: &Search) {
-        let Some(probe_hold) = search.probe_hold else {
-            return;
-        };
-        let holds: Vec<Duration> = match phase.hold {
-            Some(hold) => vec![hold],
+    /// The longest hold of the phase's scenarios (the phase's own, else their stages').
+    fn search_hold(&self, phase: &headroom_spec::Phase) -> Option<Duration> {
+        match phase.hold {
+            Some(hold) => Some(hold),
             None => self
                 .phase_scenarios(phase)
                 .iter()
                 .filter_map(|s| s.stages().hold.as_ref().and_then(|h| h.value().copied()))
-                .collect(),
-        };
-        if let Some(hold) = holds.iter().max().filter(|hold| probe_hold > **hold) {
+                .max(),
+        }
+    }
+
+    /// A probe hold that measures nothing or is longer than the hold it shortens, and a time
+    /// budget that cannot confirm both ends or is past any search (each a typo, found here
+    /// rather than by a run that does nothing and exits 0).
+    fn search_holds(&mut self, phase: &headroom_spec::Phase, pointer: &str, search: &Search) {
+        let hold = self.search_hold(phase);
+        if let Some(probe_hold) = search.probe_hold {
             let at = format!("{pointer}/probe_hold");
+            if probe_hold < SHORTEST_PROBE_HOLD {
+                self.push(
+                    Diagnostic::new(
+                        Code::BadSearch,
+                        format!("a probe held {probe_hold} measures nothing: a probe's verdict is read over its hold"),
+                    )
+                    .at(&at, self.value_span(&at))
+                    .label(format!("at least {SHORTEST_PROBE_HOLD}"))
+                    .hint("leave it out (a quarter of the hold, 5 s at least) or write a hold of seconds"),
+                );
+            } else if let Some(hold) = hold.filter(|hold| probe_hold > *hold) {
+                self.push(
+                    Diagnostic::new(
+                        Code::BadSearch,
+                        format!(
+                            "`probe_hold` ({probe_hold}) is longer than the hold it shortens ({hold})"
+                        ),
+                    )
+                    .at(&at, self.value_span(&at))
+                    .label("a probe that brackets runs shorter than the hold, not longer")
+                    .hint("leave it out (a quarter of the hold) or write a shorter one"),
+                );
+            }
+        }
+        let at = format!("{pointer}/max_time");
+        let hold = hold.unwrap_or(Duration::from_secs(5));
+        let probe = search.probe_hold.unwrap_or_else(|| {
+            Duration::from_micros(hold.as_micros() / 4)
+                .max(Duration::from_secs(5))
+                .min(hold)
+        });
+        let confirming = 2 * u64::from(phase.repeats);
+        let least = Duration::from_micros(
+            probe.as_micros() * u64::from(search.probe_repeats) + hold.as_micros() * confirming,
+        );
+        if search.max_time < least {
             self.push(
                 Diagnostic::new(
                     Code::BadSearch,
                     format!(
-                        "`probe_hold` ({probe_hold}) is longer than the hold it shortens ({hold})"
+                        "a budget of {} cannot find a ceiling: the first probe holds {probe} (`probe_repeats = {}`), and confirming the two ends at `repeats = {}` holds {} more",
+                        search.max_time,
+                        search.probe_repeats,
+                        phase.repeats,
+                        Duration::from_micros(hold.as_micros() * confirming)
                     ),
                 )
                 .at(&at, self.value_span(&at))
-                .label("a probe that brackets runs shorter than the hold, not longer")
-                .hint("leave it out (a quarter of the hold) or write a shorter one"),
+                .label("too short to confirm a ceiling")
+                .hint(format!(
+                    "allow at least {least} (the holds alone, before ramps and starts); leave it out for 30m"
+                )),
+            );
+        } else if search.max_time > LONGEST_SEARCH {
+            self.push(
+                Diagnostic::new(
+                    Code::BadSearch,
+                    format!(
+                        "a search budget of {} is past any search: one brackets a ×200 span to 5 % in about 30 probes",
+                        search.max_time
+                    ),
+                )
+                .at(&at, self.value_span(&at))
+                .label(format!("at most {LONGEST_SEARCH}"))
+                .hint("leave it out for 30m, or give the hours the probes need"),
             );
         }
     }

@@ -82,7 +82,7 @@ fn a_search_stops_at_the_units_cap() {
 /// Each search that cannot run is refused at the key to change, with the fix.
 #[test]
 fn a_search_that_cannot_run_is_refused_at_its_key() {
-    let cases: [Case<'_>; 8] = [
+    let cases: [Case<'_>; 11] = [
         (
             "from = 0, to = 640",
             "",
@@ -112,6 +112,24 @@ fn a_search_that_cannot_run_is_refused_at_its_key() {
             "",
             SLO,
             &[("E046", "/phase/0/vary/users/search/probe_hold")],
+        ),
+        (
+            "from = 10, to = 640, probe_hold = \"0s\"",
+            "",
+            SLO,
+            &[("E046", "/phase/0/vary/users/search/probe_hold")],
+        ),
+        (
+            "from = 10, to = 640, max_time = \"0s\"",
+            "",
+            SLO,
+            &[("E046", "/phase/0/vary/users/search/max_time")],
+        ),
+        (
+            "from = 10, to = 640, max_time = \"30d\"",
+            "",
+            SLO,
+            &[("E046", "/phase/0/vary/users/search/max_time")],
         ),
         (
             "from = 10, to = 640",

@@ -113,6 +113,20 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+impl Outcome {
+    /// The outcome of no run yet, over `results`.
+    fn of(results: Results) -> Outcome {
+        Outcome {
+            results,
+            failed_runs: 0,
+            failed_phases: 0,
+            slo_failures: 0,
+            slo_unmeasured: 0,
+            interrupted: false,
+        }
+    }
+}
+
 /// Why the matrix could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -155,20 +169,18 @@ pub async fn run(
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&matrix, options)?;
-    let barrier = barrier_of(options).await?;
+    // A signal ends the wait for the other segments at once (exit 130), nothing written.
+    let Some(barrier) = barrier_unless_cancelled(options, &cancel).await? else {
+        let mut outcome = Outcome::of(results);
+        outcome.interrupted = true;
+        return Ok(outcome);
+    };
     let (runs, estimated_s) = planned(&selected, options);
     on_event(Event::Started { runs, estimated_s });
     if let Some(how) = emulation.describe() {
         on_event(Event::Limits { how });
     }
-    let mut outcome = Outcome {
-        results,
-        failed_runs: 0,
-        failed_phases: 0,
-        slo_failures: 0,
-        slo_unmeasured: 0,
-        interrupted: false,
-    };
+    let mut outcome = Outcome::of(results);
     let mut number = 0;
     for phase in selected {
         if *cancel.borrow() {
@@ -412,6 +424,26 @@ fn judged_whole(mut result: RunResult, segment: headroom_load::stripe::Segment) 
         result.slo.clear();
     }
     result
+}
+
+/// Now, in Unix milliseconds.
+pub(super) fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// [`barrier_of`], or `None` once a signal came first.
+async fn barrier_unless_cancelled(
+    options: &RunOptions,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<Option<Arc<headroom_load::barrier::Barrier>>>, RunError> {
+    let mut cancelled = cancel.clone();
+    tokio::select! {
+        barrier = barrier_of(options) => barrier.map(Some),
+        // A sender gone is no signal: the barrier is still made.
+        Ok(_) = cancelled.wait_for(|stop| *stop) => Ok(None),
+    }
 }
 
 /// Where a segmented run's segments meet, when `--barrier` says (segment 0 serves it).

@@ -9,14 +9,8 @@ use crate::limits::RunShape;
 use crate::results::RunLimits;
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
-use headroom_load::barrier::{Stage, Start, meet};
+use headroom_load::barrier::{Stage, Start, meet_or_cancel};
 use headroom_spec::target::StepScope;
-
-pub(super) fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Where a point's load goes, from what, on how many threads; `run` names the run
 /// (`phase/point/repeat`) its seed is derived for.
@@ -160,7 +154,10 @@ impl Drive<'_> {
         };
         let set_up = run_steps(steps.0, every_point, When::Setup, &place, result).await;
         let start_at = match set_up {
-            Ok(()) => meet(self.attempt.barrier, self.run, Stage::Start, result).await,
+            Ok(()) => {
+                let (barrier, run) = (self.attempt.barrier, self.run);
+                meet_or_cancel(barrier, run, Stage::Start, result, &cancel).await
+            }
             Err(failure) => {
                 result.failure = Some(failure);
                 None
@@ -274,7 +271,8 @@ impl Drive<'_> {
             load_started,
         };
         let settled = async {
-            let met = meet(self.attempt.barrier, self.run, Stage::Done, result).await;
+            let met =
+                meet_or_cancel(self.attempt.barrier, self.run, Stage::Done, result, &cancel).await;
             if met.is_some() && measuring {
                 steady.measure(result).await;
             }

@@ -2,8 +2,9 @@
 //! with steps run once a phase: brought up before the phase's first run, lent to each run, its
 //! once-a-phase steps run around them, stopped after the last.
 
-use super::once::{close_cgroup, limited_run, out_of_memory, unix_ms};
+use super::once::{close_cgroup, limited_run, out_of_memory};
 use super::start::{Started, phase_log_stem, results_dir, start_target};
+use super::unix_ms;
 use super::*;
 use crate::cgroup::{Cgroup, Counters};
 use crate::limits::RunShape;
