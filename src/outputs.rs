@@ -143,19 +143,36 @@ impl Outputs {
     /// or refuses it, saying why and what to do.
     pub(crate) fn claim(&mut self, path: &Path, flag: &str, kind: Output) -> Result<Claimed> {
         let shown = format!("{flag} {}", path.display());
-        let target = through_links(path);
-        let metadata = std::fs::metadata(&target).ok();
-        let streamed = match &metadata {
+        // A link to a file (or to where one will be) is written through. A device, a pipe, a
+        // socket, and a link in `/dev` or `/proc` (`/dev/stdout`, `/dev/fd/1`) whatever it
+        // leads to (`> page.md` makes stdout a file a shell holds open) are streams: a page
+        // is written into one as named, nothing else is.
+        let metadata = std::fs::metadata(path).ok();
+        let names_a_descriptor = (path.starts_with("/dev") || path.starts_with("/proc"))
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let stream = names_a_descriptor
+            || metadata
+                .as_ref()
+                .is_some_and(|m| !m.is_file() && !m.is_dir());
+        match &metadata {
             Some(m) if m.is_dir() => bail!(
                 "{shown} is a folder: name a file in it, such as {}",
                 path.join(kind.file_name()).display()
             ),
-            Some(m) if !m.is_file() && kind == Output::Page => true,
-            Some(m) if !m.is_file() => bail!(
+            Some(_) if stream && kind == Output::Page => {
+                return Ok(Claimed {
+                    path: path.to_path_buf(),
+                    streamed: true,
+                    replaces: false,
+                });
+            }
+            Some(_) if stream => bail!(
                 "{shown} is not a regular file (a device, a pipe or a socket): name a file, which headroom writes whole when the run ends"
             ),
-            _ => false,
-        };
+            _ => {}
+        }
+        let target = through_links(path);
+        let metadata = std::fs::metadata(&target).ok();
         let key = identity(&target);
         if let Some((_, what)) = self.inputs.iter().find(|(input, _)| *input == key) {
             bail!("{shown} is {what} itself: name another file");
@@ -188,16 +205,14 @@ impl Outputs {
                 kind.described()
             );
         }
-        if !streamed {
-            writable(&target, kind.makes_its_folder())
-                .map_err(|why| anyhow::anyhow!("{shown}: {why}"))?;
-        }
+        writable(&target, kind.makes_its_folder())
+            .map_err(|why| anyhow::anyhow!("{shown}: {why}"))?;
         if !again {
             self.claimed.push((key, flag.to_owned()));
         }
         Ok(Claimed {
             path: target,
-            streamed,
+            streamed: false,
             replaces,
         })
     }
@@ -388,11 +403,16 @@ mod tests {
             Output::JsonLines,
         );
         assert!(error.contains("is not a regular file"), "{error}");
-        // A page is written into a device or a pipe, never replacing it.
+        // A page is written into a device or a pipe, never replacing it; `/dev/stdout` (a link
+        // to one) as named.
         let claimed = outputs
             .claim(Path::new("/dev/null"), "--out", Output::Page)
             .expect("a page streams");
         assert!(claimed.streamed);
+        let claimed = Outputs::new(false)
+            .claim(Path::new("/dev/stdout"), "--out", Output::Page)
+            .expect("a page streams to stdout");
+        assert_eq!(claimed.path, Path::new("/dev/stdout"));
         let _ = std::fs::remove_dir_all(dir);
     }
 

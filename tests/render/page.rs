@@ -204,7 +204,11 @@ fn a_template_folder_overrides_the_default_page() {
     assert_eq!(code, 0, "{stderr}");
     let page = std::fs::read_to_string(&out).expect("page");
     // The fixture's slope, 497.4 KiB a room, through the `mib(2)` filter.
-    assert_eq!(page, "relay: 0.49 MiB per room\n");
+    // The template's text, then the mark that makes the page headroom's to replace.
+    assert_eq!(
+        page,
+        "relay: 0.49 MiB per room\n<!-- written by headroom -->\n"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
