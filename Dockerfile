@@ -10,9 +10,9 @@
 # is made natively or under buildx's emulation, never cross-compiled.
 
 FROM rust:1.95-bookworm AS build
-# musl-gcc compiles ring's C and assembly for the musl target.
+# musl-gcc compiles ring's C and assembly for the musl target (bookworm's, pinned).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends musl-tools \
+    && apt-get install -y --no-install-recommends musl-tools=1.2.3-1 \
     && rm -rf /var/lib/apt/lists/* \
     && rustup target add "$(uname -m)-unknown-linux-musl"
 WORKDIR /src

@@ -8,8 +8,10 @@ use anyhow::{Context, Result};
 
 /// A results file, typed: a file of another format, or with a field that does not fit, is
 /// refused with both named.
-fn read_results(path: &Path) -> Result<headroom_results::Results> {
-    headroom_results::Results::read(path).map_err(|e| anyhow::anyhow!("{e}"))
+pub(crate) fn read_results(path: &Path) -> Result<headroom_results::Results> {
+    let text = read_bounded(path, MAX_RESULTS_BYTES, "the results file", "")?;
+    headroom_results::Results::from_json(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// A results file of a whole run: one segment's share is a part of the load, not the server's
@@ -39,12 +41,33 @@ pub(crate) fn refuse_share(results: &headroom_results::Results, path: &Path) -> 
 pub(crate) const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 /// The largest price table headroom reads.
 pub(crate) const MAX_PRICE_TABLE_BYTES: u64 = 16 * 1024 * 1024;
+/// The largest points file (`--points`: a CSV, k6's or Locust's output) headroom reads.
+pub(crate) const MAX_POINTS_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest results file headroom reads: a run's histograms take kilobytes, so a search of
+/// thousands of runs stays far under it.
+pub(crate) const MAX_RESULTS_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Reads a text file of at most `limit` bytes; `what` names it in the error (`the spec`),
 /// `named` says where it was named (` named at spec.toml:20:10`), or is empty.
 pub(crate) fn read_bounded(path: &Path, limit: u64, what: &str, named: &str) -> Result<String> {
+    use std::os::unix::fs::FileTypeExt;
     let cannot = || format!("cannot read {what} `{}`{named}", path.display());
-    let size = std::fs::metadata(path).with_context(cannot)?.len();
+    let metadata = std::fs::metadata(path).with_context(cannot)?;
+    let kind = metadata.file_type();
+    if kind.is_char_device() || kind.is_block_device() || kind.is_socket() || kind.is_dir() {
+        anyhow::bail!(
+            "{what} `{}`{named} is {}, not a file: name the file",
+            path.display(),
+            if kind.is_dir() {
+                "a folder"
+            } else if kind.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }
+        );
+    }
+    let size = metadata.len();
     if size > limit {
         anyhow::bail!(
             "{what} `{}`{named} is {} bytes: headroom reads at most {} bytes of it",

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use headroom_pricing::points::{self, MeasuredSweep};
 use headroom_pricing::tool_points;
 
@@ -13,8 +13,7 @@ use headroom_pricing::tool_points;
 pub fn read(paths: &[PathBuf], x: &str, step: Option<f64>) -> Result<MeasuredSweep> {
     let mut texts = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read points `{}`", path.display()))?;
+        let text = crate::read_bounded(path, crate::files::MAX_POINTS_BYTES, "points", "")?;
         texts.push(text);
     }
     if let ([path], [text]) = (paths, texts.as_slice())

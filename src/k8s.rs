@@ -30,8 +30,15 @@ pub struct K8sArgs {
     #[arg(long)]
     storage_class: Option<String>,
     /// The barrier's port on segment 0's pod.
-    #[arg(long, default_value_t = 7070)]
+    #[arg(long, default_value_t = 7070, value_parser = clap::value_parser!(u16).range(1..))]
     barrier_port: u16,
+    /// The CPU each pod requests and is limited to (a Kubernetes quantity: `1`, `500m`). A
+    /// whole core per segment by default: a generator given less is marked bound.
+    #[arg(long, default_value = "1")]
+    cpu: String,
+    /// The memory each pod requests and is limited to (`1Gi`, `512Mi`).
+    #[arg(long, default_value = "1Gi")]
+    memory: String,
     /// `run --quick` in every segment.
     #[arg(long)]
     quick: bool,
@@ -51,6 +58,23 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         bail!(
             "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
             args.spec.display()
+        );
+    }
+    // Every segment would refuse a search (a probe's verdict needs the whole load's figures):
+    // said here, before an image is built and pushed for pods that can only exit 1.
+    if args.segments > 1
+        && let Some(searching) = plan.phases.iter().find(|phase| phase.search.is_some())
+    {
+        let variable = searching
+            .search
+            .as_ref()
+            .map_or("x", |search| search.variable.as_str());
+        bail!(
+            "{}: phase `{}` searches its ceiling, and a segment judges no SLO (each probe's verdict needs the whole load's figures): every pod would exit 1. Run the search on one machine (`headroom run {} --phase {}`), then give the cluster the loads around the ceiling it found as a list (`vary = {{ {variable} = [ … ] }}`), or use --segments 1",
+            args.spec.display(),
+            searching.name,
+            args.spec.display(),
+            searching.name,
         );
     }
     let spec_dir = args
@@ -75,6 +99,8 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         storage_class: args.storage_class.clone(),
         barrier_port: args.barrier_port,
         quick: args.quick,
+        cpu: args.cpu.clone(),
+        memory: args.memory.clone(),
     };
     let manifests = headroom_k8s::manifests(&input)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.spec.display()))?;
@@ -101,6 +127,10 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         );
     }
     let name = format!("headroom-{}", plan.bench.name);
+    let in_namespace = args
+        .namespace
+        .as_ref()
+        .map_or(String::new(), |namespace| format!(" -n {namespace}"));
     for (path, list) in paths.iter().zip([&segments, &merge]) {
         let text = serde_json::to_string_pretty(list)? + "\n";
         headroom_runner::results::write_atomically(path, &text)
@@ -109,9 +139,9 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
     println!(
         "wrote {dir}/segments.json and {dir}/merge.json ({n} segments)\n\n\
          kubectl apply -f {dir}/segments.json\n\
-         kubectl wait --for=condition=complete --timeout=24h job/{name}\n\
+         kubectl wait{in_namespace} --for=condition=complete --timeout=24h job/{name}\n\
          kubectl apply -f {dir}/merge.json\n\
-         kubectl wait --for=condition=complete --timeout=1h job/{name}-merge\n\n\
+         kubectl wait{in_namespace} --for=condition=complete --timeout=1h job/{name}-merge\n\n\
          The parts and results.json are on the claim {name}-results (docs/scale-out.md says how to copy them out).",
         dir = out.display(),
         n = args.segments,

@@ -227,7 +227,9 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::from(exit::OK);
             }
-            eprintln!("error: {error:#}");
+            // A URL's userinfo and query values may be secrets: no message shows them.
+            let said = headroom_results::masked_urls(&format!("{error:#}"));
+            eprintln!("error: {said}");
             ExitCode::from(exit::USAGE)
         }
     }
@@ -317,10 +319,13 @@ pub(crate) fn compile_for_use_with(
         report_human(&compiled, renderer);
     }
     if compiled.compilation.matrix.is_none() {
-        eprintln!(
-            "error: `{}` is not valid; `headroom validate` shows why",
-            compiled.path
-        );
+        // The errors were shown above, `--set`'s among them; `validate` sees no `--set`.
+        let why = if renderer.is_some() {
+            "the errors above say why"
+        } else {
+            "`headroom validate` shows why"
+        };
+        eprintln!("error: `{}` is not valid: {why}", compiled.path);
         return Ok(None);
     }
     Ok(Some(compiled))

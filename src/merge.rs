@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use headroom_figures::merge::Part;
-use headroom_runner::results::Results;
 
 use crate::exit;
 
@@ -27,8 +26,8 @@ pub struct MergeArgs {
 pub fn run(args: MergeArgs) -> Result<u8> {
     let mut parts = Vec::with_capacity(args.parts.len());
     for path in &args.parts {
-        let results =
-            Results::read(path).with_context(|| format!("cannot merge `{}`", path.display()))?;
+        let results = crate::files::read_results(path)
+            .with_context(|| format!("cannot merge `{}`", path.display()))?;
         parts.push(Part {
             path: path.display().to_string(),
             results,

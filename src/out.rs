@@ -33,7 +33,7 @@ pub(crate) fn existing(path: &Path) -> Existing {
     if !metadata.is_file() {
         return Existing::Special;
     }
-    let results = std::fs::read_to_string(path)
+    let results = crate::read_bounded(path, crate::files::MAX_RESULTS_BYTES, "a results file", "")
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .filter(|json| json["format"].is_u64() && json["phases"].is_array());
@@ -173,15 +173,28 @@ fn take_lock(lock: &Path, out: &Path) -> Result<()> {
                 return Ok(());
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let holder = std::fs::read_to_string(lock)
-                    .ok()
-                    .and_then(|text| text.trim().parse::<u32>().ok());
+                let holder = lock_holder(lock);
                 match holder {
-                    Some(pid) if Path::new(&format!("/proc/{pid}")).exists() => bail!(
-                        "another headroom run (pid {pid}) is writing {}: wait for it to end, or give this run another --out",
-                        out.display()
-                    ),
-                    _ => {
+                    Some(pid)
+                        if process_name(pid).is_some_and(|name| name.starts_with("headroom")) =>
+                    {
+                        bail!(
+                            "another headroom run (pid {pid}) is writing {}: wait for it to end, or give this run another --out (if no headroom run is writing it, remove {})",
+                            out.display(),
+                            lock.display()
+                        )
+                    }
+                    // Its run is gone: a pid not running, or taken since by another program.
+                    Some(pid) => {
+                        if let Some(name) = process_name(pid) {
+                            eprintln!(
+                                "note: {} named pid {pid}, which is `{name}`, not headroom: the run that held it is gone, and its lock is taken over",
+                                lock.display()
+                            );
+                        }
+                        let _ = std::fs::remove_file(lock);
+                    }
+                    None => {
                         let _ = std::fs::remove_file(lock);
                     }
                 }
@@ -198,6 +211,27 @@ fn take_lock(lock: &Path, out: &Path) -> Result<()> {
         out.display(),
         lock.display()
     )
+}
+
+/// The pid a lock file names: its first 32 bytes, a regular file's only.
+fn lock_holder(lock: &Path) -> Option<u32> {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(lock).ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(lock)
+        .ok()?
+        .take(32)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.trim().parse().ok()
+}
+
+/// A running process's name (`/proc/PID/comm`), `None` when it is not running.
+fn process_name(pid: u32) -> Option<String> {
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(name.trim().to_owned())
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -277,7 +311,19 @@ mod tests {
         assert!(!with_suffix(&out, ".lock").exists());
         // A pid that is not alive: the lock is stale.
         std::fs::write(with_suffix(&out, ".lock"), "4294967295\n").expect("stale lock");
-        assert!(hold(&out, &run).is_ok());
+        let held = hold(&out, &run).expect("a stale lock is taken over");
+        drop(held);
+        // A live pid of another program (a pid taken since the run that held it ended): its
+        // lock is taken over too. A `sleep` is no headroom.
+        let mut sleep = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        std::fs::write(with_suffix(&out, ".lock"), format!("{}\n", sleep.id())).expect("lock");
+        let taken = hold(&out, &run);
+        let _ = sleep.kill();
+        let _ = sleep.wait();
+        assert!(taken.is_ok(), "{:?}", taken.err());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use headroom_compare::matching::compare;
 use headroom_compare::report::Report as CompareReport;
 use headroom_pricing::planner::{self, Measured, Request};
@@ -54,13 +54,19 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
         .results
         .clone()
         .unwrap_or_else(|| crate::default_results(&matrix.bench.name));
-    let text = std::fs::read_to_string(&results_path).with_context(|| {
-        format!(
-            "cannot read results `{}`; `headroom run {}` writes them",
+    if !results_path.exists() {
+        anyhow::bail!(
+            "cannot read results `{}`: there is no such file; `headroom run {}` writes them",
             results_path.display(),
             args.spec.display()
-        )
-    })?;
+        );
+    }
+    let text = crate::read_bounded(
+        &results_path,
+        crate::files::MAX_RESULTS_BYTES,
+        "the results file",
+        "",
+    )?;
     let results = headroom_results::Results::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", results_path.display()))?;
     crate::refuse_share(&results, &results_path)?;
@@ -84,7 +90,10 @@ pub fn run(args: RenderArgs, renderer: &Renderer) -> Result<u8> {
     };
     if args.dump_context {
         let mut stdout = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut stdout, &context(&source)?)?;
+        // As the page shows them: URLs' userinfo and query values masked.
+        let mut context = serde_json::to_value(context(&source)?)?;
+        headroom_results::mask_every_url(&mut context);
+        serde_json::to_writer_pretty(&mut stdout, &context)?;
         writeln!(stdout)?;
         return Ok(exit::OK);
     }
@@ -207,7 +216,8 @@ pub(crate) fn render(
         }
         PageFormat::Html => templates.html(&markdown, &drawn, &context)?,
     };
-    let text = marked(&text);
+    // A URL's userinfo and query values may be secrets: the page never shows them.
+    let text = marked(&headroom_results::masked_urls(&text));
     for (path, text) in plot_files
         .iter()
         .map(|(p, t)| (p, t.as_str()))

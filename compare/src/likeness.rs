@@ -34,24 +34,24 @@ pub fn levers(
     levers
 }
 
-/// The environment variables `{env:…}` filled that differ (`env WORKERS: 1 → 2`); one kept
-/// secret on either side (used in a header or a body) is not compared.
+/// The environment variables `{env:…}` filled that differ, without their values, which the
+/// results never hold (`env TOKEN: changed`, `env WORKERS: unset → set`): a lever to show by
+/// value is a `[vars]` variable.
 fn env_levers(
-    base: &std::collections::BTreeMap<String, Option<String>>,
-    new: &std::collections::BTreeMap<String, Option<String>>,
+    base: &std::collections::BTreeMap<String, headroom_results::EnvFill>,
+    new: &std::collections::BTreeMap<String, headroom_results::EnvFill>,
 ) -> Vec<String> {
     let names: std::collections::BTreeSet<&String> = base.keys().chain(new.keys()).collect();
     let mut levers = Vec::new();
     for name in names {
-        let (was, is) = (base.get(name), new.get(name));
-        if matches!(was, Some(None)) || matches!(is, Some(None)) || was == is {
-            continue;
+        match (base.get(name), new.get(name)) {
+            (Some(was), Some(is)) if was.differs_from(is) => {
+                levers.push(format!("env {name}: changed"));
+            }
+            (Some(_), None) => levers.push(format!("env {name}: set → unset")),
+            (None, Some(_)) => levers.push(format!("env {name}: unset → set")),
+            _ => {}
         }
-        let show = |value: Option<&Option<String>>| match value {
-            Some(Some(value)) => value.clone(),
-            _ => "unset".to_owned(),
-        };
-        levers.push(format!("env {name}: {} → {}", show(was), show(is)));
     }
     levers
 }

@@ -19,12 +19,16 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
-    KeyToPath, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec, PodTemplateSpec,
-    SeccompProfile, SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
-    VolumeResourceRequirements,
+    Affinity, Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar,
+    EnvVarSource, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PodAffinityTerm, PodAntiAffinity, PodSecurityContext,
+    PodSpec, PodTemplateSpec, ResourceRequirements, SeccompProfile, SecurityContext, Service,
+    ServicePort, ServiceSpec, Volume, VolumeMount, VolumeResourceRequirements,
+    WeightedPodAffinityTerm,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+mod checks;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
@@ -53,6 +57,10 @@ pub struct Input {
     pub barrier_port: u16,
     /// `run --quick` in every segment.
     pub quick: bool,
+    /// The CPU each pod requests and is limited to (`1`: a whole core per segment).
+    pub cpu: String,
+    /// The memory each pod requests and is limited to (`1Gi`).
+    pub memory: String,
 }
 
 /// Why manifests cannot be made.
@@ -60,12 +68,32 @@ pub struct Input {
 pub enum K8sError {
     /// A name Kubernetes would refuse.
     #[error(
-        "`{0}` cannot name Kubernetes objects: a bench name for them is lower-case letters, digits and `-`, at most 40 characters, starting with a letter"
+        "`{0}` cannot name Kubernetes objects: a bench name for them is lower-case letters, digits and `-`, at most 40 characters, starting with a letter and ending with a letter or digit"
     )]
     Name(String),
     /// No segment, or more than a Job runs.
     #[error("--segments {0}: give 1 to 1,000 segments (one pod each)")]
     Segments(u32),
+    /// An image reference a container runtime would refuse.
+    #[error(
+        "--image `{0}`: not an image reference (`[HOST[:PORT]/]PATH[:TAG][@sha256:HEX]`, the path in lower case: `registry.example/headroom:0.1.0`)"
+    )]
+    Image(String),
+    /// A namespace Kubernetes would refuse.
+    #[error(
+        "--namespace `{0}`: a namespace is lower-case letters, digits and `-`, at most 63 characters, starting and ending with a letter or digit"
+    )]
+    Namespace(String),
+    /// A quantity Kubernetes would refuse.
+    #[error(
+        "{flag} `{value}`: not a Kubernetes quantity above 0 (a number and a suffix: `1Gi`, `512Mi`, `500m`, `2`)"
+    )]
+    Quantity {
+        /// The flag that gave it.
+        flag: &'static str,
+        /// What it said.
+        value: String,
+    },
     /// The spec and its files are over a ConfigMap's 1 MiB.
     #[error(
         "the spec and its data files are {0} bytes, over the 1 MiB a ConfigMap holds: make the data files smaller"
@@ -146,18 +174,17 @@ fn key_of(path: &str) -> String {
 
 /// The manifests of `input`'s run.
 pub fn manifests(input: &Input) -> Result<Manifests, K8sError> {
-    let bench = &input.bench;
-    let valid = bench.len() <= 40
-        && bench.starts_with(|c: char| c.is_ascii_lowercase())
-        && bench
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !valid {
-        return Err(K8sError::Name(bench.clone()));
-    }
+    checks::bench_name(&input.bench)?;
     if !(1..=1000).contains(&input.segments) {
         return Err(K8sError::Segments(input.segments));
     }
+    checks::image(&input.image)?;
+    if let Some(namespace) = &input.namespace {
+        checks::namespace(namespace)?;
+    }
+    checks::quantity("--storage", &input.storage)?;
+    checks::quantity("--cpu", &input.cpu)?;
+    checks::quantity("--memory", &input.memory)?;
     let size = input.spec.len()
         + input
             .data_files
@@ -340,6 +367,9 @@ fn job(input: &Input, name: String, pods: Pods, spec: JobSpec) -> Job {
             }]
         }),
         security_context: Some(container_security()),
+        // Requests equal to limits (the Guaranteed class): quota-enforcing namespaces take the
+        // pod, and a segment's generator has the core it was measured with, not what is spare.
+        resources: Some(resources(input)),
         ..Container::default()
     };
     Job {
@@ -365,6 +395,44 @@ fn job(input: &Input, name: String, pods: Pods, spec: JobSpec) -> Job {
             ..spec
         }),
         ..Job::default()
+    }
+}
+
+/// A pod's CPU and memory, requested and limited alike.
+fn resources(input: &Input) -> ResourceRequirements {
+    let both = BTreeMap::from([
+        ("cpu".to_owned(), Quantity(input.cpu.clone())),
+        ("memory".to_owned(), Quantity(input.memory.clone())),
+    ]);
+    ResourceRequirements {
+        requests: Some(both.clone()),
+        limits: Some(both),
+        ..ResourceRequirements::default()
+    }
+}
+
+/// The segments on different nodes where the cluster has them: two on one node share its
+/// CPU and network, and the load they send is one node's. Preferred, not required, so that a
+/// cluster of fewer nodes than segments still runs them (docs/scale-out.md).
+fn spread_across_nodes(name: &str) -> Affinity {
+    Affinity {
+        pod_anti_affinity: Some(PodAntiAffinity {
+            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                WeightedPodAffinityTerm {
+                    weight: 100,
+                    pod_affinity_term: PodAffinityTerm {
+                        label_selector: Some(LabelSelector {
+                            match_labels: Some(pod_labels(name, "segment")),
+                            ..LabelSelector::default()
+                        }),
+                        topology_key: "kubernetes.io/hostname".to_owned(),
+                        ..PodAffinityTerm::default()
+                    },
+                },
+            ]),
+            ..PodAntiAffinity::default()
+        }),
+        ..Affinity::default()
     }
 }
 
@@ -394,6 +462,7 @@ fn segments_job(input: &Input) -> Job {
             spec: Some(PodSpec {
                 // With the headless Service of the same name, pod `i` is `NAME-i.NAME`.
                 subdomain: Some(name.clone()),
+                affinity: Some(spread_across_nodes(&name)),
                 ..PodSpec::default()
             }),
         },

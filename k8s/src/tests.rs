@@ -15,6 +15,8 @@ fn input() -> Input {
         storage_class: None,
         barrier_port: 7070,
         quick: false,
+        cpu: "1".to_owned(),
+        memory: "1Gi".to_owned(),
     }
 }
 
@@ -143,4 +145,89 @@ fn every_pod_is_restricted_and_runs_as_the_images_user() {
             assert_eq!(dropped, ["ALL"]);
         }
     }
+}
+
+/// Issue 42: what a cluster would refuse is refused here, and every pod asks for what it is
+/// limited to (Guaranteed), the segments spread across nodes where they can be.
+#[test]
+fn pods_ask_for_their_resources_and_spread_across_nodes() {
+    for (wrong, error) in [
+        (
+            Input {
+                image: String::new(),
+                ..input()
+            },
+            K8sError::Image(String::new()),
+        ),
+        (
+            Input {
+                namespace: Some("Load".to_owned()),
+                ..input()
+            },
+            K8sError::Namespace("Load".to_owned()),
+        ),
+        (
+            Input {
+                storage: "abc".to_owned(),
+                ..input()
+            },
+            K8sError::Quantity {
+                flag: "--storage",
+                value: "abc".to_owned(),
+            },
+        ),
+        (
+            Input {
+                bench: "chat-".to_owned(),
+                ..input()
+            },
+            K8sError::Name("chat-".to_owned()),
+        ),
+    ] {
+        assert_eq!(manifests(&wrong), Err(error));
+    }
+    let made = manifests(&input()).expect("manifests");
+    for job in [&made.segments, &made.merge] {
+        let pod = job
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.template.spec.as_ref())
+            .expect("a pod spec");
+        let resources = pod.containers[0].resources.as_ref().expect("resources");
+        let requests = resources.requests.as_ref().expect("requests");
+        assert_eq!(requests.get("cpu").map(|q| q.0.as_str()), Some("1"));
+        assert_eq!(requests.get("memory").map(|q| q.0.as_str()), Some("1Gi"));
+        assert_eq!(resources.limits.as_ref(), Some(requests));
+    }
+    let pod = made
+        .segments
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.template.spec.as_ref())
+        .expect("a pod spec");
+    let terms = pod
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|a| {
+            a.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .expect("anti-affinity");
+    assert_eq!(
+        terms[0].pod_affinity_term.topology_key,
+        "kubernetes.io/hostname"
+    );
+    let selector = terms[0]
+        .pod_affinity_term
+        .label_selector
+        .as_ref()
+        .and_then(|s| s.match_labels.as_ref())
+        .expect("labels");
+    assert_eq!(
+        selector
+            .get("app.kubernetes.io/component")
+            .map(String::as_str),
+        Some("segment")
+    );
 }

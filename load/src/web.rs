@@ -227,8 +227,12 @@ pub async fn endpoint(
 pub struct WebUrl {
     /// `https://`.
     pub secure: bool,
-    /// `host[:port]` as written: the Host header (`:authority` in HTTP/2).
+    /// `host[:port]` as written, without the userinfo: the Host header (`:authority` in
+    /// HTTP/2).
     pub authority: String,
+    /// `user:password` before an `@` in the authority, percent-encoded as written: sent as
+    /// HTTP Basic authentication ([`WebUrl::basic_authorization`]), never dialled or shown.
+    pub userinfo: Option<String>,
     /// `host:port` to connect to, the port filled in when the URL leaves it out (80, 443).
     pub dial: String,
     /// The path and query, `/` at least.
@@ -242,13 +246,32 @@ pub fn parse_web_url(url: &str) -> Option<WebUrl> {
         None => (false, url.strip_prefix("http://")?),
     };
     let (authority, path) = split_authority(rest);
+    let (userinfo, authority) = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => (Some(userinfo.to_owned()), host.to_owned()),
+        None => (None, authority),
+    };
     let dial = with_port(&authority, secure);
     Some(WebUrl {
         secure,
         authority,
+        userinfo,
         dial,
         path,
     })
+}
+
+impl WebUrl {
+    /// The `authorization` header's value for the URL's userinfo (`Basic` of `user:password`,
+    /// percent-decoded), when it has one.
+    pub fn basic_authorization(&self) -> Option<String> {
+        use base64::Engine;
+        let userinfo = self.userinfo.as_deref()?;
+        let decoded: Vec<u8> = percent_encoding::percent_decode_str(userinfo).collect();
+        Some(format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(decoded)
+        ))
+    }
 }
 
 /// `authority` with its port, the scheme's default (80, or 443 for TLS) when it has none.

@@ -43,6 +43,14 @@ pub enum Failure {
         /// The last lines it wrote (stderr and stdout, as they came).
         stderr_tail: Vec<String>,
     },
+    /// An external server (`url` with `pid_file`) exited while the load ran: what was measured
+    /// before is kept, the rest of the load could not connect.
+    ExternalExited {
+        /// The pid its `pid_file` named.
+        pid: i32,
+        /// Seconds from the start of the load to when it was found gone.
+        after_s: f64,
+    },
     /// The load could not run (a URL the runner cannot load).
     Load {
         /// Why the load could not run.
@@ -138,6 +146,7 @@ impl Failure {
             Failure::NeverReady { .. } => "never_ready",
             Failure::OutOfMemory { .. } => "out_of_memory",
             Failure::Died { .. } => "died",
+            Failure::ExternalExited { .. } => "external_exited",
             Failure::Load { .. } => "load",
             Failure::NothingMeasured { .. } => "nothing_measured",
             Failure::NotTogether { .. } => "not_together",
@@ -216,6 +225,9 @@ impl Failure {
                 }
             }
             Failure::Died { exit, .. } => format!("{subject} died during the point ({exit})"),
+            Failure::ExternalExited { pid, after_s } => format!(
+                "the server (pid {pid}) exited {after_s:.1} s into the load; the rest of the load could not connect"
+            ),
             Failure::NothingMeasured { scenario, why } => {
                 format!("scenario `{scenario}` measured nothing: {why}")
             }

@@ -63,14 +63,17 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 impl Results {
-    /// Writes the file atomically ([`write_atomically`]).
+    /// Writes the file atomically ([`write_atomically`]), every URL in it masked
+    /// ([`crate::masked_urls`]: the spec's and the messages' alike).
     pub fn write(&self, path: &Path) -> Result<(), ResultsError> {
         let error = |source| ResultsError::Write {
             path: path.display().to_string(),
             source,
         };
+        let mut value = serde_json::to_value(self).map_err(|e| error(std::io::Error::other(e)))?;
+        crate::masked_url::mask_every_url(&mut value);
         let text =
-            serde_json::to_string_pretty(self).map_err(|e| error(std::io::Error::other(e)))?;
+            serde_json::to_string_pretty(&value).map_err(|e| error(std::io::Error::other(e)))?;
         write_atomically(path, &(text + "\n")).map_err(error)
     }
 
@@ -80,6 +83,15 @@ impl Results {
             path: path.display().to_string(),
             reason,
         };
+        // A regular file of at most MOST_BYTES: a device or a pipe is never read without end.
+        const MOST_BYTES: u64 = 512 * 1024 * 1024;
+        let metadata =
+            std::fs::metadata(path).map_err(|e| error(ReadError::NotResults(e.to_string())))?;
+        if !metadata.is_file() || metadata.len() > MOST_BYTES {
+            return Err(error(ReadError::NotResults(format!(
+                "not a regular file of at most {MOST_BYTES} bytes"
+            ))));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| error(ReadError::NotResults(e.to_string())))?;
         Results::from_json(&text).map_err(error)

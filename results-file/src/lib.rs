@@ -5,11 +5,13 @@
 
 #![warn(missing_docs)]
 
+mod env_fill;
 pub mod environment;
 mod failure;
 mod file;
 pub mod histogram;
 mod limits;
+mod masked_url;
 pub mod process;
 mod scenario;
 mod search;
@@ -25,6 +27,7 @@ use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::env_fill::EnvFill;
 pub use crate::environment::{Environment, LoadAverage, MachineCpu};
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
@@ -32,6 +35,7 @@ pub use crate::histogram::{
     HistogramKey, deserialize_histogram, histogram_summary, serialize_histogram,
 };
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
+pub use crate::masked_url::{MASK, mask_every_url, masked_urls};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
     ConnectFailures, Connections, ErrorCounts, Interval, MessageCounts, ReloadResult,
@@ -80,12 +84,13 @@ pub struct Results {
     /// `headroom merge` joins the shares.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<SegmentRef>,
-    /// The environment variables `{env:NAME}` filled into the target (its command, env, URL)
-    /// and the load (URLs), as they were: levers outside the spec that two files can differ
-    /// by. `null` for one used in a header or a body, which may carry a secret: only its name
-    /// is recorded. Absent in files written before it was recorded.
+    /// The environment variables `{env:NAME}` filled anywhere in the run (the target's command,
+    /// env and URL, the load's URLs, headers and bodies), each by a short keyed hash of its
+    /// value, never the value (it may be a secret): levers outside the spec that two files can
+    /// differ by, said by `compare` without their values. Unset ones are left out. Absent in
+    /// files written before it was recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, Option<String>>,
+    pub env: BTreeMap<String, EnvFill>,
 }
 
 /// Which share of every run a partial results file holds, and where it ran.

@@ -14,52 +14,38 @@ pub(crate) fn file_safe(name: &str) -> String {
         .collect()
 }
 
-/// The environment variables `{env:NAME}` fills anywhere in the run matrix, with their values
-/// now (unset ones left out): levers outside the spec, recorded with the results. One used in
-/// a header or a body anywhere is recorded by name only (`None`): it may be a secret.
-pub(crate) fn env_levers(
+/// The environment variables `{env:NAME}` fills anywhere in the run matrix, each by a keyed
+/// hash of its value now (unset ones left out): levers outside the spec, recorded with the
+/// results without their values, which may be secrets (docs/spec.md, "Secrets").
+pub(crate) fn env_fills(
     matrix: &headroom_compiler::matrix::RunMatrix,
-) -> std::collections::BTreeMap<String, Option<String>> {
+) -> std::collections::BTreeMap<String, headroom_results::EnvFill> {
     use headroom_spec::placeholder::{PlaceholderName, scan};
-    let mut found = std::collections::BTreeMap::new();
-    let mut secret = std::collections::BTreeSet::new();
+    let mut names = std::collections::BTreeSet::new();
     let Ok(json) = serde_json::to_value(matrix) else {
-        return found;
+        return std::collections::BTreeMap::new();
     };
-    let mut stack = vec![(json, false)];
-    while let Some((value, hidden)) = stack.pop() {
+    let mut stack = vec![json];
+    while let Some(value) = stack.pop() {
         match value {
             serde_json::Value::String(text) => {
                 for placeholder in scan(&text).into_iter().flatten() {
                     if let PlaceholderName::Env(name) = placeholder.name {
-                        if hidden {
-                            secret.insert(name.to_owned());
-                        }
-                        found.insert(name.to_owned(), std::env::var(name).ok());
+                        names.insert(name.to_owned());
                     }
                 }
             }
-            serde_json::Value::Array(items) => {
-                stack.extend(items.into_iter().map(|item| (item, hidden)));
-            }
-            serde_json::Value::Object(fields) => {
-                for (key, item) in fields {
-                    let hides = hidden || matches!(key.as_str(), "headers" | "body");
-                    stack.push((item, hides));
-                }
-            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            serde_json::Value::Object(fields) => stack.extend(fields.into_iter().map(|(_, v)| v)),
             _ => {}
         }
     }
-    found
+    names
         .into_iter()
-        .filter_map(|(name, value)| {
-            let value = value?;
-            Some(if secret.contains(&name) {
-                (name, None)
-            } else {
-                (name, Some(value))
-            })
+        .filter_map(|name| {
+            let value = std::env::var(&name).ok()?;
+            let fill = headroom_results::EnvFill::of(&matrix.bench.name, &name, &value);
+            Some((name, fill))
         })
         .collect()
 }

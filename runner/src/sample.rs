@@ -12,7 +12,20 @@ use crate::environment::{LoadAverage, load_average};
 
 use crate::results::ProcessSample;
 
-/// RSS and CPU time of a process group at one instant.
+/// The processes that are one server, sampled together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerProcesses {
+    /// A server headroom started: the process group it made, and every process descended from
+    /// its leader (a server that puts its workers in sessions of their own, as PostgreSQL's
+    /// backends do, is read whole).
+    Group(i32),
+    /// An external server: the pid its `pid_file` names and that pid's descendants, never its
+    /// process group (a script that starts the server in the background and then headroom
+    /// puts the two in one group).
+    Descendants(i32),
+}
+
+/// RSS and CPU time of a server's processes at one instant.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Reading {
     /// One process's RSS; of several, the sum of their PSS, shared pages counted once.
@@ -27,7 +40,7 @@ pub struct Reading {
 /// failed is not a reading of 0 bytes. The group is the process group `group` and every
 /// process descended from its leader: a server that puts its workers in sessions of their own
 /// (PostgreSQL's backends call `setsid`) is read whole.
-pub fn read_group(group: i32) -> Result<Reading, String> {
+pub fn read_group(group: ServerProcesses) -> Result<Reading, String> {
     let page = procfs::page_size();
     let ticks = procfs::ticks_per_second() as f64;
     let mut reading = Reading::default();
@@ -47,7 +60,10 @@ pub fn read_group(group: i32) -> Result<Reading, String> {
         reading.processes += 1;
     }
     if reading.processes == 0 {
-        return Err(format!("no process of group {group} in /proc"));
+        return Err(match group {
+            ServerProcesses::Group(group) => format!("no process of group {group} in /proc"),
+            ServerProcesses::Descendants(pid) => format!("process {pid} is not in /proc"),
+        });
     }
     Ok(reading)
 }
@@ -61,9 +77,9 @@ fn pss_bytes(pid: i32) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The processes of group `group` and every descendant of its leader, from one listing of
-/// /proc.
-pub fn tree(group: i32) -> Result<Vec<procfs::process::Stat>, String> {
+/// The processes of `server` (a group and every descendant of its leader, or a pid and its
+/// descendants), from one listing of /proc.
+pub fn tree(server: ServerProcesses) -> Result<Vec<procfs::process::Stat>, String> {
     let processes = all_processes().map_err(|e| format!("cannot list /proc: {e}"))?;
     let stats: Vec<procfs::process::Stat> = processes
         .flatten()
@@ -71,7 +87,10 @@ pub fn tree(group: i32) -> Result<Vec<procfs::process::Stat>, String> {
         .collect();
     let mut members: std::collections::HashSet<i32> = stats
         .iter()
-        .filter(|stat| stat.pgrp == group || stat.pid == group)
+        .filter(|stat| match server {
+            ServerProcesses::Group(group) => stat.pgrp == group || stat.pid == group,
+            ServerProcesses::Descendants(pid) => stat.pid == pid,
+        })
         .map(|stat| stat.pid)
         .collect();
     // Descendants, a generation a pass: a tree is a few levels deep.
@@ -95,7 +114,7 @@ pub fn tree(group: i32) -> Result<Vec<procfs::process::Stat>, String> {
 /// The processes of [`tree`] as (pid, start time), to kill later; empty when /proc cannot be
 /// read.
 pub fn tree_pids(group: i32) -> Vec<(i32, u64)> {
-    tree(group)
+    tree(ServerProcesses::Group(group))
         .map(|stats| {
             stats
                 .iter()
@@ -184,7 +203,7 @@ fn machine_cpus() -> usize {
 /// the machine's CPU time and the load average. Of a stack (named groups), also their sum at
 /// each instant.
 pub(crate) async fn sampler(
-    groups: Vec<(Option<String>, i32)>,
+    groups: Vec<(Option<String>, ServerProcesses)>,
     every: Duration,
     (start, fresh): (Instant, Arc<Fresh>),
     mut stop: watch::Receiver<bool>,
@@ -210,7 +229,7 @@ pub(crate) async fn sampler(
 
 /// Readings of several process groups taken together: each group's, and of a stack their sum.
 pub(crate) struct Sampled {
-    groups: Vec<(Option<String>, i32)>,
+    groups: Vec<(Option<String>, ServerProcesses)>,
     previous: Vec<Option<(Instant, f64)>>,
     /// Each group's readings, by service (`None`: the target).
     pub(crate) readings: Vec<(Option<String>, Readings)>,
@@ -245,7 +264,7 @@ impl Fresh {
 }
 
 impl Sampled {
-    pub(crate) fn of(groups: Vec<(Option<String>, i32)>) -> Sampled {
+    pub(crate) fn of(groups: Vec<(Option<String>, ServerProcesses)>) -> Sampled {
         let stack = groups.iter().any(|(name, _)| name.is_some());
         Sampled {
             previous: vec![None; groups.len()],
@@ -317,7 +336,7 @@ impl Readings {
 /// reading that worked. CPU time that went down (a process of the group exited, taking its
 /// time with it) measures nothing: `None`, not a negative share.
 pub(crate) fn sample_group(
-    group: i32,
+    group: ServerProcesses,
     start: Instant,
     previous: &mut Option<(Instant, f64)>,
 ) -> Result<ProcessSample, String> {
@@ -429,7 +448,11 @@ mod tests {
     fn an_unread_group_is_no_sample() {
         let mut previous = None;
         let mut readings = Readings::default();
-        readings.take(sample_group(i32::MAX, Instant::now(), &mut previous));
+        readings.take(sample_group(
+            ServerProcesses::Group(i32::MAX),
+            Instant::now(),
+            &mut previous,
+        ));
         assert!(readings.samples.is_empty());
         assert_eq!(readings.failed, 1);
         assert_eq!(
@@ -439,8 +462,39 @@ mod tests {
         assert_eq!(previous, None);
         // This test's own group reads: at least one process, and some memory.
         let own = rustix::process::getpgrp().as_raw_nonzero().get();
-        let sample = sample_group(own, Instant::now(), &mut previous).expect("own group");
+        let sample = sample_group(ServerProcesses::Group(own), Instant::now(), &mut previous)
+            .expect("own group");
         assert!(sample.processes >= 1 && sample.rss_bytes > 0, "{sample:?}");
         assert_eq!(sample.cpu_pct, None);
+    }
+
+    /// An external server is its pid and that pid's descendants, never its process group: a
+    /// child started here, in this test's group, reads as itself alone; this process's tree
+    /// holds the child.
+    #[test]
+    fn an_external_server_is_its_pid_and_descendants_not_its_group() {
+        let own = i32::try_from(std::process::id()).expect("a pid");
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let child_pid = i32::try_from(child.id()).expect("a pid");
+        let of_child = tree(ServerProcesses::Descendants(child_pid)).expect("/proc");
+        let pids: Vec<i32> = of_child.iter().map(|stat| stat.pid).collect();
+        assert_eq!(pids, vec![child_pid], "the child alone, not its group");
+        let of_own = tree(ServerProcesses::Descendants(own)).expect("/proc");
+        assert!(of_own.iter().any(|stat| stat.pid == child_pid));
+        assert!(of_own.iter().any(|stat| stat.pid == own));
+        let _ = child.kill();
+        let _ = child.wait();
+        let gone = sample_group(
+            ServerProcesses::Descendants(child_pid),
+            Instant::now(),
+            &mut None,
+        );
+        assert_eq!(
+            gone.expect_err("an exited pid is no sample"),
+            format!("process {child_pid} is not in /proc")
+        );
     }
 }

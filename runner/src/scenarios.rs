@@ -101,7 +101,10 @@ impl Watch<'_> {
     ) {
         self.report(on_event);
         if result.failure.is_none()
-            && let Some(died) = self.stack.died()
+            && let Some(died) = self
+                .stack
+                .died()
+                .or_else(|| self.stack.external_gone(self.load_started))
         {
             result.failure = Some(died);
             let _ = self.abort.send(true);

@@ -25,10 +25,38 @@ pub(crate) struct Member {
     stop: headroom_spec::target::Stop,
 }
 
-/// Everything headroom started for one run, in start order.
+/// Everything headroom started for one run, in start order; or the external server it watches.
 #[derive(Default)]
 pub(crate) struct Stack {
     pub(crate) members: Vec<Member>,
+    /// An external target's process (`url` with `pid_file`): sampled and watched, never
+    /// started or stopped.
+    pub(crate) external: Option<ExternalProcess>,
+}
+
+/// An external server's process, as its `pid_file` named it when the run began.
+pub(crate) struct ExternalProcess {
+    pub(crate) pid: i32,
+    /// Its start time (clock ticks after boot): a pid taken by another process since is not it.
+    started: u64,
+}
+
+impl ExternalProcess {
+    /// The process `pid`, with its start time; `None` when it is not running.
+    pub(crate) fn of(pid: i32) -> Option<ExternalProcess> {
+        let stat = procfs::process::Process::new(pid).ok()?.stat().ok()?;
+        Some(ExternalProcess {
+            pid,
+            started: stat.starttime,
+        })
+    }
+
+    /// Whether it still runs: in /proc, not a zombie, and not another process on its pid.
+    fn runs(&self) -> bool {
+        procfs::process::Process::new(self.pid)
+            .and_then(|process| process.stat())
+            .is_ok_and(|stat| stat.starttime == self.started && stat.state != 'Z')
+    }
 }
 
 /// Where a stack's services start from.
@@ -45,6 +73,8 @@ pub(crate) struct StackStart<'a> {
     /// The run's number (its cgroups' names).
     pub(crate) run_number: usize,
     pub(crate) allowed: &'a web::Allowed,
+    /// Set by a signal: a wait for readiness ends at once.
+    pub(crate) cancel: &'a tokio::sync::watch::Receiver<bool>,
 }
 
 impl Stack {
@@ -57,6 +87,7 @@ impl Stack {
                 limited: None,
                 stop: target.stop.clone(),
             }],
+            external: None,
         }
     }
 
@@ -115,11 +146,28 @@ impl Stack {
         })
     }
 
+    /// The external server found gone while the load ran, as the run's failure: the seconds
+    /// from `load_started`.
+    pub(crate) fn external_gone(&self, load_started: tokio::time::Instant) -> Option<Failure> {
+        let external = self.external.as_ref()?;
+        (!external.runs()).then(|| Failure::ExternalExited {
+            pid: external.pid,
+            after_s: load_started.elapsed().as_secs_f64(),
+        })
+    }
+
     /// The process groups to sample, by service (`None`: the target).
-    pub(crate) fn groups(&self) -> Vec<(Option<String>, i32)> {
+    pub(crate) fn groups(&self) -> Vec<(Option<String>, crate::sample::ServerProcesses)> {
         self.members
             .iter()
-            .map(|member| (member.name.clone(), member.running.pid as i32))
+            .map(|member| {
+                let group = crate::sample::ServerProcesses::Group(member.running.pid as i32);
+                (member.name.clone(), group)
+            })
+            .chain(self.external.as_ref().map(|external| {
+                let tree = crate::sample::ServerProcesses::Descendants(external.pid);
+                (None, tree)
+            }))
             .collect()
     }
 
@@ -248,7 +296,7 @@ async fn start_service(
     };
     let mut running = Running::start(&launch).await?;
     match running
-        .wait_ready(&service.ready, port, ready_http.as_ref())
+        .wait_ready(&service.ready, (port, ready_http.as_ref()), at.cancel)
         .await
     {
         Ok(after) => entry.ready_after_s = Some(after.as_secs_f64()),

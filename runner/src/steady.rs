@@ -18,7 +18,7 @@ use headroom_load::web;
 pub(crate) async fn steady_state(
     measure: &ResolvedMeasure,
     endpoint: Option<&web::Endpoint>,
-    groups: Vec<(Option<String>, i32)>,
+    groups: Vec<(Option<String>, crate::sample::ServerProcesses)>,
     start: Instant,
 ) -> (MetricsResult, Sampled) {
     let steady = &measure.steady_state;

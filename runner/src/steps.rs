@@ -42,6 +42,18 @@ pub(crate) struct StepPlace<'a> {
     /// Logs go to `{log_stem}-{when}-{step}.log`, relative to `log_dir`.
     pub(crate) log_dir: &'a Path,
     pub(crate) log_stem: &'a str,
+    /// Set by a signal: the step in flight is stopped with its process group at once, and no
+    /// other starts.
+    pub(crate) cancel: &'a tokio::sync::watch::Receiver<bool>,
+}
+
+/// How one step ended.
+enum Ran {
+    Exited(Exit),
+    /// Killed at its timeout.
+    TimedOut,
+    /// Stopped by a signal to headroom.
+    Interrupted,
 }
 
 /// Runs those of `steps` run `per` point or phase, in order, each recorded in `result.steps`;
@@ -54,6 +66,9 @@ pub(crate) async fn run_steps(
     result: &mut RunResult,
 ) -> Result<(), Failure> {
     for step in steps.iter().filter(|step| step.per == per) {
+        if *place.cancel.borrow() {
+            return Err(Failure::Interrupted);
+        }
         let log_name = format!(
             "{}-{}-{}.log",
             place.log_stem,
@@ -65,11 +80,21 @@ pub(crate) async fn run_steps(
         let exit = run_one(step, place, &log).await;
         let seconds = started.elapsed().as_secs_f64();
         let (exit, failure) = match exit {
-            Ok(Some(exit)) => (
+            Ok(Ran::Exited(exit)) => (
                 Some(exit.clone()),
                 (exit != Exit::Code(0)).then_some(Some(exit)),
             ),
-            Ok(None) => (None, Some(None)),
+            Ok(Ran::TimedOut) => (None, Some(None)),
+            Ok(Ran::Interrupted) => {
+                result.steps.push(StepResult {
+                    name: step.name.clone(),
+                    when: when.name().to_owned(),
+                    seconds,
+                    exit: None,
+                    log: Some(log_name),
+                });
+                return Err(Failure::Interrupted);
+            }
             Err(message) => {
                 result.steps.push(StepResult {
                     name: step.name.clone(),
@@ -103,9 +128,9 @@ pub(crate) async fn run_steps(
     Ok(())
 }
 
-/// Runs one step, its output to `log`: its exit, `None` when it was killed at its timeout, or
-/// why it could not start.
-async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Option<Exit>, String> {
+/// Runs one step, its output to `log`: how it ended (its exit, killed at its timeout, stopped
+/// by a signal), or why it could not start.
+async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Ran, String> {
     let argv: Vec<String> = step
         .command
         .iter()
@@ -150,17 +175,25 @@ async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Optio
         .spawn()
         .map_err(|e| format!("cannot start `{program}` in {}: {e}", cwd.display()))?;
     let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
-    let waited = tokio::time::timeout(step.timeout.as_std(), child.wait()).await;
+    let mut cancelled = place.cancel.clone();
+    let waited = tokio::select! {
+        waited = tokio::time::timeout(step.timeout.as_std(), child.wait()) => Some(waited),
+        Ok(_) = cancelled.wait_for(|stop| *stop) => None,
+    };
     // What the step left behind in its group goes, whether it finished or not.
     if let Some(group) = group {
         let _ = rustix::process::kill_process_group(group, Signal::KILL);
     }
     match waited {
-        Ok(Ok(status)) => Ok(Some(crate::target::exit_of(status))),
-        Ok(Err(e)) => Err(format!("cannot wait for `{program}`: {e}")),
-        Err(_) => {
+        Some(Ok(Ok(status))) => Ok(Ran::Exited(crate::target::exit_of(status))),
+        Some(Ok(Err(e))) => Err(format!("cannot wait for `{program}`: {e}")),
+        Some(Err(_)) => {
             let _ = child.kill().await;
-            Ok(None)
+            Ok(Ran::TimedOut)
+        }
+        None => {
+            let _ = child.kill().await;
+            Ok(Ran::Interrupted)
         }
     }
 }

@@ -289,13 +289,14 @@ impl Running {
         self.child.try_wait().ok().flatten().map(exit_of)
     }
 
-    /// Waits until the readiness check passes, the target exits, or the timeout runs out.
-    /// `ready_http` is the `http` check's endpoint, resolved and checked by the caller.
+    /// Waits until the readiness check passes, the target exits, the timeout runs out, or a
+    /// signal cancels the run (`Interrupted`, at once). `ready_http` is the `http` check's
+    /// endpoint, resolved and checked by the caller.
     pub async fn wait_ready(
         &mut self,
         ready: &Ready,
-        port: u16,
-        ready_http: Option<&web::Endpoint>,
+        (port, ready_http): (u16, Option<&web::Endpoint>),
+        cancel: &tokio::sync::watch::Receiver<bool>,
     ) -> Result<Duration, Failure> {
         let started = Instant::now();
         let deadline = started + ready.timeout.as_std();
@@ -322,7 +323,9 @@ impl Running {
                     never_ready((ready, ready_http), None, started, self.stderr_tail()).await,
                 );
             }
-            tokio::time::sleep(ready.interval.as_std()).await;
+            if pause_unless_cancelled(ready.interval.as_std(), cancel).await {
+                return Err(Failure::Interrupted);
+            }
         }
     }
 
@@ -528,4 +531,21 @@ pub(crate) async fn endpoints(
     }
     let [ready, metrics] = found;
     Ok((ready, metrics))
+}
+
+/// Sleeps `pause`, or less when a signal cancels the run meanwhile: whether it did. A wait
+/// (readiness, a pid file, a step) ends at the first signal, not at its timeout.
+pub(crate) async fn pause_unless_cancelled(
+    pause: Duration,
+    cancel: &tokio::sync::watch::Receiver<bool>,
+) -> bool {
+    let mut cancel = cancel.clone();
+    if *cancel.borrow_and_update() {
+        return true;
+    }
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        Ok(()) = cancel.changed() => {}
+    }
+    *cancel.borrow()
 }

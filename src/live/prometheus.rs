@@ -55,8 +55,11 @@ mod wire {
 /// The remote write endpoint, checked: `http://` to loopback or a host `[target]
 /// allow_hosts` names.
 pub(crate) struct RemoteWrite {
+    /// The URL as said in messages: its userinfo and query values masked.
     url: String,
     authority: String,
+    /// `user:password@` in the URL, sent as Basic authentication.
+    authorization: Option<String>,
     path: String,
     address: SocketAddr,
     runtime: tokio::runtime::Runtime,
@@ -67,7 +70,10 @@ pub(crate) fn endpoint(
     url: &str,
     allow_hosts: &[String],
 ) -> anyhow::Result<(headroom_load::web::WebUrl, SocketAddr)> {
-    let flag = format!("--stream prometheus-rw={url}");
+    let flag = format!(
+        "--stream prometheus-rw={}",
+        headroom_results::masked_urls(url)
+    );
     let Some(parsed) = headroom_load::web::parse_web_url(url) else {
         bail!(
             "{flag}: not an http:// URL (Prometheus's receiver is http://HOST:9090/api/v1/write)"
@@ -89,7 +95,7 @@ pub(crate) fn endpoint(
         .rsplit_once(':')
         .map_or(parsed.authority.as_str(), |(host, _)| host);
     headroom_load::web::Allowed::new(allow_hosts)
-        .check(host, address, url)
+        .check(host, address, &headroom_results::masked_urls(url))
         .map_err(|why| anyhow::anyhow!("{flag}: {why}"))?;
     Ok((parsed, address))
 }
@@ -102,7 +108,8 @@ impl RemoteWrite {
             .build()
             .context("cannot start the remote write's runtime")?;
         Ok(RemoteWrite {
-            url: url.to_owned(),
+            url: headroom_results::masked_urls(url),
+            authorization: parsed.basic_authorization(),
             authority: parsed.authority,
             path: parsed.path,
             address,
@@ -121,8 +128,11 @@ impl RemoteWrite {
             .await
             .map_err(|e| format!("{}: {e}", self.url))?;
         tokio::spawn(connection);
-        let request = hyper::Request::post(&self.path)
-            .header("host", &self.authority)
+        let mut request = hyper::Request::post(&self.path).header("host", &self.authority);
+        if let Some(authorization) = &self.authorization {
+            request = request.header("authorization", authorization);
+        }
+        let request = request
             .header("content-type", "application/x-protobuf")
             .header("content-encoding", "snappy")
             .header("x-prometheus-remote-write-version", "0.1.0")

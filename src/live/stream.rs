@@ -36,7 +36,8 @@ impl StreamSpec {
     pub(crate) fn parse(text: &str) -> Result<StreamSpec, String> {
         let Some((kind, place)) = text.split_once('=') else {
             return Err(format!(
-                "`{text}` is not KIND=WHERE; the streams are {STREAM_KINDS}"
+                "`{}` is not KIND=WHERE; the streams are {STREAM_KINDS}",
+                headroom_results::masked_urls(text)
             ));
         };
         if place.is_empty() {
@@ -121,7 +122,7 @@ impl Streams {
                     Box::new(JsonLines::open(place, path.as_deref())?),
                 ),
                 StreamSpec::PrometheusRw(url) => (
-                    format!("prometheus-rw={url}"),
+                    format!("prometheus-rw={}", headroom_results::masked_urls(url)),
                     Box::new(super::prometheus::RemoteWrite::open(url, allow_hosts)?),
                 ),
             };

@@ -382,7 +382,13 @@ pub(crate) fn write_tables(
     out: &Path,
 ) -> Result<()> {
     for phase in &results.phases {
-        writeln!(stdout, "\n{}", phase_table(phase))?;
+        // Which columns: the scenarios the spec gives the phase, whatever its runs measured
+        // (a rooms phase whose every run failed keeps its rooms columns).
+        let planned = results.matrix.phases.iter().find(|p| p.name == phase.name);
+        let scenarios = planned
+            .and_then(|p| p.points.first())
+            .map_or(&[][..], |point| point.scenarios.as_slice());
+        writeln!(stdout, "\n{}", phase_table(phase, scenarios))?;
         if let Some(requests) = request_table(phase) {
             writeln!(stdout, "\n{requests}")?;
         }
@@ -455,8 +461,13 @@ async fn stop_on_signals(
         Some(()) = terminate.recv() => "SIGTERM",
         Some(()) = hangup.recv() => "SIGHUP",
     };
-    eprintln!("\ninterrupted ({name}): stopping the run in flight and writing the results");
+    // The run is told first: a stderr that is gone (its reader ended) must not keep a
+    // signal from stopping it, so what is said is written, never `eprintln!`ed (it panics).
     let _ = cancel.send(true);
+    let _ = writeln!(
+        std::io::stderr(),
+        "\ninterrupted ({name}): stopping the run in flight and writing the results"
+    );
     // A second signal stops waiting (for readiness, for a stop's grace): headroom
     // exits now; the kernel and the guard kill the target's group, and the runs that
     // finished are already in the results file.
@@ -465,7 +476,8 @@ async fn stop_on_signals(
         Some(()) = terminate.recv() => "SIGTERM",
         Some(()) = hangup.recv() => "SIGHUP",
     };
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
     );
     let _ = std::fs::remove_file(&lock);

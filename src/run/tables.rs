@@ -145,11 +145,18 @@ pub(super) fn ms(value: f64) -> String {
 }
 
 /// A row per run: what people look at first. HTTP columns when the phase has HTTP scenarios,
-/// socket and delivery columns when it has rooms.
-pub(super) fn phase_table(phase: &headroom_runner::results::PhaseResults) -> String {
+/// socket and delivery columns when it has rooms: as the spec gives them (`planned`, its
+/// scenarios), else as its runs measured them.
+pub(super) fn phase_table(
+    phase: &headroom_runner::results::PhaseResults,
+    planned: &[headroom_compiler::matrix::resolved::Scenario],
+) -> String {
+    use headroom_compiler::matrix::resolved::Scenario;
     let runs = || phase.points.iter().flat_map(|p| p.runs.iter());
-    let has_http = runs().any(|r| measured(r).any(|s| s.rooms.is_none()));
-    let has_rooms = runs().any(|r| measured(r).any(|s| s.rooms.is_some()));
+    let has_http = planned.iter().any(|s| matches!(s, Scenario::Http(_)))
+        || runs().any(|r| measured(r).any(|s| s.rooms.is_none()));
+    let has_rooms = planned.iter().any(|s| matches!(s, Scenario::Rooms(_)))
+        || runs().any(|r| measured(r).any(|s| s.rooms.is_some()));
     let mut header = vec!["point", "variables", "run"];
     if has_http || !has_rooms {
         header.extend(["requests", "req/s", "p50", "p95", "p99", "errors"]);
@@ -230,7 +237,7 @@ pub(super) fn request_table(phase: &headroom_runner::results::PhaseResults) -> O
                         right(latency(apart.latency.p50_ms)),
                         right(latency(apart.latency.p95_ms)),
                         right(latency(apart.latency.p99_ms)),
-                        right(errors_cell(apart.errors.total(), apart.errors.check)),
+                        right(errors_cell(apart.errors.total(), apart.errors.check, 0)),
                     ]);
                     rows += 1;
                 }
@@ -292,7 +299,8 @@ fn http_cells(run: &RunResult) -> [String; 6] {
     let http: Vec<_> = measured(run).filter(|s| s.rooms.is_none()).collect();
     let requests: u64 = http.iter().map(|s| s.requests).sum();
     let rate: f64 = http.iter().map(|s| s.rate).sum();
-    let errors: u64 = http.iter().map(|s| s.errors.total() + s.dropped).sum();
+    let dropped: u64 = http.iter().map(|s| s.dropped).sum();
+    let errors: u64 = http.iter().map(|s| s.errors.total()).sum::<u64>() + dropped;
     let checks: u64 = http.iter().map(|s| s.errors.check).sum();
     let outside: u64 = http.iter().map(|s| failed_outside(s).total()).sum();
     [
@@ -307,10 +315,10 @@ fn http_cells(run: &RunResult) -> [String; 6] {
         worst(run, false, ScenarioFigure::Latency, Statistic::P95),
         worst(run, false, ScenarioFigure::Latency, Statistic::P99),
         match outside {
-            0 => errors_cell(errors, checks),
+            0 => errors_cell(errors, checks, dropped),
             n => format!(
                 "{} (+{} outside the hold)",
-                errors_cell(errors, checks),
+                errors_cell(errors, checks, dropped),
                 thousands(n)
             ),
         },
@@ -326,12 +334,19 @@ fn failed_outside(scenario: &headroom_runner::results::ScenarioResult) -> ErrorC
         .unwrap_or_default()
 }
 
-/// Errors, with how many were failed checks of the answers when some were: `98 (98 check)`.
-fn errors_cell(errors: u64, checks: u64) -> String {
-    if checks == 0 {
+/// Errors, with how many were failed checks of the answers and starts dropped at
+/// `max_in_flight` (counted with them: never sent) when some were: `135 (98 check, 37
+/// dropped)`.
+fn errors_cell(errors: u64, checks: u64, dropped: u64) -> String {
+    let parts: Vec<String> = [(checks, "check"), (dropped, "dropped")]
+        .into_iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!("{} {what}", thousands(count)))
+        .collect();
+    if parts.is_empty() {
         thousands(errors)
     } else {
-        format!("{} ({} check)", thousands(errors), thousands(checks))
+        format!("{} ({})", thousands(errors), parts.join(", "))
     }
 }
 
@@ -460,6 +475,53 @@ pub(crate) fn phase_target_line(target: &headroom_runner::results::PhaseTarget) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The errors column says what it counts besides failed requests: failed checks, and
+    /// starts dropped at `max_in_flight` (never sent).
+    /// A rooms phase whose every run failed before it measured anything keeps its rooms
+    /// columns (they were HTTP columns of dashes): the spec's scenarios decide.
+    #[test]
+    fn a_rooms_phase_whose_runs_failed_keeps_its_rooms_columns() {
+        let prices = headroom_pricing::PriceTable::embedded().expect("prices");
+        let matrix = headroom_compiler::Compiler::new()
+            .compile(include_str!("../../tests/fixtures/run/rooms.toml"), &prices)
+            .matrix
+            .expect("the rooms fixture compiles");
+        let planned = &matrix.phases[0].points[0].scenarios;
+        let mut failed = RunResult::started(1, 0);
+        failed.failure = Some(headroom_runner::results::Failure::Interrupted);
+        let phase = headroom_runner::results::PhaseResults {
+            name: matrix.phases[0].name.clone(),
+            points: vec![headroom_runner::results::PointResults {
+                index: 0,
+                at: std::collections::BTreeMap::new(),
+                runs: vec![failed],
+            }],
+            target: None,
+            search: None,
+        };
+        let table = phase_table(&phase, planned);
+        let header = table
+            .lines()
+            .find(|line| line.contains("point"))
+            .expect("a header");
+        assert!(
+            header.contains("sockets") && header.contains("delivered"),
+            "{table}"
+        );
+        assert!(!header.contains("req/s"), "{table}");
+    }
+
+    #[test]
+    fn the_errors_cell_says_checks_and_dropped_starts() {
+        assert_eq!(errors_cell(0, 0, 0), "0");
+        assert_eq!(errors_cell(98, 98, 0), "98 (98 check)");
+        assert_eq!(errors_cell(37, 0, 37), "37 (37 dropped)");
+        assert_eq!(
+            errors_cell(1_135, 98, 1_037),
+            "1,135 (98 check, 1,037 dropped)"
+        );
+    }
 
     /// Issue 12: the progress line says the starts dropped at `max_in_flight`, which the table
     /// counts with the errors, instead of "0 errors" alone.

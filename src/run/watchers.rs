@@ -130,7 +130,7 @@ fn dashboard(
         .then(|| std::net::SocketAddr::new(args.dashboard_host, args.dashboard_port));
     let options = DashboardOptions { serve, export };
     let dashboard = Dashboard::start(options, bench, run_id)?;
-    if let Some(address) = serve {
+    if let Some(address) = dashboard.address {
         eprintln!("dashboard: http://{address}/");
         if !address.ip().is_loopback() {
             eprintln!(

@@ -169,3 +169,77 @@ fn validate(validator: &str, version: &str, paths: &[&Path]) -> (bool, String) {
     );
     (output.status.success(), said)
 }
+
+/// Issue 42: what every segment would refuse (a searched phase) and what a cluster would
+/// (an image, a namespace or a quantity it does not take, port 0, a bench name that is no DNS
+/// label) is refused before a manifest is written, each named with its fix; the printed
+/// `kubectl wait` commands name the namespace.
+#[test]
+fn k8s_refuses_what_a_segment_or_a_cluster_would() {
+    let dir = std::env::temp_dir().join(format!("headroom-k8s-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.display().to_string();
+    let plain = "tests/fixtures/k8s/plain.toml";
+    let image = "registry.example/headroom:0.1.0";
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["tests/fixtures/k8s/searched.toml", "--image", image],
+            "phase `ceiling` searches its ceiling, and a segment judges no SLO",
+        ),
+        (
+            &[plain, "--image", ""],
+            "--image ``: not an image reference",
+        ),
+        (
+            &[plain, "--image", "Registry/Headroom"],
+            "not an image reference",
+        ),
+        (
+            &[plain, "--image", image, "--namespace", "Load_Test"],
+            "--namespace `Load_Test`: a namespace is lower-case letters",
+        ),
+        (
+            &[plain, "--image", image, "--storage", "abc"],
+            "--storage `abc`: not a Kubernetes quantity",
+        ),
+        (
+            &[plain, "--image", image, "--cpu", "0"],
+            "--cpu `0`: not a Kubernetes quantity",
+        ),
+        (
+            &[plain, "--image", image, "--barrier-port", "0"],
+            "--barrier-port",
+        ),
+    ];
+    for (args, said) in cases {
+        let mut all = vec!["k8s", "--segments", "2", "--out", out.as_str()];
+        all.extend_from_slice(args);
+        let (code, _, stderr) = headroom(&all);
+        assert_eq!(code, 1, "{all:?}: {stderr}");
+        assert!(stderr.contains(said), "{all:?}: {stderr}");
+        assert!(
+            !dir.join("segments.json").exists(),
+            "{all:?} wrote a manifest"
+        );
+    }
+    let (code, stdout, stderr) = headroom(&[
+        "k8s",
+        plain,
+        "--segments",
+        "2",
+        "--image",
+        image,
+        "--namespace",
+        "load",
+        "--out",
+        out.as_str(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(
+            "kubectl wait -n load --for=condition=complete --timeout=24h job/headroom-plain"
+        ),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

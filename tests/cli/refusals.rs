@@ -24,9 +24,16 @@ fn run_refuses_an_out_it_must_not_touch() {
         root.join(at("relay-results.json")),
     )
     .expect("results");
+    // Another headroom holds `busy.json` (a live headroom process: a lock naming a program
+    // that is not headroom is a run gone, its pid taken since).
+    let mut holder = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["demo-target", "--port", "0"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("a headroom process");
     std::fs::write(
         root.join(at("busy.json.lock")),
-        format!("{}\n", std::process::id()),
+        format!("{}\n", holder.id()),
     )
     .expect("lock");
     let mut transcripts = vec![
@@ -42,8 +49,10 @@ fn run_refuses_an_out_it_must_not_touch() {
             &at("relay-results.json"),
         ]),
         transcript(&["run", "examples/relay.toml", "--out", &at("busy.json")])
-            .replace(&std::process::id().to_string(), "PID"),
+            .replace(&holder.id().to_string(), "PID"),
     ];
+    let _ = holder.kill();
+    let _ = holder.wait();
     let fifo = root.join(at("pipe"));
     match std::process::Command::new("mkfifo").arg(&fifo).status() {
         Ok(status) if status.success() => {

@@ -136,6 +136,11 @@ pub fn stderr(output: &Output) -> String {
 /// A demo target started by a test (its own process group), on a free port, answering: the
 /// child and the port.
 pub fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
+    start_demo_target_with(marker, &[])
+}
+
+/// [`start_demo_target`] with more of the demo target's flags (`--exit-after 2s`).
+pub fn start_demo_target_with(marker: &str, extra: &[&str]) -> (std::process::Child, u16) {
     use std::os::unix::process::CommandExt;
     let port = free_port();
     let server = Command::new(env!("CARGO_BIN_EXE_headroom"))
@@ -146,6 +151,7 @@ pub fn start_demo_target(marker: &str) -> (std::process::Child, u16) {
             "--note-size",
             marker,
         ])
+        .args(extra)
         .process_group(0)
         .stdout(Stdio::null())
         .spawn()

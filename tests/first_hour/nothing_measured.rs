@@ -98,9 +98,8 @@ fn a_scenario_with_no_expected_answer_has_no_latency() {
 
 /// `pid_file` naming pid 1 once sampled the whole machine (79 processes, headroom among them)
 /// as "the server": a pid whose tree holds headroom itself (here, this test's own, the parent
-/// of the headroom it starts) is refused, and so is pid 1 (its tree holds headroom on a host;
-/// in a container it has no process group, which crashed headroom before); each run fails by
-/// name rather than read as measured.
+/// of the headroom it starts) is refused, and so is pid 1 (its tree holds headroom), each named
+/// with its command line; each run fails by name rather than read as measured.
 #[test]
 fn a_pid_file_naming_an_ancestor_of_headroom_is_refused() {
     let (mut server, port) = start_demo_target("1044B");
@@ -109,7 +108,7 @@ fn a_pid_file_naming_an_ancestor_of_headroom_is_refused() {
     let own = std::process::id().to_string();
     for (pid, said) in [
         (own.as_str(), "holds headroom itself"),
-        ("1", "names pid 1, "),
+        ("1", "names pid 1 (`"),
     ] {
         std::fs::write(&pid_file, format!("{pid}\n")).expect("pid file");
         let (output, results) = run_fixture(

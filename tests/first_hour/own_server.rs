@@ -2,7 +2,7 @@
 //! data files, the Python stdlib example searched, at one core.
 
 use super::*;
-use headroom_results::{ProbeOutcome, SearchEnding};
+use headroom_results::{EnvFill, ProbeOutcome, SearchEnding};
 
 /// A small spec run in a folder of its own (`plan SPEC` reads `results/<bench>/results.json`
 /// from where it runs).
@@ -151,22 +151,32 @@ fn a_lever_set_from_the_command_line_is_recorded_and_compared() {
         "nothing set: {:?}",
         one.matrix.set
     );
-    // The environment's levers are recorded resolved, the header's token by name only.
+    // The environment's levers are recorded by a keyed hash of their values, never in clear:
+    // the header's token and the thread count alike.
     let threads = one.env.get("HEADROOM_TEST_THREADS");
-    assert_eq!(threads, Some(&Some("1".to_owned())), "{:?}", one.env);
+    let hashed = EnvFill::of("set-lever", "HEADROOM_TEST_THREADS", "1");
+    assert_eq!(threads, Some(&hashed), "{:?}", one.env);
     let token = one.env.get("HEADROOM_TEST_TOKEN");
-    assert_eq!(token, Some(&None), "{:?}", one.env);
-    let text = std::fs::read_to_string(dir.join("one.json")).expect("results");
-    assert!(
-        !text.contains("secret-one"),
-        "a header's secret is never written"
-    );
+    let hashed = EnvFill::of("set-lever", "HEADROOM_TEST_TOKEN", "secret-one");
+    assert_eq!(token, Some(&hashed), "{:?}", one.env);
+    for file in ["one.json", "two.json"] {
+        let text = std::fs::read_to_string(dir.join(file)).expect("results");
+        assert!(
+            !text.contains("secret-"),
+            "no value from the environment is written: {text}"
+        );
+    }
     let (_, table, said) = common::headroom_in(dir, &["compare", "one.json", "two.json"]);
     assert!(
-        table.contains("levers: workers: 1 → 2 (--set); env HEADROOM_TEST_THREADS: 1 → 3"),
+        table.contains(
+            "levers: workers: 1 → 2 (--set); env HEADROOM_TEST_THREADS: changed; env HEADROOM_TEST_TOKEN: changed"
+        ),
         "{table}\n{said}"
     );
-    assert!(!table.contains("HEADROOM_TEST_TOKEN"), "{table}");
+    assert!(
+        !table.contains("secret-") && !said.contains("secret-"),
+        "{table}\n{said}"
+    );
     // A name the spec does not declare, and a value of the wrong type, are refused.
     let (code, _, said) =
         common::headroom_in(dir, &["run", "spec.toml", "--set", "worker=2", "--no-page"]);

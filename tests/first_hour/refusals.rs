@@ -33,14 +33,20 @@ fn a_budget_past_a_billion_is_refused() {
     assert!(!out.contains("18446744073709551615"), "{out}");
 }
 
-/// A device given as the spec was read without bound: `validate /dev/zero` stops at the 1 MiB
-/// a spec may be and says so.
+/// A device given as the spec was read without bound: `validate /dev/zero` is refused at once,
+/// read not at all; so are a results file that is a device (`render`, `compare`) and points.
 #[test]
 fn a_device_given_as_the_spec_is_read_bounded() {
     let (code, _, said) = common::headroom(&["validate", "/dev/zero"]);
     assert_eq!(code, 1, "{said}");
     assert!(
-        said.contains("spec `/dev/zero` goes on past 1,048,576 bytes"),
+        said.contains("spec `/dev/zero` is a device, not a file: name the file"),
+        "{said}"
+    );
+    let (code, _, said) = common::headroom(&["compare", "/dev/zero", "/dev/zero"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("the results file `/dev/zero` is a device, not a file"),
         "{said}"
     );
 }

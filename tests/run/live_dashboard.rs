@@ -313,3 +313,88 @@ fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
     );
     clean("live-dashboard");
 }
+
+/// The soft limit on this process's open files, from /proc/self/limits.
+fn open_files_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Issue 42: 1,200 idle clients on the dashboard of a run that may open 1,100 files: the
+/// dashboard holds 64 of them at most, so the run finishes with every run measured (before,
+/// they took its files and every run failed). `--dashboard-port 0` says the port the kernel
+/// chose.
+#[test]
+fn a_run_beside_1200_idle_dashboard_clients_finishes_measured() {
+    use std::io::BufRead;
+    match open_files_limit() {
+        Some(limit) if limit >= 1_400 => {}
+        limit => {
+            common::say(&format!(
+                "skipped: this test holds 1,200 connections and may open {limit:?} files (`ulimit -n` 1,400 or more runs it)"
+            ));
+            return;
+        }
+    }
+    let _machine = headroom_test_support::harness::shared();
+    let out = fresh_out("dashboard-idle");
+    let script = format!(
+        "ulimit -Sn 1100 && ulimit -Hn 1100 && exec '{}' run tests/fixtures/run/live.toml --repeat 1 --no-page --out '{}' --dashboard --dashboard-port 0",
+        env!("CARGO_BIN_EXE_headroom"),
+        out.display()
+    );
+    let mut run = Stopped(
+        Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(root())
+            .env("HEADROOM_COMPETED_RERUNS", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn headroom"),
+    );
+    let stderr_pipe = run.0.stderr.take().expect("stderr");
+    let (said_port, port_said) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut said = String::new();
+        for line in std::io::BufReader::new(stderr_pipe)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(rest) = line.strip_prefix("dashboard: http://127.0.0.1:") {
+                let port: Option<u16> = rest.trim_end_matches('/').parse().ok();
+                let _ = said_port.send(port);
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        said
+    });
+    let port = port_said
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the dashboard's line")
+        .expect("a port in it");
+    assert_ne!(port, 0, "the port the kernel chose, not 0");
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let clients: Vec<std::net::TcpStream> = (0..1_200)
+        .filter_map(|_| std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok())
+        .collect();
+    assert!(
+        clients.len() >= 1_000,
+        "{} clients connected",
+        clients.len()
+    );
+    let code = run.0.wait().expect("the run").code();
+    drop(clients);
+    let said = reader.join().expect("stderr");
+    assert_eq!(code, Some(0), "{said}");
+    let results = typed(&read_results(&out));
+    let runs = typed_runs(&results);
+    assert_eq!(runs.len(), 2, "{said}");
+    for run in runs {
+        assert!(run.failure.is_none(), "{:?}\n{said}", run.failure);
+        assert!(scenario(run, "api").requests > 100, "{said}");
+    }
+    clean("dashboard-idle");
+}

@@ -139,9 +139,13 @@ fn a_cgroup_is_stale_when_its_owner_is_gone_or_its_pid_was_reused() {
 
 /// The CPU a process tree used over `seconds`, from /proc (not the cgroup's own counter).
 fn cores_used(pid: i32, seconds: f64) -> f64 {
-    let before = crate::sample::read_group(pid).expect("readable").cpu_s;
+    let before = crate::sample::read_group(crate::sample::ServerProcesses::Group(pid))
+        .expect("readable")
+        .cpu_s;
     std::thread::sleep(Duration::from_secs_f64(seconds));
-    let after = crate::sample::read_group(pid).expect("readable").cpu_s;
+    let after = crate::sample::read_group(crate::sample::ServerProcesses::Group(pid))
+        .expect("readable")
+        .cpu_s;
     (after - before) / seconds
 }
 

@@ -57,6 +57,8 @@ struct Attempt<'a> {
     barrier: Option<&'a Arc<headroom_load::barrier::Barrier>>,
     /// The target the phase keeps for all its runs, when it keeps one.
     held: Option<&'a mut Held>,
+    /// Set by a signal: every wait of the run (readiness, a step) ends at once.
+    cancel: &'a watch::Receiver<bool>,
 }
 
 /// How a run is asked for, beyond the matrix.
@@ -198,6 +200,7 @@ pub async fn run(
                 emulation: &emulation,
                 barrier: barrier.as_ref(),
                 held: None,
+                cancel: &cancel,
             };
             match Held::start(phase, &attempt, options).await {
                 Ok(up) => {
@@ -508,7 +511,7 @@ fn results_to_write(matrix: &RunMatrix, options: &RunOptions) -> Result<Results,
         hash: options.spec_hash.clone(),
     };
     results.seed = Some(options.seed);
-    results.env = crate::names::env_levers(matrix);
+    results.env = crate::names::env_fills(matrix);
     results.segment = (options.segment.count > 1).then(|| SegmentRef {
         index: options.segment.index,
         count: options.segment.count,

@@ -140,6 +140,7 @@ impl Drive<'_> {
             spec_dir: &options.spec_dir,
             log_dir: results_dir(options),
             log_stem: &stem,
+            cancel: &cancel,
         };
         // Of a segmented run, segment 0 alone runs the steps (on the one target all load);
         // the others wait for it at the start's meeting.
@@ -164,7 +165,8 @@ impl Drive<'_> {
             }
         };
         if let Some(start_at) = start_at {
-            self.load(up, start_at, cancel, result, on_event).await;
+            self.load(up, start_at, cancel.clone(), result, on_event)
+                .await;
             // Teardown after the load, whatever it did: a failed load still cleans up.
             let torn_down = run_steps(steps.1, every_point, When::Teardown, &place, result).await;
             if let Err(failure) = torn_down {
@@ -311,7 +313,7 @@ impl Drive<'_> {
 /// The sampler: the process groups every `sample_every` from `load_started`, and the load
 /// average, until told to stop.
 fn spawn_sampler(
-    groups: Vec<(Option<String>, i32)>,
+    groups: Vec<(Option<String>, crate::sample::ServerProcesses)>,
     phase: &MatrixPhase,
     sampling: (Instant, Arc<crate::sample::Fresh>),
 ) -> (
@@ -458,7 +460,7 @@ struct Steady<'a> {
     phase: &'a MatrixPhase,
     point: &'a Point,
     metrics: Option<&'a web::Endpoint>,
-    groups: Vec<(Option<String>, i32)>,
+    groups: Vec<(Option<String>, crate::sample::ServerProcesses)>,
     load_started: Instant,
 }
 

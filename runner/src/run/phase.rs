@@ -30,6 +30,8 @@ pub(super) struct Held {
     set_up: bool,
     /// Runs of the phase left out because the target was gone.
     pub(super) runs_not_run: u32,
+    /// Set by a signal: its steps end at once.
+    cancel: watch::Receiver<bool>,
 }
 
 /// Whether `phase` keeps one target for all its runs: `process = "per-phase"` with a target
@@ -87,6 +89,7 @@ impl Held {
             stem,
             set_up: false,
             runs_not_run: 0,
+            cancel: attempt.cancel.clone(),
         };
         match held.steps(When::Setup, point, options).await {
             Ok(()) => {
@@ -141,6 +144,7 @@ impl Held {
             spec_dir: &options.spec_dir,
             log_dir: results_dir(options),
             log_stem: &self.stem,
+            cancel: &self.cancel,
         };
         run_steps(steps, StepScope::Phase, when, &place, &mut self.record).await
     }

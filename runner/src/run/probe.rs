@@ -28,10 +28,12 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u3
         .map(|v| headroom_figures::text::slo_sentence(v, &matrix.slo));
     if let Some(failure) = &run.failure {
         return match failure {
-            Failure::Died { .. } | Failure::OutOfMemory { .. } => RunSays::Fail(format!(
-                "the server failed under this load: {}",
-                failure.describe()
-            )),
+            Failure::Died { .. } | Failure::OutOfMemory { .. } | Failure::ExternalExited { .. } => {
+                RunSays::Fail(format!(
+                    "the server failed under this load: {}",
+                    failure.describe()
+                ))
+            }
             Failure::UsersStuck { .. } => RunSays::Fail(failure.describe()),
             Failure::Service { failure: inner, .. }
                 if matches!(**inner, Failure::Died { .. } | Failure::OutOfMemory { .. }) =>

@@ -61,6 +61,7 @@ pub(super) async fn run_recorded(
             emulation,
             barrier,
             held: held.as_deref_mut(),
+            cancel,
         };
         let result = run_once(
             matrix,

@@ -22,19 +22,13 @@ pub(super) struct Started {
     pub(super) stack: Stack,
     /// `{port.NAME}`: every service's port (empty without a stack).
     pub(super) ports: BTreeMap<String, u16>,
-    /// An external target's process group (`pid_file`).
-    pub(super) external_group: Option<i32>,
     pub(super) metrics: Option<web::Endpoint>,
 }
 
 impl Started {
     /// The process groups sampled during the load and at steady state.
-    pub(super) fn groups(&self) -> Vec<(Option<String>, i32)> {
-        let mut groups = self.stack.groups();
-        if let Some(group) = self.external_group {
-            groups.push((None, group));
-        }
-        groups
+    pub(super) fn groups(&self) -> Vec<(Option<String>, crate::sample::ServerProcesses)> {
+        self.stack.groups()
     }
 
     /// What steps, series and URLs have filled in: `{port}` the front's.
@@ -81,7 +75,7 @@ pub(super) async fn start_target(
 ) -> Option<Started> {
     let target = &point.target;
     if let Some(url) = &target.url {
-        return external(url, target, options, allowed, result).await;
+        return external(url, target, (options, attempt.cancel), allowed, result).await;
     }
     let picked = if target.services.is_empty() {
         free_port().map(|port| (port, BTreeMap::new()))
@@ -121,7 +115,7 @@ pub(super) async fn start_target(
     let stack = if target.services.is_empty() {
         start_command(
             target,
-            (port, ready.as_ref()),
+            (port, ready.as_ref(), attempt.cancel),
             options,
             (cgroup, stem),
             result,
@@ -138,6 +132,7 @@ pub(super) async fn start_target(
             emulation: attempt.emulation,
             run_number: attempt.number,
             allowed,
+            cancel: attempt.cancel,
         };
         Stack::start(&at, result).await?
     };
@@ -145,7 +140,6 @@ pub(super) async fn start_target(
         port,
         stack,
         ports,
-        external_group: None,
         metrics,
     })
 }
@@ -153,7 +147,7 @@ pub(super) async fn start_target(
 /// `[target] command` started in the run's cgroup and waited for.
 async fn start_command(
     target: &headroom_compiler::matrix::resolved::Target,
-    (port, ready): (u16, Option<&web::Endpoint>),
+    (port, ready, cancel): (u16, Option<&web::Endpoint>, &watch::Receiver<bool>),
     options: &RunOptions,
     (cgroup, stem): (Option<&Cgroup>, &str),
     result: &mut RunResult,
@@ -174,7 +168,10 @@ async fn start_command(
             return None;
         }
     };
-    match running.wait_ready(&target.ready, port, ready).await {
+    match running
+        .wait_ready(&target.ready, (port, ready), cancel)
+        .await
+    {
         Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
         Err(failure) => {
             result.failure = Some(failure);
@@ -194,7 +191,7 @@ async fn start_command(
 async fn external(
     url: &str,
     target: &headroom_compiler::matrix::resolved::Target,
-    options: &RunOptions,
+    (options, cancel): (&RunOptions, &watch::Receiver<bool>),
     allowed: &web::Allowed,
     result: &mut RunResult,
 ) -> Option<Started> {
@@ -225,7 +222,8 @@ async fn external(
         }
     };
     // Nothing is sent to a server that is not there: its requests would be errors only.
-    match crate::external::wait_external_ready(&target.ready, address, ready.as_ref()).await {
+    let waited = (address, ready.as_ref());
+    match crate::external::wait_external_ready(&target.ready, waited, cancel).await {
         Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
         Err(failure) => {
             result.failure = Some(failure);
@@ -236,16 +234,19 @@ async fn external(
     result
         .notes
         .push("an external target: the runner neither started nor stopped it".to_owned());
-    let mut group = None;
+    let mut stack = Stack::default();
     match &target.pid_file {
-        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin) {
-            Ok(found) => {
-                let processes = crate::sample::tree(found).map_or(0, |tree| tree.len());
+        Some(file) => match external_pid(file, &options.spec_dir, &options.headroom_bin, port) {
+            Ok((pid, unchecked)) => {
+                let processes =
+                    crate::sample::tree(crate::sample::ServerProcesses::Descendants(pid))
+                        .map_or(0, |tree| tree.len());
                 result.notes.push(format!(
-                    "its process group {found} was sampled with its leader's descendants: {processes} process{} at the start",
+                    "its process {pid} was sampled with its descendants: {processes} process{} at the start",
                     if processes == 1 { "" } else { "es" }
                 ));
-                group = Some(found);
+                result.notes.extend(unchecked);
+                stack.external = crate::stack::ExternalProcess::of(pid);
             }
             // `pid_file` asks for the server's memory and CPU: without them the run would
             // read as if measured, so it fails by name.
@@ -263,9 +264,8 @@ async fn external(
     }
     Some(Started {
         port,
-        stack: Stack::default(),
+        stack,
         ports: BTreeMap::new(),
-        external_group: group,
         metrics,
     })
 }

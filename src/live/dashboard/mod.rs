@@ -16,6 +16,7 @@ use futures_util::stream::{self, Stream};
 use headroom_runner::Event;
 use tokio::sync::{broadcast, oneshot};
 
+mod capped;
 mod messages;
 
 use messages::{Message, Messages};
@@ -58,6 +59,8 @@ pub(crate) struct Dashboard {
     following: Messages,
     labels: (String, String),
     server: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
+    /// Where the server listens, as bound (the port the kernel chose for `--dashboard-port 0`).
+    pub(crate) address: Option<SocketAddr>,
     export: Option<PathBuf>,
 }
 
@@ -82,15 +85,19 @@ impl Dashboard {
             messages: Mutex::new(Vec::new()),
             news,
         });
-        let server = match options.serve {
-            Some(address) => Some(serve(address, Arc::clone(&log))?),
-            None => None,
+        let (server, address) = match options.serve {
+            Some(address) => {
+                let (server, bound) = serve(address, Arc::clone(&log))?;
+                (Some(server), Some(bound))
+            }
+            None => (None, None),
         };
         Ok(Dashboard {
             log,
             following: Messages::default(),
             labels: (bench.to_owned(), run_id.to_owned()),
             server,
+            address,
             export: options.export,
         })
     }
@@ -137,15 +144,22 @@ impl Dashboard {
     }
 }
 
+/// The server's thread, and how to tell it to stop.
+type Serving = (oneshot::Sender<()>, JoinHandle<()>);
+
 /// Listens on `address` and serves the page and its events on a thread of its own until
-/// told to stop.
-fn serve(
-    address: SocketAddr,
-    log: Arc<Log>,
-) -> anyhow::Result<(oneshot::Sender<()>, JoinHandle<()>)> {
-    let listener = std::net::TcpListener::bind(address).with_context(|| {
-        format!("--dashboard: cannot listen on {address} (is the port taken? --dashboard-port chooses another)")
+/// told to stop, [`capped::MOST_CONNECTIONS`] connections at most: the thread and where it
+/// listens, as bound.
+fn serve(address: SocketAddr, log: Arc<Log>) -> anyhow::Result<(Serving, SocketAddr)> {
+    let listener = std::net::TcpListener::bind(address).map_err(|e| {
+        anyhow::anyhow!(
+            "--dashboard: cannot listen on {address}: {e} ({})",
+            bind_hint(&e)
+        )
     })?;
+    let bound = listener
+        .local_addr()
+        .context("--dashboard: where it listens")?;
     listener.set_nonblocking(true)?;
     let (stop, stopped) = oneshot::channel::<()>();
     let thread =
@@ -167,14 +181,30 @@ fn serve(
                     .route("/events", axum::routing::get(move || events(Arc::clone(&log))));
                 // A browser's event stream stays open: once told to stop, the server waits
                 // a moment for it, then the runtime ends and drops it.
-                let server = axum::serve(listener, app).into_future();
+                let server = axum::serve(capped::Capped::new(listener), app).into_future();
                 tokio::select! {
                     _ = server => {}
                     _ = stopped => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
                 }
             });
             })?;
-    Ok((stop, thread))
+    Ok(((stop, thread), bound))
+}
+
+/// What to do about an address the dashboard cannot listen on, by why.
+fn bind_hint(error: &std::io::Error) -> &'static str {
+    match error.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            "the port is taken: --dashboard-port chooses another, 0 any free one"
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            "no interface of this machine has that address: --dashboard-host takes one of its own, or 0.0.0.0 for all"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            "a port under 1024 needs privileges: --dashboard-port chooses another"
+        }
+        _ => "--dashboard-host and --dashboard-port choose where it listens",
+    }
 }
 
 /// The page's event stream: every message so far, then each new one as it comes.
@@ -202,4 +232,45 @@ fn news_stream(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 42: an address the dashboard cannot listen on gets the hint for why: a taken
+    /// port, or an address no interface of this machine has (binding only: nothing connects).
+    #[test]
+    fn a_dashboard_that_cannot_listen_says_why() {
+        let log = || {
+            Arc::new(Log {
+                messages: Mutex::new(Vec::new()),
+                news: broadcast::channel(4).0,
+            })
+        };
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let address = taken.local_addr().expect("its address");
+        let error = serve(address, log()).expect_err("the port is taken");
+        assert!(
+            error
+                .to_string()
+                .contains("the port is taken: --dashboard-port chooses another"),
+            "{error}"
+        );
+        // 192.0.2.1 is TEST-NET-1 (RFC 5737): no machine's interface has it.
+        let elsewhere = SocketAddr::from(([192, 0, 2, 1], 0));
+        let error = serve(elsewhere, log()).expect_err("not this machine's");
+        assert!(
+            error
+                .to_string()
+                .contains("no interface of this machine has that address"),
+            "{error}"
+        );
+        // Port 0: the port the kernel chose is the one said.
+        let ((stop, thread), bound) =
+            serve(SocketAddr::from(([127, 0, 0, 1], 0)), log()).expect("any free port");
+        assert_ne!(bound.port(), 0);
+        let _ = stop.send(());
+        let _ = thread.join();
+    }
 }

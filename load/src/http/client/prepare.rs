@@ -123,6 +123,7 @@ fn prepared(
     setting: &Setting<'_>,
     captures: &[String],
 ) -> Result<Prepared, String> {
+    let basic = parsed.basic_authorization();
     let web::WebUrl {
         secure,
         authority,
@@ -130,7 +131,16 @@ fn prepared(
         ..
     } = parsed;
     let (port, headroom_bin) = (setting.port, setting.headroom_bin);
-    let headers = filled_headers(&request.headers, url, port, headroom_bin)?;
+    let mut headers = filled_headers(&request.headers, url, port, headroom_bin)?;
+    // `user:password@` in the URL is Basic authentication, as curl sends it, unless the
+    // request sets its own.
+    if let Some(basic) = basic
+        && !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
+        headers.push(("authorization".to_owned(), basic));
+    }
     let body = match &request.body {
         Some(body) => crate::fill::fill(body, port, headroom_bin)?,
         None => String::new(),
