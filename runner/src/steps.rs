@@ -42,8 +42,9 @@ pub(crate) struct StepPlace<'a> {
     /// Logs go to `{log_stem}-{when}-{step}.log`, relative to `log_dir`.
     pub(crate) log_dir: &'a Path,
     pub(crate) log_stem: &'a str,
-    /// Set by a signal: the step in flight is stopped with its process group at once, and no
-    /// other starts.
+    /// Set by a signal: a setup step in flight is stopped with its process group at once, and
+    /// no other starts. Teardown steps run on (cleaning up is what a stop is for), each bounded
+    /// by its timeout; a second signal ends headroom.
     pub(crate) cancel: &'a tokio::sync::watch::Receiver<bool>,
 }
 
@@ -66,7 +67,7 @@ pub(crate) async fn run_steps(
     result: &mut RunResult,
 ) -> Result<(), Failure> {
     for step in steps.iter().filter(|step| step.per == per) {
-        if *place.cancel.borrow() {
+        if when == When::Setup && *place.cancel.borrow() {
             return Err(Failure::Interrupted);
         }
         let log_name = format!(
@@ -77,7 +78,7 @@ pub(crate) async fn run_steps(
         );
         let log = place.log_dir.join(&log_name);
         let started = Instant::now();
-        let exit = run_one(step, place, &log).await;
+        let exit = run_one(step, when, place, &log).await;
         let seconds = started.elapsed().as_secs_f64();
         let (exit, failure) = match exit {
             Ok(Ran::Exited(exit)) => (
@@ -130,7 +131,12 @@ pub(crate) async fn run_steps(
 
 /// Runs one step, its output to `log`: how it ended (its exit, killed at its timeout, stopped
 /// by a signal), or why it could not start.
-async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Ran, String> {
+async fn run_one(
+    step: &Step,
+    when: When,
+    place: &StepPlace<'_>,
+    log: &Path,
+) -> Result<Ran, String> {
     let argv: Vec<String> = step
         .command
         .iter()
@@ -176,9 +182,10 @@ async fn run_one(step: &Step, place: &StepPlace<'_>, log: &Path) -> Result<Ran, 
         .map_err(|e| format!("cannot start `{program}` in {}: {e}", cwd.display()))?;
     let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
     let mut cancelled = place.cancel.clone();
+    let interruptible = when == When::Setup;
     let waited = tokio::select! {
         waited = tokio::time::timeout(step.timeout.as_std(), child.wait()) => Some(waited),
-        Ok(_) = cancelled.wait_for(|stop| *stop) => None,
+        Ok(_) = cancelled.wait_for(|stop| *stop), if interruptible => None,
     };
     // What the step left behind in its group goes, whether it finished or not.
     if let Some(group) = group {

@@ -300,11 +300,14 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
         bracketing(&warm),
         bracketing(&cold)
     );
-    // One request at a time at 1 ms: under 1,000 a second on a CPU, under 400 on 0.4.
+    // One request at a time at 1 ms: at most 1,000 a second on a CPU, 400 on 0.4. At exactly
+    // that rate a 2 s hold can still pass (the queue it builds in 2 s stays under the SLO's
+    // 200 ms: CI read "passes at 1000/s, fails at 1100/s"), so the bound is inclusive; past
+    // it by the precision's step, the queue grows by 100 requests a second and fails.
     for (record, most) in [(&cold, 1_000.0), (&warm, 400.0)] {
         assert_eq!(record.ending, SearchEnding::Converged, "{}", record.said);
         let pass = record.pass_number().expect("a pass");
-        assert!((most * 0.3..most).contains(&pass), "{}", record.said);
+        assert!((most * 0.3..=most).contains(&pass), "{}", record.said);
     }
     // Every run of each ran in its instance's shape.
     for (phase, cpus) in [("rate@c7g.medium", 1.0), ("rate@t4g.small-baseline", 0.4)] {
