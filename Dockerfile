@@ -8,6 +8,10 @@
 # both and runs the script: the binary it makes runs a segment from only the ConfigMap's
 # files). The target is the build machine's own architecture, so an arm64 build (Graviton)
 # is made natively or under buildx's emulation, never cross-compiled.
+#
+# The bases are pinned by digest with scripts/pin-image-bases.sh (crane, skopeo or docker
+# buildx, and a registry within reach): `FROM image:tag@sha256:…`. Until it has been run
+# where a registry answers, they are the moving tags below.
 
 FROM rust:1.95-bookworm AS build
 # musl-gcc compiles ring's C and assembly for the musl target (bookworm's, pinned).

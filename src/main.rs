@@ -290,7 +290,8 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
             (file, columns)
         })
         .collect();
-    let compilation = compiler.compile_with_data(&source, &prices, &data);
+    let mut compilation = compiler.compile_with_data(&source, &prices, &data);
+    compilation.check_paths(|written| path_kind(&folder.join(written)));
     Ok(Compiled {
         path: path.display().to_string(),
         source,
@@ -329,6 +330,19 @@ pub(crate) fn compile_for_use_with(
         return Ok(None);
     }
     Ok(Some(compiled))
+}
+
+/// What a path the spec names is on this machine (a link is followed), or why nothing is.
+fn path_kind(path: &Path) -> std::result::Result<headroom_compiler::PathKind, String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(headroom_compiler::PathKind::Folder),
+        Ok(meta) if meta.is_file() => Ok(headroom_compiler::PathKind::File),
+        Ok(_) => Err("is neither a folder nor a regular file".to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("does not exist (looked for {})", path.display()))
+        }
+        Err(e) => Err(format!("cannot be read ({}): {e}", path.display())),
+    }
 }
 
 pub(crate) fn report_human(compiled: &Compiled, renderer: &Renderer) {
@@ -405,8 +419,10 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
                         plural(warnings, "warning")
                     );
                 } else {
+                    // Said before the verdict and counted in it: "valid (0 warnings)" and
+                    // then a warning read as two answers.
+                    let warnings = warnings + usize::from(warn_if_refused_here(compiled));
                     println!("{}: valid ({})", compiled.path, plural(warnings, "warning"));
-                    warn_past_this_machine(compiled);
                 }
             }
         }
@@ -432,7 +448,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
         );
         return Ok(exit::USAGE);
     };
-    warn_past_this_machine(&compiled);
+    warn_if_refused_here(&compiled);
     note_levers_too_few_repeats(plan);
     if json {
         print_json(plan)?;
@@ -469,19 +485,23 @@ fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
 
 /// What `run` would refuse on this machine (open files, memory), said when a valid spec is
 /// validated or compiled here: a warning, since the spec may be meant for another machine.
-fn warn_past_this_machine(compiled: &Compiled) {
+/// Warns when `headroom run` would refuse the spec on this machine (too few ports, files,
+/// cores): whether it did.
+fn warn_if_refused_here(compiled: &Compiled) -> bool {
     let Some(plan) = &compiled.compilation.matrix else {
-        return;
+        return false;
     };
     headroom_runner::raise_open_files();
     let machine = headroom_runner::machine::Machine::read();
     let phases: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
-    if let Some(why) = headroom_runner::machine::refusal(plan, &phases, &machine) {
-        eprintln!(
-            "warning: `headroom run {}` would be refused on this machine: {why}",
-            compiled.path
-        );
-    }
+    let Some(why) = headroom_runner::machine::refusal(plan, &phases, &machine) else {
+        return false;
+    };
+    eprintln!(
+        "warning: `headroom run {}` would be refused on this machine: {why}",
+        compiled.path
+    );
+    true
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<()> {

@@ -295,6 +295,8 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
     };
     // The run command as it was: `--quick` results come from a `--quick` run.
     let quick = if source.results.quick { "--quick " } else { "" };
+    // And with the values it was given: a lever's run reruns as itself, not as the baseline.
+    let set = headroom_templates::set_flags(&headroom_templates::levers(source.results));
     let inputs = Inputs {
         bench: Bench {
             name: matrix.bench.name.clone(),
@@ -308,7 +310,7 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
         },
         plan: report,
         reproduce: vec![
-            format!("headroom run {quick}{spec} --out {results}"),
+            format!("headroom run {quick}{spec}{set} --out {results}"),
             match source.baseline {
                 Some((base, _)) => format!(
                     "headroom render {spec} --results {results} --baseline {}",

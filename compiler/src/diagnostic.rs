@@ -118,6 +118,7 @@ codes! {
     PhaseTarget = "E045", "phase-target", Error, "One target for a whole phase that cannot be kept: with `process = \"per-phase\"` the target differs between a phase's points (a swept variable in its command, env or limits), or a step with `per = \"phase\"` differs between them or has no target that lives for the phase.";
     BadSearch = "E046", "bad-search", Error, "A search (`vary = { x = { search = … } }`) that cannot run as written: beside another axis, a budget of runs or time too small to confirm its ends or a time budget over a week, a probe hold under a second or longer than the hold, or a start at or past `[capacity] cap`.";
     HoldsApart = "E047", "holds-apart", Error, "Scenarios of one run that cannot hold their loads together for one hold: their holds differ, or one has a hold and another none. A run measures every scenario over the one window in which all of them are at their load.";
+    MissingPath = "E048", "missing-path", Error, "A working directory or CA file the spec names (relative to it) that is not on this machine: refused before anything starts, not when the point that needs it is reached.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";
@@ -125,6 +126,7 @@ codes! {
     LineNotPriced = "W006", "line-not-priced", Warning, "A monthly line the provider's prices do not have (EBS or egress on Hetzner): it is left out of the all-in cost.";
     UnusedTls = "W007", "unused-tls", Warning, "`ca` or `insecure_skip_verify` in a spec with no `https://` or `wss://` URL: it would do nothing.";
     UnusedData = "W009", "unused-data", Warning, "A scenario's `data` file that no `{row.column}` of its requests reads: it would fill nothing.";
+    MissingStepFolder = "W010", "missing-step-folder", Warning, "A setup or teardown step's working directory that is not on this machine: an earlier step may make it, so it is not refused.";
     ClosedModelSearch = "N001", "closed-model-search", Note, "A search of a closed model's virtual users: a closed model hides overload (users held by a slow server send less), so a probe whose users send under 90 % of their pace fails as \"users stuck\"; an open model's rate finds the rate a server holds directly.";
     UncheckedCertificates = "W008", "unchecked-certificates", Warning, "`insecure_skip_verify = true`: the server's certificate is not checked, so the run proves nothing about it.";
 }
@@ -151,7 +153,7 @@ impl Diagnostic {
     pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
-            message: message.into(),
+            message: bounded(message.into()),
             pointer: String::new(),
             span: None,
             label: None,
@@ -173,21 +175,57 @@ impl Diagnostic {
 
     /// The label under the caret.
     pub fn label(mut self, label: impl Into<String>) -> Diagnostic {
-        self.label = Some(label.into());
+        self.label = Some(bounded(label.into()));
         self
     }
 
     /// The fix, as `= help:` says it.
     pub fn hint(mut self, hint: impl Into<String>) -> Diagnostic {
-        self.hint = Some(hint.into());
+        self.hint = Some(bounded(hint.into()));
         self
     }
 
     /// The fix, when there is one.
     pub fn maybe_hint(mut self, hint: Option<String>) -> Diagnostic {
-        self.hint = hint;
+        self.hint = hint.map(bounded);
         self
     }
+}
+
+/// The most characters of the spec one quote of a diagnostic repeats (`unknown key `…``).
+const MOST_QUOTED: usize = 64;
+
+/// A diagnostic's text with each quote of the spec (between backticks) longer than
+/// [`MOST_QUOTED`] characters cut in its middle and its length said: a 60 MB key is quoted
+/// as its first and last characters, not 60 MB.
+fn bounded(text: String) -> String {
+    if text.len() <= MOST_QUOTED {
+        return text;
+    }
+    let pieces: Vec<&str> = text.split('`').collect();
+    if pieces
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .all(|q| q.len() <= MOST_QUOTED)
+    {
+        return text;
+    }
+    let mut out = String::new();
+    for (index, piece) in pieces.iter().enumerate() {
+        if index > 0 {
+            out.push('`');
+        }
+        let chars = piece.chars().count();
+        if index % 2 == 1 && chars > MOST_QUOTED {
+            let head: String = piece.chars().take(MOST_QUOTED / 2).collect();
+            let tail: String = piece.chars().skip(chars - MOST_QUOTED / 4).collect();
+            out.push_str(&format!("{head}…({} characters)…{tail}", chars));
+        } else {
+            out.push_str(piece);
+        }
+    }
+    out
 }
 
 /// A 1-based line and column (in characters) of a byte offset. For many offsets into one
@@ -279,6 +317,31 @@ mod tests {
         assert_eq!(index.lines_of(&(2..8)), (0..15, 1));
         assert_eq!(index.lines_of(&(16..18)), (16..21, 3));
         assert_eq!(index.lines_of(&(16..16)), (16..16, 3));
+    }
+
+    /// A 60 MB header line once gave a 60 MB diagnostic: quotes of the spec are cut.
+    #[test]
+    fn a_long_quote_is_cut_in_its_middle() {
+        let key = "é".repeat(1_000_000);
+        let diagnostic = Diagnostic::new(Code::TomlSyntax, format!("unknown key `{key}` here"))
+            .label(format!("`{key}`"))
+            .hint("keys are `bench`, `target`");
+        let expected = format!(
+            "`{}…(1000000 characters)…{}`",
+            "é".repeat(32),
+            "é".repeat(16)
+        );
+        assert_eq!(diagnostic.message, format!("unknown key {expected} here"));
+        assert_eq!(diagnostic.label.as_deref(), Some(expected.as_str()));
+        assert_eq!(
+            diagnostic.hint.as_deref(),
+            Some("keys are `bench`, `target`")
+        );
+        let short = format!("unknown key `{}`", "a".repeat(MOST_QUOTED));
+        assert_eq!(
+            Diagnostic::new(Code::TomlSyntax, short.clone()).message,
+            short
+        );
     }
 
     #[test]

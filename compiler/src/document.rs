@@ -41,8 +41,14 @@ impl Document {
                 .map(|error| {
                     let message = error.message().trim_end().to_owned();
                     let (message, hint) = split_toml_message(&message);
+                    // toml says a dotted key past its limit without a place: find it.
+                    let span = error.span().or_else(|| {
+                        (message == DEEP_KEY_MESSAGE)
+                            .then(|| deepest_key_line(text))
+                            .flatten()
+                    });
                     Diagnostic::new(Code::TomlSyntax, message)
-                        .at("", error.span())
+                        .at("", span)
                         .maybe_hint(hint)
                 })
                 .collect();
@@ -160,9 +166,59 @@ pub fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// What toml's limit on a dotted key's parts (80) is said as.
+const DEEP_KEY_MESSAGE: &str = "a key of too many dotted parts: the TOML reader stops at 80";
+
+/// The line whose key (a header's or before its `=`) has the most dotted parts, quoted parts
+/// counted as one: where toml's place-less "recursion limit" was met.
+fn deepest_key_line(text: &str) -> Option<Range<usize>> {
+    let mut deepest: Option<(usize, Range<usize>)> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset + (line.len() - line.trim_start().len());
+        let end = offset + line.trim_end().len();
+        offset += line.len();
+        let parts = key_parts(line.trim_start());
+        if parts > 1 && deepest.as_ref().is_none_or(|(most, _)| parts > *most) {
+            deepest = Some((parts, start..end));
+        }
+    }
+    deepest.map(|(_, span)| span)
+}
+
+/// How many dotted parts the key at the start of `line` has: a header's (`[a.b]`, `[[a.b]]`)
+/// or a key's before its `=`; dots inside quotes are not separators.
+fn key_parts(line: &str) -> usize {
+    let header = line.starts_with('[');
+    let mut quote = None;
+    let mut parts = 1;
+    for c in line.trim_start_matches('[').chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '.') => parts += 1,
+            (None, ']') if header => return parts,
+            (None, '=') if !header => return parts,
+            (None, '#') => return 1,
+            _ => {}
+        }
+    }
+    if header { parts } else { 1 }
+}
+
 /// toml's messages carry a second line with the expectation; keep it as the hint. Its
-/// recursion limit is said in a spec's terms.
+/// recursion limits are said in a spec's terms.
 fn split_toml_message(message: &str) -> (String, Option<String>) {
+    if message == "recursion limit" {
+        return (
+            DEEP_KEY_MESSAGE.to_owned(),
+            Some(
+                "no key of a spec has more than a few parts (`phase.vary`); remove the extra ones"
+                    .to_owned(),
+            ),
+        );
+    }
     if message.starts_with("cannot recurse further") {
         return (
             "lists and tables nested too deep: the TOML reader stops here".to_owned(),
@@ -214,6 +270,29 @@ mod tests {
         );
         let span = errors[0].span.clone().expect("a place");
         assert_eq!(crate::line_column(&text, span.start).0, 3);
+    }
+
+    /// S07: a header 20,000 parts deep is said at its line (toml gives no place).
+    #[test]
+    fn a_key_of_too_many_parts_is_said_at_its_line() {
+        for (key, line) in [
+            (format!("[{}b]", "a.".repeat(20_000)), 3),
+            (format!("{}b = 1", "a.".repeat(100)), 3),
+            (format!("[[{}b]]", "\"x.y\".".repeat(90)), 3),
+        ] {
+            let text = format!("[bench]\nname = \"x.y.z\"\n{key}\nk = 1\n");
+            let (document, errors) = Document::parse(&text);
+            assert!(document.is_none(), "{key:.40}");
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert_eq!(errors[0].message, DEEP_KEY_MESSAGE);
+            let span = errors[0].span.clone().expect("a place");
+            assert_eq!(
+                crate::line_column(&text, span.start),
+                (line, 1),
+                "{key:.40}"
+            );
+            assert_eq!(&text[span], key);
+        }
     }
 
     #[test]

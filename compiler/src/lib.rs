@@ -16,13 +16,15 @@ mod diagnostic;
 mod document;
 pub mod matrix;
 mod overrides;
+mod paths;
 mod recovery;
 mod schema_check;
 pub mod slo;
-mod suggest;
+pub mod suggest;
 
 pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
 pub use matrix::RunMatrix;
+pub use paths::{NamedPath, PathKind};
 
 use headroom_prices::PriceTable;
 use headroom_spec::Spec;
@@ -37,6 +39,9 @@ pub struct Compilation {
     pub diagnostics: Vec<Diagnostic>,
     /// The run matrix, when the spec has no error.
     pub matrix: Option<RunMatrix>,
+    /// The folders and files the spec names (`cwd`, `ca`), for the caller to look for
+    /// ([`Compilation::check_paths`]); empty when the spec does not deserialize.
+    pub paths: Vec<NamedPath>,
 }
 
 impl Compilation {
@@ -98,6 +103,7 @@ impl Compiler {
             return Compilation {
                 diagnostics,
                 matrix: None,
+                paths: Vec::new(),
             };
         };
         let set = overrides::apply(&self.overrides, &mut document, &mut diagnostics);
@@ -118,6 +124,7 @@ impl Compiler {
             return Compilation {
                 diagnostics,
                 matrix: None,
+                paths: Vec::new(),
             };
         }
         let spec: Spec = match serde_json::from_value(document.json.clone()) {
@@ -128,6 +135,7 @@ impl Compiler {
                 return Compilation {
                     diagnostics,
                     matrix: None,
+                    paths: Vec::new(),
                 };
             }
         };
@@ -159,6 +167,7 @@ impl Compiler {
         Compilation {
             diagnostics,
             matrix: if has_errors { None } else { plan },
+            paths: paths::named(&spec, &document),
         }
     }
 }

@@ -234,6 +234,9 @@ fn tls_failure(authority: &str, error: &std::io::Error) -> String {
         ": its certificate is for another name; load the host the certificate names"
     } else if text.contains("Expired") {
         ": its certificate has expired"
+    } else if text.contains("InvalidContentType") {
+        // rustls read a plain answer (`HTTP/1.1 400 …`) where a TLS record goes.
+        ": the server answered in plain text, not TLS; load it with `http://` (or `ws://`), or serve TLS on that port"
     } else {
         ""
     };
@@ -550,5 +553,35 @@ mod handshake_tests {
             .await
             .expect("insecure on loopback");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// N-T01: `https://` to a plain HTTP server read "received corrupt message of type
+    /// InvalidContentType"; it says the server answered in plain text, and what to do.
+    #[tokio::test]
+    async fn tls_to_a_plain_server_says_so() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            if let Ok((mut tcp, _)) = listener.accept().await {
+                let mut hello = [0u8; 512];
+                let _ = tcp.read(&mut hello).await;
+                let answer = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n";
+                let _ = tcp.write_all(answer).await;
+            }
+        });
+        let any = Trust::new(None, true, Path::new("."))
+            .config(&[ALPN_HTTP1])
+            .expect("config");
+        let authority = address.to_string();
+        let refused = probe(&any, address, &authority, None, Duration::from_secs(5))
+            .await
+            .expect_err("no TLS there");
+        assert!(
+            refused.contains("answered in plain text, not TLS") && refused.contains("`http://`"),
+            "{refused}"
+        );
     }
 }

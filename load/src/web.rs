@@ -62,10 +62,11 @@ pub fn split_target(path_or_url: &str, own: &OwnAddress) -> (String, String, boo
 }
 
 /// A single GET on a fresh connection to an address already checked (`resolve`), over TLS
-/// when `tls` says: the status and the whole body. `host` is the Host header.
+/// when `tls` says: the status and the whole body. `host` is the Host header; `authorization`
+/// its Authorization header (a URL's `user:password@`, as Basic).
 pub async fn get(
     address: SocketAddr,
-    host: &str,
+    (host, authorization): (&str, Option<&str>),
     path: &str,
     tls: Option<&TlsTo>,
     timeout: Duration,
@@ -80,8 +81,11 @@ pub async fn get(
         tokio::spawn(async move {
             let _ = connection.await;
         });
-        let request = hyper::Request::get(path)
-            .header(hyper::header::HOST, host)
+        let mut request = hyper::Request::get(path).header(hyper::header::HOST, host);
+        if let Some(authorization) = authorization {
+            request = request.header(hyper::header::AUTHORIZATION, authorization);
+        }
+        let request = request
             .body(Empty::new())
             .map_err(|_| ErrorKind::Protocol)?;
         let response = sender
@@ -191,6 +195,8 @@ pub struct Endpoint {
     pub path: String,
     /// TLS, for `https://`.
     pub tls: Option<Arc<TlsTo>>,
+    /// The URL's `user:password@` as a Basic Authorization header, sent, never shown.
+    pub authorization: Option<String>,
 }
 
 /// A path on the target's own address (`/metrics`, plain HTTP), or a full `http://` or
@@ -219,6 +225,7 @@ pub async fn endpoint(
         host,
         path,
         tls,
+        authorization: parse_web_url(path_or_url).and_then(|url| url.basic_authorization()),
     })
 }
 
@@ -309,6 +316,54 @@ pub fn parse_url(url: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A metrics or readiness URL's `user:password@` is sent as Basic authentication (it was
+    /// dropped): to a listener on loopback, which answers 200 and keeps what it read.
+    #[tokio::test]
+    async fn a_urls_userinfo_is_sent_as_basic_authentication() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let port = listener.local_addr().expect("bound").port();
+        let served = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.expect("one connection");
+            let mut read = Vec::new();
+            let mut buffer = [0u8; 1024];
+            while !read.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buffer).await.expect("the request");
+                assert!(n > 0, "the request ended early");
+                read.extend_from_slice(&buffer[..n]);
+            }
+            let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+            socket.write_all(answer).await.expect("the answer");
+            String::from_utf8_lossy(&read).into_owned()
+        });
+        let url = format!("http://scraper:p%40ss@127.0.0.1:{port}/metrics");
+        let trust = Trust::new(None, false, std::path::Path::new("."));
+        let own = OwnAddress::loopback(port);
+        let endpoint = endpoint(&url, &url, &own, &Allowed::default(), &trust)
+            .await
+            .expect("a loopback endpoint");
+        assert_eq!(endpoint.host, format!("127.0.0.1:{port}"));
+        let authorization = endpoint.authorization.as_deref();
+        let got = get(
+            endpoint.address,
+            (&endpoint.host, authorization),
+            &endpoint.path,
+            None,
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(got.map(|(status, _)| status), Ok(200));
+        let request = served.await.expect("served");
+        // base64 of `scraper:p@ss`, the password percent-decoded.
+        assert!(
+            request.contains("authorization: Basic c2NyYXBlcjpwQHNz\r\n"),
+            "{request}"
+        );
+        assert!(request.starts_with("GET /metrics HTTP/1.1"), "{request}");
+    }
 
     /// Issue 12: every host is checked after substitution and resolution, as data: no socket
     /// is opened here, and no test connects anywhere but loopback.

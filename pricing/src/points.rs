@@ -11,7 +11,9 @@ use headroom_results::{Results, SloVerdict};
 use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
 
+mod csv_points;
 mod verdict;
+pub use csv_points::from_csv;
 pub use verdict::StepVerdict;
 
 /// What a series' values are, from its name's suffix (CSV) or its source (results).
@@ -201,7 +203,7 @@ pub fn unit_scale(name: &str) -> f64 {
     series_unit(name).1
 }
 
-fn series_unit(name: &str) -> (Unit, f64) {
+pub(crate) fn series_unit(name: &str) -> (Unit, f64) {
     const SUFFIXES: &[(&str, Unit, f64)] = &[
         ("_bytes", Unit::Bytes, 1.0),
         ("_kib", Unit::Bytes, 1024.0),
@@ -215,113 +217,6 @@ fn series_unit(name: &str) -> (Unit, f64) {
         .iter()
         .find(|(suffix, _, _)| name.ends_with(suffix))
         .map_or((Unit::Plain, 1.0), |(_, unit, scale)| (*unit, *scale))
-}
-
-fn parse_bool(text: &str) -> Option<bool> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "1" | "pass" | "ok" => Some(true),
-        "false" | "no" | "0" | "fail" | "failed" => Some(false),
-        _ => None,
-    }
-}
-
-/// Reads a CSV with a header: the `x` column, numeric series columns (unit from the suffix),
-/// and optional `pass` or `failed` columns.
-pub fn from_csv(text: &str, x: &str) -> Result<MeasuredSweep, PointsError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let header = reader
-        .headers()
-        .map_err(|e| PointsError::Csv {
-            line: 1,
-            column: 1,
-            message: e.to_string(),
-        })?
-        .clone();
-    let x_index = header
-        .iter()
-        .position(|h| h == x)
-        .ok_or_else(|| PointsError::Csv {
-            line: 1,
-            column: 1,
-            message: format!(
-                "no column `{x}`; the columns are: {}",
-                header.iter().collect::<Vec<_>>().join(", ")
-            ),
-        })?;
-    let pass_index = header.iter().position(|h| h == "pass");
-    let failed_index = header.iter().position(|h| h == "failed");
-    let series_columns: Vec<(usize, String)> = header
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != x_index && Some(*i) != pass_index && Some(*i) != failed_index)
-        .map(|(i, h)| (i, h.to_owned()))
-        .collect();
-    let mut series: Vec<SeriesPoints> = series_columns
-        .iter()
-        .map(|(_, name)| SeriesPoints {
-            name: name.clone(),
-            unit: series_unit(name).0,
-            points: Vec::new(),
-        })
-        .collect();
-    let mut verdicts = BTreeMap::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            PointsError::Csv {
-                line,
-                column: 1,
-                message: e.to_string(),
-            }
-        })?;
-        let line = record.position().map_or(0, |p| p.line());
-        let number = |index: usize, what: &str| -> Result<f64, PointsError> {
-            let text = record.get(index).unwrap_or_default();
-            text.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| PointsError::Csv {
-                    line,
-                    column: index + 1,
-                    message: format!("`{text}` in column `{what}` is not a number"),
-                })
-        };
-        let x_value = number(x_index, x)?;
-        for ((index, name), target) in series_columns.iter().zip(series.iter_mut()) {
-            if record.get(*index).is_some_and(str::is_empty) {
-                continue; // An empty cell: this series was not measured at this row.
-            }
-            let value = number(*index, name)? * series_unit(name).1;
-            target.points.push((x_value, value));
-        }
-        let verdict = |index: Option<usize>, column: &str| -> Result<Option<bool>, PointsError> {
-            let Some(index) = index else { return Ok(None) };
-            let text = record.get(index).unwrap_or_default();
-            parse_bool(text).map(Some).ok_or_else(|| PointsError::Csv {
-                line,
-                column: index + 1,
-                message: format!("`{text}` in column `{column}` is not true or false"),
-            })
-        };
-        let passed = match (
-            verdict(pass_index, "pass")?,
-            verdict(failed_index, "failed")?,
-        ) {
-            (Some(pass), _) => Some(pass),
-            (None, Some(failed)) => Some(!failed),
-            (None, None) => None,
-        };
-        if let Some(passed) = passed {
-            let entry = verdicts
-                .entry(OrderedX(x_value))
-                .or_insert_with(StepVerdict::passing);
-            entry.judge((!passed).then(|| format!("line {line} of the points is marked failed")));
-        }
-    }
-    series.retain(|s| !s.points.is_empty());
-    Ok(MeasuredSweep::new("csv", x, series, verdicts))
 }
 
 /// The sweeps of a results file: one per phase with one axis (or with the units variable

@@ -1,7 +1,7 @@
 //! The steady state: after the load, the server's metrics scraped and its process group read,
 //! each reduced as the spec says.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use headroom_compiler::matrix::ResolvedMeasure;
@@ -14,17 +14,19 @@ use crate::scrape;
 use headroom_load::web;
 
 /// After the load: wait `settle`, then `scrapes` readings `every` apart of the metrics and the
-/// process groups, reduced as the spec says.
+/// process groups, reduced as the spec says; with what is known of each missing series (a
+/// metric name not scraped, and the scraped name closest to it).
 pub(crate) async fn steady_state(
     measure: &ResolvedMeasure,
     endpoint: Option<&web::Endpoint>,
     groups: Vec<(Option<String>, crate::sample::ServerProcesses)>,
     start: Instant,
-) -> (MetricsResult, Sampled) {
+) -> (MetricsResult, Sampled, Vec<String>) {
     let steady = &measure.steady_state;
     tokio::time::sleep(steady.settle.as_std()).await;
     let mut metrics = MetricsResult::default();
     let mut sampled = Sampled::of(groups);
+    let mut seen = BTreeSet::new();
     // Series read by a command are read during the load, not here.
     let scraped: Vec<_> = measure
         .series
@@ -38,7 +40,7 @@ pub(crate) async fn steady_state(
         if let Some(endpoint) = endpoint {
             let got = web::get(
                 endpoint.address,
-                &endpoint.host,
+                (&endpoint.host, endpoint.authorization.as_deref()),
                 &endpoint.path,
                 endpoint.tls.as_deref(),
                 Duration::from_secs(5),
@@ -57,6 +59,7 @@ pub(crate) async fn steady_state(
             }
             if let Ok((200, body)) = got {
                 let samples = scrape::parse(&String::from_utf8_lossy(&body));
+                seen.extend(samples.iter().map(|sample| sample.name.clone()));
                 let mut picked = BTreeMap::new();
                 for series in &scraped {
                     if let Some(value) = scrape::select(&samples, series) {
@@ -81,7 +84,32 @@ pub(crate) async fn steady_state(
             None => metrics.missing.push(series.name.clone()),
         }
     }
-    (metrics, sampled)
+    let unknown = scraped
+        .iter()
+        .filter(|series| metrics.missing.contains(&series.name))
+        .filter_map(|series| series.metric.as_deref())
+        .filter(|metric| !seen.contains(*metric))
+        .map(|metric| unscraped(metric, &seen))
+        .collect();
+    (metrics, sampled, unknown)
+}
+
+/// A metric name no scrape held, said with the scraped name closest to it.
+fn unscraped(metric: &str, seen: &BTreeSet<String>) -> String {
+    if seen.is_empty() {
+        return format!("`{metric}` was not scraped: the metrics held no series at all");
+    }
+    let closest = headroom_compiler::suggest::closest(metric, seen.iter().map(String::as_str));
+    match closest {
+        Some(name) => format!(
+            "`{metric}` is not among the {} metric names scraped: did you mean `{name}`?",
+            seen.len()
+        ),
+        None => format!(
+            "`{metric}` is not among the {} metric names scraped (`curl` the metrics to see them)",
+            seen.len()
+        ),
+    }
 }
 
 /// The steady-state readings of the process group reduced to one: `None` without a reading,
@@ -113,6 +141,19 @@ mod tests {
 
     /// Issue 11, item 4: one steady-state reading measures memory but not CPU (CPU is the
     /// difference of two readings): the steady CPU is `None`, never 0 %.
+    /// A misspelt metric name is said with the scraped name it is likely a typo of.
+    #[test]
+    fn an_unscraped_metric_names_the_closest_scraped_one() {
+        let seen: BTreeSet<String> = ["chat_connected_sockets", "process_cpu_seconds_total"]
+            .map(String::from)
+            .into();
+        assert_eq!(
+            unscraped("chat_connected_socket", &seen),
+            "`chat_connected_socket` is not among the 2 metric names scraped: did you mean `chat_connected_sockets`?"
+        );
+        assert!(unscraped("heap_bytes", &seen).ends_with("(`curl` the metrics to see them)"));
+    }
+
     #[test]
     fn one_reading_measures_no_cpu() {
         let one = steady_process(&[reading(100, None)], Reducer::Median).expect("a reading");

@@ -82,7 +82,8 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<Step>,
     /// Commands run after the load, before the target stops (clean up): at every point, or
-    /// once a phase, after its last run (`per = "phase"`).
+    /// once a phase, after its last run (`per = "phase"`). They run after a first Ctrl-C too
+    /// (a second ends headroom).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub teardown: Vec<Step>,
 }

@@ -480,3 +480,46 @@ fn plan_prints_the_measured_cpu_ceiling_with_its_fit() {
         "{output}"
     );
 }
+
+/// R24: points whose every step failed price nothing and say why (the ceiling lies below the
+/// first step: sweep lower), and `--check` fails on it. A CSV names its memory column with
+/// its unit (`rss_mib`): with no `--memory`, its one column in bytes is the memory series
+/// (it was `rss`, found in no CSV: no memory ceiling, silently).
+#[test]
+fn plan_of_points_that_all_failed_prices_nothing_and_says_why() {
+    let args = [
+        "plan",
+        "--points",
+        "tests/fixtures/points/all-failed.csv",
+        "--x",
+        "rooms",
+        "--instance",
+        "t4g.medium",
+    ];
+    let (exit, stdout, stderr) = headroom(&args);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(
+        stdout.contains("t4g.medium: not priced: the SLO ceiling lies below 10, the first step"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("sweep lower to find it"), "{stdout}");
+    assert!(
+        stderr.contains("note: memory is fitted over `rss_mib`, the points' one column in bytes"),
+        "{stderr}"
+    );
+    let mut checked = args.to_vec();
+    checked.push("--check");
+    let (exit, _, stderr) = headroom(&checked);
+    assert_eq!(exit, 2, "{stderr}");
+    let (exit, stdout, stderr) = headroom(&[
+        "plan",
+        "--points",
+        "tests/fixtures/points/all-pass.csv",
+        "--x",
+        "users",
+        "--instance",
+        "t4g.medium",
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stdout.contains("1,409 (memory)"), "{stdout}");
+}

@@ -161,7 +161,7 @@ fn a_run_past_the_machines_file_limit_is_refused_before_it_starts() {
     assert_eq!(output.status.code(), Some(0), "{warning}");
     assert_eq!(
         stdout,
-        "tests/fixtures/run/many-sockets.toml: valid (0 warnings)\n"
+        "tests/fixtures/run/many-sockets.toml: valid (1 warning)\n"
     );
     assert_eq!(
         warning,

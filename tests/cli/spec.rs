@@ -215,6 +215,8 @@ fn every_command_has_help_with_an_example() {
 /// Issue 12, unclear errors: a range with too many values says how many, an SLO over a
 /// misspelt scenario suggests the one meant (each scenario named once), nesting past the TOML
 /// reader's limit is said in a spec's terms, at its place; each missing table is named.
+/// Issues 42 and 43: a key of too many parts is placed; a misspelt executor is suggested from
+/// every executor; each bad key of a search is named at its own span.
 #[test]
 fn errors_say_what_is_wrong_in_a_specs_terms() {
     let transcripts: Vec<String> = [
@@ -222,6 +224,9 @@ fn errors_say_what_is_wrong_in_a_specs_terms() {
         "slo-scenario-typo",
         "nested-too-deep",
         "missing-tables",
+        "key-too-deep",
+        "executor-typo",
+        "search-keys",
     ]
     .iter()
     .map(|name| {
@@ -272,5 +277,45 @@ fn many_warnings_are_each_placed_on_their_line() {
         "{}",
         &stderr[stderr.len().saturating_sub(600)..]
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A huge key is quoted by its ends and its length, the line cut around the caret: 900,000
+/// characters (a spec is read up to 1 MiB) give a diagnostic of a few lines. The JSON form
+/// quotes it the same way; its `pointer` stays whole (a program reads it back).
+#[test]
+fn a_huge_key_gives_a_short_diagnostic() {
+    let dir = common::root().join("target/headroom-cli-huge-key");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let key = "k".repeat(900_000);
+    let spec = format!("[bench]\nname = \"huge\"\n\n[{key}]\nx = 1\n");
+    std::fs::write(dir.join("huge.toml"), spec).expect("write");
+    let path = "target/headroom-cli-huge-key/huge.toml";
+    let quoted = format!(
+        "`{}…(900000 characters)…{}`",
+        "k".repeat(32),
+        "k".repeat(16)
+    );
+    let (code, stdout, stderr) = headroom(&["validate", "--color", "never", path]);
+    assert_eq!(code, 1, "{}", &stderr[..stderr.len().min(2_000)]);
+    assert!(
+        stdout.len() + stderr.len() < 4_000,
+        "{} bytes",
+        stderr.len()
+    );
+    assert!(stderr.contains(&quoted), "{stderr}");
+    let (code, stdout, _) = headroom(&["validate", "--format", "json", path]);
+    assert_eq!(code, 1);
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
+    let unknown = diagnostics
+        .iter()
+        .find(|d| d["code"] == "E002")
+        .expect("the unknown key");
+    let message = unknown["message"].as_str().expect("a message");
+    assert!(
+        message.len() < 400 && message.contains(&quoted),
+        "{message}"
+    );
+    assert_eq!(unknown["pointer"], format!("/{key}"));
     let _ = std::fs::remove_dir_all(dir);
 }

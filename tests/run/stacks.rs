@@ -181,7 +181,7 @@ fn the_kept_phase_serves_all_its_runs(results: &Results) {
     let kept = phase_named(results, "kept");
     let target = kept.target.as_ref().expect("a kept target");
     assert!(target.failure.is_none(), "{target:?}");
-    assert_eq!(target.log.as_deref(), Some("logs/kept.log"));
+    assert_eq!(target.log.as_deref(), Some("logs/results/kept.log"));
     assert!(target.ready_after_s > Some(0.0), "{target:?}");
     let stopped = target.stopped.as_ref().expect("stopped");
     assert_eq!(
@@ -207,7 +207,7 @@ fn the_kept_phase_serves_all_its_runs(results: &Results) {
     for run in &kept_runs {
         assert!(run.failure.is_none(), "{:?}", run.failure);
         assert_eq!(run.port, target.port, "every run on the phase's target");
-        assert_eq!(run.log.as_deref(), Some("logs/kept.log"));
+        assert_eq!(run.log.as_deref(), Some("logs/results/kept.log"));
         assert!(run.ready_after_s.is_none() && run.stopped.is_none());
         assert!(
             run.notes
@@ -245,7 +245,7 @@ fn the_kept_phase_serves_all_its_runs(results: &Results) {
         out("per-phase")
             .parent()
             .expect("a folder")
-            .join("logs/kept-teardown-report.log"),
+            .join("logs/results/kept-teardown-report.log"),
     )
     .expect("the teardown's log");
     assert_eq!(report.trim(), "the phase is over");

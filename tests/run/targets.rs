@@ -232,3 +232,51 @@ fn a_missing_working_directory_is_named() {
     );
     clean("missing-cwd");
 }
+
+/// Issue 43: two results files in one folder (a baseline, then a lever's run) each keep their
+/// own target logs, `logs/NAME/…` for `NAME.json`: the second run no longer writes over the
+/// first's log, and each file's log is its own run's (the port the demo said it listened on).
+/// The lever's page names `cache = on (--set)`, and its "How to reproduce" sets it again.
+#[test]
+fn two_results_files_in_one_folder_keep_their_own_logs() {
+    let folder = fresh_out("own-logs")
+        .parent()
+        .expect("a folder")
+        .to_path_buf();
+    std::fs::create_dir_all(&folder).expect("the folder");
+    let spec = "tests/fixtures/run/own-logs.toml";
+    for (name, set) in [("baseline", None), ("lever", Some("cache=on"))] {
+        let out = folder.join(format!("{name}.json"));
+        let out_arg = out.display().to_string();
+        let mut args = vec!["run", spec, "--out", &out_arg];
+        if let Some(set) = set {
+            args.extend(["--set", set]);
+        }
+        let output = headroom(&args, &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    // The lever's page names the lever and reruns with it (it reran the baseline).
+    let page = std::fs::read_to_string(folder.join("lever.capacity.md")).expect("the lever's page");
+    assert!(
+        page.contains("- **Set outside the spec.** `cache = on` (--set).\n"),
+        "{page}"
+    );
+    let rerun = format!(
+        "headroom run {spec} --set cache=on --out {}\n",
+        folder.join("lever.json").display()
+    );
+    assert!(page.contains(&rerun), "{page}");
+    let baseline = std::fs::read_to_string(folder.join("baseline.capacity.md")).expect("its page");
+    assert!(!baseline.contains("Set outside the spec"), "{baseline}");
+    for name in ["baseline", "lever"] {
+        let results = typed(&read_results(&folder.join(format!("{name}.json"))));
+        let run = typed_runs(&results)[0];
+        let log = run.log.as_deref().expect("a log");
+        assert_eq!(log, format!("logs/{name}/load-p1-r1.log"));
+        let text = std::fs::read_to_string(folder.join(log)).expect("the log is there");
+        let listening = format!("listening on 127.0.0.1:{}", run.port);
+        assert!(text.contains(&listening), "{name}: {text}");
+    }
+    assert!(leftovers("1065B").is_empty(), "{:?}", leftovers("1065B"));
+    clean("own-logs");
+}

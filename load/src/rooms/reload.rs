@@ -15,7 +15,7 @@ pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Insta
         let Some(reload) = &shared.reload else { return };
         let outcome = crate::web::get(
             reload.address,
-            &reload.authority,
+            (&reload.authority, None),
             &path,
             None,
             reload.timeout,

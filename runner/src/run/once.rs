@@ -85,7 +85,7 @@ pub(super) async fn run_once(
     };
     let allowed = web::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
-    let stem = log_stem(phase, point, repeat);
+    let stem = log_stem(phase, point, repeat, options);
     let at = (point, &attempt, stem.as_str());
     let Some(mut up) = start_target(at, options, cgroup, &allowed, &mut result).await else {
         close_cgroup(&mut result, limited.take(), crate::limits::at_words(point));
@@ -129,7 +129,7 @@ impl Drive<'_> {
     ) {
         let (phase, point, options) = (self.phase, self.point, self.options);
         let target = &point.target;
-        let stem = log_stem(phase, point, self.attempt.repeat);
+        let stem = log_stem(phase, point, self.attempt.repeat, options);
         // The steps' `{port}` and `{port.NAME}`, apart from `up`, which the load borrows.
         let ports = up.ports.clone();
         let place = StepPlace {
@@ -473,7 +473,7 @@ impl Steady<'_> {
         }
         let measure = &self.phase.measure;
         let groups = self.groups.clone();
-        let (metrics, sampled) =
+        let (metrics, sampled, unscraped) =
             steady_state(measure, self.metrics, groups, self.load_started).await;
         result.metrics = metrics;
         let reduce = measure.steady_state.reduce;
@@ -506,8 +506,8 @@ impl Steady<'_> {
                     "{} of {} scrapes failed ({error})",
                     metrics.failed_scrapes, measure.steady_state.scrapes
                 ),
-                None => "the metrics held no such series (check its name and labels in [measure])"
-                    .to_owned(),
+                None if !unscraped.is_empty() => unscraped.join("; "),
+                None => "the metrics held no such series (check its labels in [measure])".into(),
             };
             result.failure = Some(Failure::MetricsMissing {
                 series: metrics.missing.clone(),

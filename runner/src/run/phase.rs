@@ -74,7 +74,7 @@ impl Held {
             }
         };
         let allowed = web::Allowed::new(&target.allow_hosts);
-        let stem = phase_log_stem(phase);
+        let stem = phase_log_stem(phase, options);
         let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
         let at = (point, attempt, stem.as_str());
         let Some(up) = start_target(at, options, cgroup, &allowed, &mut record).await else {

@@ -42,21 +42,37 @@ impl Started {
     }
 }
 
-/// Where a run's logs go: `logs/{phase}-p{point}-r{repeat}`, relative to the results file's
-/// folder.
-pub(super) fn log_stem(phase: &MatrixPhase, point: &Point, repeat: u32) -> String {
+/// Where a run's logs go: `logs/{results}/{phase}-p{point}-r{repeat}`, relative to the
+/// results file's folder, `{results}` its name without `.json`: two results files in one
+/// folder (a baseline and a lever's run) each keep their own logs.
+pub(super) fn log_stem(
+    phase: &MatrixPhase,
+    point: &Point,
+    repeat: u32,
+    options: &RunOptions,
+) -> String {
     format!(
-        "logs/{}-p{}-r{}",
+        "{}/{}-p{}-r{}",
+        logs_of(options),
         sanitize(&phase.name),
         point.index + 1,
         repeat
     )
 }
 
-/// Where the logs of a target kept for a phase go: `logs/{phase}`, relative to the results
-/// file's folder.
-pub(super) fn phase_log_stem(phase: &MatrixPhase) -> String {
-    format!("logs/{}", sanitize(&phase.name))
+/// Where the logs of a target kept for a phase go: `logs/{results}/{phase}`, relative to the
+/// results file's folder.
+pub(super) fn phase_log_stem(phase: &MatrixPhase, options: &RunOptions) -> String {
+    format!("{}/{}", logs_of(options), sanitize(&phase.name))
+}
+
+/// The results file's own logs folder: `logs/{its name without .json}`.
+fn logs_of(options: &RunOptions) -> String {
+    let name = options
+        .out
+        .file_stem()
+        .map_or_else(|| "results".into(), |stem| stem.to_string_lossy());
+    format!("logs/{}", sanitize(&name))
 }
 
 /// The folder the results file is in: logs are relative to it.

@@ -17,6 +17,7 @@ mod caveats;
 mod ceiling;
 mod compared;
 mod fits;
+mod levers;
 mod limits;
 mod plotted;
 mod rows;
@@ -31,6 +32,7 @@ pub use ceiling::SearchStory;
 use ceiling::ceiling;
 pub use compared::Compared;
 use fits::fit_rows;
+pub use levers::{Lever, levers, set_flags};
 pub use rows::ServiceCell;
 use rows::point_row;
 pub use stat::Stat;
@@ -97,6 +99,9 @@ pub struct PageContext {
     /// A stack's services, its setup and teardown steps and the series read by a command, a
     /// sentence each; empty for one target process with none.
     pub stack: Vec<String>,
+    /// The values given from outside the spec: `--set` values and the variables `{env:…}`
+    /// filled (by name only); what "How to reproduce" gives again.
+    pub levers: Vec<Lever>,
     /// Every phase, with a row per point.
     pub phases: Vec<Phase>,
     /// Whether some phase ran a rooms scenario (the page explains its p95 then).
@@ -556,6 +561,7 @@ impl PageContext {
             scenarios,
             steady_state,
             stack,
+            levers: levers(results),
             phases,
             has_rooms,
             fits,
