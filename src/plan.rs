@@ -334,6 +334,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
         placement,
         report,
     } = planned;
+    write_answer(out, plans, model)?;
     if let Some(slo) = &report.slo_ceiling {
         writeln!(out, "{}", crate::slo_line::slo_sentence(slo))?;
     }
@@ -395,6 +396,41 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
 
 /// What binds on one instance and what trails it, or why it is not priced; an upper-bound
 /// cost said as one; the cost per person.
+/// The answer first, a line per priced instance: the units it holds, what binds them, and
+/// what a unit costs a month (all in beside it); how each was found follows.
+fn write_answer(out: &mut impl Write, plans: &[InstancePlan], model: &Model) -> Result<()> {
+    let unit = &model.unit;
+    for plan in plans {
+        let (Some(planned), Some(cost), None) =
+            (plan.planned_units, plan.per_unit_month, &plan.not_priced)
+        else {
+            continue;
+        };
+        let at_most = if plan.cost_is_upper_bound {
+            "at most "
+        } else {
+            ""
+        };
+        let all_in = plan
+            .all_in
+            .per_unit_month
+            .filter(|all_in| (all_in - cost).abs() > f64::EPSILON)
+            .map(|all_in| format!(" ({at_most}{} all in)", money(plan.currency, all_in)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{}: {} {} planned ({} binds at {}), {at_most}{} per {unit}-month{all_in}",
+            plan.name,
+            units(planned),
+            headroom_pricing::numbers::plural(unit),
+            plan.binding.resource,
+            plan.binding.reads,
+            money(plan.currency, cost),
+        )?;
+    }
+    Ok(())
+}
+
 fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Result<()> {
     if let Some(why) = &plan.not_priced {
         writeln!(out, "{}: not priced: {why}", plan.name)?;

@@ -390,12 +390,9 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
 }
 
 fn add_errors<'a>(all: impl Iterator<Item = &'a ErrorCounts>) -> ErrorCounts {
-    all.fold(ErrorCounts::default(), |sum, e| ErrorCounts {
-        connect: sum.connect + e.connect,
-        timeout: sum.timeout + e.timeout,
-        status: sum.status + e.status,
-        protocol: sum.protocol + e.protocol,
-        check: sum.check + e.check,
+    all.fold(ErrorCounts::default(), |mut sum, e| {
+        sum.add(e);
+        sum
     })
 }
 

@@ -16,6 +16,10 @@ pub struct ErrorCounts {
     /// Answers with the expected status that failed a check of `expect` (the body, its size).
     #[serde(default)]
     pub check: u64,
+    /// The unexpected statuses by code (`{"500": 12, "503": 2}`): they add up to `status`.
+    /// Absent in files written before they were counted, and for sockets.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub statuses: BTreeMap<u16, u64>,
 }
 
 impl ErrorCounts {
@@ -31,6 +35,29 @@ impl ErrorCounts {
         self.status += other.status;
         self.protocol += other.protocol;
         self.check += other.check;
+        for (code, count) in &other.statuses {
+            *self.statuses.entry(*code).or_default() += count;
+        }
+    }
+
+    /// One answer of an unexpected status, counted by its code.
+    pub fn unexpected(&mut self, code: u16) {
+        self.status += 1;
+        *self.statuses.entry(code).or_default() += 1;
+    }
+
+    /// The unexpected statuses by code, most frequent first: `12 × 500, 2 × 503`; empty when
+    /// they were not counted by code.
+    pub fn status_codes(&self) -> String {
+        let mut codes: Vec<(u16, u64)> = self.statuses.iter().map(|(c, n)| (*c, *n)).collect();
+        codes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        codes
+            .iter()
+            .map(|(code, count)| {
+                format!("{} × {code}", headroom_spec::numbers::count(*count as f64))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The kinds that happened, in words: `120 could not connect, 3 timed out`.
@@ -42,10 +69,17 @@ impl ErrorCounts {
             (self.status, "unexpected status"),
             (self.check, "failed a check"),
         ];
+        let codes = self.status_codes();
         let named: Vec<String> = kinds
             .iter()
             .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{} {what}", headroom_spec::numbers::count(*n as f64)))
+            .map(|(n, what)| {
+                let n = headroom_spec::numbers::count(*n as f64);
+                match *what {
+                    "unexpected status" if !codes.is_empty() => format!("{n} {what} ({codes})"),
+                    _ => format!("{n} {what}"),
+                }
+            })
             .collect();
         named.join(", ")
     }

@@ -18,7 +18,8 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1))]
     pub command: Option<Vec<String>>,
-    /// The working directory of the command, relative to the spec file.
+    /// The working directory of the command, relative to the spec file; one that is not there
+    /// is refused before anything starts (E048).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Environment variables added to the command's environment.
@@ -61,6 +62,7 @@ pub struct Target {
     pub allow_hosts: Vec<String>,
     /// A PEM file of the certificate authorities `https://` and `wss://` load trusts instead of
     /// the platform's roots (a private CA, a self-signed certificate); relative to the spec.
+    /// One that is not there is refused before anything starts (E048).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca: Option<String>,
     /// Accept any certificate `https://` and `wss://` servers present: for a loopback server

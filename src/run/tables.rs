@@ -21,14 +21,21 @@ pub(super) fn one_line(result: &RunResult) -> String {
     let http: Vec<_> = measured(result).filter(|s| s.rooms.is_none()).collect();
     if !http.is_empty() {
         let requests: u64 = http.iter().map(|s| s.requests).sum();
-        let errors: u64 = http.iter().map(|s| s.errors.total()).sum();
+        let mut errors = ErrorCounts::default();
+        for scenario in &http {
+            errors.add(&scenario.errors);
+        }
         // Starts skipped at `max_in_flight` are said too: the table counts them with errors.
         let dropped: u64 = http.iter().map(|s| s.dropped).sum();
         let mut text = format!(
             "{} requests, {} errors",
             thousands(requests),
-            thousands(errors)
+            thousands(errors.total())
         );
+        // By kind, as the results file has them (`12 unexpected status (12 × 500)`).
+        if errors.total() > 0 {
+            text.push_str(&format!(" ({})", errors.describe()));
+        }
         if dropped > 0 {
             text.push_str(&format!(", {} starts dropped", thousands(dropped)));
         }
@@ -237,7 +244,7 @@ pub(super) fn request_table(phase: &headroom_runner::results::PhaseResults) -> O
                         right(latency(apart.latency.p50_ms)),
                         right(latency(apart.latency.p95_ms)),
                         right(latency(apart.latency.p99_ms)),
-                        right(errors_cell(apart.errors.total(), apart.errors.check, 0)),
+                        right(errors_cell(&apart.errors, 0)),
                     ]);
                     rows += 1;
                 }
@@ -300,8 +307,10 @@ fn http_cells(run: &RunResult) -> [String; 6] {
     let requests: u64 = http.iter().map(|s| s.requests).sum();
     let rate: f64 = http.iter().map(|s| s.rate).sum();
     let dropped: u64 = http.iter().map(|s| s.dropped).sum();
-    let errors: u64 = http.iter().map(|s| s.errors.total()).sum::<u64>() + dropped;
-    let checks: u64 = http.iter().map(|s| s.errors.check).sum();
+    let mut errors = ErrorCounts::default();
+    for scenario in &http {
+        errors.add(&scenario.errors);
+    }
     let outside: u64 = http.iter().map(|s| failed_outside(s).total()).sum();
     [
         thousands(requests),
@@ -315,10 +324,10 @@ fn http_cells(run: &RunResult) -> [String; 6] {
         worst(run, false, ScenarioFigure::Latency, Statistic::P95),
         worst(run, false, ScenarioFigure::Latency, Statistic::P99),
         match outside {
-            0 => errors_cell(errors, checks, dropped),
+            0 => errors_cell(&errors, dropped),
             n => format!(
                 "{} (+{} outside the hold)",
-                errors_cell(errors, checks, dropped),
+                errors_cell(&errors, dropped),
                 thousands(n)
             ),
         },
@@ -334,19 +343,32 @@ fn failed_outside(scenario: &headroom_runner::results::ScenarioResult) -> ErrorC
         .unwrap_or_default()
 }
 
-/// Errors, with how many were failed checks of the answers and starts dropped at
-/// `max_in_flight` (counted with them: never sent) when some were: `135 (98 check, 37
+/// Errors (with the starts dropped at `max_in_flight`: never sent), and when there are any,
+/// by kind as the results file has them: `14 (12 × 500, 2 × 503)`, `135 (98 check, 37
 /// dropped)`.
-fn errors_cell(errors: u64, checks: u64, dropped: u64) -> String {
-    let parts: Vec<String> = [(checks, "check"), (dropped, "dropped")]
-        .into_iter()
-        .filter(|(count, _)| *count > 0)
-        .map(|(count, what)| format!("{} {what}", thousands(count)))
-        .collect();
-    if parts.is_empty() {
-        thousands(errors)
+fn errors_cell(errors: &ErrorCounts, dropped: u64) -> String {
+    let total = errors.total() + dropped;
+    let some = |count: u64, what: &str| (count > 0).then(|| format!("{} {what}", thousands(count)));
+    let status = if errors.statuses.is_empty() {
+        some(errors.status, "status")
     } else {
-        format!("{} ({})", thousands(errors), parts.join(", "))
+        Some(errors.status_codes())
+    };
+    let parts: Vec<String> = [
+        some(errors.connect, "connect"),
+        some(errors.timeout, "timeout"),
+        status,
+        some(errors.protocol, "protocol"),
+        some(errors.check, "check"),
+        some(dropped, "dropped"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        thousands(total)
+    } else {
+        format!("{} ({})", thousands(total), parts.join(", "))
     }
 }
 
@@ -513,14 +535,38 @@ mod tests {
     }
 
     #[test]
-    fn the_errors_cell_says_checks_and_dropped_starts() {
-        assert_eq!(errors_cell(0, 0, 0), "0");
-        assert_eq!(errors_cell(98, 98, 0), "98 (98 check)");
-        assert_eq!(errors_cell(37, 0, 37), "37 (37 dropped)");
+    fn the_errors_cell_says_each_kind_and_dropped_starts() {
+        let none = ErrorCounts::default();
+        assert_eq!(errors_cell(&none, 0), "0");
+        let checks = ErrorCounts {
+            check: 98,
+            ..ErrorCounts::default()
+        };
+        assert_eq!(errors_cell(&checks, 0), "98 (98 check)");
+        assert_eq!(errors_cell(&none, 37), "37 (37 dropped)");
         assert_eq!(
-            errors_cell(1_135, 98, 1_037),
+            errors_cell(&checks, 1_037),
             "1,135 (98 check, 1,037 dropped)"
         );
+        // Issue 43: statuses by code, as the results have them; the rest by kind.
+        let mut mixed = ErrorCounts {
+            connect: 3,
+            timeout: 1,
+            ..ErrorCounts::default()
+        };
+        for code in [500; 12].into_iter().chain([503, 503]) {
+            mixed.unexpected(code);
+        }
+        assert_eq!(
+            errors_cell(&mixed, 0),
+            "18 (3 connect, 1 timeout, 12 × 500, 2 × 503)"
+        );
+        // A file written before codes were counted: the kind alone.
+        let uncounted = ErrorCounts {
+            status: 14,
+            ..ErrorCounts::default()
+        };
+        assert_eq!(errors_cell(&uncounted, 0), "14 (14 status)");
     }
 
     /// Issue 12: the progress line says the starts dropped at `max_in_flight`, which the table

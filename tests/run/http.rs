@@ -347,7 +347,8 @@ fn a_slow_route_is_measured_apart_and_fails_its_own_slo() {
 /// Issue 17: checks on answers. Against known answers (the health page says "ok", the notes
 /// list is JSON of three seeded notes, over 100 bytes), the checks that hold pass and the ones
 /// that cannot (a text it does not say, a size it exceeds) fail every request of theirs, as
-/// `check` errors, counted per request and named in the run table.
+/// `check` errors, counted per request and named in the run table; an unexpected status is
+/// counted by its code.
 #[test]
 fn answers_are_checked_and_a_failed_check_is_its_own_error() {
     let (output, results) = run_fixture("checks", &["--no-page"], &[]);
@@ -375,8 +376,18 @@ fn answers_are_checked_and_a_failed_check_is_its_own_error() {
         failed += request.errors.check;
     }
     assert_eq!(api.errors.check, failed, "{:?}", api.errors);
+    // Issue 43: an unexpected status is counted by its code, and said so on the run line,
+    // the table and the page.
+    let teapot = request("teapot");
+    assert_eq!(teapot.errors.status, teapot.requests, "{teapot:?}");
+    assert_eq!(teapot.errors.statuses, [(200, teapot.requests)].into());
+    assert_eq!(api.errors.statuses, teapot.errors.statuses);
+    let (statuses, all) = (teapot.requests, api.errors.total());
     let table = String::from_utf8_lossy(&output.stdout);
-    assert!(table.contains(&format!("({failed} check)")), "{table}");
+    let cell = format!("{all} ({statuses} × 200, {failed} check)");
+    assert!(table.contains(&cell), "{table}");
+    let line = format!("{statuses} unexpected status ({statuses} × 200), {failed} failed a check");
+    assert!(stderr(&output).contains(&line), "{}", stderr(&output));
     assert!(leftovers("1033B").is_empty());
     clean("checks");
 }

@@ -441,7 +441,7 @@ fn judge(request: &Prepared, status: u16, size: u64, kept: &[u8]) -> Result<(), 
         request.expect.contains(&status)
     };
     match request.checks.as_ref() {
-        _ if !good => Err(Failed::Status),
+        _ if !good => Err(Failed::Status(status)),
         Some(checks) if !checks.pass(size, kept) => Err(Failed::Check),
         _ => Ok(()),
     }

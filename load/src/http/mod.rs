@@ -66,7 +66,8 @@ pub use headroom_results::histogram::new as histogram;
 #[derive(Debug, Clone, Copy)]
 enum Failed {
     Kind(ErrorKind),
-    Status,
+    /// An answer whose status the request did not expect: the status.
+    Status(u16),
     /// The status was expected; a check of the answer failed.
     Check,
 }

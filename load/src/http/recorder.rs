@@ -13,7 +13,7 @@ use super::{Failed, WINDOW, histogram};
 use crate::live::{Gauges, Live};
 use crate::results::HistogramKey;
 use crate::results::{
-    Connections, ErrorCounts, RequestCounts, RequestResult, ScenarioResult, TlsFigures, Window,
+    Connections, RequestCounts, RequestResult, ScenarioResult, TlsFigures, Window,
     histogram_summary, serialize_histogram,
 };
 use crate::web::ErrorKind;
@@ -496,7 +496,7 @@ fn unexpected_summary(h: &Histogram<u64>) -> Option<crate::results::Summary> {
 fn answered(outcome: Result<(), Failed>) -> Option<bool> {
     match outcome {
         Ok(()) => Some(true),
-        Err(Failed::Status | Failed::Check) => Some(false),
+        Err(Failed::Status(_) | Failed::Check) => Some(false),
         Err(Failed::Kind(_)) => None,
     }
 }
@@ -505,12 +505,7 @@ fn add_counts(into: &mut RequestCounts, from: &RequestCounts) {
     into.requests += from.requests;
     into.ok += from.ok;
     into.dropped += from.dropped;
-    let (e, f): (&mut ErrorCounts, &ErrorCounts) = (&mut into.errors, &from.errors);
-    e.connect += f.connect;
-    e.timeout += f.timeout;
-    e.status += f.status;
-    e.protocol += f.protocol;
-    e.check += f.check;
+    into.errors.add(&from.errors);
 }
 
 impl Counted for RequestCounts {
@@ -521,7 +516,7 @@ impl Counted for RequestCounts {
             Err(Failed::Kind(ErrorKind::Connect)) => self.errors.connect += 1,
             Err(Failed::Kind(ErrorKind::Timeout)) => self.errors.timeout += 1,
             Err(Failed::Kind(ErrorKind::Protocol)) => self.errors.protocol += 1,
-            Err(Failed::Status) => self.errors.status += 1,
+            Err(Failed::Status(code)) => self.errors.unexpected(code),
             Err(Failed::Check) => self.errors.check += 1,
         }
     }

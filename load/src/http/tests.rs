@@ -26,7 +26,7 @@ async fn only_the_hold_is_measured() {
     // Ramp-up: slow and failing; hold: 5 ms each; ramp-down: slow again.
     // Request 0 (`fast`) at the even steps of the hold, request 1 (unnamed, 4 ms) at the odd.
     for t in [1.0, 5.0, 9.0] {
-        recorder.done(done(t, 900), 0, Err(Failed::Status));
+        recorder.done(done(t, 900), 0, Err(Failed::Status(503)));
     }
     for i in 0..100 {
         let (request, ms) = if i % 2 == 0 { (0, 5) } else { (1, 4) };
@@ -67,6 +67,9 @@ async fn only_the_hold_is_measured() {
     let ramps = result.outside_hold.expect("ramp counts");
     assert_eq!((ramps.requests, ramps.ok, ramps.dropped), (4, 1, 1));
     assert_eq!(ramps.errors.status, 3);
+    // By code too: the page and the run line say `3 unexpected status (3 × 503)`.
+    assert_eq!(ramps.errors.statuses, [(503, 3)].into());
+    assert_eq!(ramps.errors.describe(), "3 unexpected status (3 × 503)");
 }
 
 /// Runs `scenario` against `127.0.0.1:{port}` on `threads` load threads, never cancelled.

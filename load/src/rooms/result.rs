@@ -60,6 +60,7 @@ pub(super) fn result(
             status: failed.status,
             protocol: 0,
             check: 0,
+            statuses: Default::default(),
         },
         duration_s,
         rate: if hold_s > 0.0 {

@@ -251,3 +251,17 @@ pub(super) fn not_measured(
     }
     out
 }
+
+/// The caveat that matters most to the headline: `--quick` results, then other work on the
+/// machine, then what was not measured (an extrapolated ceiling), else the first caveat.
+pub(super) fn headline(caveats: &[String], not_measured: &[String]) -> Option<String> {
+    let quick = caveats.iter().find(|c| c.contains("`--quick`"));
+    let competed = caveats
+        .iter()
+        .find(|c| c.contains("competed") || c.contains("something else"));
+    quick
+        .or(competed)
+        .or(not_measured.first())
+        .or(caveats.first())
+        .cloned()
+}

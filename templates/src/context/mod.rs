@@ -117,6 +117,9 @@ pub struct PageContext {
     pub plan: Option<PlanReport>,
     /// How to read the numbers, generated from what the results show.
     pub caveats: Vec<String>,
+    /// The one caveat the page's headline carries: quick results, other work on the machine,
+    /// a ceiling not measured, else the first of `caveats`.
+    pub headline_caveat: Option<String>,
     /// What the page does not know, generated from the data.
     pub not_measured: Vec<String>,
     /// The commands that reproduce the page, in order.
@@ -317,6 +320,9 @@ pub struct ScenarioCell {
     pub p99_ms: Option<Stat>,
     /// Failed requests (rooms: sockets that failed), summed over the repeats.
     pub errors: u64,
+    /// The errors by kind, as the results have them (`12 unexpected status (12 × 500), 2
+    /// timed out`); empty without errors.
+    pub errors_by_kind: String,
     /// Rooms: frames delivered and expected, summed over the repeats.
     pub delivered: Option<u64>,
     /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
@@ -568,6 +574,7 @@ impl PageContext {
             ceiling,
             phase_ceilings,
             plan: inputs.plan,
+            headline_caveat: caveats::headline(&caveats, &not_measured),
             caveats,
             not_measured,
             reproduce: inputs.reproduce,

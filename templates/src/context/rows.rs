@@ -22,6 +22,8 @@ pub struct RequestCell {
     pub p99_ms: Option<Stat>,
     /// Failed requests of this kind, summed over the repeats.
     pub errors: u64,
+    /// Those errors by kind (`12 unexpected status (12 × 500)`); empty without errors.
+    pub errors_by_kind: String,
     /// The latency SLOs that judge this request apart, as written after its figure (`p95 <
     /// 100ms`); empty when none does.
     pub slos: Vec<String>,
@@ -70,13 +72,18 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
             let latency = Named::scenario(scenario, ScenarioFigure::Latency).of_request(request);
             let quantile = |statistic| over_runs(&point.runs, latency.at(statistic)).values;
             let counts: Vec<f64> = apart.iter().map(|a| a.requests as f64).collect();
+            let mut by_kind = headroom_results::ErrorCounts::default();
+            for one in &apart {
+                by_kind.add(&one.errors);
+            }
             cells.push(RequestCell {
                 name: format!("{scenario}.{request}"),
                 requests: Stat::of(&counts),
                 p50_ms: quantile(Statistic::P50),
                 p95_ms: quantile(Statistic::P95),
                 p99_ms: quantile(Statistic::P99),
-                errors: apart.iter().map(|a| a.errors.total()).sum(),
+                errors: by_kind.total(),
+                errors_by_kind: by_kind.describe(),
                 slos: Vec::new(),
             });
         }
@@ -118,7 +125,11 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         };
         let quantile = |statistic| over_runs(runs, Named::scenario(name, figure).at(statistic));
         let p95 = quantile(Statistic::P95);
-        let errors: u64 = results.iter().map(|s| s.errors.total()).sum();
+        let mut by_kind = headroom_results::ErrorCounts::default();
+        for result in &results {
+            by_kind.add(&result.errors);
+        }
+        let errors = by_kind.total();
         let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
             rooms.then(|| {
                 results
@@ -137,6 +148,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
             p50_ms: quantile(Statistic::P50).values,
             p99_ms: quantile(Statistic::P99).values,
             errors,
+            errors_by_kind: by_kind.describe(),
             delivered: sum(|m| m.delivered),
             expected: sum(|m| m.expected),
         });

@@ -18,6 +18,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
             p50_ms: None,
             p99_ms: None,
             errors: 0,
+            errors_by_kind: String::new(),
             delivered: None,
             expected: None,
         }],
