@@ -8,7 +8,10 @@ use super::*;
 fn a_rooms_phase_whose_runs_failed_keeps_its_rooms_columns() {
     let prices = headroom_pricing::PriceTable::embedded().expect("prices");
     let matrix = headroom_compiler::Compiler::new()
-        .compile(include_str!("../../../tests/fixtures/run/rooms.toml"), &prices)
+        .compile(
+            include_str!("../../../tests/fixtures/run/rooms.toml"),
+            &prices,
+        )
         .matrix
         .expect("the rooms fixture compiles");
     let planned = &matrix.phases[0].points[0].scenarios;
