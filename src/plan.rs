@@ -419,7 +419,7 @@ fn write_answer(out: &mut impl Write, plans: &[InstancePlan], model: &Model) -> 
             .unwrap_or_default();
         writeln!(
             out,
-            "{}: {} {} planned ({} binds at {}), {at_most}{} per {unit}-month{all_in}",
+            "{}: {} {} planned, {} binding at {}; {at_most}{} per {unit}-month{all_in}",
             plan.name,
             units(planned),
             headroom_pricing::numbers::plural(unit),
