@@ -290,8 +290,7 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
             (file, columns)
         })
         .collect();
-    let mut compilation = compiler.compile_with_data(&source, &prices, &data);
-    compilation.check_paths(|written| path_kind(&folder.join(written)));
+    let compilation = compiler.compile_with_data(&source, &prices, &data);
     Ok(Compiled {
         path: path.display().to_string(),
         source,
@@ -300,22 +299,41 @@ pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled>
     })
 }
 
-/// Compiles a spec for a command that uses it; its diagnostics are shown unless `renderer` is
-/// `None` (a second look at a spec whose diagnostics were already shown).
+/// `compile_file`, and the folders and files the spec names (`cwd`, `ca`) looked up on this
+/// machine: for `validate`, `compile` and `run`, which start (or check what would start) the
+/// target here. `render`, `plan` and `k8s` read the spec elsewhere and skip the look.
+pub(crate) fn compile_file_here(compiler: &Compiler, path: &Path) -> Result<Compiled> {
+    let mut compiled = compile_file(compiler, path)?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    compiled
+        .compilation
+        .check_paths(|written| path_kind(&folder.join(written)));
+    Ok(compiled)
+}
+
+/// Compiles a spec for a command that uses it (its folders unlooked: `render`, `plan`,
+/// `k8s`); its diagnostics are shown unless `renderer` is `None` (a second look at a spec
+/// whose diagnostics were already shown).
 pub(crate) fn compile_for_use(
     spec: &Path,
     renderer: Option<&Renderer>,
 ) -> Result<Option<Compiled>> {
-    compile_for_use_with(&Compiler::new(), spec, renderer)
+    shown_if_valid(compile_file(&Compiler::new(), spec)?, renderer)
 }
 
-/// `compile_for_use` with a compiler of the caller's (`run --set`'s values in it).
-pub(crate) fn compile_for_use_with(
+/// `compile_for_use` for `run`: with a compiler of its own (`--set`'s values in it), and the
+/// spec's folders and files looked up here before anything starts.
+pub(crate) fn compile_to_run(
     compiler: &Compiler,
     spec: &Path,
     renderer: Option<&Renderer>,
 ) -> Result<Option<Compiled>> {
-    let compiled = compile_file(compiler, spec)?;
+    shown_if_valid(compile_file_here(compiler, spec)?, renderer)
+}
+
+/// A compiled spec's diagnostics shown (unless `renderer` is `None`), and the spec when it has
+/// no error.
+fn shown_if_valid(compiled: Compiled, renderer: Option<&Renderer>) -> Result<Option<Compiled>> {
     if let Some(renderer) = renderer {
         report_human(&compiled, renderer);
     }
@@ -383,7 +401,7 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
     let mut trouble = false;
     for path in specs {
         // One unreadable file does not stop the others from being checked.
-        match compile_file(&compiler, path) {
+        match compile_file_here(&compiler, path) {
             Ok(compiled) => all.push(compiled),
             Err(error) => {
                 eprintln!("error: {error:#}");
@@ -436,7 +454,7 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
 
 fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
     let compiler = Compiler::new();
-    let compiled = compile_file(&compiler, path)?;
+    let compiled = compile_file_here(&compiler, path)?;
     report_human(&compiled, renderer);
     let Some(plan) = &compiled.compilation.matrix else {
         let (errors, warnings) = counts(&compiled.compilation);

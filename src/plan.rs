@@ -423,7 +423,7 @@ fn write_answer(out: &mut impl Write, plans: &[InstancePlan], model: &Model) -> 
             plan.name,
             units(planned),
             headroom_pricing::numbers::plural(unit),
-            plan.binding.resource,
+            plan.binding.resource.name(),
             plan.binding.reads,
             money(plan.currency, cost),
         )?;

@@ -164,7 +164,7 @@ fn segment_help() -> String {
 
 pub fn run(args: RunArgs, renderer: &Renderer) -> Result<u8> {
     let compiler = headroom_compiler::Compiler::with_overrides(args.set.clone());
-    let Some(compiled) = crate::compile_for_use_with(&compiler, &args.spec, Some(renderer))? else {
+    let Some(compiled) = crate::compile_to_run(&compiler, &args.spec, Some(renderer))? else {
         return Ok(exit::USAGE);
     };
     let Some(matrix) = &compiled.compilation.matrix else {

@@ -523,3 +523,24 @@ fn plan_of_points_that_all_failed_prices_nothing_and_says_why() {
     assert_eq!(exit, 0, "{stderr}");
     assert!(stdout.contains("1,409 (memory)"), "{stdout}");
 }
+
+/// E048 is `validate`'s, `compile`'s and `run`'s: they start (or check what would start) the
+/// server here. `plan` reads a spec away from its server's folders, and still plans.
+#[test]
+fn plan_reads_a_spec_whose_folders_are_elsewhere() {
+    let spec = "tests/fixtures/diagnostics/E048-missing-path.toml";
+    let (exit, stdout, stderr) = headroom(&[
+        "plan",
+        spec,
+        "--cpu-ceiling",
+        "10",
+        "--instance",
+        "t4g.medium",
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stdout.contains("t4g.medium: 10 users planned"), "{stdout}");
+    assert!(!stderr.contains("E048"), "{stderr}");
+    let (exit, _, stderr) = headroom(&["validate", spec]);
+    assert_eq!(exit, 1);
+    assert!(stderr.contains("error[E048]"), "{stderr}");
+}

@@ -2,16 +2,21 @@
 
 use super::*;
 
+/// The caveats, and the one the page's headline carries: `--quick` results, else other work
+/// on the machine (`None` when neither: the caller falls back to what was not measured).
 pub(super) fn caveats(
     quick: bool,
     machine: &Machine,
     load: Option<Spread>,
     runs: &RunCounts,
     phases: &[Phase],
-) -> Vec<String> {
+) -> (Vec<String>, Option<String>) {
     let mut out = Vec::new();
+    let mut headline = None;
     if quick {
-        out.push("These are `--quick` results: holds, steps and repeats were scaled down for a first look. Do not plan with them.".to_owned());
+        let line = "These are `--quick` results: holds, steps and repeats were scaled down for a first look. Do not plan with them.";
+        headline = Some(line.to_owned());
+        out.push(line.to_owned());
     }
     out.push("The server and the load generator ran on the same machine and shared its cores: read every latency as an upper bound and every ceiling as a lower bound.".to_owned());
     if let Some(load) = load
@@ -19,10 +24,12 @@ pub(super) fn caveats(
         && cores > 0
         && load.max > cores as f64
     {
-        out.push(format!(
+        let line = format!(
             "The load average reached {:.1} on {} logical cores: something else competed for the machine during some runs.",
             load.max, cores
-        ));
+        );
+        headline.get_or_insert_with(|| line.clone());
+        out.push(line);
     }
     if runs.generator_bound > 0 {
         out.push(format!(
@@ -39,7 +46,13 @@ pub(super) fn caveats(
             runs.machine_paused, runs.total
         ));
     }
-    out.extend(what_the_machine_and_the_ramps_took(runs));
+    let took = what_the_machine_and_the_ramps_took(runs);
+    if runs.machine_competed > 0
+        && let Some(competed) = took.first()
+    {
+        headline.get_or_insert_with(|| competed.clone());
+    }
+    out.extend(took);
     out.extend(phases.iter().filter_map(saturated));
     if runs.kept_per_phase {
         out.push("Each phase kept one target for all its runs (`process = \"per-phase\"`): a run inherited what the phase's earlier runs left (warm caches, rows, memory), so a point's figures depend on the points that ran before it.".to_owned());
@@ -86,7 +99,7 @@ pub(super) fn caveats(
             noisy.join("; ")
         ));
     }
-    out
+    (out, headline)
 }
 
 /// Other work on the machine over the holds, and requests that failed outside the holds.
@@ -250,18 +263,4 @@ pub(super) fn not_measured(
         out.push("No instances were priced: the spec's [plan] names none.".to_owned());
     }
     out
-}
-
-/// The caveat that matters most to the headline: `--quick` results, then other work on the
-/// machine, then what was not measured (an extrapolated ceiling), else the first caveat.
-pub(super) fn headline(caveats: &[String], not_measured: &[String]) -> Option<String> {
-    let quick = caveats.iter().find(|c| c.contains("`--quick`"));
-    let competed = caveats
-        .iter()
-        .find(|c| c.contains("competed") || c.contains("something else"));
-    quick
-        .or(competed)
-        .or(not_measured.first())
-        .or(caveats.first())
-        .cloned()
 }

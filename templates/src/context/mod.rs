@@ -546,7 +546,7 @@ impl PageContext {
         let steady_state = steady_state(results);
         let stack = stack::sentences(results);
         let quick = results.quick;
-        let mut caveats = caveats(quick, &machine, load_average, &runs, &phases);
+        let (mut caveats, headline) = caveats(quick, &machine, load_average, &runs, &phases);
         if let Some(caveat) = limits::ignored_caveat(results) {
             caveats.push(caveat);
         }
@@ -574,7 +574,10 @@ impl PageContext {
             ceiling,
             phase_ceilings,
             plan: inputs.plan,
-            headline_caveat: caveats::headline(&caveats, &not_measured),
+            // Quick or competed, else a ceiling not measured, else the first caveat.
+            headline_caveat: headline
+                .or_else(|| not_measured.first().cloned())
+                .or_else(|| caveats.first().cloned()),
             caveats,
             not_measured,
             reproduce: inputs.reproduce,

@@ -149,7 +149,7 @@ fn points_whose_repeats_spread_are_called_noisy() {
         kept_target: None,
     };
     let machine = two_cores();
-    let said = caveats(false, &machine, None, &RunCounts::default(), &[phase]);
+    let (said, _) = caveats(false, &machine, None, &RunCounts::default(), &[phase]);
     let noisy: Vec<&String> = said.iter().filter(|c| c.contains("noisy")).collect();
     assert_eq!(
         noisy,
@@ -181,7 +181,7 @@ fn runs_the_machine_paused_are_a_caveat_of_their_own() {
     assert_eq!(tally.runs.machine_paused, 2);
     assert_eq!(tally.runs.generator_bound, 0);
     let machine = two_cores();
-    let said = caveats(false, &machine, None, &tally.runs, &[]);
+    let (said, _) = caveats(false, &machine, None, &tally.runs, &[]);
     assert!(
         said.contains(&"In 2 of 12 runs the machine paused the generator (up to 31 ms) while it was idle and sent every arrival: their schedule lag is the machine's pauses, a caveat on their tails, not a generator bound.".to_owned()),
         "{said:?}"
@@ -210,7 +210,13 @@ fn runs_that_shared_the_machine_are_a_caveat() {
     assert_eq!(tally.runs.most_others_cores, Some(0.93));
     assert_eq!(tally.runs.most_stolen_cores, Some(0.12));
     let machine = two_cores();
-    let said = caveats(false, &machine, None, &tally.runs, &[]);
+    let (said, headline) = caveats(false, &machine, None, &tally.runs, &[]);
+    // Other work on the machine is the caveat the page's headline carries.
+    let headline = headline.expect("a headline caveat");
+    assert!(
+        headline.starts_with("In 2 of 12 runs other work took"),
+        "{headline}"
+    );
     assert!(
         said.contains(&"In 2 of 12 runs other work took a share of the machine over the hold (other processes up to 0.93 cores, the hypervisor up to 0.12): their server had less of it than a quiet machine gives, so their latencies read high and their ceilings low.".to_owned()),
         "{said:?}"
@@ -222,8 +228,12 @@ fn runs_that_shared_the_machine_are_a_caveat() {
         quiet.count(run);
     }
     assert_eq!(quiet.runs.machine_competed, 0);
-    let said = caveats(false, &machine, None, &quiet.runs, &[]);
+    let (said, headline) = caveats(false, &machine, None, &quiet.runs, &[]);
     assert!(!said.iter().any(|c| c.contains("other work")), "{said:?}");
+    assert_eq!(
+        headline, None,
+        "quiet and not quick: no headline of its own"
+    );
 }
 
 /// A target kept for a phase is said as what it did: ready after how long, its once-a-phase
