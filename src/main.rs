@@ -501,10 +501,9 @@ fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
     }
 }
 
-/// What `run` would refuse on this machine (open files, memory), said when a valid spec is
-/// validated or compiled here: a warning, since the spec may be meant for another machine.
 /// Warns when `headroom run` would refuse the spec on this machine (too few ports, files,
-/// cores): whether it did.
+/// cores, memory), said when a valid spec is validated or compiled here: a warning, since the
+/// spec may be meant for another machine. Whether it warned.
 fn warn_if_refused_here(compiled: &Compiled) -> bool {
     let Some(plan) = &compiled.compilation.matrix else {
         return false;

@@ -27,6 +27,12 @@ impl VarValue {
             VarValue::Text(text) => format!("\"{text}\""),
         }
     }
+
+    /// The value as a number and its unit (empty for a plain number): `400/s` is `(400, "/s")`;
+    /// `None` for text that is not a quantity.
+    pub fn quantity(&self) -> Option<(f64, String)> {
+        numeric_parts(self).map(|(number, unit, _)| (number, unit))
+    }
 }
 
 impl fmt::Display for VarValue {

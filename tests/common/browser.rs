@@ -200,6 +200,31 @@ impl Browser {
             .decode(result["data"].as_str().expect("png data"))
             .expect("base64")
     }
+
+    /// A PNG of the whole page, as tall as it is, cut to the body's column and its margins.
+    pub fn screenshot_of_the_page(&mut self) -> Vec<u8> {
+        use base64::Engine;
+        let size = self.evaluate(
+            "(() => { const r = document.body.getBoundingClientRect(); \
+             return { left: r.left, width: r.width, height: document.documentElement.scrollHeight }; })()",
+        );
+        let number = |v: &Value| v.as_f64().unwrap_or_else(|| panic!("{size}"));
+        let margin = 24.0;
+        let clip = json!({
+            "x": (number(&size["left"]) - margin).max(0.0),
+            "y": 0,
+            "width": number(&size["width"]) + 2.0 * margin,
+            "height": number(&size["height"]),
+            "scale": 1,
+        });
+        let result = self.call(
+            "Page.captureScreenshot",
+            json!({ "format": "png", "captureBeyondViewport": true, "clip": clip }),
+        );
+        base64::engine::general_purpose::STANDARD
+            .decode(result["data"].as_str().expect("png data"))
+            .expect("base64")
+    }
 }
 
 impl Drop for Browser {

@@ -7,6 +7,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod browser;
+pub mod plots;
 pub mod run;
 
 pub use headroom_test_support::fixtures;
@@ -59,4 +60,30 @@ pub fn assert_matches_schema(file: &str, value: &serde_json::Value) {
         errors.is_empty(),
         "does not match schemas/{file}: {errors:#?}"
     );
+}
+
+/// Issue 43: a capacity page opens with its answer: the first section after the title (and a
+/// quick run's warning) is "The answer", with a line per priced instance (units planned, what
+/// binds, the cost per `unit`-month) and the SLO ceiling's line.
+pub fn assert_opens_with_the_answer(page: &str, unit: &str) {
+    let first = page
+        .lines()
+        .find(|l| l.starts_with("## "))
+        .unwrap_or_else(|| panic!("no section: {page}"));
+    assert_eq!(first, "## The answer", "{page}");
+    let start = page.find("## The answer").expect("the answer");
+    let end = page[start + 3..]
+        .find("\n## ")
+        .map_or(page.len(), |e| start + 3 + e);
+    let answer = &page[start..end];
+    let instances = answer
+        .lines()
+        .filter(|l| {
+            l.starts_with("- **")
+                && l.contains(" binding at ")
+                && l.contains(&format!(" per {unit}-month"))
+        })
+        .count();
+    assert!(instances >= 1, "{answer}");
+    assert!(answer.contains("- **The SLO ceiling**: "), "{answer}");
 }

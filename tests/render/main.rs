@@ -10,6 +10,7 @@ mod compared;
 mod edited;
 mod page;
 mod plan;
+mod plots;
 
 use std::path::{Path, PathBuf};
 

@@ -168,6 +168,7 @@ fn notes_api_page_and_plots(out: &std::path::Path) {
     // The run ends with the capacity page beside the results.
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
     assert!(page.starts_with("# Capacity: notes-api"), "{page}");
+    common::assert_opens_with_the_answer(&page, "user");
     assert!(page.contains("| readers = 100 | 1 |"), "{page}");
     assert!(page.contains("## Cost per user"), "{page}");
     // Issue 32: a measured ceiling, its bracket said, not "at least".
@@ -193,21 +194,24 @@ fn notes_api_page_and_plots(out: &std::path::Path) {
         ),
         (
             "latency-browse.svg",
-            "browse: latency by step of the `load` phase",
+            "browse: latency over the `load` phase",
         ),
-        (
-            "latency-write.svg",
-            "write: latency by step of the `load` phase",
-        ),
+        ("latency-write.svg", "write: latency over the `load` phase"),
         (
             "latency-sockets.svg",
-            "sockets: latency by step of the `load` phase",
+            "sockets: latency over the `load` phase",
         ),
     ] {
         assert!(page.contains(&format!("]({plot})")), "{plot} not linked");
         let svg = std::fs::read_to_string(out.with_file_name(plot)).expect(plot);
         assert!(svg.starts_with("<svg") && svg.contains(title), "{plot}");
     }
+    // Issue 43: no text over data, none under the page's body size, in every plot.
+    let folder = out.parent().expect("the results' folder");
+    assert!(common::plots::assert_plots_read_well(folder) >= 5);
+    let picture = Some("docs/images/notes-api-quick-page.png");
+    let plots = super::html_page_reads_well("examples/notes-api.toml", out, picture);
+    assert!(plots.is_none_or(|plots| plots >= 5), "{plots:?}");
 }
 
 /// `fit` and `plan` over the notes-api results: memory per note, and the spec's instances

@@ -105,6 +105,13 @@ fn chat_runs_quick_end_to_end() {
     };
     assert!(row("cpu-0.5", "0.5", "100", "people = 2400"), "{page}");
     assert!(row("cpu-1", "1", "1600", "none: a lower bound"), "{page}");
+    // Issue 43: the answer first; no text over data in any plot.
+    common::assert_opens_with_the_answer(&page, "user");
+    let folder = out.parent().expect("the results' folder");
+    // The cut spec lists two steps a phase: no memory fit, a latency plot.
+    assert!(common::plots::assert_plots_read_well(folder) >= 1);
+    let plots = super::html_page_reads_well(&spec_arg, &out, None);
+    assert!(plots.is_none_or(|plots| plots >= 1), "{plots:?}");
     clean("chat");
 }
 

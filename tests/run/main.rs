@@ -20,6 +20,7 @@ mod limits;
 mod live;
 mod live_dashboard;
 mod live_prometheus;
+mod pictures;
 mod postgres;
 mod rooms;
 mod runs;
@@ -81,6 +82,12 @@ fn run_spec_quick(name: &str, spec: &str, out: &Path, extra: &[&str]) -> Value {
     for run in typed_runs(&typed(&results)) {
         assert!(run.failure.is_none(), "{:?}", run.failure);
     }
+    // Issue 43: in every example's page, no plot has text over data or under the body size.
+    if let Some(folder) = out.parent()
+        && folder.join("capacity.md").is_file()
+    {
+        common::plots::assert_plots_read_well(folder);
+    }
     results
 }
 
@@ -103,4 +110,26 @@ fn run_without_results(name: &str, extra: &[&str]) -> (Output, PathBuf) {
     let mut args = vec!["run", spec.as_str(), "--out", out_arg.as_str()];
     args.extend(extra);
     (headroom(&args, &[]), out)
+}
+
+/// Issue 43: the page of `spec`'s results `out` as one HTML file beside them, as Chromium shows
+/// it: the answer first, plots as wide as the column and text at body size; with
+/// `UPDATE_DOCS=1` its picture is kept as `picture` (in docs/images). How many plots it has
+/// (`None` without Chromium, said).
+fn html_page_reads_well(spec: &str, out: &Path, picture: Option<&str>) -> Option<usize> {
+    let html = out.with_file_name("capacity.html");
+    let (results, page) = (out.display().to_string(), html.display().to_string());
+    let args = [
+        "render",
+        spec,
+        "--results",
+        &results,
+        "--format",
+        "html",
+        "--out",
+        &page,
+    ];
+    let output = headroom(&args, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    common::plots::assert_html_page_reads_well(&html, picture)
 }

@@ -74,11 +74,11 @@ pub(super) fn caveats(
         .flat_map(|phase| {
             phase.points.iter().filter_map(move |point| {
                 let mut figures = Vec::new();
-                if point.rss_bytes.is_some_and(|rss| rss.noisy) {
+                if point.rss_bytes.as_ref().is_some_and(|rss| rss.noisy) {
                     figures.push("RSS".to_owned());
                 }
                 for cell in &point.scenarios {
-                    if cell.p95_ms.is_some_and(|p95| p95.noisy) {
+                    if cell.p95_ms.as_ref().is_some_and(|p95| p95.noisy) {
                         figures.push(format!("{} p95", cell.name));
                     }
                 }
@@ -168,11 +168,11 @@ pub(super) fn saturated(phase: &Phase) -> Option<String> {
         .points
         .iter()
         .filter_map(|p| {
-            let cpu = p.cpu_cores?.median;
+            let cpu = p.cpu_cores.as_ref()?.median;
             let p95 = p
                 .scenarios
                 .iter()
-                .filter_map(|c| c.p95_ms.map(|s| s.median))
+                .filter_map(|c| c.p95_ms.as_ref().map(|s| s.median))
                 .reduce(f64::max)?;
             Some((p.variables.as_str(), cpu, p95))
         })

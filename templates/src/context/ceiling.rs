@@ -115,7 +115,7 @@ pub(super) fn ceiling(
         .map(|p| {
             p.scenarios
                 .iter()
-                .filter_map(|c| c.p95_ms.map(|s| s.median))
+                .filter_map(|c| c.p95_ms.as_ref().map(|s| s.median))
                 .reduce(f64::max)
         })
         .collect();

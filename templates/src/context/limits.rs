@@ -3,7 +3,7 @@
 
 use headroom_results::{Results, RunLimits};
 
-use super::variables;
+use super::rows::variables;
 
 /// The shape a phase's target ran in and the most it was throttled, in a sentence:
 /// `Measured in 0.5 CPU, 2GiB memory, no swap (cgroup v1); the CPU quota stopped the target in

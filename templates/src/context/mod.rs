@@ -13,6 +13,7 @@ use headroom_spec::target::ProcessMode;
 use schemars::JsonSchema;
 use serde::Serialize;
 
+mod axis;
 mod caveats;
 mod ceiling;
 mod compared;
@@ -21,20 +22,22 @@ mod levers;
 mod limits;
 mod plotted;
 mod rows;
+mod series;
 mod stack;
-pub use rows::RequestCell;
 mod stat;
 mod tally;
 mod words;
 
+pub use axis::Axis;
 use caveats::{caveats, not_measured};
 pub use ceiling::SearchStory;
 use ceiling::ceiling;
 pub use compared::Compared;
 use fits::fit_rows;
 pub use levers::{Lever, levers, set_flags};
-pub use rows::ServiceCell;
+pub use rows::Point;
 use rows::point_row;
+pub use series::{MeasuredSeries, SeriesCell};
 pub use stat::Stat;
 use tally::RunTally;
 use words::{latency_slos, scenario_texts, steady_state};
@@ -157,18 +160,20 @@ pub struct Generator {
 /// A plot of the page: an SVG file beside it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Plot {
-    /// `memory`, `latency` or `search`.
+    /// `memory`, `latency`, `search` or `series`.
     pub kind: String,
     /// The file name, relative to the page (`memory.svg`).
     pub file: String,
     /// The plot's title, also inside the SVG.
     pub title: String,
-    /// For `latency` and `search`: the phase plotted.
+    /// For `latency`, `search` and `series`: the phase plotted.
     pub phase: Option<String>,
     /// For `latency`: the scenario plotted.
     pub scenario: Option<String>,
     /// For `latency`: the named request of the scenario plotted apart, against its own SLOs.
     pub request: Option<String>,
+    /// For `series`: the `[measure]` series plotted.
+    pub series: Option<String>,
 }
 
 /// The machine the runs ran on.
@@ -235,8 +240,13 @@ pub struct Phase {
     pub name: String,
     /// What the phase is for, in words.
     pub description: Option<String>,
-    /// A row per point, in order.
+    /// A row per point, in the order they ran.
     pub points: Vec<Point>,
+    /// The one numeric variable the points sweep, which plots order them by; `null` when
+    /// they sweep several, or words.
+    pub axis: Option<Axis>,
+    /// The `[measure]` series its runs read, in the spec's order.
+    pub series: Vec<MeasuredSeries>,
     /// The scenarios of the phase, in the order of the columns.
     pub scenarios: Vec<String>,
     /// The latency SLOs judged in the phase (the lines of its latency plots).
@@ -269,64 +279,6 @@ pub struct LatencySlo {
     pub expression: String,
     /// Its threshold in milliseconds.
     pub threshold_ms: f64,
-}
-
-/// One point of a phase: a row of the page's table.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Point {
-    /// The swept variables as people read them: `rooms = 16`.
-    pub variables: String,
-    /// How many runs (repeats) the point had.
-    pub runs: usize,
-    /// The steady-state resident set over the repeats, in bytes; `null` when no run measured it.
-    pub rss_bytes: Option<Stat>,
-    /// The server's CPU over the hold, in cores, over the repeats; `null` when not measured.
-    pub cpu_cores: Option<Stat>,
-    /// A cell per scenario of the phase, in `Phase.scenarios`' order.
-    pub scenarios: Vec<ScenarioCell>,
-    /// A cell per named request measured apart (`browse.list`), in order.
-    pub requests: Vec<RequestCell>,
-    /// SLOs that failed at some run of the point.
-    pub slo_failed: Vec<String>,
-    /// SLOs whose figure was not measured at some run (no request sent): never a pass.
-    pub slo_unmeasured: Vec<String>,
-    /// Whether any SLO was judged at the point: without SLOs (or on a segment's share) its
-    /// column reads "–", never "pass".
-    pub slo_judged: bool,
-    /// Why runs failed, when some did.
-    pub failures: Vec<String>,
-    /// A stack's services apart, in `Phase.services`' order; the RSS above is their sum.
-    pub services: Vec<ServiceCell>,
-}
-
-/// One scenario at one point: a cell group of the row.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ScenarioCell {
-    /// The scenario's name.
-    pub name: String,
-    /// `http` or `rooms`.
-    pub kind: String,
-    /// HTTP: requests; rooms: messages sent.
-    pub requests: Option<Stat>,
-    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95
-    /// (over the runs where it came).
-    pub p95_ms: Option<Stat>,
-    /// Rooms: the runs whose p95 never came (it falls among messages that never reached
-    /// everyone: the figure catalogue's `seen_by_all`).
-    pub p95_never: usize,
-    /// The same latency's p50 and p99.
-    pub p50_ms: Option<Stat>,
-    /// The latency's p99 over the repeats, in milliseconds.
-    pub p99_ms: Option<Stat>,
-    /// Failed requests (rooms: sockets that failed), summed over the repeats.
-    pub errors: u64,
-    /// The errors by kind, as the results have them (`12 unexpected status (12 × 500), 2
-    /// timed out`); empty without errors.
-    pub errors_by_kind: String,
-    /// Rooms: frames delivered and expected, summed over the repeats.
-    pub delivered: Option<u64>,
-    /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
-    pub expected: Option<u64>,
 }
 
 /// The SLO ceiling as a page tells it: the last good step, the first bad one, what broke there,
@@ -411,14 +363,6 @@ pub struct FitRow {
     pub points: Vec<[f64; 2]>,
 }
 
-/// `rooms = 16, edit_rate = 0.45/s`, or `(one point)` for a phase without axes.
-fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
-    if at.is_empty() {
-        return "(one point)".to_owned();
-    }
-    headroom_spec::vars::point_label(at)
-}
-
 /// A phase each, with a row per point and a cell per scenario, every run counted in `tally`.
 fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
     let latency_slos = latency_slos(results);
@@ -438,8 +382,10 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             points.push(point_row(point, &scenario_names));
         }
         let services = stack::services_of(phase);
+        let series = series::series_of(results, phase);
         for (point, results) in points.iter_mut().zip(&phase.points) {
             point.services = rows::service_cells(results, &services);
+            point.series = series::series_cells(results, &series);
         }
         // Every point gets a cell per scenario, in the same order.
         for point in &mut points {
@@ -480,10 +426,18 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             }
         }
         let leads_with_requests = latency_slos.iter().any(|slo| slo.request.is_some());
+        let axis = axis::of(phase).map(|(axis, values)| {
+            for (point, x) in points.iter_mut().zip(values) {
+                point.x = Some(x);
+            }
+            axis
+        });
         phases.push(Phase {
             name: phase.name.clone(),
             description,
             points,
+            axis,
+            series,
             scenarios: scenario_names,
             latency_slos,
             leads_with_requests,

@@ -31,6 +31,7 @@ pub(super) fn plots(
             phase: Some(fit.phase.clone()),
             scenario: None,
             request: None,
+            series: None,
         });
     }
     let searched = ceiling
@@ -55,6 +56,7 @@ pub(super) fn plots(
             phase: Some(phase.clone()),
             scenario: None,
             request: None,
+            series: None,
         });
         seen.push(phase);
     }
@@ -85,21 +87,53 @@ pub(super) fn plots(
                     kind: "latency".to_owned(),
                     file: format!("latency-{}-{}.svg", slug(scenario), slug(request)),
                     title: format!(
-                        "{scenario}.{request}: latency by step of the `{}` phase",
+                        "{scenario}.{request}: latency over the `{}` phase",
                         phase.name
                     ),
                     phase: Some(phase.name.clone()),
                     scenario: Some(scenario.clone()),
                     request: Some(request.clone()),
+                    series: None,
                 });
             }
             plots.push(Plot {
                 kind: "latency".to_owned(),
                 file: format!("latency-{}.svg", slug(scenario)),
-                title: format!("{scenario}: latency by step of the `{}` phase", phase.name),
+                title: format!("{scenario}: latency over the `{}` phase", phase.name),
                 phase: Some(phase.name.clone()),
                 scenario: Some(scenario.clone()),
                 request: None,
+                series: None,
+            });
+        }
+    }
+    plots.extend(series_plots(phases));
+    plots
+}
+
+/// A plot per `[measure]` series of each phase that swept a number (two points or more with
+/// the series read): the series over the phase's variable.
+fn series_plots(phases: &[Phase]) -> Vec<Plot> {
+    let mut plots = Vec::new();
+    for phase in phases.iter().filter(|p| p.axis.is_some()) {
+        for series in &phase.series {
+            let read = phase
+                .points
+                .iter()
+                .flat_map(|p| p.series.iter())
+                .filter(|cell| cell.name == series.name && cell.value.is_some())
+                .count();
+            if read < 2 {
+                continue;
+            }
+            plots.push(Plot {
+                kind: "series".to_owned(),
+                file: format!("series-{}-{}.svg", slug(&series.name), slug(&phase.name)),
+                title: format!("{} over the `{}` phase", series.name, phase.name),
+                phase: Some(phase.name.clone()),
+                scenario: None,
+                request: None,
+                series: Some(series.name.clone()),
             });
         }
     }

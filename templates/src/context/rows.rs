@@ -173,6 +173,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
     }
     Point {
         variables: variables(&point.at),
+        x: None,
         runs: runs.len(),
         rss_bytes: Stat::of(&rss),
         cpu_cores: Stat::of(&cpu),
@@ -183,6 +184,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         slo_judged: runs.iter().any(|run| !run.slo.is_empty()),
         failures,
         services: Vec::new(),
+        series: Vec::new(),
     }
 }
 
@@ -222,4 +224,74 @@ pub struct ServiceCell {
     pub rss_bytes: Option<Stat>,
     /// Its CPU while every scenario held its load, in cores, over the repeats.
     pub cpu_cores: Option<Stat>,
+}
+
+/// `rooms = 16, edit_rate = 0.45/s`, or `(one point)` for a phase without axes.
+pub(super) fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> String {
+    if at.is_empty() {
+        return "(one point)".to_owned();
+    }
+    headroom_spec::vars::point_label(at)
+}
+
+/// One point of a phase: a row of the page's table.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Point {
+    /// The swept variables as people read them: `rooms = 16`.
+    pub variables: String,
+    /// Its value on the phase's `axis` (`400` of `rate = 400/s`); `null` without one.
+    pub x: Option<f64>,
+    /// How many runs (repeats) the point had.
+    pub runs: usize,
+    /// The steady-state resident set over the repeats, in bytes; `null` when no run measured it.
+    pub rss_bytes: Option<Stat>,
+    /// The server's CPU over the hold, in cores, over the repeats; `null` when not measured.
+    pub cpu_cores: Option<Stat>,
+    /// A cell per scenario of the phase, in `Phase.scenarios`' order.
+    pub scenarios: Vec<ScenarioCell>,
+    /// A cell per named request measured apart (`browse.list`), in order.
+    pub requests: Vec<RequestCell>,
+    /// SLOs that failed at some run of the point.
+    pub slo_failed: Vec<String>,
+    /// SLOs whose figure was not measured at some run (no request sent): never a pass.
+    pub slo_unmeasured: Vec<String>,
+    /// Whether any SLO was judged at the point: without SLOs (or on a segment's share) its
+    /// column reads "–", never "pass".
+    pub slo_judged: bool,
+    /// Why runs failed, when some did.
+    pub failures: Vec<String>,
+    /// A stack's services apart, in `Phase.services`' order; the RSS above is their sum.
+    pub services: Vec<ServiceCell>,
+    /// Each `[measure]` series, in `Phase.series`' order.
+    pub series: Vec<SeriesCell>,
+}
+
+/// One scenario at one point: a cell group of the row.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ScenarioCell {
+    /// The scenario's name.
+    pub name: String,
+    /// `http` or `rooms`.
+    pub kind: String,
+    /// HTTP: requests; rooms: messages sent.
+    pub requests: Option<Stat>,
+    /// HTTP: the request latency's p95; rooms: the time until everyone had a message, p95
+    /// (over the runs where it came).
+    pub p95_ms: Option<Stat>,
+    /// Rooms: the runs whose p95 never came (it falls among messages that never reached
+    /// everyone: the figure catalogue's `seen_by_all`).
+    pub p95_never: usize,
+    /// The same latency's p50 and p99.
+    pub p50_ms: Option<Stat>,
+    /// The latency's p99 over the repeats, in milliseconds.
+    pub p99_ms: Option<Stat>,
+    /// Failed requests (rooms: sockets that failed), summed over the repeats.
+    pub errors: u64,
+    /// The errors by kind, as the results have them (`12 unexpected status (12 × 500), 2
+    /// timed out`); empty without errors.
+    pub errors_by_kind: String,
+    /// Rooms: frames delivered and expected, summed over the repeats.
+    pub delivered: Option<u64>,
+    /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
+    pub expected: Option<u64>,
 }

@@ -1,11 +1,11 @@
-//! A figure over a point's repeats: lowest, median, highest, and whether they spread.
+//! A figure over a point's repeats: lowest, median, highest, whether they spread, and each.
 
 use headroom_spec::Reducer;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// Lowest, median and highest over a point's repeats.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+/// Lowest, median and highest over a point's repeats, and each of them.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Stat {
     /// The lowest of the repeats.
     pub min: f64,
@@ -18,6 +18,8 @@ pub struct Stat {
     /// The repeats spread more than 10 % (standard deviation over mean,
     /// `headroom_results::spread::NOISY_CV`): more repeats would firm the median up.
     pub noisy: bool,
+    /// Each repeat's value, lowest first: what plots draw as points.
+    pub values: Vec<f64>,
 }
 
 impl Stat {
@@ -35,6 +37,7 @@ impl Stat {
             n: sorted.len(),
             noisy: headroom_results::spread::coefficient_of_variation(&sorted)
                 .is_some_and(|cv| cv > headroom_results::spread::NOISY_CV),
+            values: sorted,
         })
     }
 }

@@ -1,11 +1,13 @@
 //! The context against small worked cases.
 
 use super::caveats::saturated;
+use super::rows::ScenarioCell;
 use super::*;
 
 fn step(variables: &str, p95: f64, failed: bool) -> Point {
     Point {
         variables: variables.to_owned(),
+        x: None,
         runs: 1,
         rss_bytes: None,
         cpu_cores: None,
@@ -32,6 +34,7 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
         slo_judged: true,
         failures: Vec::new(),
         services: Vec::new(),
+        series: Vec::new(),
     }
 }
 
@@ -40,6 +43,8 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
     let phases = vec![Phase {
         name: "load".into(),
         description: None,
+        axis: None,
+        series: Vec::new(),
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
         leads_with_requests: false,
@@ -114,7 +119,9 @@ fn stats_over_repeats() {
             max: 3.0,
             n: 3,
             // Standard deviation 1 over a mean of 2.
-            noisy: true
+            noisy: true,
+            // Each run's, lowest first; the unmeasured one is not among them.
+            values: vec![1.0, 2.0, 3.0],
         }
     );
     assert!(!Stat::of(&[100.0, 101.0, 99.0]).expect("values").noisy);
@@ -140,6 +147,8 @@ fn points_whose_repeats_spread_are_called_noisy() {
         name: "memory".into(),
         description: None,
         points: vec![tight, scattered_latency, scattered_memory],
+        axis: None,
+        series: Vec::new(),
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
         leads_with_requests: false,
@@ -285,6 +294,8 @@ fn a_server_flat_at_one_core_while_latency_climbs_looks_bound_there() {
         name: "users".into(),
         description: None,
         points,
+        axis: None,
+        series: Vec::new(),
         scenarios: vec!["api".into()],
         latency_slos: Vec::new(),
         leads_with_requests: false,

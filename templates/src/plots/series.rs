@@ -1,0 +1,165 @@
+//! A `[measure]` series over the variable its phase swept: every run a faint dot, the median
+//! of the runs at a value joined, their min–max shaded; to scale, log where the values span
+//! decades.
+
+use super::legend::{self, Entry, Swatch};
+use super::scale::{Scale, Ticked, tick_label};
+use super::*;
+
+pub(super) fn series(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
+    let phase_name = plot
+        .phase
+        .as_deref()
+        .ok_or("a series plot names its phase")?;
+    let name = plot
+        .series
+        .as_deref()
+        .ok_or("a series plot names its series")?;
+    let phase = context
+        .phases
+        .iter()
+        .find(|p| p.name == phase_name)
+        .ok_or_else(|| format!("no phase `{phase_name}` in the context"))?;
+    let axis = phase
+        .axis
+        .as_ref()
+        .ok_or_else(|| format!("phase `{phase_name}` swept no number"))?;
+    let measured = phase
+        .series
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| format!("phase `{phase_name}` read no series `{name}`"))?;
+    let (divisor, unit) = match measured.unit.as_str() {
+        "bytes" => (MIB, "MiB"),
+        "seconds" => (0.001, "ms"),
+        _ => (1.0, ""),
+    };
+    let stats = runs_by_value(phase, name, divisor);
+    if stats.is_empty() {
+        return Err(format!("no run of `{phase_name}` read `{name}`").into());
+    }
+    let lowest = |f: fn(&Stat) -> f64| {
+        stats
+            .iter()
+            .map(|(_, s)| f(s))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let highest = |f: fn(&Stat) -> f64| {
+        stats
+            .iter()
+            .map(|(_, s)| f(s))
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let xs = Scale::over(stats[0].0, stats[stats.len() - 1].0);
+    // From 0: a gauge that barely moves reads as barely moving, not as a swing.
+    let ys = Scale::over(lowest(|s| s.min).min(0.0), highest(|s| s.max));
+    let repeated = stats.iter().any(|(_, s)| s.n > 1);
+
+    let mut entries = vec![Entry::new(
+        Swatch::Line(MEASURED),
+        format!("{name}, median of runs ({})", measured.source),
+    )];
+    if repeated {
+        entries.push(Entry::new(
+            Swatch::Dot(INK),
+            "each run, where a value ran more than once",
+        ));
+        entries.push(Entry::new(
+            Swatch::Area(MEASURED, 0.25),
+            "min–max over those runs",
+        ));
+    }
+    let legend_height = legend::height(&entries, WIDTH);
+    let root =
+        SVGBackend::with_string(svg, (WIDTH, CHART_HEIGHT + legend_height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (chart_area, legend_area) = root.split_vertically(CHART_HEIGHT);
+    let (x_ticks, y_ticks) = (xs.ticks(), ys.ticks());
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(&plot.title, (FONT, TITLE).into_font().color(&INK))
+        .margin(14)
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(
+            Ticked::new(xs.range(), &x_ticks),
+            Ticked::new(ys.range(), &y_ticks),
+        )?;
+    house_style(&mut chart.configure_mesh())
+        .x_desc(axis.title(xs.log))
+        .y_desc(if unit.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} ({unit})")
+        })
+        .x_label_formatter(&|x| tick_label(&x_ticks, *x))
+        .y_label_formatter(&|y| tick_label(&y_ticks, *y))
+        .draw()?;
+    draw_runs(&mut chart, &stats, xs, ys)?;
+    legend::draw(&legend_area, &entries)?;
+    root.present()?;
+    Ok(())
+}
+
+/// A series chart: the variable across, the series up, each in its scale's coordinate.
+type SeriesChart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// The medians joined and dotted; where a value ran more than once, its runs as faint dots and
+/// their min–max shaded.
+fn draw_runs(
+    chart: &mut SeriesChart<'_, '_>,
+    stats: &[(f64, Stat)],
+    xs: Scale,
+    ys: Scale,
+) -> DrawResult {
+    let repeated = stats.iter().any(|(_, s)| s.n > 1);
+    let point = |x: f64, y: f64| (xs.at(x), ys.at(y));
+    if repeated {
+        let outline = band_outline(stats.iter().map(|(x, s)| (*x, s.min, s.max)));
+        let outline: Vec<_> = outline.into_iter().map(|(x, y)| point(x, y)).collect();
+        chart.draw_series([Polygon::new(outline, MEASURED.mix(0.25).filled())])?;
+        chart.draw_series(
+            stats
+                .iter()
+                .filter(|(_, s)| s.n > 1)
+                .flat_map(|(x, s)| s.values.iter().map(move |v| (*x, *v)))
+                .map(|(x, v)| Circle::new(point(x, v), RUN_DOT, MEASURED.mix(0.5).filled())),
+        )?;
+    }
+    chart.draw_series(LineSeries::new(
+        stats.iter().map(|(x, s)| point(*x, s.median)),
+        MEASURED.stroke_width(2),
+    ))?;
+    chart.draw_series(
+        stats
+            .iter()
+            .map(|(x, s)| Circle::new(point(*x, s.median), DOT, MEASURED.filled())),
+    )?;
+    Ok(())
+}
+
+/// The series' runs at each value of the phase's variable, lowest first, over `divisor` (MiB,
+/// ms).
+fn runs_by_value(phase: &crate::context::Phase, name: &str, divisor: f64) -> Vec<(f64, Stat)> {
+    let mut at: Vec<(f64, Vec<f64>)> = Vec::new();
+    for point in &phase.points {
+        let (Some(x), Some(value)) = (
+            point.x,
+            point
+                .series
+                .iter()
+                .find(|c| c.name == name)
+                .and_then(|c| c.value.as_ref()),
+        ) else {
+            continue;
+        };
+        let runs = value.values.iter().map(|v| v / divisor);
+        match at.iter_mut().find(|(seen, _)| *seen == x) {
+            Some((_, values)) => values.extend(runs),
+            None => at.push((x, runs.collect())),
+        }
+    }
+    at.sort_by(|a, b| a.0.total_cmp(&b.0));
+    at.iter()
+        .filter_map(|(x, values)| Some((*x, Stat::of(values)?)))
+        .collect()
+}
