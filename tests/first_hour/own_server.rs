@@ -287,6 +287,9 @@ fn the_python_stdlib_example_runs_and_plans_at_one_core() {
         (output, read_results(&out))
     };
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Issue 43: no text over data in any of its page's plots, none under the body size.
+    let folder = out.parent().expect("the results' folder");
+    assert!(common::plots::assert_plots_read_well(folder) >= 2);
     let results = typed(&results);
     let phase = &results.phases[0];
     let search = phase.search.as_ref().expect("the rate is searched");
