@@ -1,21 +1,5 @@
 //! "Did you mean …?": the closest known name to a misspelt one.
 
-/// Levenshtein distance, in characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
@@ -24,7 +8,7 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .into_iter()
         .filter(|candidate| *candidate != name)
         .map(|candidate| {
-            let d = distance(&lower, &candidate.to_lowercase());
+            let d = strsim::levenshtein(&lower, &candidate.to_lowercase());
             // A case-only difference or a missing separator is the likeliest typo of all.
             let d = if lower.replace(['_', '-', '.'], "")
                 == candidate.to_lowercase().replace(['_', '-', '.'], "")

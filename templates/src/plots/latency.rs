@@ -5,8 +5,15 @@
 
 use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
-use super::*;
+use plotters::prelude::*;
+
+use super::{
+    CHART_HEIGHT, DOT, DrawResult, FONT, INK, PERCENTILES, RUN_DOT, SLO, TITLE, WIDTH,
+    X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style, step_labels,
+};
 use crate::context::Phase;
+use crate::context::{PageContext, Plot, Stat};
+use crate::format;
 
 pub(super) fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
     let phase_name = plot

@@ -6,7 +6,14 @@
 
 use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
-use super::*;
+use plotters::prelude::*;
+
+use super::{
+    CHART_HEIGHT, DOT, DrawResult, FITTED, FONT, INK, INSTANCES, MEASURED, MIB, PANEL_HEIGHT, TEXT,
+    TITLE, WIDTH, X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style,
+};
+use crate::context::{PageContext, Plot, Stat};
+use crate::format;
 
 /// A usable-memory line: an instance, its usable memory and where the fit reaches it.
 struct Usable {

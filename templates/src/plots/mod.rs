@@ -16,8 +16,7 @@ use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
 use crate::PageError;
-use crate::context::{PageContext, Plot, Stat};
-use crate::format;
+use crate::context::PageContext;
 
 mod latency;
 mod legend;

@@ -3,8 +3,15 @@
 
 use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
-use super::*;
+use plotters::prelude::*;
+
+use super::{
+    CHART_HEIGHT, DOT, DrawResult, FONT, GRID, INK, SLO, TITLE, WIDTH, X_LABEL_AREA, Y_LABEL_AREA,
+    house_style,
+};
 use crate::context::SearchStory;
+use crate::context::{PageContext, Plot};
+use crate::format;
 use headroom_results::{ProbeOutcome, ProbeStage};
 
 const PASSED: RGBColor = RGBColor(44, 160, 44);

@@ -4,7 +4,13 @@
 
 use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
-use super::*;
+use plotters::prelude::*;
+
+use super::{
+    CHART_HEIGHT, DOT, DrawResult, FONT, INK, MEASURED, MIB, RUN_DOT, TITLE, WIDTH, X_LABEL_AREA,
+    Y_LABEL_AREA, band_outline, house_style,
+};
+use crate::context::{PageContext, Plot, Stat};
 
 pub(super) fn series(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
     let phase_name = plot
