@@ -9,26 +9,18 @@ use plotters::prelude::*;
 
 use super::{
     CHART_HEIGHT, DOT, DrawResult, FONT, INK, PERCENTILES, RUN_DOT, SLO, TITLE, WIDTH,
-    X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style, step_labels,
+    X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style, phase_of, step_labels,
 };
 use crate::context::Phase;
 use crate::context::{PageContext, Plot, Stat};
 use crate::format;
 
 pub(super) fn latency(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
-    let phase_name = plot
-        .phase
-        .as_deref()
-        .ok_or("a latency plot names its phase")?;
     let scenario = plot
         .scenario
         .as_deref()
         .ok_or("a latency plot names its scenario")?;
-    let phase = context
-        .phases
-        .iter()
-        .find(|p| p.name == phase_name)
-        .ok_or_else(|| format!("no phase `{phase_name}` in the context"))?;
+    let phase = phase_of(context, plot)?;
     let request = plot.request.as_deref();
     let across = Across::of(phase);
     let groups = groups(phase, scenario, request, &across);

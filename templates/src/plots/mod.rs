@@ -16,7 +16,7 @@ use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 
 use crate::PageError;
-use crate::context::PageContext;
+use crate::context::{PageContext, Phase, Plot};
 
 mod latency;
 mod legend;
@@ -103,6 +103,19 @@ pub fn draw(context: &PageContext) -> Result<Vec<Drawn>, PageError> {
             })
         })
         .collect()
+}
+
+/// The phase a latency or series plot names, from the context.
+fn phase_of<'a>(
+    context: &'a PageContext,
+    plot: &Plot,
+) -> Result<&'a Phase, Box<dyn std::error::Error>> {
+    let name = plot
+        .phase
+        .as_deref()
+        .ok_or_else(|| format!("a {} plot names its phase", plot.kind))?;
+    let phase = context.phases.iter().find(|p| p.name == name);
+    Ok(phase.ok_or_else(|| format!("no phase `{name}` in the context"))?)
 }
 
 /// The look every plot's mesh shares: grid lines at the ticks only, text at body size.

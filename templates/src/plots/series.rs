@@ -8,24 +8,17 @@ use plotters::prelude::*;
 
 use super::{
     CHART_HEIGHT, DOT, DrawResult, FONT, INK, MEASURED, MIB, RUN_DOT, TITLE, WIDTH, X_LABEL_AREA,
-    Y_LABEL_AREA, band_outline, house_style,
+    Y_LABEL_AREA, band_outline, house_style, phase_of,
 };
 use crate::context::{PageContext, Plot, Stat};
 
 pub(super) fn series(context: &PageContext, plot: &Plot, svg: &mut String) -> DrawResult {
-    let phase_name = plot
-        .phase
-        .as_deref()
-        .ok_or("a series plot names its phase")?;
     let name = plot
         .series
         .as_deref()
         .ok_or("a series plot names its series")?;
-    let phase = context
-        .phases
-        .iter()
-        .find(|p| p.name == phase_name)
-        .ok_or_else(|| format!("no phase `{phase_name}` in the context"))?;
+    let phase = phase_of(context, plot)?;
+    let phase_name = phase.name.as_str();
     let axis = phase
         .axis
         .as_ref()
