@@ -1,6 +1,8 @@
 //! Why a run failed, by name.
 
-use super::*;
+use crate::process::Exit;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Why a run failed, by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

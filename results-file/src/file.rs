@@ -1,6 +1,8 @@
 //! Reading and writing the file: atomically, format first, every misfit named by its place.
 
-use super::*;
+use super::{READABLE_FORMATS, RESULTS_FORMAT, Results};
+use serde::Deserialize;
+use std::path::Path;
 
 /// Why a results file could not be written or read.
 #[derive(Debug, thiserror::Error)]

@@ -19,9 +19,7 @@ pub mod spread;
 pub mod stream;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use hdrhistogram::Histogram;
 use headroom_compiler::RunMatrix;
 use headroom_spec::VarValue;
 use schemars::JsonSchema;

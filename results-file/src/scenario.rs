@@ -1,6 +1,12 @@
 //! What one scenario measured in one run: HTTP figures, and a rooms run's sockets and messages.
 
-use super::*;
+use crate::histogram::{
+    HistogramKey, deserialize_histogram, histogram_summary, serialize_histogram,
+};
+use hdrhistogram::Histogram;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Failed requests or sockets, by why.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

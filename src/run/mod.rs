@@ -1,15 +1,13 @@
 //! `headroom run`: compile, run the matrix, show progress and a table per phase, and say in the
 //! exit code how it went.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
-use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_runner::results::{RoomsResult, RunResult, ScenarioResult};
-use headroom_runner::{Event, RunError, RunOptions};
+use headroom_runner::{RunError, RunOptions};
 
 use crate::exit;
 

@@ -3,10 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use super::*;
+use super::tables;
+use super::tables::variables;
 use crate::live::view::{RunHeader, ViewState, frame, plain_line};
 use crate::plural;
-use headroom_runner::results::Failure;
+use headroom_runner::Event;
+use headroom_runner::results::{Failure, RunResult};
+use std::io::IsTerminal;
 use tables::one_line;
 
 /// Whether the progress is a bar redrawn in place: on a terminal with cursor control. A

@@ -1,10 +1,11 @@
 //! The run table: a row per run of each phase, as `headroom run` prints it at the end, and the
 //! one-line summary of a run the progress shows.
 
-use super::*;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, Table};
 use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, read};
-use headroom_runner::results::ErrorCounts;
+use headroom_runner::results::{ErrorCounts, RoomsResult, RunResult, ScenarioResult};
 
 /// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
 pub(crate) fn variables(

@@ -2,7 +2,12 @@
 //! requests use (checked against the file's header, which the CLI reads and hands over), and
 //! the values virtual users `capture` for `{capture.name}`.
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::suggest::did_you_mean;
+use headroom_spec::scenario::{Capture, DataMode};
+use std::ops::Range;
 
 /// What an HTTP scenario's requests may fill, while its requests are checked.
 #[derive(Debug, Clone, Default)]

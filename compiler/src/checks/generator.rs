@@ -6,7 +6,8 @@ use headroom_spec::source::{SourceError, SourcePool};
 
 use super::target::{is_loopback, url_host};
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
 
 impl Checker<'_> {
     pub(super) fn generator(&mut self) {

@@ -12,19 +12,16 @@ mod stack;
 mod target;
 mod variables;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use headroom_prices::PriceTable;
-use headroom_spec::placeholder::{self, PlaceholderName, builtin};
-use headroom_spec::scenario::{Capture, DataMode, Executor};
-use headroom_spec::{Param, ParamValue, Scenario, Spec, ValueKind, VarValue};
+use headroom_spec::{Spec, ValueKind};
 use serde_json::Value;
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::document::{Document, escape};
-use crate::slo::{self, SloErrorKind, SloRule};
-use crate::suggest::{did_you_mean, did_you_mean_placeholder};
+use crate::diagnostic::Diagnostic;
+use crate::document::Document;
+use crate::slo::SloRule;
 
 /// Where a variable is used, and as what (`None`: inside a string, any value will do).
 #[derive(Debug, Clone)]

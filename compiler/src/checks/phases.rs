@@ -1,8 +1,12 @@
 //! `[[phase]]` and `[measure]`: axes that exist and change something, holds, series names.
 
-use super::*;
-use headroom_spec::Sweep;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::suggest::did_you_mean;
 use headroom_spec::vars::{MAX_SWEEP_VALUES, RangeError};
+use headroom_spec::{Scenario, Sweep, VarValue};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A value as it is written in TOML (`16`, `"1/s"`).
 fn toml_value(value: &VarValue) -> String {

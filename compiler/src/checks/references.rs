@@ -1,6 +1,12 @@
 //! Names that point elsewhere: SLO figures, capacity series and phases, priced instances.
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::slo;
+use crate::slo::SloErrorKind;
+use crate::suggest::did_you_mean;
+use std::collections::BTreeSet;
 
 impl<'a> Checker<'a> {
     pub(super) fn slos(&mut self) {

@@ -1,6 +1,12 @@
 //! `[[scenario]]`: names, executors and their settings, rooms that send or idle.
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use headroom_spec::Scenario;
+use headroom_spec::placeholder::builtin;
+use headroom_spec::scenario::Executor;
+use std::collections::BTreeMap;
 
 impl<'a> Checker<'a> {
     pub(super) fn scenarios(&mut self) {

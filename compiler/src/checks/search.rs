@@ -2,9 +2,11 @@
 //! precision between 0 and 100 %, a probe hold within the hold, a budget that can confirm
 //! both ends, no setting a search would leave unused.
 
-use super::*;
-use headroom_spec::Duration;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
 use headroom_spec::search::Search;
+use headroom_spec::{Duration, Param};
 
 /// The shortest probe hold: a verdict is read over it.
 const SHORTEST_PROBE_HOLD: Duration = Duration::from_secs(1);

@@ -1,8 +1,13 @@
 //! `[target.services]`, `front`, setup and teardown steps, and `[measure]` series read by a
 //! command: a stack that can start in order, steps that can run, a series read one way.
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::suggest::did_you_mean;
+use headroom_spec::placeholder::builtin;
 use headroom_spec::target::{ProcessMode, StepScope};
+use std::collections::BTreeSet;
 
 /// What a `[target]` with services may not set itself: each service has its own.
 const SERVICE_KEYS: &[&str] = &["cwd", "env", "ready", "stop", "limits", "pid_file"];

@@ -1,6 +1,10 @@
 //! `[target]`: a command or a URL, one readiness check, and load only to allowed hosts.
 
-use super::*;
+use super::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use headroom_spec::Scenario;
+use headroom_spec::placeholder::builtin;
 
 impl<'a> Checker<'a> {
     pub(super) fn target(&mut self) {

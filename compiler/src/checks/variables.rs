@@ -1,6 +1,12 @@
 //! Variables and placeholders: every `{name}` names something, every variable fits each use.
 
-use super::*;
+use super::{Checker, Usage};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use crate::suggest::{did_you_mean, did_you_mean_placeholder};
+use headroom_spec::placeholder::{PlaceholderName, builtin};
+use headroom_spec::{Param, ParamValue, ValueKind, VarValue, placeholder};
+use std::collections::BTreeSet;
 
 impl<'a> Checker<'a> {
     pub(super) fn variable_names(&mut self) {

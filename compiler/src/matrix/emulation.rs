@@ -5,7 +5,9 @@
 use headroom_prices::PriceTable;
 use headroom_spec::Size;
 
-use super::*;
+use super::{MatrixPhase, Run, RunMatrix, resolved};
+use headroom_spec::Duration;
+use serde::{Deserialize, Serialize};
 
 /// The instance a phase runs in the shape of.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -81,7 +83,7 @@ pub fn emulate(
         let gib = instance.memory_gib.or(instance.memory_gb).unwrap_or(0.0);
         let total = (gib * 1_073_741_824.0) as u64;
         let memory = total.saturating_sub(reserve);
-        if memory < point_checks::MIN_LIMIT_MEMORY {
+        if memory < super::point_checks::MIN_LIMIT_MEMORY {
             return Err(format!(
                 "{id} has {gib} GiB, and the reserve ({}) leaves the server less than 16MiB: lower `[capacity] reserve`",
                 matrix.capacity.reserve

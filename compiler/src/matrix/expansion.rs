@@ -1,7 +1,17 @@
 //! One phase expanded: its axes, the product of their values, and every point resolved and
 //! checked.
 
-use super::*;
+use super::point_checks::{holds_apart, limits_checks, point_checks, size_checks};
+use super::{
+    Axis, MAX_POINTS_PER_PHASE, MatrixPhase, Origins, Point, ResolvedMeasure, resolve_measure,
+    run_time, scenario_at, search, target_at,
+};
+use crate::checks::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use headroom_spec::numbers::count;
+use headroom_spec::{Duration, Scenario, Spec, VarValue};
+use std::collections::{BTreeMap, HashSet};
 
 /// A phase's axes, or `None` when a sweep has no values (the checker said why) or their
 /// product is more points than may run (said here).

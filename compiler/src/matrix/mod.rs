@@ -8,17 +8,13 @@ use headroom_spec::phase::MeasureDefaults;
 use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::target::{ProcessMode, Step};
 use headroom_spec::{
-    Duration, Measure, OnFailure, Param, RunOrder, Scenario, Series, Spec, SteadyState, Target,
-    VarValue,
+    Duration, Measure, OnFailure, RunOrder, Scenario, Series, Spec, SteadyState, Target, VarValue,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::document::escape;
 use crate::slo::SloRule;
-
-use headroom_spec::numbers::count;
 
 mod emulation;
 mod expansion;
@@ -31,7 +27,6 @@ pub use emulation::{EmulatedInstance, emulate, emulated_name};
 pub use search::PhaseSearch;
 
 use expansion::{Expansion, phase_axes};
-use point_checks::{holds_apart, limits_checks, point_checks, size_checks};
 
 /// Points one phase may have: the product of its axes, counted before they are expanded.
 pub const MAX_POINTS_PER_PHASE: u64 = 10_000;

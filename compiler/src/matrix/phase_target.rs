@@ -3,7 +3,13 @@
 
 use headroom_spec::target::StepScope;
 
-use super::*;
+use super::{MatrixPhase, Point, resolved};
+use crate::checks::Checker;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::escape;
+use headroom_spec::Spec;
+use headroom_spec::target::ProcessMode;
+use std::collections::{BTreeMap, HashSet};
 
 /// A part of the target that differs between two points: where it is written, and what it is.
 struct Difference {

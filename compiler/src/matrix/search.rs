@@ -6,7 +6,10 @@
 use headroom_spec::Percent;
 use headroom_spec::search::SearchEnds;
 
-use super::*;
+use super::{MatrixPhase, Point, run_time, scenario_at, target_at};
+use headroom_spec::{Duration, Scenario, Spec, Target, VarValue};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The search of a phase, resolved: its ends (`to` lowered to `[capacity] cap` when the
 /// variable counts units), its budget, and the scenarios as written, to resolve probes from.

@@ -1,7 +1,17 @@
 //! Errors of a value that may take several shapes (`anyOf`, `oneOf`): which shape was meant,
 //! and its errors in the spec's words.
 
-use super::*;
+use super::SchemaCheck;
+use super::wording::{
+    describe_types, describe_value, join_or, key_name, table_label, unknown_choice,
+};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::Document;
+use crate::suggest::did_you_mean;
+use headroom_spec::param::{PLACEHOLDER_PATTERN, quantity_of_pattern};
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
 
 impl SchemaCheck {
     /// `oneOf`: an enum whose values are documented one by one (`Executor`) is a `oneOf` of

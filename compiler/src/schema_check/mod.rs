@@ -1,7 +1,6 @@
 //! Validation against the spec's generated JSON Schema, with jsonschema's errors rewritten in
 //! our words: the key's name, the accepted forms, a suggestion.
 
-use headroom_spec::QuantityKind;
 use headroom_spec::param::{PLACEHOLDER_PATTERN, quantity_of_pattern};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
@@ -15,7 +14,11 @@ mod branches;
 mod wording;
 
 pub use wording::table_label;
-use wording::*;
+use wording::unknown_choice;
+use wording::{
+    describe_types, describe_value, key_name, key_name_plain, misplaced_hint, missing_key,
+    out_of_range, quantity_code,
+};
 
 /// The spec schema, compiled once and reused for every file.
 pub struct SchemaCheck {

@@ -1,6 +1,10 @@
 //! Schema errors in our words: what a table is called, what a type or value is, the hints.
 
-use super::*;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::document::Document;
+use crate::suggest::did_you_mean;
+use headroom_spec::QuantityKind;
+use serde_json::Value;
 
 pub(super) fn quantity_code(kind: QuantityKind) -> Code {
     match kind {

@@ -1,7 +1,11 @@
 //! Parsing one rule: the comparison, `[scenario.]figure[.statistic]` against the spec's
 //! figures, and the threshold in the figure's unit.
 
-use super::*;
+use super::{
+    Comparison, Figure, FigureUnit, SloError, SloErrorKind, SloRule, Statistic, Threshold,
+    conditional_figure,
+};
+use std::ops::Range;
 
 const OPERATORS: &[(&str, Comparison)] = &[
     ("<=", Comparison::AtMost),

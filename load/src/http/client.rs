@@ -2,15 +2,12 @@
 //! keep-alive connection ([`wire`](super::wire)), all of it within the request's time.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::Duration;
 
 use std::sync::Arc;
 
-use headroom_compiler::matrix::resolved::HttpScenario;
-use headroom_spec::scenario::{Expect, HttpVersion};
+use headroom_spec::scenario::HttpVersion;
 
-use hyper::header::{HeaderName, HeaderValue};
 use tokio::time::Instant;
 
 mod prepare;
@@ -18,12 +15,12 @@ mod prepare;
 use super::Failed;
 use super::checks::Checks;
 use super::deadline::Deadline;
-use super::flow::{self, Captor, Rows, Template, UserData};
+use super::flow::{Captor, Rows, Template, UserData};
 use super::h2::{H2Request, Streams};
 use super::wire::{Connection, Sink, WireError};
 use crate::source::Sources;
-use crate::tls::{self, Origin, TlsTo, Transport, Trust};
-use crate::web::{self, ErrorKind};
+use crate::tls::{Origin, TlsTo, Transport};
+use crate::web::ErrorKind;
 
 /// A request ready to send: where, and its bytes.
 struct Prepared {

@@ -23,27 +23,18 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
 use hdrhistogram::Histogram;
 use headroom_compiler::matrix::resolved::RoomsScenario;
-use headroom_spec::placeholder::{self, PlaceholderName, builtin};
-use headroom_spec::scenario::{Arrivals, RatePer, Senders, StampForm};
+use headroom_spec::scenario::{Arrivals, StampForm};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{self, Error as WsError, Message};
 
-use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
+use crate::fanout::{Batch, StampFinder, Tracker};
 use crate::handover::ScenarioHandover;
 use crate::http::histogram;
 use crate::live::Live;
-use crate::results::{
-    ConnectFailures, ErrorCounts, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
-    SocketCounts, Window, histogram_summary, serialize_histogram,
-};
-use crate::tls::Transport;
-use headroom_results::histogram::micros;
+use crate::results::{ErrorCounts, ScenarioResult, Window};
 
 mod peer;
 mod reload;
@@ -53,9 +44,8 @@ mod timeline;
 mod topology;
 
 use peer::peer;
-use reload::spawn_reload;
 use result::result;
-use topology::{Gaps, exponential, per_socket, resolve, topology};
+use topology::{per_socket, resolve, topology};
 
 /// The server registers a socket a moment after its handshake; the hold waits this long after
 /// the last socket opened, so messages are not expected at peers the server cannot know yet.

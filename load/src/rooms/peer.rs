@@ -1,6 +1,21 @@
 //! One socket's task: open, send what is due, read and stamp-match frames, ping, close.
 
-use super::*;
+use super::reload::spawn_reload;
+use super::topology::{Gaps, exponential, per_socket};
+use super::{BURST, CLOSE_TIMEOUT, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
+use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
+use crate::tls::Transport;
+use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
+use headroom_results::histogram::micros;
+use headroom_spec::scenario::StampForm;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{WebSocketStream, tungstenite};
 
 impl<'a> Inbox<'a> {
     /// An inbox for one socket's frames.

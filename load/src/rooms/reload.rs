@@ -1,6 +1,11 @@
 //! Page reloads of a socket's room, over HTTP beside the socket.
 
-use super::*;
+use super::topology::per_socket;
+use super::{Shared, Socket};
+use headroom_results::histogram::micros;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::time::Instant;
 
 /// A page reload on its own task, so the socket keeps reading.
 pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Instant) {

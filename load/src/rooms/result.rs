@@ -1,7 +1,12 @@
 //! What a rooms run measured, from its counters and histograms.
 
-use super::*;
-use crate::results::HistogramKey;
+use super::Shared;
+use crate::http::histogram;
+use crate::results::{
+    ConnectFailures, ErrorCounts, HistogramKey, MessageCounts, ReloadResult, RoomsResult,
+    ScenarioResult, SocketCounts, Window, histogram_summary, serialize_histogram,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(super) fn result(
     shared: &Shared,

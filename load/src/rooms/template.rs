@@ -1,6 +1,10 @@
 //! A message template: the text a peer sends, with the stamp and placeholders filled in.
 
-use super::*;
+use super::{Piece, Template};
+use crate::fanout::Stamp;
+use headroom_spec::placeholder;
+use headroom_spec::placeholder::{PlaceholderName, builtin};
+use tokio_tungstenite::tungstenite::Message;
 
 impl Template {
     /// `text` with `{port}`, `{headroom}` and `{env:…}` already filled.

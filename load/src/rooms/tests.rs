@@ -2,8 +2,11 @@
 
 #[cfg(test)]
 use super::*;
+use crate::fanout::Stamp;
 use headroom_compiler::matrix::resolved::Messages;
+use headroom_spec::scenario::{RatePer, Senders};
 use headroom_spec::{Rate, Size};
+use tokio_tungstenite::tungstenite::Message;
 
 fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScenario {
     RoomsScenario {

@@ -1,7 +1,13 @@
 //! The run's timeline: ramp-up, hold, drain, steady state, ramp-down, as one socket sees it.
 
-use super::*;
+use super::{REGISTRATION_GRACE, Stage, Timeline};
 use crate::live::{Gauges, RoomsGauges};
+use crate::results::{ErrorCounts, Window};
+use headroom_compiler::matrix::resolved::RoomsScenario;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
 
 impl Timeline<'_> {
     /// Ramp-up, hold, drain and ramp-down; returns when the hold started (seconds from the

@@ -1,6 +1,13 @@
 //! Who is where: sockets per room, who sends, and at what rate.
 
-use super::*;
+use super::{SendSchedule, Socket};
+use headroom_compiler::matrix::resolved::RoomsScenario;
+use headroom_spec::placeholder;
+use headroom_spec::placeholder::{PlaceholderName, builtin};
+use headroom_spec::scenario::{Arrivals, RatePer, Senders};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::time::Instant;
 
 impl SendSchedule {
     pub(super) fn first(&self, hold: Instant, gaps: &mut Gaps) -> Instant {

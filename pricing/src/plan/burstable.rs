@@ -1,7 +1,9 @@
 //! Burstable instances: the ceiling the CPU baseline sustains without spending credits, and
 //! the surplus credits a plan above it pays for.
 
-use super::*;
+use super::{Ceiling, CostLine, Emulated, EmulatedCeiling, Model, dated};
+use crate::entries::HOURS_PER_MONTH;
+use crate::{Instance, PriceTable};
 
 /// The sustained CPU ceiling and the surplus credit line (when the plan runs above the
 /// baseline), or the warning that says why there is none.

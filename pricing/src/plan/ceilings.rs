@@ -1,6 +1,10 @@
 //! The ceilings on one instance (memory, SLO or given CPU, cap) and the one that binds.
 
-use super::*;
+use super::sweeps::SloCeiling;
+use super::{Binding, Ceiling, EXTRAPOLATION_LIMIT, Model, Resource, factor};
+use crate::Instance;
+use crate::numbers::count;
+use std::collections::BTreeMap;
 
 /// An instance's memory, as the price table gives it.
 #[derive(Debug, Clone, Copy)]

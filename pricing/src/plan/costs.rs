@@ -1,7 +1,9 @@
 //! What an instance costs a month, the lines beside it (EBS, IPv4, RDS, egress), and the age
 //! of each price.
 
-use super::*;
+use super::{CostLine, Model, dated};
+use crate::entries::HOURS_PER_MONTH;
+use crate::{Instance, PriceTable};
 
 /// The instance's currency and its price a month (730 hours of its hourly price).
 pub(super) fn instance_month(

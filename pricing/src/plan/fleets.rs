@@ -1,6 +1,8 @@
 //! Fleets: the cheapest that holds a number of units, and what a budget holds.
 
-use super::*;
+use super::InstancePlan;
+use crate::numbers::count;
+use serde::Serialize;
 
 /// A fleet of one instance type.
 #[derive(Debug, Clone, PartialEq, Serialize)]

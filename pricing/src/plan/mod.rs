@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::entries::HOURS_PER_MONTH;
 use crate::fit::Fit;
 use crate::numbers::count;
 use crate::{Instance, PriceTable};

@@ -1,7 +1,12 @@
 //! `headroom plan --json`: the report's types and how a plan becomes one.
 
-use super::*;
+use super::fleets::Fleet;
+use super::sweeps::SloCeiling;
+use super::{Binding, Ceiling, InstancePlan, Resource};
+use crate::fit::Fit;
 use crate::points::{MeasuredSweep, Unit};
+use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
 /// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for

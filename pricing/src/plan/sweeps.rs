@@ -1,8 +1,8 @@
 //! Which sweep each ceiling comes from, and the ceiling an SLO sweep gives. The page calls the
 //! same two choosers, so a page and `headroom plan` never disagree.
 
-use super::*;
 use crate::points::MeasuredSweep;
+use serde::Serialize;
 
 /// The ceiling an SLO sweep gives: the largest point that passes every SLO.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,9 +1,14 @@
 //! cgroup v1: a hierarchy per controller. The run's cgroup is a folder of the same name under
 //! this process's cgroup in the `cpu`, `memory` and (to pin) `cpuset` hierarchies.
 
-use super::*;
+use super::{
+    Cgroup, Counters, Hierarchy, PERIOD_US, Shape, keyed, make_dir, number, quota_us, text, write,
+};
+use headroom_results::CgroupVersion;
 use procfs::ProcessCGroups;
 use procfs::process::MountInfos;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// This process's cgroup folder in each v1 hierarchy headroom uses.
 pub(super) fn find(mounts: &MountInfos, groups: &ProcessCGroups) -> Result<Hierarchy, String> {

@@ -1,9 +1,15 @@
 //! cgroup v2: the unified hierarchy. The run's cgroup is a child of this process's cgroup, with
 //! the `cpu` and `memory` (and, to pin, `cpuset`) controllers enabled for children.
 
-use super::*;
+use super::{
+    Cgroup, Counters, Hierarchy, PERIOD_US, Shape, keyed, make_dir, number, quota_us, text, v1,
+    write,
+};
+use headroom_results::CgroupVersion;
 use procfs::ProcessCGroups;
 use procfs::process::MountInfos;
+use std::io;
+use std::path::Path;
 
 /// This process's cgroup in the unified hierarchy, when it has the `cpu` and `memory`
 /// controllers.

@@ -2,7 +2,9 @@
 //! the one hold (else the run is not judged), and a closed model's users kept their pace
 //! (else they were stuck: the server did not carry them).
 
-use super::*;
+use crate::results::{Failure, RunResult};
+use headroom_compiler::matrix::Point;
+use std::time::Duration;
 
 /// Why the server did not carry the run's load, as the run's failure: its loads were not
 /// there together, or a closed model's users were stuck. `None` when it carried it.

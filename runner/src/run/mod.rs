@@ -1,7 +1,7 @@
 //! The matrix, run by run: a fresh target, the load, the steady state, the verdicts, and the
 //! results file rewritten after every run.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -9,39 +9,25 @@ use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_spec::OnFailure;
 use tokio::sync::watch;
-use tokio::time::Instant;
 
 use crate::environment::Environment;
 use crate::event::Event;
-use crate::external::{external_pid, external_url_allowed};
-use crate::generator::generator;
-use crate::limits::{Emulation, LIMITS_IGNORED};
-use crate::names::file_safe as sanitize;
+use crate::limits::Emulation;
 use crate::results::{
     Failure, PhaseResults, PointResults, RESULTS_FORMAT, Results, ResultsError, RunResult,
     SegmentRef, SpecRef,
 };
-use crate::sample;
-use crate::sample::sampler;
-use crate::scenarios::{Watch, nothing_measured, run_scenarios};
-use crate::steady::{steady_process, steady_state};
-use crate::target::{Launch, Running, endpoints};
-use headroom_figures::verdict;
-use headroom_load::handover::Handover;
-use headroom_load::hold::RunHold;
-use headroom_load::reach::Reach;
-use headroom_load::web;
 
 mod carried;
 mod once;
 mod phase;
 mod probe;
+mod reach;
 mod recorded;
 mod search;
 mod selection;
 mod start;
 
-use once::run_once;
 use phase::{Held, keeps_target};
 use recorded::run_recorded;
 use selection::{planned, refuse_segmented_search, select_phases};

@@ -1,49 +1,34 @@
 //! One run of one point: a fresh target (or the external one), the load, the steady state,
 //! the target stopped, the verdicts.
 
+use super::reach::{Meeting, Sending, http_threads, load_threads, reach_of};
 use super::start::{Started, log_stem, results_dir, start_target};
-use super::*;
+use super::{Attempt, RunOptions, is_baseline, unix_ms};
 use crate::cgroup::Cgroup;
-use crate::generator::Watching;
-use crate::limits::RunShape;
-use crate::results::RunLimits;
+use crate::event::Event;
+use crate::generator::{Watching, generator};
+use crate::limits::{Emulation, LIMITS_IGNORED, RunShape};
+use crate::results::{Failure, RunLimits, RunResult};
+use crate::sample::{self, sampler};
+use crate::scenarios::{Watch, nothing_measured, run_scenarios};
+use crate::steady::{steady_process, steady_state};
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
-use headroom_load::barrier::{Stage, Start, meet_or_cancel};
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::{MatrixPhase, Point};
+use headroom_figures::verdict;
+use headroom_load::{
+    barrier::{Stage, Start, meet_or_cancel},
+    handover::Handover,
+    hold::RunHold,
+    reach::Reach,
+    web,
+};
 use headroom_spec::target::StepScope;
-
-/// Where a point's load goes, from what, on how many threads; `run` names the run
-/// (`phase/point/repeat`) its seed is derived for.
-fn reach_of(
-    matrix: &RunMatrix,
-    point: &Point,
-    options: &RunOptions,
-    (port, threads): (u16, usize),
-    (run, barrier, start): (
-        &str,
-        Option<&Arc<headroom_load::barrier::Barrier>>,
-        Option<Start>,
-    ),
-) -> Reach {
-    let target = &point.target;
-    let mut reach = Reach::new(
-        port,
-        &options.headroom_bin,
-        &web::Allowed::new(&target.allow_hosts),
-        threads,
-        &headroom_load::tls::Trust::of(target, &options.spec_dir),
-        matrix.generator.source_addresses.as_ref(),
-        options.segment,
-    );
-    // Every segment derives the same seed for the same run, and starts at the same instant.
-    reach.seed = headroom_load::stripe::derive_seed(options.seed, run);
-    reach.start_at = start.map(|start| start.at);
-    reach.meetings = barrier.map(|barrier| headroom_load::barrier::Meetings {
-        barrier: Arc::clone(barrier),
-        run: run.to_owned(),
-    });
-    reach
-}
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 pub(super) async fn run_once(
     matrix: &RunMatrix,
@@ -196,6 +181,17 @@ impl Drive<'_> {
         crate::series::spawn(measure, &fills, &options.spec_dir, load_started, stop)
     }
 
+    /// Where this run's load goes, on `threads` load threads.
+    fn reach(&self, port: u16, threads: usize, start: Option<Start>) -> Reach {
+        let meeting = Meeting {
+            run: self.run,
+            barrier: self.attempt.barrier,
+            start,
+        };
+        let (matrix, point, options) = (self.matrix, self.point, self.options);
+        reach_of(matrix, point, options, Sending { port, threads }, meeting)
+    }
+
     async fn load(
         &self,
         up: &mut Started,
@@ -224,8 +220,7 @@ impl Drive<'_> {
         let (arrivals, mut arrived) = watch::channel(0usize);
         let arrivals = Arc::new(arrivals);
         let live = Arc::new(headroom_load::live::Live::default());
-        let meeting = (self.run, self.attempt.barrier, start_at);
-        let reach = reach_of(matrix, point, options, (up.port, threads), meeting);
+        let reach = self.reach(up.port, threads, start_at);
         // One hold for every scenario, on the sampler's clock (from `load_started`).
         let (run_hold, members) = RunHold::new(
             load_started,
@@ -328,32 +323,6 @@ fn spawn_sampler(
         stop,
     ));
     (stop_sampling, sampler)
-}
-
-/// The HTTP scenarios' load threads: `[generator] threads`, else the cores left to the
-/// generator (beside a pinned target, or the cores less its CPU limit), else every core this
-/// process may use.
-fn load_threads(matrix: &RunMatrix, run: Option<&RunShape>) -> usize {
-    if let Some(threads) = matrix.generator.threads {
-        return usize::try_from(threads).unwrap_or(1).max(1);
-    }
-    match run {
-        Some(RunShape {
-            generator_cores: Some(cores),
-            ..
-        }) => cores.len().max(1),
-        Some(run) => (run.cores_left.floor() as usize).max(1),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    }
-}
-
-/// The load threads recorded: the HTTP scenarios' (none without one).
-fn http_threads(point: &Point, threads: usize) -> Option<u32> {
-    let http = point
-        .scenarios
-        .iter()
-        .any(|s| matches!(s, headroom_compiler::matrix::resolved::Scenario::Http(_)));
-    http.then(|| u32::try_from(threads).unwrap_or(u32::MAX))
 }
 
 /// With `pin`, the generator keeps to the cores the target is not pinned to while the target

@@ -4,14 +4,17 @@
 
 use super::once::{close_cgroup, limited_run, out_of_memory};
 use super::start::{Started, phase_log_stem, results_dir, start_target};
-use super::unix_ms;
-use super::*;
+use super::{Attempt, RunOptions, unix_ms};
 use crate::cgroup::{Cgroup, Counters};
 use crate::limits::RunShape;
-use crate::results::{PhaseTarget, RunLimits};
+use crate::results::{Failure, PhaseTarget, RunLimits, RunResult};
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
+use headroom_compiler::matrix::{MatrixPhase, Point};
+use headroom_load::web;
 use headroom_spec::target::{ProcessMode, StepScope};
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// Said in every run on a target kept for the phase.
 const KEPT_FOR_THE_PHASE: &str = "the target was kept for the whole phase (`process = \"per-phase\"`): this run inherited what the phase's earlier runs left; its start and stop are the phase's";

@@ -1,9 +1,9 @@
 //! A probe of a search judged: what each of its runs says of the load (the server failed
 //! it, passed it, or the run says nothing of it), and the probe's verdict over its runs.
 
-use super::*;
-use crate::results::ProbeOutcome;
+use crate::results::{Failure, ProbeOutcome, RunResult};
 use crate::search::ProbeVerdict;
+use headroom_compiler::RunMatrix;
 
 /// Under this share of the intended arrivals sent, a probe did not put its load on the server.
 const SENT_AT_LEAST: f64 = 0.99;

@@ -1,7 +1,18 @@
 //! One run of a point as every phase runs it: announced, run, judged whole, counted, added to
 //! its point's results and the results file rewritten.
 
-use super::*;
+use super::once::run_once;
+use super::phase::Held;
+use super::{
+    Attempt, Outcome, RunError, RunOptions, is_baseline, judged_whole, phase_slot_of, point_results,
+};
+use crate::event::Event;
+use crate::limits::Emulation;
+use crate::results::{Failure, RunResult};
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::{MatrixPhase, Point};
+use std::sync::Arc;
+use tokio::sync::watch;
 
 /// How one run went, for the phase that runs it.
 pub(super) struct Recorded {

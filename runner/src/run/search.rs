@@ -5,11 +5,15 @@
 
 use super::probe::{RunSays, judge_run, outcome_of, probe_verdict};
 use super::recorded::{Means, run_recorded};
-use super::*;
+use super::{Outcome, PhaseRan, RunError, RunOptions, phase_slot_of};
+use crate::event::Event;
 use crate::results::{ProbeStage, Results, SearchEnding, SearchProbe, SearchRecord};
 use crate::search::{Bounds, Ending, Next, Search, Stage};
-use headroom_compiler::matrix::PhaseSearch;
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::{MatrixPhase, PhaseSearch, Point};
 use headroom_spec::search::SearchEnds;
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// Each bracketing probe's load over the last one's.
 const GROWTH: f64 = 2.0;

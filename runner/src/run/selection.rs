@@ -1,6 +1,8 @@
 //! Which phases run, whether this machine and this run can hold them, and what they add up to.
 
-use super::*;
+use super::{RunError, RunOptions};
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::MatrixPhase;
 
 /// The phases asked for (all when none is named), each named one checked to exist, and their
 /// points checked against this machine before any target starts: a point past its file limit

@@ -3,10 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::{Attempt, RunOptions};
 use crate::cgroup::Cgroup;
+use crate::external::{external_pid, external_url_allowed};
+use crate::names::file_safe as sanitize;
+use crate::results::{Failure, RunResult};
 use crate::stack::{Stack, StackStart, service_ports};
-use crate::target::{Fills, Process};
+use crate::target::{Fills, Launch, Process, Running, endpoints};
+use headroom_compiler::matrix::{MatrixPhase, Point};
+use headroom_load::web;
+use std::path::Path;
+use tokio::sync::watch;
 
 /// A free loopback port: bound by us, then released for the target to take.
 fn free_port() -> std::io::Result<u16> {

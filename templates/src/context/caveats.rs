@@ -1,6 +1,8 @@
 //! What a reader must know before trusting the figures, and what was not measured.
 
-use super::*;
+use super::{Bench, Ceiling, FitRow, Machine, Phase, RunCounts, Spread};
+use headroom_pricing::plan::PlanReport;
+use headroom_results::Results;
 
 /// The caveats, and the one the page's headline carries: `--quick` results, else other work
 /// on the machine (`None` when neither: the caller falls back to what was not measured).

@@ -1,6 +1,10 @@
 //! The ceiling phase step by step: the last good step, what broke, the cliff.
 
-use super::*;
+use super::{Ceiling, Phase, PhaseCeiling};
+use headroom_results::Results;
+use headroom_spec::VarValue;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// A search as the page tells it: its bracket, its precision, what it took, every probe.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -1,6 +1,10 @@
 //! The regression table of the memory sweep.
 
-use super::*;
+use super::stat::Stat;
+use super::{Bench, FitRow};
+use headroom_pricing::fit::fit;
+use headroom_pricing::plan::{Selection, memory_sweep};
+use headroom_pricing::points::{MeasuredSweep, Unit};
 
 /// The regression table: every bytes series of the memory phase (the memory series first),
 /// the phase chosen as the planner chooses it.

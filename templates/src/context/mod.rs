@@ -2,13 +2,8 @@
 //! (`headroom-results`, never read by key) and the planner's report; its shape is
 //! `schemas/page-context.schema.json`, so users can write pages of their own.
 
-use headroom_compiler::matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
-use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
-use headroom_pricing::fit::fit;
-use headroom_pricing::plan::{PlanReport, Selection, ceiling_sweep, memory_sweep};
-use headroom_pricing::points::{MeasuredSweep, Unit};
-use headroom_results::{MessageCounts, PointResults, Results, RunResult, ScenarioResult};
-use headroom_spec::VarValue;
+use headroom_pricing::plan::{PlanReport, Selection, ceiling_sweep};
+use headroom_results::Results;
 use headroom_spec::target::ProcessMode;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -37,7 +32,7 @@ use fits::fit_rows;
 pub use levers::{Lever, levers, set_flags};
 pub use rows::Point;
 use rows::point_row;
-pub use series::{MeasuredSeries, SeriesCell};
+pub use series::MeasuredSeries;
 pub use stat::Stat;
 use tally::RunTally;
 use words::{latency_slos, scenario_texts, steady_state};

@@ -1,7 +1,7 @@
 //! The plots a page lists: memory over its sweep, and latency per step, a judged request's
 //! apart before its scenario's mixed one.
 
-use super::*;
+use super::{Bench, Ceiling, FitRow, Phase, PhaseCeiling, Plot};
 
 /// A file name's part from a name: `latency-{slug}.svg`.
 fn slug(text: &str) -> String {

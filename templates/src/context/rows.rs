@@ -5,7 +5,12 @@ use std::collections::BTreeSet;
 use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, Reading};
 
-use super::*;
+use super::series::SeriesCell;
+use super::stat::Stat;
+use headroom_results::{MessageCounts, PointResults, RunResult, ScenarioResult};
+use headroom_spec::VarValue;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// One named request of an HTTP scenario at one point, measured apart over the repeats.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

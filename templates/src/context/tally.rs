@@ -1,6 +1,7 @@
 //! What the runs add up to over the whole file.
 
-use super::*;
+use super::stat::Stat;
+use super::{Generator, RunCounts, Spread};
 
 /// What the runs add up to over the whole file: how many ran and failed, the load average,
 /// the generator's cores and lag.

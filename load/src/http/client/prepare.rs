@@ -2,7 +2,17 @@
 //! checked, TLS to each address probed once, each request encoded once (or kept as a template
 //! when its row or captures vary it).
 
-use super::*;
+use super::super::checks::Checks;
+use super::super::flow;
+use super::super::flow::{Captor, Rows, Template};
+use super::super::h2::H2Request;
+use super::{Address, Client, Prepared, encode};
+use crate::tls::Trust;
+use crate::{tls, web};
+use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_spec::scenario::{Expect, HttpVersion};
+use hyper::header::{HeaderName, HeaderValue};
+use std::path::Path;
 
 /// What preparing a scenario's requests reads.
 struct Setting<'a> {
