@@ -112,9 +112,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
     (
         "compiler/src",
         &[
-            "checks",
-            "checks::data",
-            "checks::target",
             "matrix",
             "matrix::emulation",
             "matrix::expansion",
@@ -123,7 +120,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
             "matrix::search",
         ],
     ),
-    ("results-file/src", &["histogram", "scenario"]),
     (
         "load/src",
         &[
@@ -180,16 +176,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
             "plots::memory",
             "plots::search",
             "plots::series",
-        ],
-    ),
-    (
-        "src",
-        &[
-            "live::json_lines",
-            "live::prometheus",
-            "live::stream",
-            "run",
-            "run::watchers",
         ],
     ),
 ];

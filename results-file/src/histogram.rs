@@ -5,7 +5,8 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
-use crate::Summary;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The largest latency recorded, in microseconds (an hour); larger values are clamped to it.
 pub const HIGHEST_MICROS: u64 = 3_600_000_000;
@@ -136,6 +137,29 @@ impl std::fmt::Display for HistogramKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A latency distribution in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    /// Observations; 0 when nothing was measured (every other field is then 0 and means nothing).
+    pub count: u64,
+    /// The mean, in milliseconds.
+    pub mean_ms: f64,
+    /// The smallest, in milliseconds.
+    pub min_ms: f64,
+    /// The median, in milliseconds.
+    pub p50_ms: f64,
+    /// The 90th percentile, in milliseconds.
+    pub p90_ms: f64,
+    /// The 95th percentile, in milliseconds.
+    pub p95_ms: f64,
+    /// The 99th percentile, in milliseconds.
+    pub p99_ms: f64,
+    /// The 99.9th percentile, in milliseconds.
+    pub p999_ms: f64,
+    /// The largest, in milliseconds.
+    pub max_ms: f64,
 }
 
 #[cfg(test)]

@@ -30,15 +30,15 @@ pub use crate::environment::{Environment, LoadAverage, MachineCpu};
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
 pub use crate::histogram::{
-    HistogramKey, deserialize_histogram, histogram_summary, serialize_histogram,
+    HistogramKey, Summary, deserialize_histogram, histogram_summary, serialize_histogram,
 };
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::masked_url::{MASK, mask_every_url, masked_urls};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
     ConnectFailures, Connections, ErrorCounts, Interval, MessageCounts, ReloadResult,
-    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, Summary, TlsFigures,
-    Users, Window,
+    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, TlsFigures, Users,
+    Window,
 };
 pub use crate::search::{
     ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,

@@ -1,7 +1,7 @@
 //! What one scenario measured in one run: HTTP figures, and a rooms run's sockets and messages.
 
 use crate::histogram::{
-    HistogramKey, deserialize_histogram, histogram_summary, serialize_histogram,
+    HistogramKey, Summary, deserialize_histogram, histogram_summary, serialize_histogram,
 };
 use hdrhistogram::Histogram;
 use schemars::JsonSchema;
@@ -89,29 +89,6 @@ impl ErrorCounts {
             .collect();
         named.join(", ")
     }
-}
-
-/// A latency distribution in milliseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Summary {
-    /// Observations; 0 when nothing was measured (every other field is then 0 and means nothing).
-    pub count: u64,
-    /// The mean, in milliseconds.
-    pub mean_ms: f64,
-    /// The smallest, in milliseconds.
-    pub min_ms: f64,
-    /// The median, in milliseconds.
-    pub p50_ms: f64,
-    /// The 90th percentile, in milliseconds.
-    pub p90_ms: f64,
-    /// The 95th percentile, in milliseconds.
-    pub p95_ms: f64,
-    /// The 99th percentile, in milliseconds.
-    pub p99_ms: f64,
-    /// The 99.9th percentile, in milliseconds.
-    pub p999_ms: f64,
-    /// The largest, in milliseconds.
-    pub max_ms: f64,
 }
 
 /// One window of the per-second series.

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 use headroom_runner::results::stream::StreamLine;
 
-use super::stream::Sink;
+use super::sink::Sink;
 
 /// The file (or stdout) the lines go to.
 pub(crate) struct JsonLines {

@@ -9,6 +9,7 @@ use headroom_runner::results::stream::{RunLabels, StreamLine, StreamSecond, Stre
 pub(crate) mod dashboard;
 mod json_lines;
 mod prometheus;
+mod sink;
 mod stream;
 pub(crate) mod view;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use headroom_runner::results::stream::{RunLabels, StreamLine};
 
-use super::stream::Sink;
+use super::sink::Sink;
 
 /// How long one write may take before it counts as failed.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -10,6 +10,7 @@ use std::time::Duration;
 use headroom_runner::results::stream::StreamLine;
 
 use super::json_lines::JsonLines;
+use super::sink::Sink;
 
 /// Lines a stream may have waiting before new ones are dropped (and that said): minutes of a
 /// dozen scenarios.
@@ -82,12 +83,6 @@ pub(crate) fn claim_files(
         });
     }
     Ok(claimed)
-}
-
-/// Where a stream's lines go.
-pub(crate) trait Sink: Send + 'static {
-    /// The lines that came together, in order.
-    fn send(&mut self, lines: &[StreamLine]) -> Result<(), String>;
 }
 
 /// A stream at work: its queue, its thread, and what went wrong.

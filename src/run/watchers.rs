@@ -5,7 +5,7 @@ use anyhow::Result;
 use headroom_compiler::RunMatrix;
 use headroom_runner::Event;
 
-use super::RunArgs;
+use super::args::RunArgs;
 use super::progress::Progress;
 use crate::live::dashboard::{Dashboard, DashboardOptions};
 use crate::live::{Invocation, Labelling, Streams};

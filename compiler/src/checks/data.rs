@@ -2,25 +2,12 @@
 //! requests use (checked against the file's header, which the CLI reads and hands over), and
 //! the values virtual users `capture` for `{capture.name}`.
 
-use super::Checker;
+use super::{Checker, RequestsContext};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
 use crate::suggest::did_you_mean;
 use headroom_spec::scenario::{Capture, DataMode};
 use std::ops::Range;
-
-/// What an HTTP scenario's requests may fill, while its requests are checked.
-#[derive(Debug, Clone, Default)]
-pub(super) struct RequestsContext {
-    /// The data file as written, and where (`None`: the scenario has no `data`).
-    file: Option<(String, String)>,
-    /// Its columns, when the CLI read them (`None`: not read, nothing to check against).
-    columns: Option<Vec<String>>,
-    /// Every value some request of the scenario captures.
-    captures: Vec<String>,
-    /// Whether some `{row.…}` of its requests reads the data file.
-    rows_read: bool,
-}
 
 impl<'a> Checker<'a> {
     /// `data`, `once` and `capture` of an HTTP scenario; sets what its requests may fill.

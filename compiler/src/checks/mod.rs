@@ -51,7 +51,7 @@ pub struct Checker<'a> {
     /// The columns of each data file, as the CLI read them.
     data: &'a crate::DataColumns,
     /// While an HTTP scenario's requests are checked: what they may fill.
-    requests_context: Option<data::RequestsContext>,
+    requests_context: Option<RequestsContext>,
 }
 
 impl<'a> Checker<'a> {
@@ -145,4 +145,16 @@ impl<'a> Checker<'a> {
     fn document_source_slice(&self, span: &Range<usize>) -> Option<&'a str> {
         self.source.get(span.clone())
     }
+}
+/// What an HTTP scenario's requests may fill, while its requests are checked.
+#[derive(Debug, Clone, Default)]
+struct RequestsContext {
+    /// The data file as written, and where (`None`: the scenario has no `data`).
+    file: Option<(String, String)>,
+    /// Its columns, when the CLI read them (`None`: not read, nothing to check against).
+    columns: Option<Vec<String>>,
+    /// Every value some request of the scenario captures.
+    captures: Vec<String>,
+    /// Whether some `{row.…}` of its requests reads the data file.
+    rows_read: bool,
 }
