@@ -150,17 +150,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "pricing/src",
-        &[
-            "plan",
-            "plan::burstable",
-            "plan::ceilings",
-            "plan::costs",
-            "plan::placement",
-            "plan::report",
-        ],
-    ),
-    (
         "templates/src",
         &[
             "context",

@@ -8,6 +8,7 @@ mod burstable;
 mod ceilings;
 mod costs;
 mod fleets;
+mod instance;
 mod placement;
 mod report;
 mod sweeps;
@@ -18,15 +19,13 @@ use serde::Serialize;
 
 use crate::fit::Fit;
 use crate::numbers::count;
-use crate::{Instance, PriceTable};
 
 pub use fleets::{Fleet, for_budget, for_units};
-pub use placement::{
-    PlacedService, PlacedServiceJson, Placement, PlacementJson, ServiceFits, fit_service, place,
-};
+pub use instance::plan_instance;
+pub use placement::{PlacedService, Placement, ServiceFits, fit_service, place};
 pub use report::{
-    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, PlanReport,
-    SloCeilingJson,
+    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson,
+    PlacedServiceJson, PlacementJson, PlanReport, SloCeilingJson,
 };
 pub use sweeps::{
     Chosen, SearchedCeiling, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points,
@@ -369,72 +368,6 @@ pub struct AllIn {
     pub per_unit_month: Option<f64>,
     /// The lines.
     pub lines: Vec<CostLine>,
-}
-
-/// The plan for one instance type.
-pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> InstancePlan {
-    let mut warnings = Vec::new();
-    let memory = ceilings::usable_memory(instance, model, &mut warnings);
-    let mut ceilings = ceilings::of_instance(instance, model, memory, &mut warnings);
-    let bound = ceilings::bind(&ceilings, model, &mut warnings);
-    // Burstable: the measured ceiling holds while CPU credits last. The sustained ceiling is
-    // said beside the others; it does not bind.
-    let mut lines = Vec::new();
-    if instance.burstable {
-        let sustained = burstable::sustained(instance, model, table, bound.planned_units);
-        match sustained {
-            Ok((ceiling, credits)) => {
-                ceilings.insert(Resource::CpuSustained, ceiling);
-                lines.extend(credits);
-            }
-            Err(warning) => warnings.push(warning),
-        }
-    }
-    costs::stale_price(
-        &instance.as_of,
-        instance.stale_after.as_deref(),
-        &instance.id,
-        model,
-        &mut warnings,
-    );
-    let (currency, per_month) = costs::instance_month(instance, &mut warnings);
-    if currency == "USD" {
-        costs::usd_lines(model, table, &mut lines, &mut warnings);
-    }
-    // A line's price ages like the instance's; an undated one is counted stale.
-    for line in &lines {
-        costs::stale_price(&line.as_of, None, &line.name, model, &mut warnings);
-    }
-    let per_unit = |total: f64| {
-        bound
-            .planned_units
-            .filter(|units| *units > 0.0)
-            .map(|units| total / units)
-    };
-    let all_in_month = per_month + lines.iter().map(|l| l.per_month).sum::<f64>();
-    InstancePlan {
-        name: instance.id.clone(),
-        vcpu: instance.vcpu,
-        memory_gib: memory.gib,
-        currency,
-        per_month,
-        as_of: instance.as_of.clone(),
-        per_unit_month: per_unit(per_month),
-        per_person_month: per_unit(per_month).map(|p| p / model.people_per_unit.max(1.0)),
-        measured: ceilings::measured(instance, model),
-        all_in: AllIn {
-            per_month: all_in_month,
-            per_unit_month: per_unit(all_in_month),
-            lines,
-        },
-        ceilings,
-        binding: bound.binding,
-        runner_up: bound.runner_up,
-        planned_units: bound.planned_units,
-        not_priced: bound.not_priced,
-        cost_is_upper_bound: bound.cost_is_upper_bound,
-        warnings,
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `headroom plan --json`: the report's types and how a plan becomes one.
 
 use super::fleets::Fleet;
+use super::placement::Placement;
 use super::sweeps::SloCeiling;
 use super::{Binding, Ceiling, InstancePlan, Resource};
 use crate::fit::Fit;
@@ -31,7 +32,7 @@ pub struct PlanReport {
     /// A stack priced apart (`[plan] place`, `--place`): each service on an instance of its
     /// own.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub placement: Option<super::PlacementJson>,
+    pub placement: Option<PlacementJson>,
     /// The hours in a month that hourly prices are multiplied by (730).
     pub hours_per_month: f64,
     /// What a reader should know before trusting the plan, once each.
@@ -347,6 +348,62 @@ impl From<&Fleet> for FleetJson {
             units: fleet.units,
             usd_month: finite(fleet.per_month),
             note: fleet.note.clone(),
+        }
+    }
+}
+/// A stack priced apart, in `headroom plan --json`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PlacementJson {
+    /// Each service on its instance, planned with the service's own memory and CPU per unit
+    /// and the stack's SLO ceiling.
+    pub services: Vec<PlacedServiceJson>,
+    /// The services whose instances hold the fewest units (several when they hold as many).
+    pub binding_services: Vec<String>,
+    /// The units one stack of these instances is planned with; `null` when some instance's
+    /// ceiling cannot be planned with (`not_priced` says which).
+    pub planned_units: Option<f64>,
+    /// Every instance's price a month, together (one currency: the instances').
+    pub per_month: f64,
+    /// Every instance and its lines, a month.
+    pub all_in_month: f64,
+    /// `per_month` over the planned units.
+    pub per_unit_month: Option<f64>,
+    /// `all_in_month` over the planned units.
+    pub all_in_per_unit_month: Option<f64>,
+    /// The binding ceiling is a lower bound: the cost per unit is at most this.
+    pub cost_is_upper_bound: bool,
+    /// Why no cost per unit is given, when none is.
+    pub not_priced: Option<String>,
+}
+
+/// One service on its instance, in `headroom plan --json`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PlacedServiceJson {
+    /// The service.
+    pub service: String,
+    /// Its instance, planned as `instances[]` are.
+    pub instance: InstanceJson,
+}
+
+impl From<&Placement> for PlacementJson {
+    fn from(placement: &Placement) -> PlacementJson {
+        PlacementJson {
+            services: placement
+                .services
+                .iter()
+                .map(|s| PlacedServiceJson {
+                    service: s.service.clone(),
+                    instance: InstanceJson::from(&s.plan),
+                })
+                .collect(),
+            binding_services: placement.binding_services.clone(),
+            planned_units: placement.planned_units,
+            per_month: placement.per_month,
+            all_in_month: placement.all_in_month,
+            per_unit_month: placement.per_unit_month,
+            all_in_per_unit_month: placement.all_in_per_unit_month,
+            cost_is_upper_bound: placement.cost_is_upper_bound,
+            not_priced: placement.not_priced.clone(),
         }
     }
 }

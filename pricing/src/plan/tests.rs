@@ -1,6 +1,7 @@
 //! The planner against worked examples (the relay page), edge by edge.
 
 use super::*;
+use crate::PriceTable;
 use crate::fit::fit;
 use crate::points::MeasuredSweep;
 

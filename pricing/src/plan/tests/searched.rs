@@ -1,6 +1,7 @@
 //! A searched phase's SLO ceiling, as the planner prices it (issues 32 and 41).
 
 use super::*;
+use crate::PriceTable;
 
 /// A searched phase's record: probes at `loads` with their verdicts, ending as `ending`.
 fn searched(
