@@ -159,12 +159,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
             "context::plotted",
             "context::tally",
             "context::words",
-            "plots",
-            "plots::latency",
-            "plots::legend",
-            "plots::memory",
-            "plots::search",
-            "plots::series",
         ],
     ),
 ];

@@ -7,9 +7,10 @@ use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
 use plotters::prelude::*;
 
-use super::{
+use super::phase::{phase_of, step_labels};
+use super::style::{
     CHART_HEIGHT, DOT, DrawResult, FONT, INK, PERCENTILES, RUN_DOT, SLO, TITLE, WIDTH,
-    X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style, phase_of, step_labels,
+    X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style,
 };
 use crate::context::Phase;
 use crate::context::{PageContext, Plot, Stat};

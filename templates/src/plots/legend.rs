@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{FONT, INK, LEGEND_DOT, TEXT};
+use super::style::{FONT, INK, LEGEND_DOT, TEXT};
 
 /// How an entry's sample is drawn.
 #[derive(Debug, Clone, Copy)]

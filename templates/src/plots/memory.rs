@@ -8,7 +8,7 @@ use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
 use plotters::prelude::*;
 
-use super::{
+use super::style::{
     CHART_HEIGHT, DOT, DrawResult, FITTED, FONT, INK, INSTANCES, MEASURED, MIB, PANEL_HEIGHT, TEXT,
     TITLE, WIDTH, X_LABEL_AREA, Y_LABEL_AREA, band_outline, house_style,
 };

@@ -5,7 +5,7 @@ use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
 use plotters::prelude::*;
 
-use super::{
+use super::style::{
     CHART_HEIGHT, DOT, DrawResult, FONT, GRID, INK, SLO, TITLE, WIDTH, X_LABEL_AREA, Y_LABEL_AREA,
     house_style,
 };

@@ -6,9 +6,10 @@ use super::legend::{self, Entry, Swatch};
 use super::scale::{Scale, Ticked, tick_label};
 use plotters::prelude::*;
 
-use super::{
+use super::phase::phase_of;
+use super::style::{
     CHART_HEIGHT, DOT, DrawResult, FONT, INK, MEASURED, MIB, RUN_DOT, TITLE, WIDTH, X_LABEL_AREA,
-    Y_LABEL_AREA, band_outline, house_style, phase_of,
+    Y_LABEL_AREA, band_outline, house_style,
 };
 use crate::context::{PageContext, Plot, Stat};
 
