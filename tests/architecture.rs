@@ -149,18 +149,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
             "run::start",
         ],
     ),
-    (
-        "templates/src",
-        &[
-            "context",
-            "context::caveats",
-            "context::ceiling",
-            "context::fits",
-            "context::plotted",
-            "context::tally",
-            "context::words",
-        ],
-    ),
 ];
 
 fn module_graph(modules: &BTreeMap<modules::Module, (PathBuf, String)>) -> modules::Graph {

@@ -1,7 +1,9 @@
 //! The context against small worked cases.
 
-use super::caveats::saturated;
+use super::caveats::{caveats, saturated};
+use super::ceiling::ceiling;
 use super::rows::ScenarioCell;
+use super::tally::RunTally;
 use super::*;
 
 fn step(variables: &str, p95: f64, failed: bool) -> Point {
