@@ -123,12 +123,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
     (
         "load/src",
         &[
-            "http",
-            "http::client",
-            "http::closed",
-            "http::h2",
-            "http::open",
-            "http::recorder",
             "rooms",
             "rooms::peer",
             "rooms::reload",

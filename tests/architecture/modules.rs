@@ -61,14 +61,17 @@ fn split_reexports(text: &str) -> (String, Vec<String>) {
 
 /// Where each name a module re-exports lives: `pub use expansion::expand;` in `matrix`
 /// maps `expand` to `matrix::expansion`.
-pub type Reexports = BTreeMap<Module, BTreeMap<String, Module>>;
+/// A name from outside the crate (`pub use headroom_results::histogram::new as histogram;`)
+/// maps to `None`: it leads to no module here.
+pub type Reexports = BTreeMap<Module, BTreeMap<String, Option<Module>>>;
 
-/// The names a module re-exports from its own crate, each with the module it comes from.
+/// The names a module re-exports, each with the module of this crate it comes from (`None`
+/// for one from another crate).
 pub fn reexports(
     module: &Module,
     text: &str,
     known: &BTreeSet<Module>,
-) -> BTreeMap<String, Module> {
+) -> BTreeMap<String, Option<Module>> {
     let (code, statements) = split_reexports(text);
     let children = declared_children(&code);
     let mut names = BTreeMap::new();
@@ -76,7 +79,16 @@ pub fn reexports(
         let Some(at) = statement.find("use ") else {
             continue;
         };
-        let path = &statement[at + "use ".len()..];
+        let path = statement[at + "use ".len()..].trim_end_matches(';').trim();
+        for segments in expand(path) {
+            let first = segments.first().map(String::as_str).unwrap_or_default();
+            let local = matches!(first, "crate" | "super" | "self") || children.contains(first);
+            let alias = path.split_once(" as ").filter(|_| !path.contains('{'));
+            let name = alias.map_or_else(|| segments.last().cloned(), |(_, a)| Some(identifier(a)));
+            if let Some(name) = name.filter(|_| !local) {
+                names.insert(name, None);
+            }
+        }
         for (root, segments) in rooted_paths(path, &children) {
             let Some(name) = segments.last().cloned() else {
                 continue;
@@ -89,7 +101,7 @@ pub fn reexports(
             while !full.is_empty() && !known.contains(&full) {
                 full.pop();
             }
-            names.insert(name, full);
+            names.insert(name, Some(full));
         }
     }
     names
@@ -299,7 +311,8 @@ fn resolve(mut path: Module, known: &BTreeSet<Module>, reexported: &Reexports) -
             .get(prefix)
             .and_then(|name| reexported.get(&holder)?.get(name));
         match followed {
-            Some(source) if *source != holder => {
+            Some(None) => return Vec::new(),
+            Some(Some(source)) if *source != holder => {
                 let mut next = source.clone();
                 next.extend(path[prefix + 1..].iter().cloned());
                 path = next;
@@ -487,6 +500,15 @@ mod checks {
             ),
         ]);
         assert!(cycles(&clean).is_empty(), "{:?}", cycles(&clean));
+        // A name from another crate, re-exported under its own name, leads nowhere here.
+        let outside = graph_of(&[
+            (
+                "http",
+                "mod recorder;\npub use headroom_results::histogram::new as histogram;\nfn f() { recorder::x(); }",
+            ),
+            ("http::recorder", "use super::histogram;\npub fn x() {}"),
+        ]);
+        assert!(cycles(&outside).is_empty(), "{:?}", cycles(&outside));
         let hidden = graph_of(&[
             ("run", "mod once;\nmod walk;\npub use walk::Outcome;"),
             (

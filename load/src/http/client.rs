@@ -12,11 +12,11 @@ use tokio::time::Instant;
 
 mod prepare;
 
-use super::Failed;
 use super::checks::Checks;
 use super::deadline::Deadline;
 use super::flow::{Captor, Rows, Template, UserData};
 use super::h2::{H2Request, Streams};
+use super::recorder::Failed;
 use super::wire::{Connection, Sink, WireError};
 use crate::source::Sources;
 use crate::tls::{Origin, TlsTo, Transport};

@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::flow::{Rows, UserData};
+use super::job::{Job, Share};
 use super::recorder::{Recorder, Times};
-use super::{Job, Share};
 use headroom_spec::think::UserStart;
 
 pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorder>>) {

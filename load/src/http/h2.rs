@@ -12,7 +12,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::Failed;
+use super::recorder::Failed;
 use super::wire::Sink;
 use crate::tls::Transport;
 use crate::web::ErrorKind;

@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use headroom_compiler::matrix::resolved::HttpScenario;
-use headroom_spec::Rate;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
@@ -32,7 +31,6 @@ use crate::hold::{Member, RunHold};
 use crate::live::Live;
 use crate::reach::Reach;
 use crate::results::ScenarioResult;
-use crate::web::ErrorKind;
 
 mod checks;
 mod client;
@@ -40,75 +38,24 @@ mod closed;
 mod deadline;
 mod flow;
 mod h2;
+mod job;
 mod open;
 mod pacer;
 mod recorder;
+mod schedule;
 mod wire;
 
 use client::Client;
+use job::{Job, Share, WAIT_FOR_OTHERS};
 use recorder::{Part, Recorder, Windows};
-
-/// The length of one window of the per-window series.
-const WINDOW: Duration = Duration::from_secs(1);
+pub use schedule::Schedule;
 
 /// The load starts this long after its threads are asked to start, so each is ready for its
 /// first arrival.
 const STARTUP: Duration = Duration::from_millis(20);
 
-/// How long past its own hold a scenario holds its peak at most, waiting for the others to
-/// arrive at their load (sockets still opening, a segment late at its meeting): past it, it
-/// ramps down and the run says its loads were not there together.
-const WAIT_FOR_OTHERS: Duration = Duration::from_secs(600);
-
 /// Every histogram has the results file's one shape, so repeats merge.
 pub use headroom_results::histogram::new as histogram;
-
-#[derive(Debug, Clone, Copy)]
-enum Failed {
-    Kind(ErrorKind),
-    /// An answer whose status the request did not expect: the status.
-    Status(u16),
-    /// The status was expected; a check of the answer failed.
-    Check,
-}
-
-/// One load thread's share of a scenario: thread `index` of `threads`.
-#[derive(Debug, Clone, Copy)]
-struct Share {
-    index: usize,
-    threads: usize,
-}
-
-impl Share {
-    /// This thread's part of `total` (users, connections), the remainder going to the first
-    /// threads; never below one.
-    fn of(self, total: u64) -> u64 {
-        let threads = self.threads as u64;
-        (total / threads + u64::from((self.index as u64) < total % threads)).max(1)
-    }
-}
-
-/// What every load thread of a scenario starts from.
-struct Job {
-    scenario: Arc<HttpScenario>,
-    client: Arc<Client>,
-    /// The thread's HTTP/2 connections.
-    streams: Arc<h2::Streams>,
-    schedule: Schedule,
-    start: Instant,
-    /// The run's hold, which sets how long this scenario holds its peak.
-    hold: Arc<RunHold>,
-    cancel: watch::Receiver<bool>,
-    /// The run's share this process sends (`--segment`).
-    segment: crate::stripe::Segment,
-    /// The seed of the run's Poisson arrivals: every segment draws the same.
-    seed: u64,
-    /// The seed of the weighted request mix: arrival `k` (a user's `k`th pick) takes the
-    /// request its `k`th draw names.
-    mix_seed: u64,
-    /// The seed of virtual users' think times and starts: user `u`'s `k`th draw.
-    think_seed: u64,
-}
 
 /// Runs one HTTP scenario to the end of its stages (or until `cancel` turns true), on
 /// `threads` load threads (fewer when there are fewer users or connections to share); it is
@@ -246,31 +193,6 @@ fn held(
     Some(crate::results::Interval { from_s, to_s })
 }
 
-impl Job {
-    /// The scenario's stages as they run: its hold lasts until the run's hold ends, once that
-    /// is decided; until then it holds its peak (at most `WAIT_FOR_OTHERS` past its own).
-    fn schedule_now(&self) -> Schedule {
-        let peak_from = self.start + Duration::from_secs_f64(self.schedule.ramp_up);
-        let waiting = self.schedule.hold + WAIT_FOR_OTHERS.as_secs_f64();
-        let hold = self.hold.window().map_or(waiting, |window| {
-            window
-                .end
-                .saturating_duration_since(peak_from)
-                .as_secs_f64()
-                .min(waiting)
-        });
-        Schedule {
-            hold,
-            ..self.schedule
-        }
-    }
-
-    /// When this scenario's load ends, as far as it is known now.
-    fn end_now(&self) -> Instant {
-        self.start + self.schedule_now().total()
-    }
-}
-
 /// The scenario's data file, read before the load; with `mode = "unique"`, a row for every
 /// virtual user or the run fails now.
 fn rows_for(
@@ -320,53 +242,6 @@ impl Job {
             .into_inner();
         Ok(recorder.finish())
     }
-}
-
-/// Ramp-up, hold and ramp-down, and the load at any moment of them.
-#[derive(Debug, Clone, Copy)]
-pub struct Schedule {
-    ramp_up: f64,
-    hold: f64,
-    ramp_down: f64,
-}
-
-impl Schedule {
-    /// The stages of a scenario, in seconds.
-    pub fn of(scenario: &HttpScenario) -> Schedule {
-        let stages = &scenario.stages;
-        Schedule {
-            ramp_up: stages.ramp_up.as_secs_f64(),
-            hold: stages.hold.map_or(0.0, |hold| hold.as_secs_f64()),
-            ramp_down: stages.ramp_down.as_secs_f64(),
-        }
-    }
-
-    /// Ramp-up, hold and ramp-down, in seconds.
-    pub fn stages(&self) -> (f64, f64, f64) {
-        (self.ramp_up, self.hold, self.ramp_down)
-    }
-
-    /// Ramp-up, hold and ramp-down together.
-    pub fn total(&self) -> Duration {
-        Duration::from_secs_f64(self.ramp_up + self.hold + self.ramp_down)
-    }
-
-    /// The load at `t` seconds: `start` at the ends of the ramps, `peak` during the hold.
-    pub fn at(&self, t: f64, start: f64, peak: f64) -> f64 {
-        if t < self.ramp_up {
-            start + (peak - start) * t / self.ramp_up
-        } else if t < self.ramp_up + self.hold {
-            peak
-        } else if self.ramp_down > 0.0 {
-            peak + (start - peak) * ((t - self.ramp_up - self.hold) / self.ramp_down).min(1.0)
-        } else {
-            peak
-        }
-    }
-}
-
-fn per_second(rate: Option<&Rate>) -> f64 {
-    rate.map_or(0.0, |r| r.as_per_second())
 }
 
 #[cfg(test)]

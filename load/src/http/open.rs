@@ -11,8 +11,9 @@ use headroom_spec::scenario::Arrivals;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::job::{Job, Share, per_second};
+use super::recorder::Failed;
 use super::recorder::{Recorder, Times};
-use super::{Failed, Job, Share, per_second};
 use crate::stripe::{self, Lane, RateCurve};
 use crate::web::ErrorKind;
 

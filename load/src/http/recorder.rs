@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
-use super::{Failed, WINDOW, histogram};
+use super::histogram;
 use crate::live::{Gauges, Live};
 use crate::results::HistogramKey;
 use crate::results::{
@@ -17,6 +17,7 @@ use crate::results::{
     histogram_summary, serialize_histogram,
 };
 use crate::web::ErrorKind;
+use std::time::Duration;
 
 /// One request's moments.
 #[derive(Debug, Clone, Copy)]
@@ -525,4 +526,15 @@ impl Counted for RequestCounts {
 /// Counts one request's outcome: a request, and an answer or an error by its kind.
 trait Counted {
     fn count(&mut self, outcome: Result<(), Failed>);
+}
+/// The length of one window of the per-window series.
+pub(super) const WINDOW: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Failed {
+    Kind(ErrorKind),
+    /// An answer whose status the request did not expect: the status.
+    Status(u16),
+    /// The status was expected; a check of the answer failed.
+    Check,
 }

@@ -1,3 +1,4 @@
+use super::recorder::Failed;
 use super::*;
 use crate::live::Live;
 use crate::results::Window;
