@@ -121,16 +121,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "load/src",
-        &[
-            "rooms",
-            "rooms::peer",
-            "rooms::reload",
-            "rooms::result",
-            "rooms::topology",
-        ],
-    ),
-    (
         "runner/src",
         &[
             "run",

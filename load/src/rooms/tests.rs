@@ -1,9 +1,11 @@
 //! Rooms against the demo target and small worked cases.
 
 #[cfg(test)]
+use super::topology::{resolve, topology};
 use super::*;
 use crate::fanout::Stamp;
-use headroom_compiler::matrix::resolved::Messages;
+use headroom_compiler::matrix::resolved::{Messages, RoomsScenario};
+use headroom_spec::scenario::Arrivals;
 use headroom_spec::scenario::{RatePer, Senders};
 use headroom_spec::{Rate, Size};
 use tokio_tungstenite::tungstenite::Message;

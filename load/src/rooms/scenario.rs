@@ -1,0 +1,192 @@
+//! One rooms scenario run: its sockets placed, opened, held through the timeline and summed up.
+
+use super::peer::peer;
+use super::result::result;
+use super::topology::{per_socket, resolve, topology};
+use super::{
+    CLOSE_TIMEOUT, Counters, ReloadPlan, Reloads, Shared, Socket, Stage, Template, Timeline,
+    socket_config,
+};
+use crate::fanout::Tracker;
+use crate::handover::ScenarioHandover;
+use crate::http::histogram;
+use crate::live::Live;
+use crate::results::{ErrorCounts, ScenarioResult};
+use headroom_compiler::matrix::resolved::RoomsScenario;
+use headroom_spec::scenario::{Arrivals, StampForm};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+/// Runs one rooms scenario through its timeline (or until `cancel` turns true).
+pub async fn run(
+    scenario: &RoomsScenario,
+    reach: &crate::reach::Reach,
+    cancel: watch::Receiver<bool>,
+    live: Arc<Live>,
+    handover: ScenarioHandover,
+    member: crate::hold::Member,
+) -> Result<ScenarioResult, String> {
+    let allowed = &reach.allowed;
+    let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
+    let (sizes, mut sockets) = topology(scenario)?;
+    // A segment opens the sockets of its rooms only, each at the instant one machine would:
+    // a room never spans segments, so seen-by-everyone stays on one clock.
+    let scheduled_over = sockets.len() as u32;
+    sockets.retain(|s| reach.segment.owns(u64::from(s.room)));
+    let url = fill(&scenario.url)?;
+    let (address, secure) = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
+    let tls = match secure {
+        Some(authority) => Some(wss(reach, address, &authority, &url, scenario).await?),
+        None => None,
+    };
+    let stages = &scenario.stages;
+    let ramp_up = stages.ramp_up.as_std();
+    let hold = stages.hold.map_or(Duration::ZERO, |hold| hold.as_std());
+    let ramp_down = stages.ramp_down.as_std();
+    let connect_over = scenario.connect_over.map_or(ramp_up, |over| over.as_std());
+    let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
+    let template = match sending {
+        Some(send) => Some(Template::parse(
+            &fill(&send.template)?,
+            send.size.bytes() as usize,
+            send.stamp == StampForm::BinaryPrefix,
+        )),
+        None => None,
+    };
+    let capacity = tracker_capacity(&sockets, hold);
+    let reload = reload_plan(scenario, reach).await?;
+    let sources = crate::source::Sources::optional(
+        reach.source_addresses.as_ref(),
+        &[address],
+        sockets.len() as u64,
+    )?;
+    // The segments' announced start: every share's sockets on one schedule.
+    if let Some(at) = reach.start_at {
+        tokio::time::sleep_until(at).await;
+    }
+    let epoch = Instant::now();
+    let shared = Arc::new(Shared {
+        seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
+        url,
+        tls,
+        sources,
+        handshakes: Mutex::new(histogram()),
+        join: scenario.join.as_deref().map(fill).transpose()?,
+        socket_config: socket_config(template.as_ref().map(|t| t.size)),
+        template,
+        stamp_form: sending.map_or(StampForm::Json, |s| s.stamp),
+        connect_timeout: scenario.connect_timeout.as_std(),
+        connect_over,
+        ping_every: scenario.ping.every.map(|d| d.as_std()),
+        reload,
+        sockets: sockets.len() as u32,
+        scheduled_over,
+        segment: reach.segment,
+        epoch,
+        tracker: Tracker::new(epoch, scenario.deadline.as_std(), capacity),
+        rooms_open: sizes.iter().map(|_| AtomicU32::new(0)).collect(),
+        counts: Counters::default(),
+        settled: Notify::new(),
+        connect: Mutex::new(histogram()),
+        lag: Mutex::new(histogram()),
+        reloads: Mutex::new(Reloads {
+            latency: histogram(),
+            ok: 0,
+            errors: ErrorCounts::default(),
+        }),
+        reloads_in_flight: AtomicU64::new(0),
+        live,
+    });
+    let (stage, stages) = watch::channel(Stage::Connecting);
+    let mut peers = tokio::task::JoinSet::new();
+    for socket in sockets.iter().copied() {
+        let (shared, stages) = (Arc::clone(&shared), stages.clone());
+        peers.spawn(peer(shared, socket, address, stages));
+    }
+    let mut windows = Vec::new();
+    let timeline = Timeline {
+        shared: &shared,
+        stage: &stage,
+        cancel,
+        windows: &mut windows,
+        scenario: &scenario.name,
+        handover,
+        member,
+        meetings: reach.meetings.clone(),
+    };
+    let (hold_started, hold_s, held) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
+    // Every peer ends by its close time plus the close timeout; stragglers are cut.
+    let cutoff = Instant::now() + ramp_down + CLOSE_TIMEOUT * 2;
+    while let Ok(Some(_)) = tokio::time::timeout_at(cutoff, peers.join_next()).await {}
+    peers.abort_all();
+    let deadline = Instant::now() + scenario.deadline.as_std();
+    while shared.reloads_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut result = result(&shared, &sizes, hold_started, hold_s, windows);
+    result.held = held;
+    Ok(result)
+}
+
+/// Where and how often a rooms scenario reloads its page, checked before any socket opens.
+pub(super) async fn reload_plan(
+    scenario: &RoomsScenario,
+    reach: &crate::reach::Reach,
+) -> Result<Option<ReloadPlan>, String> {
+    let allowed = &reach.allowed;
+    let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
+    Ok(match &scenario.reload {
+        Some(reload) => {
+            let url = fill(&reload.url)?;
+            let (authority, _) = crate::web::parse_url(&per_socket(&url, 0, 0))
+                .ok_or_else(|| {
+                    format!("reload `{url}` is not an http:// URL the runner can load: write it as http://127.0.0.1:{{port}}/…")
+                })?;
+            // Resolved and checked once here: a wrong host fails the run now, not every
+            // reload, and every reload goes to this address.
+            let address = crate::web::resolve(&authority, &url, &reload.url, allowed).await?;
+            Some(ReloadPlan {
+                url,
+                authority,
+                address,
+                mean: reload.every.as_secs_f64().max(1e-3),
+                poisson: reload.arrivals == Arrivals::Poisson,
+                timeout: scenario.deadline.as_std(),
+            })
+        }
+        None => None,
+    })
+}
+
+/// Messages the tracker makes room for: every message needs a slot; the budget is the
+/// expected count with room for Poisson.
+pub(super) fn tracker_capacity(sockets: &[Socket], hold: Duration) -> u64 {
+    let expected_sends: f64 = sockets
+        .iter()
+        .filter_map(|s| s.sends)
+        .map(|plan| plan.rate * hold.as_secs_f64())
+        .sum();
+    (expected_sends * 1.5 + 10.0 * expected_sends.sqrt()) as u64
+        + sockets.iter().filter(|s| s.sends.is_some()).count() as u64
+        + 1024
+}
+
+/// TLS for `wss://` sockets, checked before any opens (`Trust::session_to`).
+pub(super) async fn wss(
+    reach: &crate::reach::Reach,
+    address: SocketAddr,
+    authority: &str,
+    url: &str,
+    scenario: &RoomsScenario,
+) -> Result<crate::tls::TlsTo, String> {
+    let timeout = scenario.connect_timeout.as_std();
+    let alpn = crate::tls::ALPN_HTTP1;
+    reach
+        .trust
+        .session_to(alpn, address, authority, url, timeout)
+        .await
+}
