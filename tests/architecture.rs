@@ -120,19 +120,6 @@ const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
             "matrix::search",
         ],
     ),
-    (
-        "runner/src",
-        &[
-            "run",
-            "run::once",
-            "run::phase",
-            "run::reach",
-            "run::recorded",
-            "run::search",
-            "run::selection",
-            "run::start",
-        ],
-    ),
 ];
 
 fn module_graph(modules: &BTreeMap<modules::Module, (PathBuf, String)>) -> modules::Graph {

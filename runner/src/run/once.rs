@@ -1,9 +1,10 @@
 //! One run of one point: a fresh target (or the external one), the load, the steady state,
 //! the target stopped, the verdicts.
 
+use super::attempt::Attempt;
 use super::reach::{Meeting, Sending, http_threads, load_threads, reach_of};
-use super::start::{Started, log_stem, results_dir, start_target};
-use super::{Attempt, RunOptions, is_baseline, unix_ms};
+use super::start::{Started, TargetStart, log_stem, results_dir, start_target};
+use super::{RunOptions, is_baseline, unix_ms};
 use crate::cgroup::Cgroup;
 use crate::event::Event;
 use crate::generator::{Watching, generator};
@@ -71,8 +72,17 @@ pub(super) async fn run_once(
     let allowed = web::Allowed::new(&target.allow_hosts);
     let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
     let stem = log_stem(phase, point, repeat, options);
-    let at = (point, &attempt, stem.as_str());
-    let Some(mut up) = start_target(at, options, cgroup, &allowed, &mut result).await else {
+    let at = TargetStart {
+        point,
+        stem: &stem,
+        run_number: attempt.number,
+        emulation: attempt.emulation,
+        cancel: attempt.cancel,
+        options,
+        cgroup,
+        allowed: &allowed,
+    };
+    let Some(mut up) = start_target(&at, &mut result).await else {
         close_cgroup(&mut result, limited.take(), crate::limits::at_words(point));
         return finish(result, started, matrix);
     };

@@ -2,9 +2,10 @@
 //! with steps run once a phase: brought up before the phase's first run, lent to each run, its
 //! once-a-phase steps run around them, stopped after the last.
 
+use super::attempt::{Attempt, Held};
 use super::once::{close_cgroup, limited_run, out_of_memory};
-use super::start::{Started, phase_log_stem, results_dir, start_target};
-use super::{Attempt, RunOptions, unix_ms};
+use super::start::{TargetStart, phase_log_stem, results_dir, start_target};
+use super::{RunOptions, unix_ms};
 use crate::cgroup::{Cgroup, Counters};
 use crate::limits::RunShape;
 use crate::results::{Failure, PhaseTarget, RunLimits, RunResult};
@@ -13,29 +14,10 @@ use crate::target::Fills;
 use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_load::web;
 use headroom_spec::target::{ProcessMode, StepScope};
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Said in every run on a target kept for the phase.
 const KEPT_FOR_THE_PHASE: &str = "the target was kept for the whole phase (`process = \"per-phase\"`): this run inherited what the phase's earlier runs left; its start and stop are the phase's";
-
-/// The phase's target while its runs go on.
-pub(super) struct Held {
-    pub(super) up: Started,
-    /// The cgroup of `[target] command` (a stack's services have their own).
-    pub(super) limited: Option<(Cgroup, RunShape)>,
-    /// The phase's record as it is gathered (start, steps, stop), in a run's shape.
-    record: RunResult,
-    started: Instant,
-    /// Its logs' stem: `logs/{phase}`.
-    stem: String,
-    /// Its once-a-phase setup steps passed: its teardown steps run at the end.
-    set_up: bool,
-    /// Runs of the phase left out because the target was gone.
-    pub(super) runs_not_run: u32,
-    /// Set by a signal: its steps end at once.
-    cancel: watch::Receiver<bool>,
-}
 
 /// Whether `phase` keeps one target for all its runs: `process = "per-phase"` with a target
 /// headroom starts, or steps run once a phase (on an external target).
@@ -79,8 +61,17 @@ impl Held {
         let allowed = web::Allowed::new(&target.allow_hosts);
         let stem = phase_log_stem(phase, options);
         let cgroup = limited.as_ref().map(|(cgroup, _)| cgroup);
-        let at = (point, attempt, stem.as_str());
-        let Some(up) = start_target(at, options, cgroup, &allowed, &mut record).await else {
+        let at = TargetStart {
+            point,
+            stem: &stem,
+            run_number: attempt.number,
+            emulation: attempt.emulation,
+            cancel: attempt.cancel,
+            options,
+            cgroup,
+            allowed: &allowed,
+        };
+        let Some(up) = start_target(&at, &mut record).await else {
             close_cgroup(&mut record, limited, None);
             return Err(phase_target(record, started, 0));
         };

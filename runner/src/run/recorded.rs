@@ -1,10 +1,10 @@
 //! One run of a point as every phase runs it: announced, run, judged whole, counted, added to
 //! its point's results and the results file rewritten.
 
+use super::attempt::{Attempt, Held};
 use super::once::run_once;
-use super::phase::Held;
 use super::{
-    Attempt, Outcome, RunError, RunOptions, is_baseline, judged_whole, phase_slot_of, point_results,
+    Outcome, RunError, RunOptions, is_baseline, judged_whole, phase_slot_of, point_results,
 };
 use crate::event::Event;
 use crate::limits::Emulation;

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{Attempt, RunOptions};
+use super::RunOptions;
 use crate::cgroup::Cgroup;
 use crate::external::{external_pid, external_url_allowed};
+use crate::limits::Emulation;
 use crate::names::file_safe as sanitize;
 use crate::results::{Failure, RunResult};
 use crate::stack::{Stack, StackStart, service_ports};
@@ -87,18 +88,38 @@ pub(super) fn results_dir(options: &RunOptions) -> &Path {
     options.out.parent().unwrap_or(Path::new("."))
 }
 
+/// What bringing a point's target up takes: which run it is for, where its logs go, its
+/// cgroup and the hosts it may be reached on.
+pub(super) struct TargetStart<'a> {
+    pub(super) point: &'a Point,
+    /// Its logs' stem (`logs/{phase}/{point}-{repeat}`).
+    pub(super) stem: &'a str,
+    /// The run's number among all runs (a stack's cgroups are named by it).
+    pub(super) run_number: usize,
+    pub(super) emulation: &'a Emulation,
+    /// Set by a signal: every wait (readiness, a step) ends at once.
+    pub(super) cancel: &'a watch::Receiver<bool>,
+    pub(super) options: &'a RunOptions,
+    /// The cgroup of `[target] command` (a stack's services get their own).
+    pub(super) cgroup: Option<&'a Cgroup>,
+    pub(super) allowed: &'a web::Allowed,
+}
+
 /// Starts the target (or checks the external one) and waits until it is ready; `None` with
 /// the failure in `result` when it could not.
-pub(super) async fn start_target(
-    (point, attempt, stem): (&Point, &Attempt<'_>, &str),
-    options: &RunOptions,
-    cgroup: Option<&Cgroup>,
-    allowed: &web::Allowed,
-    result: &mut RunResult,
-) -> Option<Started> {
+pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -> Option<Started> {
+    let TargetStart {
+        point,
+        stem,
+        options,
+        cgroup,
+        allowed,
+        cancel,
+        ..
+    } = *at;
     let target = &point.target;
     if let Some(url) = &target.url {
-        return external(url, target, (options, attempt.cancel), allowed, result).await;
+        return external(url, target, (options, cancel), allowed, result).await;
     }
     let picked = if target.services.is_empty() {
         free_port().map(|port| (port, BTreeMap::new()))
@@ -138,7 +159,7 @@ pub(super) async fn start_target(
     let stack = if target.services.is_empty() {
         start_command(
             target,
-            (port, ready.as_ref(), attempt.cancel),
+            (port, ready.as_ref(), cancel),
             options,
             (cgroup, stem),
             result,
@@ -152,10 +173,10 @@ pub(super) async fn start_target(
             spec_dir: &options.spec_dir,
             log_dir: results_dir(options),
             log_stem: stem,
-            emulation: attempt.emulation,
-            run_number: attempt.number,
+            emulation: at.emulation,
+            run_number: at.run_number,
             allowed,
-            cancel: attempt.cancel,
+            cancel,
         };
         Stack::start(&at, result).await?
     };

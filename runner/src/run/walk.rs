@@ -1,0 +1,270 @@
+//! The walk: the phases asked for, checked against this machine, each phase's runs, the
+//! results written after every run.
+
+use super::attempt::Attempt;
+use super::attempt::Held;
+use super::phase::keeps_target;
+use super::recorded::run_recorded;
+use super::selection::{planned, refuse_segmented_search, select_phases};
+use super::{
+    Outcome, PhaseRan, RunError, RunOptions, phase_slot, raise_open_files, recorded, search,
+};
+use crate::environment::Environment;
+use crate::event::Event;
+use crate::results::{RESULTS_FORMAT, Results, SegmentRef, SpecRef};
+use headroom_compiler::RunMatrix;
+use headroom_compiler::matrix::MatrixPhase;
+use headroom_spec::OnFailure;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Runs the matrix; `cancel` turning true (Ctrl-C) ends the run in flight and stops.
+pub async fn run(
+    matrix: &RunMatrix,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<Outcome, RunError> {
+    raise_open_files();
+    let matrix = if options.quick {
+        crate::quick::scale(matrix)
+    } else {
+        matrix.clone()
+    };
+    let selected = select_phases(&matrix, options)?;
+    refuse_segmented_search(&selected, options.segment)?;
+    let emulation =
+        crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
+    let results = results_to_write(&matrix, options)?;
+    // A signal ends the wait for the other segments at once (exit 130), nothing written.
+    let Some(barrier) = barrier_unless_cancelled(options, &cancel).await? else {
+        let mut outcome = Outcome::of(results);
+        outcome.interrupted = true;
+        return Ok(outcome);
+    };
+    let (runs, estimated_s) = planned(&selected, options);
+    on_event(Event::Started { runs, estimated_s });
+    if let Some(how) = emulation.describe() {
+        on_event(Event::Limits { how });
+    }
+    let mut outcome = Outcome::of(results);
+    let mut number = 0;
+    for phase in selected {
+        if *cancel.borrow() {
+            outcome.interrupted = true;
+            break;
+        }
+        let slot = phase_slot(&mut outcome.results, &phase.name);
+        let order = phase.run_order(options.repeats.unwrap_or(phase.repeats));
+        // A target kept for the phase comes up before its first run.
+        let mut held = None;
+        if keeps_target(phase) {
+            let attempt = Attempt {
+                repeat: 0,
+                number: number + 1,
+                emulation: &emulation,
+                barrier: barrier.as_ref(),
+                held: None,
+                cancel: &cancel,
+            };
+            match Held::start(phase, &attempt, options).await {
+                Ok(up) => {
+                    on_event(Event::PhaseTargetUp {
+                        phase: &phase.name,
+                        port: up.port(),
+                        ready_after_s: up.ready_after_s(),
+                        runs: order.len(),
+                    });
+                    held = Some(up);
+                }
+                Err(mut target) => {
+                    target.runs_not_run = u32::try_from(order.len()).unwrap_or(u32::MAX);
+                    number += order.len();
+                    outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
+                    continue;
+                }
+            }
+        }
+        let means = (&emulation, barrier.as_ref(), held.as_mut());
+        let ran = if phase.search.is_some() {
+            search::search_phase(
+                (&matrix, phase),
+                means,
+                (&mut number, runs),
+                options,
+                &cancel,
+                &mut outcome,
+                on_event,
+            )
+            .await?
+        } else {
+            run_phase(
+                (&matrix, phase, &order),
+                means,
+                (&mut number, runs),
+                options,
+                &cancel,
+                &mut outcome,
+                on_event,
+            )
+            .await?
+        };
+        if let Some(held) = held {
+            let point = &phase.points[0];
+            let ended = (ran.target_gone, ran.stop_all);
+            let target = held.finish(ended, point, options).await;
+            outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
+        }
+        if ran.stop_all {
+            break;
+        }
+    }
+    outcome.results.write(&options.out)?;
+    Ok(outcome)
+}
+
+/// The runs of one phase in their order, each written to the results file when it ends, on
+/// the phase's kept target when it keeps one. `number` counts runs over the whole matrix, of
+/// `runs`.
+pub(super) async fn run_phase(
+    (matrix, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
+    (emulation, barrier, mut held): recorded::Means<'_, '_>,
+    (number, runs): (&mut usize, usize),
+    options: &RunOptions,
+    cancel: &watch::Receiver<bool>,
+    outcome: &mut Outcome,
+    on_event: &mut (dyn FnMut(Event<'_>) + Send),
+) -> Result<PhaseRan, RunError> {
+    let mut ran = PhaseRan::default();
+    // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in this
+    // round and the later ones (its own repeats still run).
+    let mut cut: Option<usize> = None;
+    for (i, &(position, repeat)) in order.iter().enumerate() {
+        if cut.is_some_and(|cut| position > cut) {
+            continue;
+        }
+        if *cancel.borrow() {
+            outcome.interrupted = true;
+            ran.stop_all = true;
+            break;
+        }
+        let point = &phase.points[position];
+        let recorded = run_recorded(
+            (matrix, phase, point),
+            (emulation, barrier, held.as_deref_mut()),
+            (repeat, number, runs),
+            options,
+            cancel,
+            outcome,
+            on_event,
+        )
+        .await?;
+        if recorded.stop_all {
+            ran.stop_all = true;
+            break;
+        }
+        let failed = recorded.failed;
+        if failed && phase.on_failure == OnFailure::Stop {
+            cut = Some(cut.map_or(position, |cut| cut.min(position)));
+        }
+        // A kept target that died takes the rest of the phase with it.
+        if let Some(held) = held.as_deref_mut()
+            && let Some(gone) = held.gone()
+        {
+            let left = order[i + 1..]
+                .iter()
+                .filter(|(position, _)| cut.is_none_or(|cut| *position <= cut))
+                .count();
+            held.runs_not_run = u32::try_from(left).unwrap_or(u32::MAX);
+            ran.target_gone = Some(gone);
+            break;
+        }
+        if !phase.cooldown.as_std().is_zero() {
+            tokio::time::sleep(phase.cooldown.as_std()).await;
+        }
+    }
+    Ok(ran)
+}
+/// [`barrier_of`], or `None` once a signal came first.
+pub(super) async fn barrier_unless_cancelled(
+    options: &RunOptions,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<Option<Arc<headroom_load::barrier::Barrier>>>, RunError> {
+    let mut cancelled = cancel.clone();
+    tokio::select! {
+        barrier = barrier_of(options) => barrier.map(Some),
+        // A sender gone is no signal: the barrier is still made.
+        Ok(_) = cancelled.wait_for(|stop| *stop) => Ok(None),
+    }
+}
+/// Where a segmented run's segments meet, when `--barrier` says (segment 0 serves it).
+pub(super) async fn barrier_of(
+    options: &RunOptions,
+) -> Result<Option<Arc<headroom_load::barrier::Barrier>>, RunError> {
+    match &options.barrier {
+        Some(at) if options.segment.count > 1 => {
+            headroom_load::barrier::Barrier::new(at, options.segment, options.barrier_timeout)
+                .await
+                .map(|barrier| Some(Arc::new(barrier)))
+                .map_err(RunError::Barrier)
+        }
+        _ => Ok(None),
+    }
+}
+/// This machine's host name (a pod's name under Kubernetes); empty when it cannot be read.
+pub(super) fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default()
+}
+/// The results this run writes: the file's other phases kept when re-running some, a new file
+/// otherwise; the environment, matrix and spec always this run's.
+pub(super) fn results_to_write(
+    matrix: &RunMatrix,
+    options: &RunOptions,
+) -> Result<Results, RunError> {
+    // Re-running some phases keeps the others' results.
+    let mut results = match (options.phases.is_empty(), options.out.exists()) {
+        (false, true) => Results::read(&options.out)?,
+        _ => Results {
+            format: RESULTS_FORMAT,
+            headroom_version: options.version.clone(),
+            spec: SpecRef {
+                path: options.spec_path.clone(),
+                hash: options.spec_hash.clone(),
+            },
+            quick: options.quick,
+            environment: Environment::default(),
+            matrix: matrix.clone(),
+            phases: Vec::new(),
+            seed: None,
+            segment: None,
+            env: std::collections::BTreeMap::new(),
+        },
+    };
+    // The target's working directory tells which revision of it ran, when it is a checkout.
+    let target_dir = match matrix
+        .target
+        .cwd
+        .as_deref()
+        .filter(|cwd| !cwd.contains('{'))
+    {
+        Some(cwd) => options.spec_dir.join(cwd),
+        None => options.spec_dir.clone(),
+    };
+    results.environment = crate::environment::read(&options.version, &target_dir);
+    results.matrix = matrix.clone();
+    results.quick = options.quick;
+    results.spec = SpecRef {
+        path: options.spec_path.clone(),
+        hash: options.spec_hash.clone(),
+    };
+    results.seed = Some(options.seed);
+    results.env = crate::names::env_fills(matrix);
+    results.segment = (options.segment.count > 1).then(|| SegmentRef {
+        index: options.segment.index,
+        count: options.segment.count,
+        host: hostname(),
+    });
+    Ok(results)
+}
