@@ -108,19 +108,17 @@ fn crate_modules(src: &str) -> (PathBuf, BTreeMap<modules::Module, (PathBuf, Str
 /// and `super::` paths too), by crate: each is to be taken off as its cycle is broken, and
 /// the test fails on any other module on a cycle and on a module listed that is no longer on
 /// one.
-const ON_CYCLES_STILL: &[(&str, &[&str])] = &[
-    (
-        "compiler/src",
-        &[
-            "matrix",
-            "matrix::emulation",
-            "matrix::expansion",
-            "matrix::phase_target",
-            "matrix::point_checks",
-            "matrix::search",
-        ],
-    ),
-];
+const ON_CYCLES_STILL: &[(&str, &[&str])] = &[(
+    "compiler/src",
+    &[
+        "matrix",
+        "matrix::emulation",
+        "matrix::expansion",
+        "matrix::phase_target",
+        "matrix::point_checks",
+        "matrix::search",
+    ],
+)];
 
 fn module_graph(modules: &BTreeMap<modules::Module, (PathBuf, String)>) -> modules::Graph {
     let known: BTreeSet<modules::Module> = modules.keys().cloned().collect();

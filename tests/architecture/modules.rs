@@ -295,7 +295,31 @@ pub fn names(
             named.insert(target);
         }
     }
+    // A name the module re-exports and also uses itself (a field of its own type) is a
+    // dependency like any other.
+    let own = reexported.get(module).into_iter().flatten();
+    for (name, source) in own {
+        let Some(source) = source else {
+            continue;
+        };
+        let target = resolve(source.clone(), known, reexported);
+        if uses_word(&code, name) && !target.is_empty() && target != *module {
+            named.insert(target);
+        }
+    }
     named
+}
+
+/// Whether `code` names `word` as a whole word: not inside a longer identifier, not after
+/// a path (`Statistic::parse`), a method's dot, the `fn` that defines another of its name
+/// or the `mod` of the same name.
+fn uses_word(code: &str, word: &str) -> bool {
+    code.match_indices(word).any(|(at, _)| {
+        let before = &code[..at];
+        let after = code[at + word.len()..].chars().next();
+        let elsewhere = ["::", ".", "fn ", "mod "].iter().any(|mark| before.ends_with(mark));
+        !is_identifier_char(before.chars().last()) && !is_identifier_char(after) && !elsewhere
+    })
 }
 
 /// The module a path's item lives in: the longest known prefix, followed through that
@@ -500,6 +524,21 @@ mod checks {
             ),
         ]);
         assert!(cycles(&clean).is_empty(), "{:?}", cycles(&clean));
+        // A parent that re-exports a child's type and holds it in its own is a dependency.
+        let held = graph_of(&[
+            (
+                "matrix",
+                "mod search;\npub use search::PhaseSearch;\npub struct Phase { search: PhaseSearch }",
+            ),
+            (
+                "matrix::search",
+                "use super::Phase;\npub struct PhaseSearch;",
+            ),
+        ]);
+        assert_eq!(
+            on_cycles(&held),
+            BTreeSet::from([module("matrix"), module("matrix::search")])
+        );
         // A name from another crate, re-exported under its own name, leads nowhere here.
         let outside = graph_of(&[
             (

@@ -23,7 +23,6 @@ mod tally;
 mod words;
 
 pub use axis::Axis;
-pub use ceiling::SearchStory;
 pub use compared::Compared;
 pub use levers::{Lever, levers, set_flags};
 pub use rows::Point;
@@ -349,6 +348,60 @@ pub struct FitRow {
     pub warnings: Vec<String>,
     /// Every run's measurement, `[x, y]`.
     pub points: Vec<[f64; 2]>,
+}
+
+/// A search as the page tells it: its bracket, its precision, what it took, every probe.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchStory {
+    /// The variable searched.
+    pub variable: String,
+    /// How it ended: `converged`, `lower_bound`, `below_from`, `split`, `generator_bound`,
+    /// `unjudged`, `out_of_budget`.
+    pub ending: headroom_results::SearchEnding,
+    /// How it ended, in words.
+    pub said: String,
+    /// The last pass, as a number (for the plot).
+    pub pass: Option<f64>,
+    /// The first fail above it, as a number.
+    pub fail: Option<f64>,
+    /// `(fail − pass) / pass` as a fraction, when both are known.
+    pub within: Option<f64>,
+    /// When the bracket's top is a load whose runs split rather than failed: how many
+    /// passed (`1 of 3 runs passed`).
+    pub top_split: Option<String>,
+    /// The precision asked, as a fraction.
+    pub precision: f64,
+    /// Runs it took.
+    pub runs: u32,
+    /// What it took, in words (`13 runs in 1.5 min`).
+    pub took: String,
+    /// Where it started from another instance's bracket, in words.
+    pub warm_start: Option<String>,
+    /// Every probe, in the order it ran.
+    pub probes: Vec<ProbeRow>,
+}
+
+/// One probe of a search, as the page's table and plot show it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProbeRow {
+    /// From 1, in the order the probes ran.
+    pub number: usize,
+    /// Its value as written (`800/s`, `437`).
+    pub load: String,
+    /// Its value as a number.
+    pub value: f64,
+    /// `explore` or `confirm`.
+    pub stage: headroom_results::ProbeStage,
+    /// Each run's hold, in seconds.
+    pub hold_s: f64,
+    /// Its runs.
+    pub runs: u32,
+    /// Of them, those that passed every SLO.
+    pub passes: u32,
+    /// `pass`, `fail`, `split`, `generator_bound` or `unjudged`.
+    pub verdict: headroom_results::ProbeOutcome,
+    /// Why, in words.
+    pub why: Option<String>,
 }
 
 #[cfg(test)]
