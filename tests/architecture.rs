@@ -104,22 +104,6 @@ fn crate_modules(src: &str) -> (PathBuf, BTreeMap<modules::Module, (PathBuf, Str
     (src, modules)
 }
 
-/// The modules still on a cycle when this check was made exact (any two modules, nested ones
-/// and `super::` paths too), by crate: each is to be taken off as its cycle is broken, and
-/// the test fails on any other module on a cycle and on a module listed that is no longer on
-/// one.
-const ON_CYCLES_STILL: &[(&str, &[&str])] = &[(
-    "compiler/src",
-    &[
-        "matrix",
-        "matrix::emulation",
-        "matrix::expansion",
-        "matrix::phase_target",
-        "matrix::point_checks",
-        "matrix::search",
-    ],
-)];
-
 fn module_graph(modules: &BTreeMap<modules::Module, (PathBuf, String)>) -> modules::Graph {
     let known: BTreeSet<modules::Module> = modules.keys().cloned().collect();
     let reexported: modules::Reexports = modules
@@ -144,26 +128,9 @@ fn no_two_modules_name_each_other() {
     let mut found = Vec::new();
     for src in SOURCES {
         let (folder, modules) = crate_modules(src);
-        let graph = module_graph(&modules);
-        let listed: BTreeSet<String> = ON_CYCLES_STILL
-            .iter()
-            .filter(|(listed_src, _)| *listed_src == src)
-            .flat_map(|(_, modules)| modules.iter().map(|m| (*m).to_owned()))
-            .collect();
-        let on_cycles: BTreeSet<String> = modules::on_cycles(&graph)
-            .iter()
-            .map(modules::shown)
-            .collect();
-        for cycle in modules::cycles(&graph) {
-            if cycle.iter().any(|m| !listed.contains(&modules::shown(m))) {
-                let cycle: Vec<String> = cycle.iter().map(modules::shown).collect();
-                found.push(format!("{}: {}", folder.display(), cycle.join(" → ")));
-            }
-        }
-        for broken in listed.difference(&on_cycles) {
-            found.push(format!(
-                "{src}: `{broken}` is on no cycle now: take it off ON_CYCLES_STILL"
-            ));
+        for cycle in modules::cycles(&module_graph(&modules)) {
+            let cycle: Vec<String> = cycle.iter().map(modules::shown).collect();
+            found.push(format!("{}: {}", folder.display(), cycle.join(" → ")));
         }
     }
     assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));

@@ -317,7 +317,9 @@ fn uses_word(code: &str, word: &str) -> bool {
     code.match_indices(word).any(|(at, _)| {
         let before = &code[..at];
         let after = code[at + word.len()..].chars().next();
-        let elsewhere = ["::", ".", "fn ", "mod "].iter().any(|mark| before.ends_with(mark));
+        let elsewhere = ["::", ".", "fn ", "mod "]
+            .iter()
+            .any(|mark| before.ends_with(mark));
         !is_identifier_char(before.chars().last()) && !is_identifier_char(after) && !elsewhere
     })
 }
@@ -450,14 +452,14 @@ fn lines_naming(text: &str, names: &[&str]) -> Vec<usize> {
         .collect()
 }
 
-/// The modules on any cycle of `graph`.
-pub fn on_cycles(graph: &Graph) -> BTreeSet<Module> {
-    cycles(graph).into_iter().flatten().collect()
-}
-
 #[cfg(test)]
 mod checks {
     use super::*;
+
+    /// The modules on any cycle of `graph`.
+    fn on_cycles(graph: &Graph) -> BTreeSet<Module> {
+        cycles(graph).into_iter().flatten().collect()
+    }
 
     fn module(path: &str) -> Module {
         path.split("::").map(str::to_owned).collect()

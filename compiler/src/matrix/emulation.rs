@@ -2,29 +2,12 @@
 //! held to the instance's vCPUs and memory (less the reserve); a burstable instance also at
 //! its sustained baseline. The runner carries the limits out like any other.
 
+use super::EmulatedInstance;
 use headroom_prices::PriceTable;
 use headroom_spec::Size;
 
 use super::{MatrixPhase, Run, RunMatrix, resolved};
 use headroom_spec::Duration;
-use serde::{Deserialize, Serialize};
-
-/// The instance a phase runs in the shape of.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct EmulatedInstance {
-    /// The instance type (`t4g.medium`).
-    pub instance: String,
-    /// The phase it runs again (`[capacity] ceiling_phase`).
-    pub of_phase: String,
-    /// The instance's vCPUs.
-    pub vcpu: u32,
-    /// The CPUs the server gets: every vCPU, or at the baseline their sustained share.
-    pub cpus: f64,
-    /// The memory the server gets: the instance's less `[capacity] reserve`.
-    pub memory: Size,
-    /// At a burstable instance's sustained baseline (no credits), not its full vCPUs.
-    pub baseline: bool,
-}
 
 impl EmulatedInstance {
     /// The shape in words: `2 vCPU, 3.5GiB`, or `0.4 CPU (its 20 % baseline of 2 vCPU), 3.5GiB`.

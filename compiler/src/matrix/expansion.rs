@@ -6,6 +6,7 @@ use super::{
     Axis, MAX_POINTS_PER_PHASE, MatrixPhase, Origins, Point, ResolvedMeasure, resolve_measure,
     run_time, scenario_at, search, target_at,
 };
+use super::{MATRIX_FORMAT, RunMatrix, emulation, phase_target, resolved};
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
@@ -258,6 +259,66 @@ fn combinations(axes: &[Axis]) -> Vec<Vec<usize>> {
         out = next;
     }
     out
+}
+
+/// Expands the phases. Returns the plan, or `None` with the diagnostics found on the way.
+pub fn expand(
+    spec: &Spec,
+    checker: &Checker<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<RunMatrix> {
+    let mut phases = Vec::new();
+    let mut reported: HashSet<(Code, String)> = HashSet::new();
+    let mut failed = false;
+    for (p, phase) in spec.phases.iter().enumerate() {
+        let axes = phase_axes(phase, p, checker, diagnostics);
+        // Once a phase failed, the rest are not expanded: the plan is not made anyway.
+        let Some(axes) = axes.filter(|_| !failed) else {
+            failed = true;
+            continue;
+        };
+        let mut expansion = Expansion {
+            spec,
+            checker,
+            p,
+            phase,
+            reported: &mut reported,
+            diagnostics,
+            failed: false,
+        };
+        let expanded = expansion.phase(axes);
+        failed |= expansion.failed;
+        let kept = phase_target::phase_target_checks(spec, &expanded, checker);
+        failed |= !kept.is_empty();
+        diagnostics.extend(kept);
+        phases.push(expanded);
+    }
+    if failed {
+        return None;
+    }
+    // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
+    // value in [vars] (the checker refuses one that a phase varies).
+    let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
+    // Runs go phase by phase, in each in rounds or point by point (its `order`).
+    let runs = emulation::runs_of(&phases);
+    let estimated = phases
+        .iter()
+        .fold(Duration::ZERO, |sum, p| sum.saturating_add(p.estimated));
+    Some(RunMatrix {
+        format: MATRIX_FORMAT,
+        bench,
+        vars: spec.vars.clone(),
+        set: BTreeMap::new(),
+        target: spec.target.clone(),
+        generator: spec.generator.clone(),
+        slo: checker.slo.clone(),
+        capacity: spec.capacity.clone(),
+        plan: spec.plan.clone(),
+        gates: checker.gates.clone(),
+        phases,
+        runs,
+        estimated,
+    })
 }
 
 #[cfg(test)]

@@ -2,18 +2,17 @@
 //! resolved (variables substituted, defaults applied), in a deterministic order, with an
 //! estimate of the wall time.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use headroom_spec::phase::MeasureDefaults;
 use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::target::{ProcessMode, Step};
 use headroom_spec::{
-    Duration, Measure, OnFailure, RunOrder, Scenario, Series, Spec, SteadyState, Target, VarValue,
+    Duration, Measure, OnFailure, Percent, RunOrder, Scenario, Series, Size, SteadyState, Target,
+    VarValue,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::checks::Checker;
-use crate::diagnostic::{Code, Diagnostic};
 use crate::slo::SloRule;
 
 mod emulation;
@@ -23,10 +22,8 @@ mod point_checks;
 pub mod resolved;
 mod search;
 
-pub use emulation::{EmulatedInstance, emulate, emulated_name};
-pub use search::PhaseSearch;
-
-use expansion::{Expansion, phase_axes};
+pub use emulation::{emulate, emulated_name};
+pub use expansion::expand;
 
 /// Points one phase may have: the product of its axes, counted before they are expanded.
 pub const MAX_POINTS_PER_PHASE: u64 = 10_000;
@@ -205,66 +202,6 @@ impl Origins {
             .cloned()
             .unwrap_or_else(|| field.to_owned())
     }
-}
-
-/// Expands the phases. Returns the plan, or `None` with the diagnostics found on the way.
-pub fn expand(
-    spec: &Spec,
-    checker: &Checker<'_>,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<RunMatrix> {
-    let mut phases = Vec::new();
-    let mut reported: HashSet<(Code, String)> = HashSet::new();
-    let mut failed = false;
-    for (p, phase) in spec.phases.iter().enumerate() {
-        let axes = phase_axes(phase, p, checker, diagnostics);
-        // Once a phase failed, the rest are not expanded: the plan is not made anyway.
-        let Some(axes) = axes.filter(|_| !failed) else {
-            failed = true;
-            continue;
-        };
-        let mut expansion = Expansion {
-            spec,
-            checker,
-            p,
-            phase,
-            reported: &mut reported,
-            diagnostics,
-            failed: false,
-        };
-        let expanded = expansion.phase(axes);
-        failed |= expansion.failed;
-        let kept = phase_target::phase_target_checks(spec, &expanded, checker);
-        failed |= !kept.is_empty();
-        diagnostics.extend(kept);
-        phases.push(expanded);
-    }
-    if failed {
-        return None;
-    }
-    // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
-    // value in [vars] (the checker refuses one that a phase varies).
-    let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
-    // Runs go phase by phase, in each in rounds or point by point (its `order`).
-    let runs = emulation::runs_of(&phases);
-    let estimated = phases
-        .iter()
-        .fold(Duration::ZERO, |sum, p| sum.saturating_add(p.estimated));
-    Some(RunMatrix {
-        format: MATRIX_FORMAT,
-        bench,
-        vars: spec.vars.clone(),
-        set: BTreeMap::new(),
-        target: spec.target.clone(),
-        generator: spec.generator.clone(),
-        slo: checker.slo.clone(),
-        capacity: spec.capacity.clone(),
-        plan: spec.plan.clone(),
-        gates: checker.gates.clone(),
-        phases,
-        runs,
-        estimated,
-    })
 }
 
 fn resolve_measure(global: &Measure, phase: Option<&Measure>) -> ResolvedMeasure {
@@ -529,4 +466,52 @@ fn scenario_at(
             stages: stages(&rooms.stages)?,
         }),
     })
+}
+/// The instance a phase runs in the shape of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EmulatedInstance {
+    /// The instance type (`t4g.medium`).
+    pub instance: String,
+    /// The phase it runs again (`[capacity] ceiling_phase`).
+    pub of_phase: String,
+    /// The instance's vCPUs.
+    pub vcpu: u32,
+    /// The CPUs the server gets: every vCPU, or at the baseline their sustained share.
+    pub cpus: f64,
+    /// The memory the server gets: the instance's less `[capacity] reserve`.
+    pub memory: Size,
+    /// At a burstable instance's sustained baseline (no credits), not its full vCPUs.
+    pub baseline: bool,
+}
+
+/// The search of a phase, resolved: its ends (`to` lowered to `[capacity] cap` when the
+/// variable counts units), its budget, and the scenarios as written, to resolve probes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PhaseSearch {
+    /// The variable searched.
+    pub variable: String,
+    /// The first value probed.
+    pub from: VarValue,
+    /// The highest value probed.
+    pub to: VarValue,
+    /// `to` is `[capacity] cap`, lower than the `to` written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
+    /// The bracket's width, over its last pass, at which the search stops.
+    pub precision: Percent,
+    /// The hold of a probe that brackets or bisects.
+    pub probe_hold: Duration,
+    /// Runs of a probe that brackets or bisects (the ends found run the phase's `repeats`).
+    pub probe_repeats: u32,
+    /// The most runs the search may take.
+    pub max_runs: u32,
+    /// The most wall time it may take: no probe starts past it.
+    pub max_time: Duration,
+    /// The phase's `hold`, overriding the scenarios' own, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    /// The phase's scenarios as the spec writes them (`[[scenario]]`'s shape), each probe's
+    /// resolved from them at its value.
+    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
+    pub scenarios: Vec<Scenario>,
 }

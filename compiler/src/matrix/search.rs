@@ -3,45 +3,12 @@
 //! points are its two ends (`from`, `to`), resolved and checked like any point; the runner
 //! records the probes it made in their place.
 
-use headroom_spec::Percent;
+use super::PhaseSearch;
 use headroom_spec::search::SearchEnds;
 
 use super::{MatrixPhase, Point, run_time, scenario_at, target_at};
-use headroom_spec::{Duration, Scenario, Spec, Target, VarValue};
-use serde::{Deserialize, Serialize};
+use headroom_spec::{Duration, Scenario, Spec, Target};
 use std::collections::BTreeMap;
-
-/// The search of a phase, resolved: its ends (`to` lowered to `[capacity] cap` when the
-/// variable counts units), its budget, and the scenarios as written, to resolve probes from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PhaseSearch {
-    /// The variable searched.
-    pub variable: String,
-    /// The first value probed.
-    pub from: VarValue,
-    /// The highest value probed.
-    pub to: VarValue,
-    /// `to` is `[capacity] cap`, lower than the `to` written.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub capped: bool,
-    /// The bracket's width, over its last pass, at which the search stops.
-    pub precision: Percent,
-    /// The hold of a probe that brackets or bisects.
-    pub probe_hold: Duration,
-    /// Runs of a probe that brackets or bisects (the ends found run the phase's `repeats`).
-    pub probe_repeats: u32,
-    /// The most runs the search may take.
-    pub max_runs: u32,
-    /// The most wall time it may take: no probe starts past it.
-    pub max_time: Duration,
-    /// The phase's `hold`, overriding the scenarios' own, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hold: Option<Duration>,
-    /// The phase's scenarios as the spec writes them (`[[scenario]]`'s shape), each probe's
-    /// resolved from them at its value.
-    #[schemars(with = "Vec<serde_json::Map<String, serde_json::Value>>")]
-    pub scenarios: Vec<Scenario>,
-}
 
 impl PhaseSearch {
     /// The ends as numbers (checked when the spec compiled).

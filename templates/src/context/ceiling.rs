@@ -4,7 +4,6 @@ use super::{Ceiling, Phase, PhaseCeiling, ProbeRow, SearchStory};
 use headroom_results::Results;
 use headroom_spec::VarValue;
 
-
 /// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
 pub(super) fn ceiling(
     results: &Results,
