@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+use headroom_runner::split::{Split, unsplittable};
 
 use crate::exit;
 
@@ -54,28 +55,22 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
     let Some(plan) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
+    // A pod runs headroom, not the server: the segments load a service on the cluster.
     if plan.target.command.is_some() || !plan.target.services.is_empty() {
         bail!(
             "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
             args.spec.display()
         );
     }
-    // Every segment would refuse a search (a probe's verdict needs the whole load's figures):
-    // said here, before an image is built and pushed for pods that can only exit 1.
-    if args.segments > 1
-        && let Some(searching) = plan.phases.iter().find(|phase| phase.search.is_some())
-    {
-        let variable = searching
-            .search
-            .as_ref()
-            .map_or("x", |search| search.variable.as_str());
-        bail!(
-            "{}: phase `{}` searches its ceiling, and a segment judges no SLO (each probe's verdict needs the whole load's figures): every pod would exit 1. Run the search on one machine (`headroom run {} --phase {}`), then give the cluster the loads around the ceiling it found as a list (`vary = {{ {variable} = [ … ] }}`), or use --segments 1",
-            args.spec.display(),
-            searching.name,
-            args.spec.display(),
-            searching.name,
-        );
+    // What every segment would refuse, said here, before an image is built and pushed for
+    // pods that can only exit 1 (the pods always meet at a barrier; none runs `--check`).
+    let split = Split {
+        segments: u64::from(args.segments),
+        barrier: true,
+        check: false,
+    };
+    if let Some(why) = unsplittable(plan, &plan.phases, split) {
+        bail!("{}: {why}", args.spec.display());
     }
     let spec_dir = args
         .spec

@@ -29,6 +29,7 @@ mod scenarios;
 mod scrape;
 mod search;
 mod series;
+pub mod split;
 mod stack;
 mod steady;
 mod steps;

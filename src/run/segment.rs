@@ -5,37 +5,29 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use headroom_runner::Segment;
+use headroom_runner::split::{Split, unsplittable};
 
-/// A segment loads a target that runs already: each process would start a server of its own
-/// otherwise, and the shares would not add up to one server's load. Segment 0 alone runs the
-/// steps, so the others need the barrier to wait for them. Its SLOs are judged once the shares
-/// are merged, so `--check` belongs to `merge`.
+/// A segment loads a target that runs already, segment 0 alone runs the steps (the others
+/// wait at the barrier), SLOs are judged once the shares are merged, and a search cannot be
+/// split: the runner's one rule (`headroom_runner::split`), said before anything starts.
 pub(super) fn refuse_unfit(
     segment: Option<Segment>,
     matrix: &headroom_compiler::RunMatrix,
     check: bool,
     barrier: bool,
 ) -> Result<()> {
-    let Some(segment) = segment.filter(|s| s.count > 1) else {
+    let Some(segment) = segment else {
         return Ok(());
     };
-    if matrix.target.command.is_some() || !matrix.target.services.is_empty() {
-        bail!(
-            "--segment {segment}: every segment would start a server of its own (`command` in [target]); load one that runs already (`url` in [target], with `pid_file` for segment 0 to sample it)"
-        );
+    let split = Split {
+        segments: segment.count,
+        barrier,
+        check,
+    };
+    match unsplittable(matrix, &matrix.phases, split) {
+        Some(why) => bail!("--segment {segment}: {why}"),
+        None => Ok(()),
     }
-    let target = &matrix.target;
-    if (!target.setup.is_empty() || !target.teardown.is_empty()) && !barrier {
-        bail!(
-            "--segment {segment}: segment 0 alone runs the setup and teardown steps, and the other segments must wait for them: give every segment `--barrier HOST:PORT`"
-        );
-    }
-    if check {
-        bail!(
-            "--segment {segment} --check: a share's SLOs are not judged alone; merge the shares, then `headroom merge … --check`"
-        );
-    }
-    Ok(())
 }
 
 /// `results/<bench>/segment-1-of-3.json`: shares of one run side by side, apart from a whole

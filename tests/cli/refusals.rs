@@ -198,3 +198,32 @@ fn the_demo_target_refuses_to_seed_more_than_memory_holds() {
         "error: --seed-notes 10000000000 of --note-size 200B take about 3,128,051 MiB, and this machine has N MiB available: seed fewer or smaller notes (at most half the available memory)\n"
     );
 }
+
+/// Issue 44: `run --segment` and `headroom k8s` hold a spec to one rule (the runner's
+/// `split`): a target each segment would start, steps without a barrier, `--check` on a
+/// share and a searched phase are refused before anything starts, each with why and the fix,
+/// in the same words on both commands.
+#[test]
+fn a_run_that_cannot_be_split_is_refused_before_it_starts() {
+    let started = "examples/notes-api.toml";
+    let (code, _, stderr) = headroom(&["run", started, "--segment", "1/2"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("--segment 1/2: every segment would start a server of its own"),
+        "{stderr}"
+    );
+    let searched = "tests/fixtures/k8s/searched.toml";
+    let run = headroom(&["run", searched, "--segment", "1/2", "--barrier", "127.0.0.1:1"]);
+    let out = common::root().join("target/headroom-cli-split");
+    let out = out.display().to_string();
+    let k8s = headroom(&["k8s", searched, "--segments", "2", "--image", "h:1", "--out", &out]);
+    let why = "phase `ceiling` searches its ceiling, and a segment judges no SLO";
+    for (code, _, stderr) in [&run, &k8s] {
+        assert_eq!(*code, 1, "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(stderr.contains("to run them in segments"), "{stderr}");
+    }
+    let (code, _, stderr) = headroom(&["run", searched, "--segment", "1/2", "--check"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("a share's SLOs are not judged alone"), "{stderr}");
+}

@@ -111,9 +111,17 @@ pub enum RunError {
     /// The segments' barrier cannot be served or resolved.
     #[error("{0}")]
     Barrier(String),
-    /// A phase's search cannot run (with `--segment`, or a probe's point cannot be made).
+    /// A phase's search cannot run (a probe's point cannot be made).
     #[error("{0}")]
     Search(String),
+    /// The run cannot be split into segments as `--segment` asks.
+    #[error("--segment {segment}: {why}")]
+    Unsplittable {
+        /// The segment asked for.
+        segment: headroom_load::stripe::Segment,
+        /// Why not.
+        why: crate::split::Unsplittable,
+    },
 }
 
 /// How a phase's runs ended: everything is to stop (Ctrl-C, a missed meeting), or the

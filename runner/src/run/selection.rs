@@ -1,8 +1,10 @@
 //! Which phases run, whether this machine and this run can hold them, and what they add up to.
 
 use super::{RunError, RunOptions};
+use crate::split::{Split, unsplittable};
 use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::MatrixPhase;
+use headroom_load::stripe::Segment;
 
 /// The phases asked for (all when none is named), each named one checked to exist, and their
 /// points checked against this machine before any target starts: a point past its file limit
@@ -31,25 +33,23 @@ pub(super) fn select_phases<'p>(
     Ok(selected)
 }
 
-/// A search decides each probe on the SLO verdicts of the whole load, which a segment does not
-/// have: refused with segments, and why.
-pub(super) fn refuse_segmented_search(
+/// The run's own check of the segment rule (`crate::split`), on the phases selected: the CLI
+/// says it first, with its flags; a library caller gets the same refusal.
+pub(super) fn refuse_unsplittable(
+    matrix: &RunMatrix,
     selected: &[&MatrixPhase],
-    segment: headroom_load::stripe::Segment,
+    segment: Segment,
+    barrier: bool,
 ) -> Result<(), RunError> {
-    if let Some(searching) = selected.iter().find(|p| p.search.is_some())
-        && segment.count > 1
-    {
-        return Err(RunError::Search(format!(
-            "phase `{}` searches its ceiling, and a segment judges no SLO: each probe's verdict needs the whole load's figures, which only `headroom merge` puts together after the run. Run the search on one machine (without `--segment`), or list the steps (`vary = {{ {} = [ … ] }}`) to run them in segments",
-            searching.name,
-            searching
-                .search
-                .as_ref()
-                .map_or("x", |s| s.variable.as_str())
-        )));
+    let split = Split {
+        segments: segment.count,
+        barrier,
+        check: false,
+    };
+    match unsplittable(matrix, selected.iter().copied(), split) {
+        Some(why) => Err(RunError::Unsplittable { segment, why }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The runs of the selected phases (a search's counted at its budget) and their estimated
@@ -93,7 +93,7 @@ name = "searching"
 [vars]
 rate = "25/s"
 [target]
-command = ["{headroom}", "demo-target", "--port", "{port}"]
+url = "http://127.0.0.1:8080"
 [[scenario]]
 name = "api"
 kind = "http"
@@ -113,16 +113,18 @@ refused = "api.failed == 0%"
             .matrix
             .expect("the fixture compiles");
         let phases: Vec<&MatrixPhase> = matrix.phases.iter().collect();
-        let two = headroom_load::stripe::Segment { index: 1, count: 2 };
-        let Err(RunError::Search(why)) = refuse_segmented_search(&phases, two) else {
-            panic!("a segmented search ran");
+        let two = Segment { index: 1, count: 2 };
+        let refused = refuse_unsplittable(&matrix, &phases, two, false);
+        let Err(RunError::Unsplittable { why, .. }) = refused else {
+            panic!("a segmented search ran: {refused:?}");
         };
+        let why = why.to_string();
         assert!(
             why.starts_with("phase `load` searches its ceiling, and a segment judges no SLO"),
             "{why}"
         );
         assert!(why.contains("vary = { rate = [ … ] }"), "{why}");
-        let whole = headroom_load::stripe::Segment { index: 0, count: 1 };
-        assert!(refuse_segmented_search(&phases, whole).is_ok());
+        let whole = Segment { index: 0, count: 1 };
+        assert!(refuse_unsplittable(&matrix, &phases, whole, false).is_ok());
     }
 }

@@ -5,7 +5,7 @@ use super::attempt::Attempt;
 use super::attempt::Held;
 use super::phase::keeps_target;
 use super::recorded::run_recorded;
-use super::selection::{planned, refuse_segmented_search, select_phases};
+use super::selection::{planned, refuse_unsplittable, select_phases};
 use super::{
     Outcome, PhaseRan, RunError, RunOptions, phase_slot, raise_open_files, recorded, search,
 };
@@ -32,7 +32,8 @@ pub async fn run(
         matrix.clone()
     };
     let selected = select_phases(&matrix, options)?;
-    refuse_segmented_search(&selected, options.segment)?;
+    let barrier = options.barrier.is_some();
+    refuse_unsplittable(&matrix, &selected, options.segment, barrier)?;
     let emulation =
         crate::limits::prepare(&selected, options.ignore_limits).map_err(RunError::Limits)?;
     let results = results_to_write(&matrix, options)?;
