@@ -213,10 +213,26 @@ fn a_run_that_cannot_be_split_is_refused_before_it_starts() {
         "{stderr}"
     );
     let searched = "tests/fixtures/k8s/searched.toml";
-    let run = headroom(&["run", searched, "--segment", "1/2", "--barrier", "127.0.0.1:1"]);
+    let run = headroom(&[
+        "run",
+        searched,
+        "--segment",
+        "1/2",
+        "--barrier",
+        "127.0.0.1:1",
+    ]);
     let out = common::root().join("target/headroom-cli-split");
     let out = out.display().to_string();
-    let k8s = headroom(&["k8s", searched, "--segments", "2", "--image", "h:1", "--out", &out]);
+    let k8s = headroom(&[
+        "k8s",
+        searched,
+        "--segments",
+        "2",
+        "--image",
+        "h:1",
+        "--out",
+        &out,
+    ]);
     let why = "phase `ceiling` searches its ceiling, and a segment judges no SLO";
     for (code, _, stderr) in [&run, &k8s] {
         assert_eq!(*code, 1, "{stderr}");
@@ -225,5 +241,8 @@ fn a_run_that_cannot_be_split_is_refused_before_it_starts() {
     }
     let (code, _, stderr) = headroom(&["run", searched, "--segment", "1/2", "--check"]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("a share's SLOs are not judged alone"), "{stderr}");
+    assert!(
+        stderr.contains("a share's SLOs are not judged alone"),
+        "{stderr}"
+    );
 }
