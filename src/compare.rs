@@ -12,6 +12,7 @@ use headroom_compare::gate::{self, GateRule};
 use headroom_compare::matching::{compare, compare_levers};
 use headroom_compare::report::{FigureReport, Report, VerdictWord};
 use headroom_compare::text::{cells, notes, warnings};
+use headroom_compare::verdict;
 
 use crate::exit;
 
@@ -39,10 +40,8 @@ pub struct CompareArgs {
     /// Call figures better or worse even when the files ran on different machines or limits.
     #[arg(long, conflicts_with = "by")]
     allow_cross_hardware: bool,
-    /// The smallest change of the medians called better or worse, in percent: a significant
-    /// change under it reads "no meaningful change".
-    #[arg(long, value_name = "PERCENT", default_value = "3%", value_parser = crate::flags::percent)]
-    min_effect: f64,
+    #[arg(long, value_name = "PERCENT", help = min_effect_help(), value_parser = crate::flags::percent)]
+    min_effect: Option<f64>,
     /// Every figure at every point (table and Markdown); by default a figure's points that
     /// did not change are counted in one row a phase (with --by, every row is shown).
     #[arg(long)]
@@ -54,6 +53,26 @@ enum Format {
     Table,
     Md,
     Json,
+}
+
+/// `--min-effect`'s help, its default the comparison's own.
+fn min_effect_help() -> String {
+    format!(
+        "The smallest change of the medians called better or worse, in percent: a significant change under it reads \"no meaningful change\" [default: {}%]",
+        verdict::MIN_EFFECT * 100.0
+    )
+}
+
+/// The command's closing help: the repeats a verdict needs come from the test itself.
+pub fn after_help() -> String {
+    let a_side = verdict::fewest_repeats_a_side();
+    let against = a_side - 1;
+    let fewest_against = verdict::fewest_against(against)
+        .map(|m| format!(" (or {against} against {m})"))
+        .unwrap_or_default();
+    format!(
+        "Examples:\n  headroom compare results/main.json results/change.json\n  headroom compare main.json change.json --fail-on 'latency.p95 +10%' --fail-on 'rate -5%'\n  headroom compare main.json change.json --format md > comment.md\n  headroom compare base.json new.json --allow-cross-hardware\n  headroom compare results/cache.json --by cache\n\nPoints are matched by phase and variables; with --by, each value of the lever is compared\nwith the phase's first, the other variables alike.\nA verdict needs {a_side} repeats a side{fewest_against}: `repeats` in the spec's phases.\nFiles from different machines or limits get no better or worse verdict unless\n--allow-cross-hardware. A gate fails when its figure moved past the threshold the worse way\nand the repeats do not put the move within noise (too few repeats to tell fails it too).\n\nExit codes: 0 compared (every gate passed), 1 a file or rule could not be read, 2 a gate\nfailed."
+    )
 }
 
 pub fn run(args: CompareArgs) -> Result<u8> {
@@ -86,7 +105,7 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         (None, None) => anyhow::bail!("give two results files, or one and `--by VARIABLE`"),
     };
     let mut comparison = comparison;
-    comparison.apply_min_effect(args.min_effect);
+    comparison.apply_min_effect(args.min_effect.unwrap_or(verdict::MIN_EFFECT));
     let mut outcomes = gate::check(&gates, &comparison)?;
     let committed: Vec<GateRule> = spec_gates
         .into_iter()

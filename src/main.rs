@@ -113,7 +113,7 @@ enum Command {
     /// Two results files side by side: every figure of every matched point better, worse,
     /// within noise, or not to be told from its repeats.
     #[command(
-        after_help = "Examples:\n  headroom compare results/main.json results/change.json\n  headroom compare main.json change.json --fail-on 'latency.p95 +10%' --fail-on 'rate -5%'\n  headroom compare main.json change.json --format md > comment.md\n  headroom compare base.json new.json --allow-cross-hardware\n  headroom compare results/cache.json --by cache\n\nPoints are matched by phase and variables; with --by, each value of the lever is compared\nwith the phase's first, the other variables alike. A verdict needs 4 repeats a side (or 3 against\n5): `repeats` in the spec's phases. Files from different machines or limits get no better\nor worse verdict unless --allow-cross-hardware. A gate fails when its figure moved past the\nthreshold the worse way and the repeats do not put the move within noise (too few repeats\nto tell fails it too).\n\nExit codes: 0 compared (every gate passed), 1 a file or rule could not be read, 2 a gate\nfailed."
+        after_help = compare::after_help()
     )]
     Compare(compare::CompareArgs),
     /// Ceilings per instance, the binding one, and the cost per unit-month.
@@ -477,27 +477,19 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// A phase that sweeps a lever (a variable other than the units) at fewer than 4 repeats a
-/// point: `compare --by` can never call a change there (3 against 3 ranks apart at p 0.1 at
-/// best), said at `compile` so the trade is made on purpose.
+/// A phase that sweeps a lever at too few repeats a point for `compare --by` to call a
+/// change (`headroom_compare::repeats`), said at `compile` so the trade is made on purpose.
 fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
-    let units = matrix.capacity.units.as_deref();
-    for phase in matrix.phases.iter().filter(|p| p.emulates.is_none()) {
-        if phase.repeats >= 4 {
-            continue;
-        }
-        for axis in phase.axes.iter().filter(|_| phase.search.is_none()) {
-            if Some(axis.variable.as_str()) == units || axis.values.len() < 2 {
-                continue;
-            }
-            eprintln!(
-                "note: phase `{}` sweeps `{}` at {} a point, too few for `headroom compare --by {}` to call a change (it takes 4 a side); set `repeats = 4` if you mean to compare it (docs/compare.md)",
-                phase.name,
-                axis.variable,
-                plural(phase.repeats as usize, "repeat"),
-                axis.variable
-            );
-        }
+    for few in headroom_compare::repeats::levers_with_too_few_repeats(matrix) {
+        eprintln!(
+            "note: phase `{}` sweeps `{}` at {} a point, too few for `headroom compare --by {}` to call a change (it takes {} a side); set `repeats = {}` if you mean to compare it (docs/compare.md)",
+            few.phase,
+            few.variable,
+            plural(few.repeats as usize, "repeat"),
+            few.variable,
+            few.needed,
+            few.needed
+        );
     }
 }
 

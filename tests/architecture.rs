@@ -362,9 +362,11 @@ fn dependency_edges() -> (Edges, Vec<String>) {
         .lines()
         .find_map(|line| line.strip_prefix("host: "))
         .expect("rustc names its host");
+    // Without --offline: metadata reads every package's manifest, and a fresh machine's build
+    // fetches only those of its own platform.
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked"])
         .args(["--filter-platform", host])
         .current_dir(common::root())
         .output()

@@ -15,6 +15,7 @@ pub mod figures;
 pub mod gate;
 pub mod likeness;
 pub mod matching;
+pub mod repeats;
 pub mod report;
 pub mod slopes;
 pub mod text;

@@ -288,6 +288,26 @@ fn repeats_wanting(base: usize, new: usize) -> (usize, usize) {
     best.1
 }
 
+/// Whether `n` against `m` repeats can ever be called better or worse: their most extreme
+/// ranking reaches `ALPHA`.
+pub fn can_tell(n: usize, m: usize) -> bool {
+    n > 0 && m > 0 && smallest_p(n, m) <= ALPHA
+}
+
+/// The fewest repeats a side that can be called better or worse (4: three against three
+/// rank apart at p = 0.1 at best).
+pub fn fewest_repeats_a_side() -> usize {
+    (1..=EXACT_UP_TO)
+        .find(|&n| can_tell(n, n))
+        .unwrap_or(EXACT_UP_TO)
+}
+
+/// The fewest repeats against `n` that can be called better or worse, when any can (5
+/// against 3).
+pub fn fewest_against(n: usize) -> Option<usize> {
+    (1..=EXACT_UP_TO).find(|&m| can_tell(n, m))
+}
+
 /// The probability of the most extreme ranking of `n` against `m` values, both ways.
 fn smallest_p(n: usize, m: usize) -> f64 {
     2.0 / choose(n + m, n)
