@@ -287,7 +287,7 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
         .as_ref()
         .is_some_and(|p| !p.instances.is_empty());
     let report = if priced {
-        let request = Request::of_spec(matrix, Some(crate::prices::today()?.0));
+        let request = Request::of_spec(matrix, Some(crate::prices::today()?));
         let measured = Measured::from_results(source.results);
         Some(planner::plan(&request, &measured, &source.compiled.prices)?.report)
     } else {

@@ -92,7 +92,7 @@ fn request(
     args: &PlanArgs,
     renderer: &Renderer,
 ) -> Result<std::result::Result<(Request, Measured, PriceTable), u8>> {
-    let today = Some(crate::prices::today()?.0);
+    let today = Some(crate::prices::today()?);
     let (mut request, table, spec_results) = match &args.spec {
         Some(spec) => {
             let Some(compiled) = crate::compile_for_use(spec, Some(renderer))? else {

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_pricing::entries::{self, Day, Entry, HOURS_PER_MONTH};
-use serde::Serialize;
+use headroom_pricing::entries::{self, HOURS_PER_MONTH, PRICES_FORMAT, PriceListing};
+use headroom_pricing::{PriceTable, PriceTableError};
+use jiff::civil::Date;
 
 use crate::exit;
 
@@ -26,66 +27,41 @@ pub struct PricesArgs {
     json: bool,
 }
 
-#[derive(Serialize)]
-struct Listing {
-    hours_per_month: f64,
-    today: String,
-    entries: Vec<Entry>,
-}
-
-/// Today, or the day `HEADROOM_TODAY` (YYYY-MM-DD) names, so output can be reproduced.
-pub fn today() -> Result<(Day, String)> {
-    if let Ok(text) = std::env::var("HEADROOM_TODAY") {
-        let day = Day::parse(&text)
-            .with_context(|| format!("HEADROOM_TODAY is `{text}`; write it as YYYY-MM-DD"))?;
-        return Ok((day, text));
+/// Today in UTC, or the day `HEADROOM_TODAY` (YYYY-MM-DD) names, so output can be reproduced.
+pub fn today() -> Result<Date> {
+    match std::env::var("HEADROOM_TODAY") {
+        Ok(text) => entries::day(&text)
+            .with_context(|| format!("HEADROOM_TODAY is `{text}`; write it as YYYY-MM-DD")),
+        Err(_) => Ok(entries::today_utc()),
     }
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let day = Day::from_unix_seconds(seconds);
-    Ok((
-        day,
-        format!(
-            "{} days after 1970-01-01",
-            day.days_since(Day::from_unix_seconds(0))
-        ),
-    ))
 }
 
 pub fn run(args: PricesArgs) -> Result<u8> {
-    let (today, today_text) = today()?;
+    let today = today()?;
     let max_age = (args.max_age.as_secs_f64() / 86_400.0).round() as i64;
-    let shipped: toml::Table =
-        toml::from_str(headroom_pricing::EMBEDDED).context("the shipped price table is broken")?;
-    let mut listed = entries::read(&shipped, today, max_age);
+    let mut table = PriceTable::embedded().context("the shipped price table is broken")?;
     if let Some(path) = &args.prices {
         let text = crate::read_bounded(path, crate::MAX_PRICE_TABLE_BYTES, "the price table", "")?;
-        let own: toml::Table = toml::from_str(&text).map_err(|e| {
-            let place = e.span().map_or(String::new(), |s| {
+        let own = PriceTable::from_toml(&text).map_err(|error| {
+            let PriceTableError::Parse { span, .. } = &error;
+            let place = span.as_ref().map_or(String::new(), |s| {
                 let (line, column) = headroom_compiler::line_column(&text, s.start);
                 format!(":{line}:{column}")
             });
-            anyhow::anyhow!("{}{place}: {}", path.display(), e.message())
+            anyhow::anyhow!("{}{place}: {error}", path.display())
         })?;
-        // The same checks as a table a plan reads: no entries (a spec?), negative prices.
-        headroom_pricing::PriceTable::from_toml(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        for entry in entries::read(&own, today, max_age) {
-            match listed.iter_mut().find(|e| e.id == entry.id) {
-                Some(existing) => *existing = entry,
-                None => listed.push(entry),
-            }
-        }
+        table.extend(own);
     }
+    let mut listed = entries::list(&table, today, max_age);
     if let Some(provider) = &args.provider {
         listed.retain(|e| &e.provider == provider);
     }
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        let listing = Listing {
+        let listing = PriceListing {
+            format: PRICES_FORMAT,
             hours_per_month: HOURS_PER_MONTH,
-            today: today_text,
+            today: today.to_string(),
             entries: listed,
         };
         serde_json::to_writer_pretty(&mut stdout, &listing)?;
@@ -98,7 +74,7 @@ pub fn run(args: PricesArgs) -> Result<u8> {
     ]);
     for entry in &listed {
         table.add_row(vec![
-            Cell::new(entry.kind),
+            Cell::new(entry.kind.to_string()),
             Cell::new(&entry.id),
             Cell::new(entry.vcpu.map_or_else(String::new, |v| v.to_string()))
                 .set_alignment(CellAlignment::Right),

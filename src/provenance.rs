@@ -96,12 +96,8 @@ impl Provenance {
     fn say(self, spec: &Path, results_path: &Path) {
         let written = self
             .first_run_ms
-            .map(|ms| {
-                let seconds = (ms / 1000) as i64;
-                let day = headroom_pricing::entries::Day::from_unix_seconds(seconds);
-                let minute = seconds.rem_euclid(86_400) / 60;
-                format!(", run on {day} {:02}:{:02} UTC", minute / 60, minute % 60)
-            })
+            .and_then(|ms| jiff::Timestamp::from_millisecond(ms as i64).ok())
+            .map(|at| format!(", run on {}", at.strftime("%Y-%m-%d %H:%M UTC")))
             .unwrap_or_default();
         let mut unfit = Vec::new();
         if self.quick {

@@ -63,6 +63,14 @@ fn the_compare_schema_is_current() {
 }
 
 #[test]
+fn the_prices_schema_is_current() {
+    check(
+        "prices.schema.json",
+        &generated::<headroom_pricing::entries::PriceListing>(),
+    );
+}
+
+#[test]
 fn the_page_context_schema_is_current() {
     check(
         "page-context.schema.json",
@@ -117,6 +125,7 @@ fn every_field_of_the_output_contracts_is_described() {
         "results.schema.json",
         "page-context.schema.json",
         "stream-line.schema.json",
+        "prices.schema.json",
     ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("schemas")

@@ -1,247 +1,274 @@
 //! Every entry of a price table, as `headroom prices` lists it: what it is, its price, its
 //! source and as-of date, and whether that date is too old to trust.
 
-use serde::Serialize;
+use jiff::civil::Date;
+use serde::{Deserialize, Serialize};
+
+use crate::{Database, EntryKind, Instance, Line, PriceTable};
 
 /// A month of a service that runs all the time: the AWS calculator's and Infracost's 730 hours.
 pub const HOURS_PER_MONTH: f64 = 730.0;
 
-/// The tables of the data file and what their entries are.
-const KINDS: &[(&str, &str)] = &[
-    ("aws_ec2", "instance"),
-    ("hetzner_cloud", "instance"),
-    ("aws_rds", "database"),
-    ("aws_storage", "storage"),
-    ("aws_rds_storage", "database storage"),
-    ("aws_network", "network"),
-    ("aws_ec2_cpu_credit", "CPU credits"),
-    ("hetzner_extra", "extra"),
-];
+/// The version of `headroom prices --json`'s shape (schemas/prices.schema.json).
+pub const PRICES_FORMAT: u32 = 1;
+
+/// `headroom prices --json`: every entry of the shipped table and the user's, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PriceListing {
+    /// The version of this shape (1); a reader refuses another.
+    pub format: u32,
+    /// The hours of a month the monthly figures are for (730).
+    pub hours_per_month: f64,
+    /// The day the ages were counted to (`YYYY-MM-DD`).
+    pub today: String,
+    /// Every entry, the shipped table's first, in the order the tables list them.
+    pub entries: Vec<Entry>,
+}
 
 /// One priced thing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Entry {
-    /// `instance`, `database` or `line`.
-    pub kind: &'static str,
+    /// What it is.
+    pub kind: EntryKind,
     /// The entry's id (`t4g.medium`, `db.t4g.micro`, `public-ipv4`).
     pub id: String,
     /// `aws` or `hetzner`.
     pub provider: String,
-    /// vCPUs, for an instance.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// vCPUs, for an instance or a database class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vcpu: Option<u64>,
     /// GiB for AWS, GB as Hetzner lists it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
     /// The price as the source gives it: "$0.0336/hour", "$0.08/GB-month", "€3.79/month".
     pub price: String,
     /// US dollars per 730-hour month, where the price is per hour or per month.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usd_per_month: Option<f64>,
     /// Euros per month (Hetzner).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eur_per_month: Option<f64>,
     /// Where the price was read.
     pub source: String,
     /// The day it was read (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
     /// When the source says the price changes, if it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_after: Option<String>,
     /// Why this price may be out of date.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
-/// A calendar day, for price ages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Day {
-    /// Days since 1970-01-01.
-    days: i64,
+/// A day written `YYYY-MM-DD`, and nothing else.
+pub fn day(text: &str) -> Option<Date> {
+    if text.len() != 10 {
+        return None;
+    }
+    text.parse().ok()
 }
 
-impl Day {
-    /// `YYYY-MM-DD`, or the first ten characters of a longer date.
-    pub fn parse(text: &str) -> Option<Day> {
-        let text = text.get(..10)?;
-        let mut parts = text.split('-');
-        let year: i64 = parts.next()?.parse().ok()?;
-        let month: i64 = parts.next()?.parse().ok()?;
-        let day: i64 = parts.next()?.parse().ok()?;
-        if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-            return None;
-        }
-        Some(Day {
-            days: days_from_civil(year, month, day),
-        })
-    }
-
-    /// The day of a Unix time, in UTC.
-    pub fn from_unix_seconds(seconds: i64) -> Day {
-        Day {
-            days: seconds.div_euclid(86_400),
-        }
-    }
-
-    /// Whole days from `earlier` to this day.
-    pub fn days_since(self, earlier: Day) -> i64 {
-        self.days - earlier.days
-    }
+/// Whole days from `earlier` to `later`.
+pub fn days_between(earlier: Date, later: Date) -> i64 {
+    later
+        .since(earlier)
+        .map_or(0, |span| i64::from(span.get_days()))
 }
 
-impl std::fmt::Display for Day {
-    /// `YYYY-MM-DD` (Howard Hinnant's `civil_from_days`).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let z = self.days + 719_468;
-        let era = z.div_euclid(146_097);
-        let day_of_era = z - era * 146_097;
-        let year_of_era =
-            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-        let mp = (5 * day_of_year + 2) / 153;
-        let day = day_of_year - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = year_of_era + era * 400 + i64::from(month <= 2);
-        write!(f, "{year:04}-{month:02}-{day:02}")
-    }
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let day_of_year = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+/// Today in UTC.
+pub fn today_utc() -> Date {
+    jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
 }
 
 /// Why a price dated `as_of` may be out of date on `today`.
 pub fn staleness(
     as_of: &str,
     stale_after: Option<&str>,
-    today: Day,
+    today: Date,
     max_age_days: i64,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    match Day::parse(as_of) {
+    match day(as_of) {
         Some(day) => {
-            let age = today.days_since(day);
+            let age = days_between(day, today);
             if age > max_age_days {
                 warnings.push(format!(
-                    "as of {}: {} days old (over {max_age_days})",
-                    &as_of[..10],
+                    "as of {as_of}: {} days old (over {max_age_days})",
                     headroom_spec::numbers::count(age as f64)
                 ));
             }
         }
-        None if as_of == crate::UNDATED || as_of == "unknown" => warnings
+        None if as_of == crate::UNDATED => warnings
             .push("undated: no date is known for this price, so it is counted stale".to_owned()),
         None => warnings.push(format!("its as-of date is not a date (\"{as_of}\")")),
     }
-    if let Some(after) = stale_after.and_then(Day::parse)
+    if let Some(after) = stale_after.and_then(day)
         && today >= after
     {
         warnings.push(format!(
-            "stale since {}: the provider changed its prices",
-            stale_after.unwrap_or_default()
+            "stale since {after}: the provider changed its prices"
         ));
     }
     warnings
 }
 
-fn text(table: &toml::Table, key: &str) -> Option<String> {
-    table
-        .get(key)
-        .and_then(toml::Value::as_str)
-        .map(str::to_owned)
-}
-
-fn float(table: &toml::Table, key: &str) -> Option<f64> {
-    table
-        .get(key)
-        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-}
-
-/// Every entry of a table's text, in file order.
-pub fn read(document: &toml::Table, today: Day, max_age_days: i64) -> Vec<Entry> {
+/// Every entry of `table`, in the order it lists them, its ages counted to `today`.
+pub fn list(table: &PriceTable, today: Date, max_age_days: i64) -> Vec<Entry> {
     let mut entries = Vec::new();
-    for (table, kind) in KINDS {
-        for item in document
-            .get(*table)
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(item) = item.as_table() else {
-                continue;
-            };
-            let memory = float(item, "memory_gib")
-                .map(|gib| format!("{gib} GiB"))
-                .or_else(|| float(item, "memory_gb").map(|gb| format!("{gb} GB")));
-            let usd_hour = float(item, "usd_per_hour");
-            let (price, usd_per_month) = if let Some(hour) = usd_hour {
-                (format!("${hour}/hour"), Some(hour * HOURS_PER_MONTH))
-            } else if let Some(vcpu_hour) = float(item, "usd_per_vcpu_hour") {
-                (format!("${vcpu_hour}/vCPU-hour above the baseline"), None)
-            } else if let Some(per_unit) = float(item, "usd_per_unit") {
-                let unit = text(item, "unit").unwrap_or_default();
-                let monthly = float(item, "usd_per_month_730h");
-                (format!("${per_unit} per {unit}"), monthly)
-            } else if let Some(eur) = float(item, "eur_per_month") {
-                (format!("€{eur}/month"), None)
-            } else if let Some(eur) = float(item, "eur_per_gb_month") {
-                (format!("€{eur}/GB-month"), None)
-            } else if let Some(eur) = float(item, "eur_per_tb") {
-                (format!("€{eur}/TB"), None)
-            } else if let Some(pct) = float(item, "pct_of_instance_price") {
-                (format!("{pct} % of the instance price"), None)
-            } else {
-                ("no sourced price".to_owned(), None)
-            };
-            let as_of = text(item, "as_of").unwrap_or_else(|| crate::UNDATED.to_owned());
-            let stale_after = text(item, "stale_after");
-            let mut warnings = staleness(&as_of, stale_after.as_deref(), today, max_age_days);
-            if price == "no sourced price" {
-                warnings.push(
-                    "no price: only proxies from other engines or regions were found".to_owned(),
-                );
-            }
-            entries.push(Entry {
-                kind,
-                id: text(item, "id").unwrap_or_default(),
-                provider: text(item, "provider").unwrap_or_default(),
-                vcpu: item
-                    .get("vcpu")
-                    .and_then(toml::Value::as_integer)
-                    .map(|v| v as u64),
-                memory,
-                price,
-                usd_per_month,
-                eur_per_month: float(item, "eur_per_month"),
-                source: text(item, "source").unwrap_or_else(|| match text(item, "proxy_source") {
-                    Some(proxy) => format!(
-                        "no source for this price; a proxy (other engine or region): {proxy}"
-                    ),
-                    None => "no source".to_owned(),
-                }),
-                as_of,
-                stale_after,
-                warnings,
-            });
+    for listed in table.listed() {
+        let priced = match listed.kind {
+            EntryKind::Instance => table.instance(&listed.id).map(of_instance),
+            EntryKind::Database => table.database(&listed.id).map(of_database),
+            _ => table.line(&listed.id).map(of_line),
+        };
+        let Some(priced) = priced else { continue };
+        let mut warnings = staleness(
+            &priced.as_of,
+            priced.stale_after.as_deref(),
+            today,
+            max_age_days,
+        );
+        if priced.price.is_none() {
+            warnings
+                .push("no price: only proxies from other engines or regions were found".to_owned());
         }
+        entries.push(Entry {
+            kind: listed.kind,
+            id: listed.id.clone(),
+            provider: priced.provider,
+            vcpu: priced.vcpu.map(u64::from),
+            memory: priced.memory,
+            price: priced
+                .price
+                .unwrap_or_else(|| "no sourced price".to_owned()),
+            usd_per_month: priced.usd_per_month,
+            eur_per_month: priced.eur_per_month,
+            source: priced.source,
+            as_of: priced.as_of,
+            stale_after: priced.stale_after,
+            warnings,
+        });
     }
     entries
+}
+
+/// What an entry of any kind says, before its age is judged.
+struct Priced {
+    provider: String,
+    vcpu: Option<u32>,
+    memory: Option<String>,
+    price: Option<String>,
+    usd_per_month: Option<f64>,
+    eur_per_month: Option<f64>,
+    source: String,
+    as_of: String,
+    stale_after: Option<String>,
+}
+
+fn of_instance(instance: &Instance) -> Priced {
+    let price = instance
+        .usd_per_hour
+        .map(|hour| format!("${hour}/hour"))
+        .or_else(|| instance.eur_per_month.map(|eur| format!("€{eur}/month")));
+    Priced {
+        provider: instance.provider.clone(),
+        vcpu: Some(instance.vcpu),
+        memory: memory(instance.memory_gib, instance.memory_gb),
+        price,
+        usd_per_month: instance.usd_per_hour.map(|hour| hour * HOURS_PER_MONTH),
+        eur_per_month: instance.eur_per_month,
+        source: instance.source.clone(),
+        as_of: instance.as_of.clone(),
+        stale_after: instance.stale_after.clone(),
+    }
+}
+
+fn of_database(database: &Database) -> Priced {
+    Priced {
+        provider: database.provider.clone(),
+        vcpu: database.vcpu,
+        memory: memory(database.memory_gib, None),
+        price: database.usd_per_hour.map(|hour| format!("${hour}/hour")),
+        usd_per_month: database.usd_per_hour.map(|hour| hour * HOURS_PER_MONTH),
+        eur_per_month: None,
+        source: source(database.source.as_deref(), database.proxy_source.as_deref()),
+        as_of: undated(database.as_of.as_deref()),
+        stale_after: database.stale_after.clone(),
+    }
+}
+
+fn of_line(line: &Line) -> Priced {
+    let (price, usd_per_month) = if let Some(hour) = line.usd_per_hour {
+        (Some(format!("${hour}/hour")), Some(hour * HOURS_PER_MONTH))
+    } else if let Some(vcpu_hour) = line.usd_per_vcpu_hour {
+        (
+            Some(format!("${vcpu_hour}/vCPU-hour above the baseline")),
+            None,
+        )
+    } else if let Some(per_unit) = line.usd_per_unit {
+        let unit = line.unit.as_deref().unwrap_or_default();
+        (
+            Some(format!("${per_unit} per {unit}")),
+            line.usd_per_month_730h,
+        )
+    } else if let Some(eur) = line.eur_per_month {
+        (Some(format!("€{eur}/month")), None)
+    } else if let Some(eur) = line.eur_per_gb_month {
+        (Some(format!("€{eur}/GB-month")), None)
+    } else if let Some(eur) = line.eur_per_tb {
+        (Some(format!("€{eur}/TB")), None)
+    } else if let Some(pct) = line.pct_of_instance_price {
+        (Some(format!("{pct} % of the instance price")), None)
+    } else {
+        (None, None)
+    };
+    Priced {
+        provider: line.provider.clone().unwrap_or_default(),
+        vcpu: None,
+        memory: None,
+        price,
+        usd_per_month,
+        eur_per_month: line.eur_per_month,
+        source: source(line.source.as_deref(), line.proxy_source.as_deref()),
+        as_of: undated(line.as_of.as_deref()),
+        stale_after: line.stale_after.clone(),
+    }
+}
+
+/// GiB as AWS gives it, else GB as Hetzner lists it.
+fn memory(gib: Option<f64>, gb: Option<f64>) -> Option<String> {
+    gib.map(|gib| format!("{gib} GiB"))
+        .or_else(|| gb.map(|gb| format!("{gb} GB")))
+}
+
+fn source(source: Option<&str>, proxy: Option<&str>) -> String {
+    match (source, proxy) {
+        (Some(source), _) => source.to_owned(),
+        (None, Some(proxy)) => {
+            format!("no source for this price; a proxy (other engine or region): {proxy}")
+        }
+        (None, None) => "no source".to_owned(),
+    }
+}
+
+fn undated(as_of: Option<&str>) -> String {
+    as_of.unwrap_or(crate::UNDATED).to_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn on(text: &str) -> Date {
+        day(text).expect("a date")
+    }
+
     /// Issue 11, item 12: a price without a date is shown as undated and counted stale.
     #[test]
     fn an_undated_price_is_counted_stale() {
-        let today = Day::parse("2026-11-30").expect("day");
+        let today = on("2026-11-30");
         let warnings = staleness(crate::UNDATED, None, today, 180);
         assert_eq!(
             warnings,
@@ -252,31 +279,25 @@ mod tests {
 
     #[test]
     fn days_count_like_a_calendar() {
-        let day = |t: &str| Day::parse(t).expect("date");
-        assert_eq!(day("1970-01-01").days, 0);
-        assert_eq!(day("2026-11-30").days_since(day("2026-07-20")), 133);
-        assert_eq!(day("2024-03-01").days_since(day("2024-02-28")), 2);
-        assert_eq!(Day::from_unix_seconds(86_400 * 365), day("1971-01-01"));
-        for written in [
-            "1970-01-01",
-            "2000-02-29",
-            "2024-03-01",
-            "2026-12-02",
-            "2100-12-31",
-        ] {
-            assert_eq!(day(written).to_string(), written);
-        }
-        assert_eq!(Day::parse("2026 (article date not shown)"), None);
+        assert_eq!(days_between(on("2026-07-20"), on("2026-11-30")), 133);
+        assert_eq!(days_between(on("2024-02-28"), on("2024-03-01")), 2);
+        assert_eq!(days_between(on("1970-01-01"), on("1971-01-01")), 365);
+        assert_eq!(day("2026 (article date not shown)"), None);
+        assert_eq!(day("2026-02-30"), None, "no such day");
+        assert_eq!(day("2026-11-30T10:00"), None, "a day, and nothing else");
     }
 
     #[test]
     fn old_and_undated_prices_warn() {
-        let today = Day::parse("2026-11-30").expect("date");
+        let today = on("2026-11-30");
         assert!(staleness("2026-07-20", None, today, 180).is_empty());
-        assert_eq!(staleness("2024-07-01", None, today, 180).len(), 1);
-        assert!(
-            staleness("2025-08-19", Some("2026-04-01"), today, 1000)[0]
-                .contains("stale since 2026-04-01")
+        assert_eq!(
+            staleness("2024-07-01", None, today, 180),
+            ["as of 2024-07-01: 882 days old (over 180)"]
+        );
+        assert_eq!(
+            staleness("2025-08-19", Some("2026-04-01"), today, 1000),
+            ["stale since 2026-04-01: the provider changed its prices"]
         );
         assert!(
             staleness("unknown (merge request page)", None, today, 180)[0].contains("not a date")
@@ -285,18 +306,75 @@ mod tests {
 
     #[test]
     fn every_entry_of_the_shipped_table_is_listed() {
-        let document: toml::Table = toml::from_str(crate::EMBEDDED).expect("table");
-        let today = Day::parse("2026-11-30").expect("date");
-        let entries = read(&document, today, 180);
+        let table = PriceTable::embedded().expect("table");
+        let entries = list(&table, on("2026-11-30"), 180);
         assert_eq!(entries.len(), 58);
         let medium = entries
             .iter()
             .find(|e| e.id == "t4g.medium")
             .expect("t4g.medium");
-        assert!((medium.usd_per_month.expect("monthly") - 24.528).abs() < 1e-9);
+        assert_eq!(medium.kind, EntryKind::Instance);
+        let monthly = medium.usd_per_month.expect("monthly");
+        assert!((monthly - 24.528).abs() < 1e-9, "{monthly}");
         assert_eq!(medium.as_of, "2026-07-20");
         assert!(medium.warnings.is_empty());
         let cx22 = entries.iter().find(|e| e.id == "CX22").expect("CX22");
         assert!(cx22.warnings.iter().any(|w| w.contains("stale since")));
+        let backups = entries
+            .iter()
+            .find(|e| e.id == "hetzner-backups")
+            .expect("a Hetzner extra");
+        assert_eq!(backups.kind, EntryKind::Extra);
+        assert_eq!(backups.price, "20 % of the instance price");
+        let large = entries
+            .iter()
+            .find(|e| e.id == "db.t4g.large")
+            .expect("db.t4g.large");
+        assert_eq!(large.price, "no sourced price");
+        assert!(
+            large
+                .source
+                .starts_with("no source for this price; a proxy")
+        );
+        let kinds: Vec<EntryKind> = entries.iter().map(|e| e.kind).collect();
+        let first_extra = kinds.iter().position(|k| *k == EntryKind::Extra);
+        assert_eq!(
+            first_extra,
+            Some(kinds.len() - 4),
+            "file order, extras last"
+        );
+    }
+
+    /// The listing and the planner read one table: a user's entry replaces the shipped one
+    /// where it was listed, and a new one comes after.
+    #[test]
+    fn a_user_table_is_listed_where_it_overrides() {
+        let mut table = PriceTable::embedded().expect("table");
+        let before: Vec<String> = list(&table, on("2026-11-30"), 180)
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        let user = PriceTable::from_toml(
+            "[[aws_ec2]]\nid = \"t4g.medium\"\nprovider = \"aws\"\nvcpu = 2\nmemory_gib = 4.0\nusd_per_hour = 0.03\nsource = \"our invoice\"\nas_of = \"2026-11-01\"\n\n[[aws_ec2]]\nid = \"x9.huge\"\nprovider = \"aws\"\nvcpu = 64\nmemory_gib = 512.0\nusd_per_hour = 9.0\nsource = \"our invoice\"\nas_of = \"2026-11-01\"\n",
+        )
+        .expect("user table");
+        table.extend(user);
+        let after = list(&table, on("2026-11-30"), 180);
+        let at = |id: &str| after.iter().position(|e| e.id == id);
+        assert_eq!(
+            at("t4g.medium"),
+            before.iter().position(|id| id == "t4g.medium")
+        );
+        assert_eq!(at("x9.huge"), Some(before.len()));
+        let medium = &after[at("t4g.medium").expect("listed")];
+        assert_eq!(medium.price, "$0.03/hour");
+        assert_eq!(
+            Some(medium.usd_per_month.expect("monthly")),
+            table
+                .instance("t4g.medium")
+                .and_then(|i| i.usd_per_hour)
+                .map(|h| h * HOURS_PER_MONTH),
+            "the listing's month is the planner's"
+        );
     }
 }

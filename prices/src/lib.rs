@@ -79,15 +79,28 @@ pub struct Database {
     pub id: String,
     /// `aws`.
     pub provider: String,
+    /// vCPUs of the class, where a source gives them.
+    #[serde(default)]
+    pub vcpu: Option<u32>,
+    /// Memory of the class in GiB, where a source gives it.
+    #[serde(default)]
+    pub memory_gib: Option<f64>,
     /// Absent when no source gave a list price for this class.
     #[serde(default)]
     pub usd_per_hour: Option<f64>,
     /// Where the price was read.
     #[serde(default)]
     pub source: Option<String>,
+    /// Where a stand-in price (another engine or region) was read, when no source gave this
+    /// class's own: said, never priced with.
+    #[serde(default)]
+    pub proxy_source: Option<String>,
     /// The day it was read (`YYYY-MM-DD`); `None` is shown as undated and counted stale.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// When the source says the price changes, if it does.
+    #[serde(default)]
+    pub stale_after: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -104,16 +117,62 @@ struct RawTable {
     aws_network: Vec<Line>,
     #[serde(default)]
     aws_ec2_cpu_credit: Vec<Line>,
+    #[serde(default)]
+    aws_rds_storage: Vec<Line>,
+    #[serde(default)]
+    hetzner_extra: Vec<Line>,
 }
 
-/// A priced line that is not a machine: storage, an address, CPU credits.
+impl RawTable {
+    /// Every line, with the kind its table lists it as, in file order by table.
+    fn lines(&self) -> impl Iterator<Item = (EntryKind, &Line)> {
+        self.aws_storage
+            .iter()
+            .map(|l| (EntryKind::Storage, l))
+            .chain(
+                self.aws_rds_storage
+                    .iter()
+                    .map(|l| (EntryKind::DatabaseStorage, l)),
+            )
+            .chain(self.aws_network.iter().map(|l| (EntryKind::Network, l)))
+            .chain(
+                self.aws_ec2_cpu_credit
+                    .iter()
+                    .map(|l| (EntryKind::CpuCredits, l)),
+            )
+            .chain(self.hetzner_extra.iter().map(|l| (EntryKind::Extra, l)))
+    }
+}
+
+/// A priced line that is not a machine: storage, an address, CPU credits, a provider's extra.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Line {
     /// The line's id (`ebs-gp3-storage`, `public-ipv4`).
     pub id: String,
+    /// `aws` or `hetzner`.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// What `usd_per_unit` is for (`GB-month`, `public IPv4 address-hour`).
+    #[serde(default)]
+    pub unit: Option<String>,
     /// Per `unit` (a GB-month, an address-hour).
     #[serde(default)]
     pub usd_per_unit: Option<f64>,
+    /// A unit an hour, over a 730-hour month, where the unit is an hour.
+    #[serde(default)]
+    pub usd_per_month_730h: Option<f64>,
+    /// A month, in euros (Hetzner).
+    #[serde(default)]
+    pub eur_per_month: Option<f64>,
+    /// A GB-month, in euros (Hetzner volumes).
+    #[serde(default)]
+    pub eur_per_gb_month: Option<f64>,
+    /// A TB, in euros (Hetzner traffic over the included).
+    #[serde(default)]
+    pub eur_per_tb: Option<f64>,
+    /// A share of the instance's price, in percent (Hetzner backups).
+    #[serde(default)]
+    pub pct_of_instance_price: Option<f64>,
     /// A CPU credit's price per vCPU-hour, in US dollars.
     #[serde(default)]
     pub usd_per_vcpu_hour: Option<f64>,
@@ -129,17 +188,76 @@ pub struct Line {
     /// Where the price was read.
     #[serde(default)]
     pub source: Option<String>,
+    /// Where a stand-in price was read, when no source gave this line's own.
+    #[serde(default)]
+    pub proxy_source: Option<String>,
     /// The day it was read (`YYYY-MM-DD`); `None` is shown as undated and counted stale.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// When the source says the price changes, if it does.
+    #[serde(default)]
+    pub stale_after: Option<String>,
 }
 
-/// Instances and databases by id, with their provenance.
+/// What a priced entry is, as `headroom prices` lists it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub enum EntryKind {
+    /// A compute instance type (`[[aws_ec2]]`, `[[hetzner_cloud]]`).
+    #[serde(rename = "instance")]
+    Instance,
+    /// A managed database class (`[[aws_rds]]`).
+    #[serde(rename = "database")]
+    Database,
+    /// Block storage (`[[aws_storage]]`).
+    #[serde(rename = "storage")]
+    Storage,
+    /// A database's storage (`[[aws_rds_storage]]`).
+    #[serde(rename = "database storage")]
+    DatabaseStorage,
+    /// Addresses and traffic (`[[aws_network]]`).
+    #[serde(rename = "network")]
+    Network,
+    /// CPU credits of burstable instances (`[[aws_ec2_cpu_credit]]`).
+    #[serde(rename = "CPU credits")]
+    CpuCredits,
+    /// A provider's extra (`[[hetzner_extra]]`).
+    #[serde(rename = "extra")]
+    Extra,
+}
+
+impl std::fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EntryKind::Instance => "instance",
+            EntryKind::Database => "database",
+            EntryKind::Storage => "storage",
+            EntryKind::DatabaseStorage => "database storage",
+            EntryKind::Network => "network",
+            EntryKind::CpuCredits => "CPU credits",
+            EntryKind::Extra => "extra",
+        })
+    }
+}
+
+/// One entry of a table, by kind and id, in the order the table lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its id.
+    pub id: String,
+}
+
+/// Instances, databases and lines by id, with their provenance, and the order they are
+/// listed in.
 #[derive(Debug, Clone, Default)]
 pub struct PriceTable {
     instances: BTreeMap<String, Instance>,
     databases: BTreeMap<String, Database>,
     lines: BTreeMap<String, Line>,
+    listed: Vec<Listed>,
 }
 
 impl PriceTable {
@@ -154,12 +272,8 @@ impl PriceTable {
             message: error.message().to_owned(),
             span: error.span(),
         })?;
-        let entries = raw.aws_ec2.len()
-            + raw.hetzner_cloud.len()
-            + raw.aws_rds.len()
-            + raw.aws_storage.len()
-            + raw.aws_network.len()
-            + raw.aws_ec2_cpu_credit.len();
+        let entries =
+            raw.aws_ec2.len() + raw.hetzner_cloud.len() + raw.aws_rds.len() + raw.lines().count();
         if entries == 0 {
             return Err(PriceTableError::Parse {
                 message: "it has no price entries: a price table lists [[aws_ec2]], [[hetzner_cloud]], [[aws_rds]], [[aws_storage]] or [[aws_network]] entries (is this a spec?)".to_owned(),
@@ -169,28 +283,54 @@ impl PriceTable {
         raw.check_numbers()?;
         raw.check_dates(text)?;
         let mut table = PriceTable::default();
-        for instance in raw.aws_ec2.into_iter().chain(raw.hetzner_cloud) {
-            table.instances.insert(instance.id.clone(), instance);
+        for instance in raw.aws_ec2.iter().chain(&raw.hetzner_cloud) {
+            table.listed.push(Listed {
+                kind: EntryKind::Instance,
+                id: instance.id.clone(),
+            });
+            table
+                .instances
+                .insert(instance.id.clone(), instance.clone());
         }
-        for database in raw.aws_rds {
-            table.databases.insert(database.id.clone(), database);
+        for database in &raw.aws_rds {
+            table.listed.push(Listed {
+                kind: EntryKind::Database,
+                id: database.id.clone(),
+            });
+            table
+                .databases
+                .insert(database.id.clone(), database.clone());
         }
-        for line in raw
-            .aws_storage
-            .into_iter()
-            .chain(raw.aws_network)
-            .chain(raw.aws_ec2_cpu_credit)
-        {
-            table.lines.insert(line.id.clone(), line);
+        for (kind, line) in raw.lines() {
+            table.listed.push(Listed {
+                kind,
+                id: line.id.clone(),
+            });
+            table.lines.insert(line.id.clone(), line.clone());
         }
         Ok(table)
     }
 
-    /// Entries of `other` replace entries with the same id; the others are added.
+    /// Entries of `other` replace entries with the same id, where they were listed; the
+    /// others are added after them.
     pub fn extend(&mut self, other: PriceTable) {
+        for listed in &other.listed {
+            self.instances.remove(&listed.id);
+            self.databases.remove(&listed.id);
+            self.lines.remove(&listed.id);
+            match self.listed.iter_mut().find(|l| l.id == listed.id) {
+                Some(place) => *place = listed.clone(),
+                None => self.listed.push(listed.clone()),
+            }
+        }
         self.instances.extend(other.instances);
         self.databases.extend(other.databases);
         self.lines.extend(other.lines);
+    }
+
+    /// Every entry, in the order the table lists it (a user table's after the shipped one's).
+    pub fn listed(&self) -> &[Listed] {
+        &self.listed
     }
 
     /// A priced line by id: `ebs-gp3-storage`, `public-ipv4`, `t4g-unlimited-surplus`.
@@ -248,26 +388,27 @@ impl RawTable {
                 ]
                 .map(|(key, value)| (i.id.as_str(), key, value))
             })
-            .chain(
-                self.aws_rds
-                    .iter()
-                    .map(|d| (d.id.as_str(), "usd_per_hour", d.usd_per_hour)),
-            )
-            .chain(
-                self.aws_storage
-                    .iter()
-                    .chain(&self.aws_network)
-                    .chain(&self.aws_ec2_cpu_credit)
-                    .flat_map(|l| {
-                        [
-                            ("usd_per_unit", l.usd_per_unit),
-                            ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
-                            ("usd_per_hour", l.usd_per_hour),
-                            ("free_gb_per_month", l.free_gb_per_month),
-                        ]
-                        .map(|(key, value)| (l.id.as_str(), key, value))
-                    }),
-            );
+            .chain(self.aws_rds.iter().flat_map(|d| {
+                [
+                    ("usd_per_hour", d.usd_per_hour),
+                    ("memory_gib", d.memory_gib),
+                ]
+                .map(|(key, value)| (d.id.as_str(), key, value))
+            }))
+            .chain(self.lines().flat_map(|(_, l)| {
+                [
+                    ("usd_per_unit", l.usd_per_unit),
+                    ("usd_per_month_730h", l.usd_per_month_730h),
+                    ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
+                    ("usd_per_hour", l.usd_per_hour),
+                    ("eur_per_month", l.eur_per_month),
+                    ("eur_per_gb_month", l.eur_per_gb_month),
+                    ("eur_per_tb", l.eur_per_tb),
+                    ("pct_of_instance_price", l.pct_of_instance_price),
+                    ("free_gb_per_month", l.free_gb_per_month),
+                ]
+                .map(|(key, value)| (l.id.as_str(), key, value))
+            }));
         for (id, key, value) in numbers {
             if let Some(value) = value
                 && !(value.is_finite() && value >= 0.0)
@@ -303,22 +444,18 @@ impl RawTable {
             .aws_ec2
             .iter()
             .chain(&self.hetzner_cloud)
-            .map(|i| (i.id.as_str(), Some(i.as_of.as_str())))
-            .chain(
-                self.aws_rds
-                    .iter()
-                    .map(|d| (d.id.as_str(), d.as_of.as_deref())),
-            )
-            .chain(
-                self.aws_storage
-                    .iter()
-                    .chain(&self.aws_network)
-                    .chain(&self.aws_ec2_cpu_credit)
-                    .map(|l| (l.id.as_str(), l.as_of.as_deref())),
-            );
+            .flat_map(|i| {
+                [Some(i.as_of.as_str()), i.stale_after.as_deref()].map(|d| (i.id.as_str(), d))
+            })
+            .chain(self.aws_rds.iter().flat_map(|d| {
+                [d.as_of.as_deref(), d.stale_after.as_deref()].map(|date| (d.id.as_str(), date))
+            }))
+            .chain(self.lines().flat_map(|(_, l)| {
+                [l.as_of.as_deref(), l.stale_after.as_deref()].map(|d| (l.id.as_str(), d))
+            }));
         for (id, as_of) in dates {
             if let Some(as_of) = as_of
-                && (as_of.len() != 10 || entries::Day::parse(as_of).is_none())
+                && entries::day(as_of).is_none()
             {
                 return Err(PriceTableError::Parse {
                     message: format!(

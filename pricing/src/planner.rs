@@ -11,7 +11,7 @@ use headroom_compiler::RunMatrix;
 use headroom_results::Results;
 
 use crate::PriceTable;
-use crate::entries::{Day, HOURS_PER_MONTH};
+use crate::entries::HOURS_PER_MONTH;
 use crate::fit::fit;
 use crate::plan::{
     Emulated, EmulatedCeiling, FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model,
@@ -19,6 +19,7 @@ use crate::plan::{
     for_budget, for_units, memory_sweep, place, plan_instance, slo_ceiling,
 };
 use crate::points::{self, MeasuredSweep};
+use jiff::civil::Date;
 
 /// What a plan is asked for: the unit and its model, what to price, and what to rank.
 #[derive(Debug, Clone)]
@@ -50,7 +51,7 @@ pub struct Request {
 impl Request {
     /// A plan from flags alone: a `unit`, 512 MiB kept for the OS, one public IPv4 address,
     /// prices older than 180 days warned of.
-    pub fn new(today: Option<Day>) -> Request {
+    pub fn new(today: Option<Date>) -> Request {
         Request {
             model: Model {
                 unit: "unit".to_owned(),
@@ -79,7 +80,7 @@ impl Request {
 
     /// The spec's own plan: its `[bench]` unit, `[capacity]` and `[plan]`, no flag over them
     /// (what a capacity page shows).
-    pub fn of_spec(matrix: &RunMatrix, today: Option<Day>) -> Request {
+    pub fn of_spec(matrix: &RunMatrix, today: Option<Date>) -> Request {
         let mut request = Request::new(today);
         let capacity = &matrix.capacity;
         let model = &mut request.model;

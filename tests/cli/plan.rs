@@ -3,6 +3,8 @@
 //! ceiling.
 
 use super::*;
+use headroom_pricing::EntryKind;
+use headroom_pricing::entries::{PRICES_FORMAT, PriceListing};
 
 #[test]
 fn fit_reads_points_from_a_csv() {
@@ -37,32 +39,31 @@ fn prices_list_every_entry_with_its_as_of_date() {
     );
     let (exit, stdout, _) = headroom(&["prices", "--json"]);
     assert_eq!(exit, 0);
-    let listing: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    assert_eq!(listing["hours_per_month"], 730.0);
-    let entries = listing["entries"].as_array().expect("entries");
-    assert_eq!(entries.len(), 58);
-    assert!(
-        entries
+    let listing: PriceListing = common::contract("prices.schema.json", &stdout);
+    assert_eq!(listing.format, PRICES_FORMAT);
+    assert_eq!(listing.hours_per_month, 730.0);
+    assert_eq!(listing.today, "2026-11-30", "HEADROOM_TODAY, as a date");
+    assert_eq!(listing.entries.len(), 58);
+    assert!(listing.entries.iter().all(|e| !e.as_of.is_empty()));
+    assert!(listing.entries.iter().all(|e| !e.source.is_empty()));
+    let entry = |id: &str| {
+        listing
+            .entries
             .iter()
-            .all(|e| e["as_of"].as_str().is_some_and(|a| !a.is_empty()))
-    );
-    assert!(
-        entries
-            .iter()
-            .all(|e| e["source"].as_str().is_some_and(|s| !s.is_empty()))
-    );
-    let medium = entries
-        .iter()
-        .find(|e| e["id"] == "t4g.medium")
-        .expect("t4g.medium");
-    assert!((medium["usd_per_month"].as_f64().expect("monthly") - 24.528).abs() < 1e-9);
+            .find(|e| e.id == id)
+            .unwrap_or_else(|| panic!("{id} listed"))
+    };
+    let medium = entry("t4g.medium");
+    assert_eq!(medium.kind, EntryKind::Instance);
+    let monthly = medium.usd_per_month.expect("a monthly price");
+    assert!((monthly - 24.528).abs() < 1e-9, "{monthly}");
     // A price past its `stale_after` date warns; a recent one does not.
-    assert!(medium.get("warnings").is_none());
-    let cx22 = entries.iter().find(|e| e["id"] == "CX22").expect("CX22");
+    assert!(medium.warnings.is_empty());
     assert!(
-        cx22["warnings"]
-            .to_string()
-            .contains("stale since 2026-04-01")
+        entry("CX22")
+            .warnings
+            .iter()
+            .any(|w| w.contains("stale since 2026-04-01"))
     );
 }
 

@@ -62,6 +62,14 @@ pub fn assert_matches_schema(file: &str, value: &serde_json::Value) {
     );
 }
 
+/// A machine output read as its typed contract, once it matched `schemas/<schema>`: what is
+/// written is what the schema says, and what the type reads.
+pub fn contract<T: serde::de::DeserializeOwned>(schema: &str, text: &str) -> T {
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    assert_matches_schema(schema, &value);
+    serde_json::from_value(value).unwrap_or_else(|e| panic!("not what {schema} reads: {e}"))
+}
+
 /// Issue 43: a capacity page opens with its answer: the first section after the title (and a
 /// quick run's warning) is "The answer", with a line per priced instance (units planned, what
 /// binds, the cost per `unit`-month) and the SLO ceiling's line.

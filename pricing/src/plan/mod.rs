@@ -72,7 +72,7 @@ pub struct Model {
     /// The monthly lines beside the instance.
     pub lines: Lines,
     /// Today, for the age of prices; `None` skips the check.
-    pub today: Option<crate::entries::Day>,
+    pub today: Option<jiff::civil::Date>,
     /// Prices older than this many days draw a warning.
     pub max_price_age_days: i64,
 }
