@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-use headroom_pricing::fit::fit;
+use headroom_pricing::fit_report::fit_every_series;
 use headroom_pricing::points::{self, MeasuredSweep, Unit};
-use serde::Serialize;
 
 use crate::exit;
 
@@ -33,69 +32,13 @@ pub struct FitArgs {
     json: bool,
 }
 
-#[derive(Serialize)]
-struct FitReport {
-    sweep: String,
-    x: String,
-    series: String,
-    unit: Unit,
-    n: usize,
-    intercept: f64,
-    slope: f64,
-    /// `null` when the series does not vary (R² is 0/0 there).
-    r2: Option<f64>,
-    residual_se: f64,
-    slope_ci95: [f64; 2],
-    warnings: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Skipped {
-    sweep: String,
-    series: String,
-    reason: String,
-}
-
-#[derive(Serialize)]
-struct FitOutput {
-    fits: Vec<FitReport>,
-    skipped: Vec<Skipped>,
-}
-
 pub fn run(args: FitArgs) -> Result<u8> {
     let sweeps: Vec<MeasuredSweep> = match (&args.results, args.points.first(), &args.x) {
         (Some(path), _, _) => points::from_results(&crate::read_whole_results(path)?),
         (None, Some(_), Some(x)) => vec![crate::given_points::read(&args.points, x, args.step)?],
         _ => anyhow::bail!("give a results file, or `--points FILE.csv --x COLUMN`"),
     };
-    let mut report = FitOutput {
-        fits: Vec::new(),
-        skipped: Vec::new(),
-    };
-    for sweep in &sweeps {
-        for series in &sweep.series {
-            match fit(&series.points) {
-                Ok(f) => report.fits.push(FitReport {
-                    sweep: sweep.name.clone(),
-                    x: sweep.x.clone(),
-                    series: series.name.clone(),
-                    unit: series.unit,
-                    n: f.n,
-                    intercept: f.intercept,
-                    slope: f.slope,
-                    r2: f.r2,
-                    residual_se: f.residual_se,
-                    slope_ci95: f.slope_ci95,
-                    warnings: f.warnings(None),
-                }),
-                Err(why) => report.skipped.push(Skipped {
-                    sweep: sweep.name.clone(),
-                    series: series.name.clone(),
-                    reason: why.to_string(),
-                }),
-            }
-        }
-    }
+    let report = fit_every_series(&sweeps);
     let mut stdout = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut stdout, &report)?;

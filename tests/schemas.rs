@@ -63,6 +63,14 @@ fn the_compare_schema_is_current() {
 }
 
 #[test]
+fn the_fit_schema_is_current() {
+    check(
+        "fit.schema.json",
+        &generated::<headroom_pricing::fit_report::FitReport>(),
+    );
+}
+
+#[test]
 fn the_prices_schema_is_current() {
     check(
         "prices.schema.json",
@@ -126,6 +134,7 @@ fn every_field_of_the_output_contracts_is_described() {
         "page-context.schema.json",
         "stream-line.schema.json",
         "prices.schema.json",
+        "fit.schema.json",
     ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("schemas")

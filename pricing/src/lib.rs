@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod fit;
+pub mod fit_report;
 pub mod plan;
 pub mod planner;
 pub mod points;

@@ -17,7 +17,9 @@ pub use csv_points::from_csv;
 pub use verdict::StepVerdict;
 
 /// What a series' values are, from its name's suffix (CSV) or its source (results).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Unit {
     /// Kept in bytes (`_bytes`, `_kib`, `_mib`, `_gib` are converted).

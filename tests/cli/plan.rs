@@ -4,6 +4,8 @@
 
 use super::*;
 use headroom_pricing::EntryKind;
+use headroom_pricing::fit_report::{FIT_FORMAT, FitReport, SeriesFit};
+use headroom_pricing::points::Unit;
 use headroom_pricing::entries::{PRICES_FORMAT, PriceListing};
 
 #[test]
@@ -21,14 +23,26 @@ fn fit_reads_points_from_a_csv() {
     insta::assert_snapshot!("fit-csv", format!("{table}\n{json}\n{bad}"));
     let (exit, stdout, _) = headroom(&["fit", "--json", "--points", csv, "--x", "rooms"]);
     assert_eq!(exit, 0);
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let report: FitReport = common::contract("fit.schema.json", &stdout);
+    assert_eq!(report.format, FIT_FORMAT);
     // The relay capacity page's published fit: 222.6 MiB + 10.04 MiB per room, R² 0.9996.
-    let rss = &report["fits"][0];
-    assert_eq!(rss["series"], "rss_mib");
-    let mib = |v: &serde_json::Value| v.as_f64().expect("number") / 1_048_576.0;
-    assert!((mib(&rss["intercept"]) - 222.6).abs() < 0.05);
-    assert!((mib(&rss["slope"]) - 10.04).abs() < 0.005);
-    assert!((rss["r2"].as_f64().expect("r2") - 0.9996).abs() < 0.00005);
+    let rss = &report.fits[0];
+    assert_eq!(rss.series, "rss_mib");
+    assert_eq!(rss.unit, Unit::Bytes);
+    let mib = |bytes: f64| bytes / 1_048_576.0;
+    assert!((mib(rss.intercept) - 222.6).abs() < 0.05);
+    assert!((mib(rss.slope) - 10.04).abs() < 0.005);
+    let r2 = rss.r2.expect("the series varies");
+    assert!((r2 - 0.9996).abs() < 0.00005, "{r2}");
+}
+
+/// The fit of `series` in a `fit --json` report.
+fn fit_of<'a>(report: &'a FitReport, series: &str) -> &'a SeriesFit {
+    report
+        .fits
+        .iter()
+        .find(|f| f.series == series)
+        .unwrap_or_else(|| panic!("no fit of {series}: {report:?}"))
 }
 
 #[test]
@@ -285,16 +299,10 @@ fn plan_reads_locust_stats_one_file_per_step() {
     fit.extend(["--x", "users"]);
     let (exit, stdout, stderr) = headroom(&fit);
     assert_eq!(exit, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let rate = report["fits"]
-        .as_array()
-        .expect("fits")
-        .iter()
-        .find(|f| f["series"] == "rate")
-        .expect("a rate fit");
+    let report: FitReport = common::contract("fit.schema.json", &stdout);
+    let rate = fit_of(&report, "rate");
     // About ten requests a second per user (each waits 100 ms between requests).
-    let slope = rate["slope"].as_f64().expect("slope");
-    assert!((8.0..=10.5).contains(&slope), "{rate}");
+    assert!((8.0..=10.5).contains(&rate.slope), "{rate:?}");
     // A file that is no tool's output, among them, is named with the formats it could be.
     let (exit, _, stderr) = headroom(&[
         "plan",
@@ -324,21 +332,12 @@ fn fit_reads_k6_summary_exports_one_file_per_step() {
     args.extend(["--x", "vus"]);
     let (exit, stdout, stderr) = headroom(&args);
     assert_eq!(exit, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let fit = |series: &str| {
-        report["fits"]
-            .as_array()
-            .expect("fits")
-            .iter()
-            .find(|f| f["series"] == series)
-            .unwrap_or_else(|| panic!("no fit of {series}: {report}"))
-            .clone()
-    };
-    assert_eq!(fit("rate")["sweep"], "k6");
-    let slope = fit("rate")["slope"].as_f64().expect("slope");
-    assert!((9.5..=10.0).contains(&slope), "{slope}");
+    let report: FitReport = common::contract("fit.schema.json", &stdout);
+    let rate = fit_of(&report, "rate");
+    assert_eq!(rate.sweep, "k6");
+    assert!((9.5..=10.0).contains(&rate.slope), "{}", rate.slope);
     // k6 reports p(90) and p(95) by default, not p(99): no such series is made up.
-    assert!(fit("p95_ms")["n"] == 3);
+    assert_eq!(fit_of(&report, "p95_ms").n, 3);
     assert!(!stdout.contains("p99_ms"), "{stdout}");
     // One file without its step in the name takes --step; two files cannot share one.
     let (exit, _, stderr) = headroom(&[

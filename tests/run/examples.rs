@@ -220,19 +220,19 @@ fn notes_api_fit_and_plan(out_arg: &str) {
     // The planner's fit reads the same file: memory per note is a note's 2 KiB and change.
     let output = headroom(&["fit", "--json", out_arg], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("fit json");
-    let rss = report["fits"]
-        .as_array()
-        .expect("fits")
+    let report: headroom_pricing::fit_report::FitReport =
+        common::contract("fit.schema.json", &String::from_utf8_lossy(&output.stdout));
+    let rss = report
+        .fits
         .iter()
-        .find(|f| f["sweep"] == "notes" && f["series"] == "rss")
+        .find(|f| f.sweep == "notes" && f.series == "rss")
         .expect("an rss fit of the notes sweep");
-    let per_note = rss["slope"].as_f64().expect("slope");
+    let per_note = rss.slope;
     assert!(
         (2048.0..4096.0).contains(&per_note),
         "{per_note} bytes per note"
     );
-    assert!(common::number(&rss["r2"]) > 0.99, "{rss}");
+    assert!(rss.r2.expect("the series varies") > 0.99, "{rss:?}");
     // And the planner plans from it, with the spec's instances (Hetzner, in euros).
     let output = headroom(
         &["plan", "examples/notes-api.toml", "--results", out_arg],
