@@ -412,14 +412,14 @@ fn validate(specs: &[PathBuf], format: Format, renderer: &Renderer) -> Result<u8
     let invalid = all.iter().any(|c| c.compilation.has_errors());
     match format {
         Format::Json => {
-            let diagnostics: Vec<render::JsonDiagnostic<'_>> = all
+            let diagnostics: Vec<headroom_compiler::DiagnosticJson> = all
                 .iter()
                 .flat_map(|c| {
                     let lines = headroom_compiler::LineIndex::new(&c.source);
                     c.compilation
                         .diagnostics
                         .iter()
-                        .map(move |d| render::json(d, &c.path, &lines))
+                        .map(move |d| headroom_compiler::DiagnosticJson::of(d, &c.path, &lines))
                         .collect::<Vec<_>>()
                 })
                 .collect();

@@ -3,7 +3,6 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use headroom_compiler::{Diagnostic, LineIndex, Severity};
-use serde::Serialize;
 
 /// One diagnostic rendered like rustc: title, `--> file:line:column`, the line, a caret under
 /// the exact value, the label, then `= help:`. The snippet holds only the lines the span
@@ -45,42 +44,4 @@ pub fn human(
     }
     let report: [Group<'_>; 1] = [group];
     renderer.render(&report).to_string()
-}
-
-/// The JSON form of a diagnostic: 1-based line and column, or null without a place.
-#[derive(Serialize)]
-pub struct JsonDiagnostic<'a> {
-    pub file: &'a str,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub end_line: Option<usize>,
-    pub end_column: Option<usize>,
-    pub code: &'static str,
-    pub severity: &'static str,
-    pub message: &'a str,
-    pub pointer: &'a str,
-    pub label: Option<&'a str>,
-    pub hint: Option<&'a str>,
-}
-
-pub fn json<'a>(
-    diagnostic: &'a Diagnostic,
-    path: &'a str,
-    lines: &LineIndex<'_>,
-) -> JsonDiagnostic<'a> {
-    let start = diagnostic.span.as_ref().map(|s| lines.line_column(s.start));
-    let end = diagnostic.span.as_ref().map(|s| lines.line_column(s.end));
-    JsonDiagnostic {
-        file: path,
-        line: start.map(|(l, _)| l),
-        column: start.map(|(_, c)| c),
-        end_line: end.map(|(l, _)| l),
-        end_column: end.map(|(_, c)| c),
-        code: diagnostic.code.as_str(),
-        severity: diagnostic.severity().as_str(),
-        message: &diagnostic.message,
-        pointer: &diagnostic.pointer,
-        label: diagnostic.label.as_deref(),
-        hint: diagnostic.hint.as_deref(),
-    }
 }

@@ -63,6 +63,22 @@ fn the_compare_schema_is_current() {
 }
 
 #[test]
+fn the_run_matrix_schema_is_current() {
+    check(
+        "run-matrix.schema.json",
+        &generated::<headroom_compiler::RunMatrix>(),
+    );
+}
+
+#[test]
+fn the_diagnostics_schema_is_current() {
+    check(
+        "diagnostics.schema.json",
+        &generated::<Vec<headroom_compiler::DiagnosticJson>>(),
+    );
+}
+
+#[test]
 fn the_fit_schema_is_current() {
     check(
         "fit.schema.json",
@@ -135,6 +151,8 @@ fn every_field_of_the_output_contracts_is_described() {
         "stream-line.schema.json",
         "prices.schema.json",
         "fit.schema.json",
+        "run-matrix.schema.json",
+        "diagnostics.schema.json",
     ] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("schemas")

@@ -56,7 +56,7 @@ pub fn parse(rule: &str) -> Result<GateRule, GateError> {
 }
 
 /// What one rule found at one point.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct GateOutcome {
     /// The rule as written.
     pub rule: String,

@@ -7,10 +7,16 @@ use crate::gate::GateOutcome;
 use crate::matching::Comparison;
 use crate::verdict::{ALPHA, Basis, CannotTell, Direction, EXACT_UP_TO, NOISY_CV, Spread, Verdict};
 
+/// The version of `headroom compare --json`'s shape (schemas/compare.schema.json);
+/// docs/contracts.md says what each version added.
+pub const COMPARE_FORMAT: u32 = 1;
+
 /// Two results files compared: every figure of every matched point judged from its repeats,
 /// and the gates.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Report {
+    /// The version of this shape ([`COMPARE_FORMAT`]); a reader refuses another.
+    pub format: u32,
     /// The test behind every verdict.
     pub method: Method,
     /// How the new file's machine differs from the base's, one phrase a difference; empty
@@ -43,7 +49,7 @@ pub struct Report {
 }
 
 /// The statistical test.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Method {
     /// `mann-whitney-u, two-sided`.
     pub test: String,
@@ -60,7 +66,7 @@ pub struct Method {
 }
 
 /// One figure of one matched point.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FigureReport {
     /// The phase's name.
     pub phase: String,
@@ -95,7 +101,9 @@ pub struct FigureReport {
 }
 
 /// Which way is better for a figure.
-#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     /// Lower is better: latency, errors, memory, CPU.
@@ -105,7 +113,9 @@ pub enum Better {
 }
 
 /// A verdict.
-#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictWord {
     /// Better beyond the noise of the repeats.
@@ -174,6 +184,7 @@ impl Report {
             .collect();
         let failed = gates.iter().any(|g| g.failed);
         Report {
+            format: COMPARE_FORMAT,
             method: Method {
                 test: "mann-whitney-u, two-sided".to_owned(),
                 alpha: ALPHA,

@@ -152,7 +152,9 @@ impl std::fmt::Display for CannotTell {
 }
 
 /// One side's repeats of a figure, in brief, in the figure's unit.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Spread {
     /// How many repeats measured the figure.
     pub repeats: usize,
@@ -195,7 +197,17 @@ pub struct Judgement {
 }
 
 /// What a side's [`Spread`] summarizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     /// The repeats of a figure: their count, lowest, median and highest; judged by the

@@ -5,7 +5,18 @@ use std::ops::Range;
 use serde::Serialize;
 
 /// Whether a diagnostic stops the spec from compiling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The spec cannot run.
@@ -226,6 +237,55 @@ fn bounded(text: String) -> String {
         }
     }
     out
+}
+
+/// A diagnostic as `headroom validate --format json` prints it, one of an array
+/// (schemas/diagnostics.schema.json).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct DiagnosticJson {
+    /// The spec's path, as given.
+    pub file: String,
+    /// The 1-based line of the place's start; `null` when the place has no text.
+    pub line: Option<usize>,
+    /// The 1-based column (in characters) of the place's start.
+    pub column: Option<usize>,
+    /// The 1-based line of the place's end.
+    pub end_line: Option<usize>,
+    /// The 1-based column of the place's end.
+    pub end_column: Option<usize>,
+    /// The stable code (`E012`), explained in docs/diagnostics.md.
+    pub code: String,
+    /// Whether it stops the spec from compiling.
+    pub severity: Severity,
+    /// What is wrong, in plain words.
+    pub message: String,
+    /// Where, as a JSON pointer into the spec (`/phase/0/hold`); `""` for the whole file.
+    pub pointer: String,
+    /// A short text under the caret.
+    pub label: Option<String>,
+    /// How to fix it.
+    pub hint: Option<String>,
+}
+
+impl DiagnosticJson {
+    /// The diagnostic of the spec at `path`, its place read from `lines`.
+    pub fn of(diagnostic: &Diagnostic, path: &str, lines: &LineIndex<'_>) -> DiagnosticJson {
+        let start = diagnostic.span.as_ref().map(|s| lines.line_column(s.start));
+        let end = diagnostic.span.as_ref().map(|s| lines.line_column(s.end));
+        DiagnosticJson {
+            file: path.to_owned(),
+            line: start.map(|(l, _)| l),
+            column: start.map(|(_, c)| c),
+            end_line: end.map(|(l, _)| l),
+            end_column: end.map(|(_, c)| c),
+            code: diagnostic.code.as_str().to_owned(),
+            severity: diagnostic.severity(),
+            message: diagnostic.message.clone(),
+            pointer: diagnostic.pointer.clone(),
+            label: diagnostic.label.clone(),
+            hint: diagnostic.hint.clone(),
+        }
+    }
 }
 
 /// A 1-based line and column (in characters) of a byte offset. For many offsets into one

@@ -22,7 +22,7 @@ mod schema_check;
 pub mod slo;
 pub mod suggest;
 
-pub use diagnostic::{Code, Diagnostic, LineIndex, Severity, line_column};
+pub use diagnostic::{Code, Diagnostic, DiagnosticJson, LineIndex, Severity, line_column};
 pub use matrix::RunMatrix;
 pub use paths::{NamedPath, PathKind};
 

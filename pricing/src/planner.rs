@@ -248,6 +248,7 @@ pub fn plan(
         }
     }
     let report = PlanReport {
+        format: crate::plan::PLAN_FORMAT,
         unit: model.unit.clone(),
         fits,
         slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),

@@ -33,7 +33,7 @@ pub enum Unit {
 }
 
 /// One series against x: every run (or CSV row) is a point, repeats included.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SeriesPoints {
     /// The series' name (`rss`, a column).
     pub name: String,
@@ -44,7 +44,7 @@ pub struct SeriesPoints {
 }
 
 /// The points of one sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MeasuredSweep {
     /// The phase (or `csv`).
     pub name: String,
@@ -86,7 +86,7 @@ impl MeasuredSweep {
 }
 
 /// An x value usable as a map key (x values are finite).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct OrderedX(pub f64);
 
 impl PartialOrd for OrderedX {

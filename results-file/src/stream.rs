@@ -11,9 +11,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ProcessSample, Window};
 
+/// The version of a stream line's shape (schemas/stream-line.schema.json); docs/contracts.md
+/// says what each version added.
+pub const STREAM_LINE_FORMAT: u32 = 1;
+
 /// Which run a line belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunLabels {
+    /// The version of the line's shape ([`STREAM_LINE_FORMAT`]); a reader refuses another.
+    pub format: u32,
     /// The invocation of `headroom run` (`--run-id`, else the bench and its start time): every
     /// line of one invocation has it, and its results file records it.
     pub run_id: String,

@@ -46,6 +46,7 @@ impl Labelling {
                 ..
             } => {
                 self.current = Some(RunLabels {
+                    format: headroom_results::stream::STREAM_LINE_FORMAT,
                     run_id: self.invocation.run_id.clone(),
                     bench: self.invocation.bench.clone(),
                     phase: (*phase).to_owned(),

@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 
 use minijinja::{Environment, ErrorKind};
 
-pub use context::{Bench, Compared, Inputs, Lever, PageContext, levers, set_flags};
+pub use context::{
+    Bench, Compared, Inputs, Lever, PAGE_CONTEXT_FORMAT, PageContext, levers, set_flags,
+};
 
 /// The default templates, by name.
 const DEFAULTS: &[(&str, &str)] = &[

@@ -1,9 +1,21 @@
 //! `compare`: each figure judged from its repeats, a lever compared inside one file, and a
 //! tiny significant change that is no meaningful change.
 
-use headroom_test_support::results::{relay, to_text};
+use headroom_compare::report::{Better, COMPARE_FORMAT, FigureReport, Report, VerdictWord};
+use headroom_compare::verdict::Basis;
+use headroom_spec::compare::GateRule;
+use headroom_test_support::results::{relay, to_text, typed_text};
 
 use super::*;
+
+/// The row of `name` in a `compare --format json` report.
+fn figure<'a>(report: &'a Report, name: &str) -> &'a FigureReport {
+    report
+        .figures
+        .iter()
+        .find(|f| f.figure == name)
+        .unwrap_or_else(|| panic!("no {name} row: {report:?}"))
+}
 
 /// The relay fixture's first point (one room) with five repeats, the steady RSS of each scaled
 /// by one of `scales`, written to `name` under the tests' scratch folder; `cpu` renames the
@@ -69,20 +81,15 @@ fn compare_judges_each_figure_from_its_repeats() {
     insta::assert_snapshot!("compare-md", markdown);
     let (code, json, _) = gated(&["rss +25%"], "json");
     assert_eq!(code, 0, "{json}");
-    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
-    common::assert_matches_schema("compare.schema.json", &report);
-    assert_eq!(report["failed"], false);
-    let rss = report["figures"]
-        .as_array()
-        .expect("figures")
-        .iter()
-        .find(|f| f["figure"] == "rss")
-        .expect("rss");
+    let report: Report = common::contract("compare.schema.json", &json);
+    assert_eq!(report.format, COMPARE_FORMAT);
+    assert!(!report.failed);
+    let rss = figure(&report, "rss");
     assert_eq!(
-        (rss["verdict"].as_str(), rss["better"].as_str()),
-        (Some("worse"), Some("lower"))
+        (rss.verdict, rss.better),
+        (VerdictWord::Worse, Better::Lower)
     );
-    assert_eq!(rss["base"]["repeats"], 5);
+    assert_eq!(rss.base.as_ref().expect("a base side").repeats, 5);
     // Repeats that spread (here 0.7x to 1.3x) make the figure noisy, with the advice.
     let scattered = relay_with_rss("compare-noisy.json", &[1.0, 1.3, 0.7, 1.2, 0.8], None);
     let (code, noisy, _) = headroom(&["compare", &base, &scattered]);
@@ -94,12 +101,15 @@ fn compare_judges_each_figure_from_its_repeats() {
     );
     // The new file's spec commits its gates (`[compare] fail_on`, in the results' plan):
     // held with no flag.
-    let mut committed: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&new).expect("new")).expect("JSON");
-    committed["plan"]["gates"] =
-        serde_json::json!([{ "rule": "rss +10%", "figure": "rss", "threshold": 0.1 }]);
+    let mut committed = typed_text(&std::fs::read_to_string(&new).expect("new"));
+    let gate = |rule: &str, figure: &str, threshold: f64| GateRule {
+        rule: rule.to_owned(),
+        figure: figure.to_owned(),
+        threshold,
+    };
+    committed.matrix.gates = vec![gate("rss +10%", "rss", 0.1)];
     let committed_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare-committed.json");
-    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    std::fs::write(&committed_path, to_text(&committed)).expect("written");
     let (code, out, _) = headroom(&["compare", &base, &committed_path.display().to_string()]);
     assert_eq!(code, 2, "{out}");
     assert!(
@@ -107,8 +117,8 @@ fn compare_judges_each_figure_from_its_repeats() {
         "{out}"
     );
     // A committed gate that names no figure is an error that says whose spec holds it.
-    committed["plan"]["gates"] = serde_json::json!([{ "rule": "usd_per_unit +5%", "figure": "usd_per_unit", "threshold": 0.05 }]);
-    std::fs::write(&committed_path, committed.to_string()).expect("written");
+    committed.matrix.gates = vec![gate("usd_per_unit +5%", "usd_per_unit", 0.05)];
+    std::fs::write(&committed_path, to_text(&committed)).expect("written");
     let (code, _, stderr) = headroom(&["compare", &base, &committed_path.display().to_string()]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
@@ -187,16 +197,11 @@ fn a_tiny_significant_change_is_no_meaningful_change() {
     assert!(row.contains("no meaningful change (p 0.008)"), "{row}");
     assert!(table.contains("a change of the medians under 3 % is no meaningful change"));
     let (_, json, _) = headroom(&["compare", &base, &new, "--format", "json"]);
-    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
-    let rss = report["figures"]
-        .as_array()
-        .expect("figures")
-        .iter()
-        .find(|f| f["figure"] == "rss")
-        .expect("rss");
-    assert_eq!(rss["verdict"], "no_meaningful_change", "{rss}");
-    assert!(common::number(&rss["p_value"]) < 0.05, "{rss}");
-    assert_eq!(common::number(&report["method"]["min_effect"]), 0.03);
+    let report: Report = common::contract("compare.schema.json", &json);
+    let rss = figure(&report, "rss");
+    assert_eq!(rss.verdict, VerdictWord::NoMeaningfulChange, "{rss:?}");
+    assert!(rss.p_value.expect("a p-value") < 0.05, "{rss:?}");
+    assert_eq!(report.method.min_effect, 0.03);
     let (_, table, _) = headroom(&["compare", &base, &new, "--min-effect", "0.1%"]);
     let row = table.lines().find(|l| l.contains("rss")).expect("a row");
     assert!(row.contains("better (p 0.008)"), "{row}");
@@ -235,24 +240,26 @@ fn searched_ceilings_are_compared_by_their_brackets() {
     let row_of = |new: &str| {
         let (code, stdout, stderr) = headroom(&["compare", "--format", "json", base, new]);
         assert_eq!(code, 0, "{stderr}");
-        let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-        report["figures"]
-            .as_array()
-            .expect("figures")
-            .iter()
-            .find(|f| f["point"] == "searched" && f["figure"] == "ceiling.slo.units")
-            .cloned()
+        let report: Report = common::contract("compare.schema.json", &stdout);
+        report
+            .figures
+            .into_iter()
+            .find(|f| f.point == "searched" && f.figure == "ceiling.slo.units")
             .unwrap_or_else(|| panic!("no searched ceiling row in {stdout}"))
     };
     let higher = row_of(&moved("search-higher.json", "500/s", "520/s"));
-    assert_eq!(higher["basis"], "search", "{higher}");
-    assert_eq!(higher["verdict"], "better", "{higher}");
-    assert_eq!(higher["base"]["min"], 400.0, "{higher}");
-    assert_eq!(higher["base"]["max"], 412.5, "{higher}");
+    assert_eq!(higher.basis, Basis::Search, "{higher:?}");
+    assert_eq!(higher.verdict, VerdictWord::Better, "{higher:?}");
+    let bracket = higher.base.as_ref().expect("a base bracket");
+    assert_eq!((bracket.min, bracket.max), (400.0, 412.5), "{higher:?}");
     let lower = row_of(&moved("search-lower.json", "300/s", "400/s"));
-    assert_eq!(lower["verdict"], "worse", "{lower}");
+    assert_eq!(lower.verdict, VerdictWord::Worse, "{lower:?}");
     let overlapping = row_of(&moved("search-overlapping.json", "405/s", "420/s"));
-    assert_eq!(overlapping["verdict"], "within_noise", "{overlapping}");
+    assert_eq!(
+        overlapping.verdict,
+        VerdictWord::WithinNoise,
+        "{overlapping:?}"
+    );
     // In the table, each side reads as its bracket.
     let (_, table, _) = headroom(&[
         "compare",

@@ -4,9 +4,10 @@
 
 use super::*;
 use headroom_pricing::EntryKind;
-use headroom_pricing::fit_report::{FIT_FORMAT, FitReport, SeriesFit};
-use headroom_pricing::points::Unit;
 use headroom_pricing::entries::{PRICES_FORMAT, PriceListing};
+use headroom_pricing::fit_report::{FIT_FORMAT, FitReport, SeriesFit};
+use headroom_pricing::plan::{PLAN_FORMAT, PlanReport, Resource};
+use headroom_pricing::points::Unit;
 
 #[test]
 fn fit_reads_points_from_a_csv() {
@@ -163,12 +164,12 @@ fn plan_finds_the_cheapest_fleet_and_what_a_budget_holds() {
     assert!(output.contains("98.11 more a month than the t4g.medium fleet"));
 }
 
-/// Checks a `plan --json` output against the committed schema.
-fn plan_json(args: &[&str]) -> serde_json::Value {
+/// A `plan --json` output, checked against the committed schema and read as its type.
+fn plan_json(args: &[&str]) -> PlanReport {
     let (exit, stdout, stderr) = headroom(args);
     assert_eq!(exit, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).expect("plan json");
-    common::assert_matches_schema("plan.schema.json", &report);
+    let report: PlanReport = common::contract("plan.schema.json", &stdout);
+    assert_eq!(report.format, PLAN_FORMAT);
     report
 }
 
@@ -180,18 +181,25 @@ fn plan_json_is_the_documented_contract() {
     args.extend(["--units", "200", "--budget", "100", "--json"]);
     let report = plan_json(&args);
     insta::assert_json_snapshot!("plan-json", report);
-    assert_eq!(report["unit"], "room");
-    assert_eq!(report["fits"][0]["n"], 6);
-    let medium = &report["instances"][0];
-    assert_eq!(medium["binding"]["resource"], "cpu");
-    assert_eq!(medium["ceilings"]["memory"]["units"], 334.0);
-    assert!((medium["all_in"]["usd_month"].as_f64().expect("all in") - 38.608).abs() < 1e-9);
-    assert_eq!(report["for_units"][0]["instance"], "t4g.medium");
+    assert_eq!(report.unit, "room");
+    assert_eq!(report.fits[0].n, 6);
+    let medium = &report.instances[0];
+    assert_eq!(medium.binding.resource, Resource::Cpu);
+    let memory = medium
+        .ceilings
+        .get(&Resource::Memory)
+        .expect("a memory ceiling");
+    assert_eq!(memory.units, Some(334.0));
+    let all_in = medium.all_in.usd_month;
+    assert!((all_in - 38.608).abs() < 1e-9, "{all_in}");
+    let for_units = report.for_units.as_ref().expect("--units");
+    assert_eq!(for_units[0].instance, "t4g.medium");
     // $100 a month: the shared db.t4g.micro ($11.68) once, then t4g.mediums with 30 GB of gp3
     // at $24.528 + $2.40 each: floor(88.32 / 26.928) = 3 of them, 171 rooms.
-    assert_eq!(report["for_budget"][0]["count"], 3);
-    assert_eq!(report["for_budget"][0]["units"], 171.0);
-    assert_eq!(report["hours_per_month"], 730.0);
+    let for_budget = report.for_budget.as_ref().expect("--budget");
+    assert_eq!(for_budget[0].count, 3);
+    assert_eq!(for_budget[0].units, 171.0);
+    assert_eq!(report.hours_per_month, 730.0);
 }
 
 #[test]
@@ -204,7 +212,7 @@ fn plan_warns_about_stale_prices_and_refuses_a_bad_csv() {
         "CX22",
         "--json",
     ]);
-    let warnings = report["warnings"].to_string();
+    let warnings = report.warnings.join("\n");
     assert!(warnings.contains("stale since 2026-04-01"), "{warnings}");
     assert!(warnings.contains("468 days old"), "{warnings}");
     let bad = transcript(&[
@@ -385,11 +393,11 @@ fn a_sweep_that_passes_every_slo_is_a_lower_bound() {
     assert!(stdout.contains("no instance was named"), "{stdout}");
     let (exit, json, stderr) = headroom(&[&csv[..], &["--json"]].concat());
     assert_eq!(exit, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
-    let slo = &report["slo_ceiling"];
-    assert_eq!(slo["lower_bound"], true, "{slo}");
-    assert_eq!(slo["first_failing"], serde_json::Value::Null, "{slo}");
-    assert_eq!(slo["units"].as_f64(), Some(1_600.0), "{slo}");
+    let report: PlanReport = common::contract("plan.schema.json", &json);
+    let slo = report.slo_ceiling.expect("an SLO ceiling");
+    assert!(slo.lower_bound, "{slo:?}");
+    assert_eq!(slo.first_failing, None, "{slo:?}");
+    assert_eq!(slo.units, Some(1_600.0), "{slo:?}");
     // Priced, the lower bound makes the cost an upper bound.
     let (_, priced, _) = headroom(&[&csv[..], &["--instance", "m7g.large"]].concat());
     assert!(priced.contains("≥ 1,600 (slo)"), "{priced}");

@@ -3,6 +3,8 @@
 //! help.
 
 use super::*;
+use headroom_compiler::matrix::resolved::Scenario as ResolvedScenario;
+use headroom_compiler::{DiagnosticJson, RunMatrix};
 
 /// One fixture per diagnostic code, each snapshot with the exact rendering (caret included)
 /// and the JSON form. The JSON is also checked here: the fixture shows its own code, at a
@@ -30,11 +32,10 @@ fn every_code_has_a_fixture_with_its_rendering_and_json() {
             0
         };
         assert_eq!(exit, expected_exit, "{path}");
-        let diagnostics: Vec<serde_json::Value> =
-            serde_json::from_str(&stdout).expect("json array");
-        let own: Vec<&serde_json::Value> = diagnostics
+        let diagnostics: Vec<DiagnosticJson> = common::contract("diagnostics.schema.json", &stdout);
+        let own: Vec<&DiagnosticJson> = diagnostics
             .iter()
-            .filter(|d| d["code"] == code.as_str())
+            .filter(|d| d.code == code.as_str())
             .collect();
         assert!(!own.is_empty(), "{path} does not show {}", code.as_str());
         assert_eq!(
@@ -43,13 +44,12 @@ fn every_code_has_a_fixture_with_its_rendering_and_json() {
             "{path} shows other codes too: {stdout}"
         );
         for d in &own {
-            assert_eq!(d["file"], path.as_str());
-            for key in ["severity", "message", "pointer"] {
-                assert!(d[key].is_string(), "{path}: {key}");
-            }
+            assert_eq!(d.file, path);
+            assert_eq!(d.severity, code.severity(), "{path}");
+            assert!(!d.message.is_empty(), "{path}");
         }
         // The caret's line and column in the JSON match the `-->` line of the rendering.
-        if let (Some(line), Some(column)) = (own[0]["line"].as_u64(), own[0]["column"].as_u64()) {
+        if let (Some(line), Some(column)) = (own[0].line, own[0].column) {
             assert!(
                 human.contains(&format!("--> {path}:{line}:{column}")),
                 "{path}: {line}:{column} not in\n{human}"
@@ -88,26 +88,20 @@ fn compile_prints_the_matrix() {
 fn compile_json_is_the_resolved_plan() {
     let (exit, stdout, _) = headroom(&["compile", "--json", "examples/relay.toml"]);
     assert_eq!(exit, 0);
-    let plan: serde_json::Value = serde_json::from_str(&stdout).expect("plan json");
-    assert_eq!(plan["runs"].as_array().map(Vec::len), Some(42));
-    let rooms: Vec<i64> = plan["phases"][0]["points"]
-        .as_array()
-        .expect("points")
-        .iter()
-        .map(|p| {
-            p["scenarios"][0]["rooms"]
-                .as_i64()
-                .expect("rooms resolved to a number")
-        })
-        .collect();
+    let plan: RunMatrix = common::contract("run-matrix.schema.json", &stdout);
+    assert_eq!(plan.runs.len(), 42);
+    let rooms_scenario =
+        |phase: usize, point: usize| match &plan.phases[phase].points[point].scenarios[0] {
+            ResolvedScenario::Rooms(rooms) => rooms.clone(),
+            other => panic!("not a rooms scenario: {other:?}"),
+        };
+    let rooms: Vec<u64> = (0..6).map(|point| rooms_scenario(0, point).rooms).collect();
     assert_eq!(rooms, [1, 4, 16, 32, 64, 128]);
     // `{port}` stays for the runner; variables are filled.
+    let send = rooms_scenario(1, 2).send.expect("peers that send");
+    assert_eq!(send.rate.to_string(), "4/s");
     assert_eq!(
-        plan["phases"][1]["points"][2]["scenarios"][0]["send"]["rate"],
-        "4/s"
-    );
-    assert_eq!(
-        plan["phases"][0]["points"][0]["scenarios"][0]["url"],
+        rooms_scenario(0, 0).url,
         "ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"
     );
 }
@@ -259,14 +253,11 @@ fn many_warnings_are_each_placed_on_their_line() {
     let path = "target/headroom-cli-many-vars/many.toml";
     let (code, stdout, stderr) = headroom(&["validate", "--format", "json", path]);
     assert_eq!(code, 0, "{stderr}");
-    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
+    let diagnostics: Vec<DiagnosticJson> = serde_json::from_str(&stdout).expect("json");
     assert_eq!(diagnostics.len(), 30_000);
     let last = &diagnostics[29_999];
-    assert_eq!(last["message"], "variable `v29999` is never used");
-    assert_eq!(
-        (last["line"].as_u64(), last["column"].as_u64()),
-        (Some(30_004), Some(1))
-    );
+    assert_eq!(last.message, "variable `v29999` is never used");
+    assert_eq!((last.line, last.column), (Some(30_004), Some(1)));
     let (code, stdout, stderr) = headroom(&["validate", "--color", "never", path]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout, format!("{path}: valid (30000 warnings)\n"));
@@ -306,16 +297,16 @@ fn a_huge_key_gives_a_short_diagnostic() {
     assert!(stderr.contains(&quoted), "{stderr}");
     let (code, stdout, _) = headroom(&["validate", "--format", "json", path]);
     assert_eq!(code, 1);
-    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("json");
+    let diagnostics: Vec<DiagnosticJson> = common::contract("diagnostics.schema.json", &stdout);
     let unknown = diagnostics
         .iter()
-        .find(|d| d["code"] == "E002")
+        .find(|d| d.code == "E002")
         .expect("the unknown key");
-    let message = unknown["message"].as_str().expect("a message");
+    let message = &unknown.message;
     assert!(
         message.len() < 400 && message.contains(&quoted),
         "{message}"
     );
-    assert_eq!(unknown["pointer"], format!("/{key}"));
+    assert_eq!(unknown.pointer, format!("/{key}"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,7 +5,7 @@ use crate::numbers::count;
 use serde::Serialize;
 
 /// A fleet of one instance type.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Fleet {
     /// The instance type.
     pub instance: String,

@@ -24,7 +24,7 @@ pub use fleets::{Fleet, for_budget, for_units};
 pub use instance::plan_instance;
 pub use placement::{PlacedService, Placement, ServiceFits, fit_service, place};
 pub use report::{
-    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson,
+    AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, PLAN_FORMAT,
     PlacedServiceJson, PlacementJson, PlanReport, SloCeilingJson,
 };
 pub use sweeps::{
@@ -125,7 +125,7 @@ pub struct Lines {
 pub const EXTRAPOLATION_LIMIT: f64 = 2.0;
 
 /// One ceiling on one instance, in units, and how far it can be trusted.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Ceiling {
     /// `None`: the ceiling lies under `below` and was not measured.
     pub units: Option<f64>,
@@ -224,7 +224,17 @@ pub fn factor(x: f64) -> String {
 /// What a ceiling bounds: the key of a plan's `ceilings`. Declared in the order of their
 /// names, so a map of them lists them as `plan --json` always has.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Resource {
@@ -294,7 +304,7 @@ fn two_significant(x: f64) -> f64 {
 }
 
 /// The ceiling that binds, or the runner-up.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Binding {
     /// What it bounds.
     pub resource: Resource,
@@ -305,7 +315,7 @@ pub struct Binding {
 }
 
 /// One monthly cost beside the instance.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct CostLine {
     /// What it is (`EBS gp3, 30 GB`).
     pub name: String,
@@ -318,7 +328,7 @@ pub struct CostLine {
 }
 
 /// The plan for one instance type: its ceilings, the binding one, and the costs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct InstancePlan {
     /// The instance type.
     pub name: String,
@@ -360,7 +370,7 @@ pub struct InstancePlan {
 }
 
 /// The monthly cost with the lines beside the instance.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct AllIn {
     /// The instance and its lines, a month.
     pub per_month: f64,

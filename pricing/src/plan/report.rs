@@ -9,11 +9,17 @@ use crate::points::{MeasuredSweep, Unit};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The version of `headroom plan --json`'s shape (schemas/plan.schema.json); docs/contracts.md
+/// says what each version added.
+pub const PLAN_FORMAT: u32 = 1;
+
 /// `headroom plan --json`: the stable contract (`schemas/plan.schema.json`, `docs/planning.md`).
 /// Numbers are unrounded; amounts are in the instance's `currency` (USD for AWS, EUR for
 /// Hetzner) even where a field's name says `usd`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PlanReport {
+    /// The version of this shape ([`PLAN_FORMAT`]); a reader refuses another.
+    pub format: u32,
     /// What one unit is (`room`, `user`).
     pub unit: String,
     /// The least-squares lines the plan stands on: the memory series, and the server's CPU
@@ -40,7 +46,7 @@ pub struct PlanReport {
 }
 
 /// A least-squares line `y = intercept + slope × x` over one sweep.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FitJson {
     /// The series fitted: `rss`, a `[measure]` series, a CSV column, or `cpu`.
     pub series: String,
@@ -112,7 +118,7 @@ impl FitJson {
 }
 
 /// The SLO ceiling of the ceiling sweep.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SloCeilingJson {
     /// The phase whose verdicts give it, and why the planner took it.
     pub phase: String,
@@ -135,7 +141,7 @@ pub struct SloCeilingJson {
 }
 
 /// One ceiling on one instance.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CeilingJson {
     /// The ceiling in units; `null` when it lies under `below` and was not measured.
     pub units: Option<f64>,
@@ -162,7 +168,7 @@ pub struct CeilingJson {
 }
 
 /// The ceiling that binds, or the runner-up.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct BindingJson {
     /// A key of `ceilings`: `memory`, `slo`, `cap`, `cpu` (given with `--cpu-ceiling`), or
     /// `none` when there is no ceiling at all.
@@ -174,7 +180,7 @@ pub struct BindingJson {
 }
 
 /// The monthly cost with the lines beside the instance.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct AllInJson {
     /// The instance and every line, a month.
     pub usd_month: f64,
@@ -185,7 +191,7 @@ pub struct AllInJson {
 }
 
 /// A monthly line beside the instance (storage, an address, a database, egress, credits).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LineJson {
     /// What the line is (`EBS gp3, 30 GB`).
     pub name: String,
@@ -198,7 +204,7 @@ pub struct LineJson {
 }
 
 /// The plan on one instance type.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct InstanceJson {
     /// The instance type (`t4g.medium`, `CX22`).
     pub name: String,
@@ -239,7 +245,7 @@ pub struct InstanceJson {
 }
 
 /// A fleet of one instance type.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FleetJson {
     /// The instance type.
     pub instance: String,
@@ -352,7 +358,7 @@ impl From<&Fleet> for FleetJson {
     }
 }
 /// A stack priced apart, in `headroom plan --json`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PlacementJson {
     /// Each service on its instance, planned with the service's own memory and CPU per unit
     /// and the stack's SLO ceiling.
@@ -377,7 +383,7 @@ pub struct PlacementJson {
 }
 
 /// One service on its instance, in `headroom plan --json`.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PlacedServiceJson {
     /// The service.
     pub service: String,

@@ -5,7 +5,7 @@ use crate::points::MeasuredSweep;
 use serde::Serialize;
 
 /// The ceiling an SLO sweep gives: the largest point that passes every SLO.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SloCeiling {
     /// The phase the verdicts come from, and why the planner took it.
     pub phase: String,
@@ -28,7 +28,7 @@ pub struct SloCeiling {
 
 /// How a phase that searched found its ceiling (its bracket is the ceiling's `units` and
 /// `first_failing`).
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SearchedCeiling {
     /// How the search ended.
     pub ending: headroom_results::SearchEnding,

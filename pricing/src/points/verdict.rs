@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The judgement of one x over its runs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
 pub struct StepVerdict {
     /// Every SLO of every run held there, and no run failed.
     pub pass: bool,

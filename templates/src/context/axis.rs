@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// The one swept variable of a phase whose every point is a number of one unit.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Axis {
     /// The variable's name: `readers`.
     pub variable: String,

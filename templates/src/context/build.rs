@@ -162,6 +162,7 @@ impl PageContext {
             not_measured.insert(0, unsampled);
         }
         PageContext {
+            format: super::PAGE_CONTEXT_FORMAT,
             bench: inputs.bench,
             headroom_version: results.headroom_version.clone(),
             spec_path: results.spec.path.clone(),

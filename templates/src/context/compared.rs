@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// The results compared against a baseline, as the page shows them.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Compared {
     /// The baseline results file, as given.
     pub baseline: String,
@@ -30,7 +30,7 @@ pub struct Compared {
 }
 
 /// One figure at one point, both sides.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ComparedRow {
     /// `phase: variables`, or `plan`.
     pub point: String,

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One value given to a run from outside its spec.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Lever {
     /// The `[vars]` variable (`cache`) or the environment variable (`TOKEN`).
     pub name: String,

@@ -30,7 +30,7 @@ pub use series::MeasuredSeries;
 pub use stat::Stat;
 
 /// What the page is about, from the spec.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Bench {
     /// `[bench] name`.
     pub name: String,
@@ -63,9 +63,16 @@ pub struct Inputs {
     pub compared: Option<Compared>,
 }
 
+/// The version of the page context's shape (schemas/page-context.schema.json, `render
+/// --dump-context`); docs/contracts.md says what each version added.
+pub const PAGE_CONTEXT_FORMAT: u32 = 1;
+
 /// Everything a capacity page says, as data (`schemas/page-context.schema.json`).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct PageContext {
+    /// The version of this shape ([`PAGE_CONTEXT_FORMAT`]); a template or reader refuses
+    /// another.
+    pub format: u32,
     /// What the bench is, from the spec.
     pub bench: Bench,
     /// The headroom that ran (from the results file).
@@ -122,7 +129,7 @@ pub struct PageContext {
 }
 
 /// A scenario of the bench, in words.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ScenarioText {
     /// The scenario's name.
     pub name: String,
@@ -133,7 +140,7 @@ pub struct ScenarioText {
 }
 
 /// The generator's own use of the machine: how much headroom it had.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Generator {
     /// CPU the generator used during the load, in cores: lowest and highest run.
     pub cpu_cores: Spread,
@@ -145,7 +152,7 @@ pub struct Generator {
 }
 
 /// A plot of the page: an SVG file beside it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Plot {
     /// `memory`, `latency`, `search` or `series`.
     pub kind: String,
@@ -164,7 +171,7 @@ pub struct Plot {
 }
 
 /// The machine the runs ran on.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Machine {
     /// The CPU's model name (empty when the machine names none).
     pub cpu_model: String,
@@ -177,7 +184,7 @@ pub struct Machine {
 }
 
 /// The smallest and largest of a figure.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Spread {
     /// The lowest.
     pub min: f64,
@@ -186,7 +193,7 @@ pub struct Spread {
 }
 
 /// How many runs ran, failed, and were bound by the generator.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RunCounts {
     /// Runs in the results file.
     pub total: u64,
@@ -221,7 +228,7 @@ pub struct RunCounts {
 }
 
 /// One phase as the page shows it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Phase {
     /// The phase's name.
     pub name: String,
@@ -256,7 +263,7 @@ pub struct Phase {
 }
 
 /// A latency SLO as a line to draw: `api.latency.p95 < 200ms` on scenario `api`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct LatencySlo {
     /// The scenario the SLO judges.
     pub scenario: String,
@@ -270,7 +277,7 @@ pub struct LatencySlo {
 
 /// The SLO ceiling as a page tells it: the last good step, the first bad one, what broke there,
 /// and a cliff if the latency jumped.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Ceiling {
     /// The phase whose verdicts give the ceiling.
     pub phase: String,
@@ -295,7 +302,7 @@ pub struct Ceiling {
 
 /// One phase judged by SLOs, in the side-by-side table of the ceilings: what it ran in, its
 /// last step that passed and its first that failed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct PhaseCeiling {
     /// The phase.
     pub phase: String,
@@ -311,7 +318,7 @@ pub struct PhaseCeiling {
 }
 
 /// A least-squares line of one series over one sweep, and how it predicts the largest point.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct FitRow {
     /// The phase the points come from (the memory sweep, as the planner chooses it).
     pub phase: String,
@@ -351,7 +358,7 @@ pub struct FitRow {
 }
 
 /// A search as the page tells it: its bracket, its precision, what it took, every probe.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SearchStory {
     /// The variable searched.
     pub variable: String,
@@ -382,7 +389,7 @@ pub struct SearchStory {
 }
 
 /// One probe of a search, as the page's table and plot show it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ProbeRow {
     /// From 1, in the order the probes ran.
     pub number: usize,

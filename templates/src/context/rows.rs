@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One named request of an HTTP scenario at one point, measured apart over the repeats.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct RequestCell {
     /// `scenario.request`: `browse.list`.
     pub name: String,
@@ -220,7 +220,7 @@ pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<Servi
 }
 
 /// One service of a stack at one point: its own memory and CPU.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ServiceCell {
     /// The service's name.
     pub name: String,
@@ -240,7 +240,7 @@ pub(super) fn variables(at: &std::collections::BTreeMap<String, VarValue>) -> St
 }
 
 /// One point of a phase: a row of the page's table.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Point {
     /// The swept variables as people read them: `rooms = 16`.
     pub variables: String,
@@ -272,7 +272,7 @@ pub struct Point {
 }
 
 /// One scenario at one point: a cell group of the row.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
 pub struct ScenarioCell {
     /// The scenario's name.
     pub name: String,

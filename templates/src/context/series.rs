@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::Stat;
 
 /// A `[measure]` series that some run of the phase read.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct MeasuredSeries {
     /// Its name in the spec and the results: `notes_memory`.
     pub name: String,
@@ -20,7 +20,7 @@ pub struct MeasuredSeries {
 }
 
 /// One series at one point.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct SeriesCell {
     /// The series' name.
     pub name: String,

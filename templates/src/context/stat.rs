@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Lowest, median and highest over a point's repeats, and each of them.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Stat {
     /// The lowest of the repeats.
     pub min: f64,
