@@ -471,3 +471,73 @@ fn a_forbidden_edge_is_found() {
         ]
     );
 }
+
+/// The test files that read JSON by key, and the foreign format each reads: everything
+/// headroom writes is read through its type, after its schema (`common::contract`).
+const READS_FOREIGN_JSON: [(&str, &str); 7] = [
+    ("tests/architecture.rs", "cargo metadata and Cargo.toml"),
+    ("tests/cli/k8s.rs", "Kubernetes objects"),
+    ("tests/run/under_kubernetes.rs", "Kubernetes objects"),
+    ("tests/common/browser.rs", "the Chrome DevTools protocol"),
+    ("tests/run/live_prometheus.rs", "Prometheus's HTTP API"),
+    ("tests/docs.rs", "JSON Schema documents"),
+    ("tests/schemas.rs", "JSON Schema documents"),
+];
+
+/// The 1-based lines of `text` that index a value by a string key (`x["key"]`, `x]["key"]`,
+/// `f()["key"]`): what `grep -nE '[]A-Za-z0-9_)]\["'` finds.
+fn keyed_reads(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            line.match_indices("[\"").any(|(at, _)| {
+                line[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ')' | ']'))
+            })
+        })
+        .map(|(n, _)| n + 1)
+        .collect()
+}
+
+#[test]
+fn tests_read_what_headroom_writes_through_its_types() {
+    let root = common::root();
+    let mut files = Vec::new();
+    rust_files(&root.join("tests"), &mut files);
+    let mut found = Vec::new();
+    let mut foreign_seen = BTreeSet::new();
+    for file in files {
+        let relative = file.strip_prefix(root).expect("under the root");
+        let relative = relative.to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).expect("a test file");
+        let lines = keyed_reads(&text);
+        if lines.is_empty() {
+            continue;
+        }
+        if READS_FOREIGN_JSON.iter().any(|(f, _)| *f == relative) {
+            foreign_seen.insert(relative);
+        } else {
+            found.extend(lines.iter().map(|line| format!("{relative}:{line}")));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "read by key, not through its type (common::contract):\n{}",
+        found.join("\n")
+    );
+    // A file that no longer reads foreign JSON leaves the list.
+    for (file, format) in READS_FOREIGN_JSON {
+        assert!(
+            foreign_seen.contains(file),
+            "{file} no longer reads {format} by key"
+        );
+    }
+}
+
+#[test]
+fn a_keyed_read_is_found() {
+    let text = "let a = report[\"figures\"];\nlet b = vec![\"x\"];\nlet c = f()[\"k\"];\nlet d = m[0][\"k\"];\nlet e = [\"x\", \"y\"];\n";
+    assert_eq!(keyed_reads(text), [1, 3, 4]);
+}

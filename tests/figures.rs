@@ -78,18 +78,14 @@ fn seen_by_all_is_one_figure_in_the_verdict_the_run_table_the_page_and_compare()
     // `compare`: the figure by its SLO name, each side's median that value.
     let (code, json, said) = common::headroom(&["compare", &out_arg, &out_arg, "--format", "json"]);
     assert_eq!(code, 0, "{said}");
-    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
-    let figure = report["figures"]
-        .as_array()
-        .expect("figures")
+    let report: headroom_compare::report::Report = common::contract("compare.schema.json", &json);
+    let figure = report
+        .figures
         .iter()
-        .find(|f| f["figure"] == "chat.seen_by_all.p95")
+        .find(|f| f.figure == "chat.seen_by_all.p95")
         .unwrap_or_else(|| panic!("no chat.seen_by_all.p95 in {json}"));
-    assert_eq!(
-        figure["base"]["median"].as_f64(),
-        Some(expected),
-        "{figure}"
-    );
+    let base = figure.base.as_ref().expect("the base's repeats");
+    assert_eq!(base.median, expected, "{figure:?}");
     assert!(leftovers("1045B").is_empty());
     let _ = std::fs::remove_file(Path::new(&page_arg));
     clean("rooms-one-peer");

@@ -43,10 +43,20 @@ impl<'a> Fills<'a> {
             PlaceholderName::Name(builtin::HEADROOM) => {
                 Some(self.headroom_bin.display().to_string())
             }
-            PlaceholderName::Name(variable) => self
-                .vars
-                .and_then(|vars| vars.get(variable))
-                .map(ToString::to_string),
+            // Where the point's variables are given, a name among them is filled and any
+            // other is an error; without them, the name is for a later stage (`{room}`).
+            PlaceholderName::Name(variable) => match self.vars {
+                Some(vars) => match vars.get(variable) {
+                    Some(value) => Some(value.to_string()),
+                    None => {
+                        missing = Some(format!(
+                            "`{text}` names `{variable}`, which is no variable of this point"
+                        ));
+                        None
+                    }
+                },
+                None => None,
+            },
             PlaceholderName::Port(service) => match self.services.get(service) {
                 Some(port) => Some(port.to_string()),
                 None => {
@@ -77,4 +87,35 @@ impl<'a> Fills<'a> {
 /// Fills `{port}`, `{headroom}` and `{env:NAME}`; variables were filled by the compiler.
 pub fn fill(text: &str, port: u16, headroom_bin: &Path) -> Result<String, String> {
     Fills::new(port, headroom_bin).fill(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_spec::VarValue;
+
+    /// ARCHITECTURE.md, resolved values: a `[measure]` command's variable is filled from the
+    /// point, and a name the point lacks is an error, never left in the text.
+    #[test]
+    fn an_unknown_variable_is_an_error() {
+        let vars = BTreeMap::from([("rooms".to_owned(), VarValue::Integer(16))]);
+        let fills = Fills {
+            vars: Some(&vars),
+            ..Fills::new(8080, Path::new("/bin/headroom"))
+        };
+        assert_eq!(
+            fills.fill("count {rooms} on {port}").as_deref(),
+            Ok("count 16 on 8080")
+        );
+        assert_eq!(
+            fills.fill("count {room}"),
+            Err("`count {room}` names `room`, which is no variable of this point".to_owned())
+        );
+        // Without the point's variables, a name is a later stage's (`{room}` in a rooms URL).
+        let later = Fills::new(8080, Path::new("/bin/headroom"));
+        assert_eq!(
+            later.fill("ws://127.0.0.1:{port}/{room}").as_deref(),
+            Ok("ws://127.0.0.1:8080/{room}")
+        );
+    }
 }

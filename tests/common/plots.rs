@@ -232,6 +232,23 @@ const MEASURE_THE_PAGE: &str = r#"(() => {
     return { body, column, first: first ? first.textContent.trim() : null, plots };
 })()"#;
 
+/// What `MEASURE_THE_PAGE` returns: the body's font size and the column's width (px), the
+/// first section's title, and each plot's width and smallest text.
+#[derive(Debug, serde::Deserialize)]
+struct PageMeasured {
+    body: f64,
+    column: f64,
+    first: Option<String>,
+    plots: Vec<PlotMeasured>,
+}
+
+/// A plot as laid out: its width and its smallest text (px).
+#[derive(Debug, serde::Deserialize)]
+struct PlotMeasured {
+    shown: f64,
+    smallest: f64,
+}
+
 /// Issue 43: the HTML page `html`, as headless Chromium lays it out in a 1400 px window (the
 /// page's full 960 px column): it opens with "The answer", every plot is as wide as the column
 /// and its smallest text at least the body's. With `UPDATE_DOCS=1`, its picture is written to
@@ -256,25 +273,21 @@ pub fn assert_html_page_reads_well(html: &Path, picture: Option<&str>) -> Option
                 == serde_json::Value::Bool(true)
         });
     assert!(loaded, "Chromium never loaded {url}");
-    let measured = browser.evaluate(MEASURE_THE_PAGE);
-    let number = |v: &serde_json::Value| v.as_f64().unwrap_or_else(|| panic!("{measured}"));
-    let (body, column) = (number(&measured["body"]), number(&measured["column"]));
-    assert_eq!(body, BODY_TEXT, "{measured}");
-    assert!(column >= COLUMN - 1.0, "the full column: {measured}");
+    let value = browser.evaluate(MEASURE_THE_PAGE);
+    let measured: PageMeasured =
+        serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value}"));
+    let (body, column) = (measured.body, measured.column);
+    assert_eq!(body, BODY_TEXT, "{measured:?}");
+    assert!(column >= COLUMN - 1.0, "the full column: {measured:?}");
     assert_eq!(
-        measured["first"], "The answer",
+        measured.first.as_deref(),
+        Some("The answer"),
         "the page opens with its answer"
     );
-    let plots = measured["plots"].as_array().expect("plots");
+    let plots = &measured.plots;
     for plot in plots {
-        assert!(
-            number(&plot["shown"]) >= column - 1.0,
-            "fills the column: {measured}"
-        );
-        assert!(
-            number(&plot["smallest"]) >= body - 0.05,
-            "body-size text: {measured}"
-        );
+        assert!(plot.shown >= column - 1.0, "fills the column: {measured:?}");
+        assert!(plot.smallest >= body - 0.05, "body-size text: {measured:?}");
     }
     if let Some(picture) = picture
         && std::env::var_os("UPDATE_DOCS").is_some()

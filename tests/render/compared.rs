@@ -102,13 +102,9 @@ fn a_format_1_file_reads_renders_and_compares() {
     assert!(pages[0].contains("| rooms = 128 | 3 |"), "{}", pages[0]);
     let (code, table, stderr) = headroom(&["compare", old, &new_arg, "--format", "json"]);
     assert_eq!(code, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&table).expect("JSON");
-    let figures: std::collections::BTreeSet<&str> = report["figures"]
-        .as_array()
-        .expect("figures")
-        .iter()
-        .filter_map(|f| f["figure"].as_str())
-        .collect();
+    let report: headroom_compare::report::Report = common::contract("compare.schema.json", &table);
+    let figures: std::collections::BTreeSet<&str> =
+        report.figures.iter().map(|f| f.figure.as_str()).collect();
     for figure in ["rss", "edits.seen_by_all.p95", "edits.delivered"] {
         assert!(figures.contains(figure), "{figure} in {figures:?}");
     }

@@ -154,7 +154,10 @@ fn the_plots_hold_their_series() {
     for colour in ["#2CA02C", "#1F77B4", "#9467BD"] {
         assert_eq!(circles(&latency, colour).len(), 3, "{colour}");
     }
-    assert!(elements["polyline"] >= 3, "{elements:?}");
+    assert!(
+        elements.get("polyline").is_some_and(|&n| n >= 3),
+        "{elements:?}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -168,19 +171,19 @@ fn the_context_matches_its_committed_schema() {
         "--dump-context",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let context: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    common::assert_matches_schema("page-context.schema.json", &context);
+    let context: headroom_templates::PageContext =
+        common::contract("page-context.schema.json", &stdout);
+    assert_eq!(context.format, headroom_templates::PAGE_CONTEXT_FORMAT);
     // The memory phase ran three repeats a point: min, median and max are there.
-    let rss = &context["phases"][0]["points"][2]["rss_bytes"];
-    assert_eq!(rss["n"], 3, "{rss}");
-    assert!(common::number(&rss["min"]) <= common::number(&rss["median"]));
-    assert!(common::number(&rss["median"]) <= common::number(&rss["max"]));
-    assert_eq!(context["fits"][0]["series"], "rss");
-    assert!(
-        context["plan"]["instances"]
-            .as_array()
-            .is_some_and(|i| i.len() == 2)
-    );
+    let rss = context.phases[0].points[2]
+        .rss_bytes
+        .as_ref()
+        .expect("the point's memory");
+    assert_eq!(rss.n, 3, "{rss:?}");
+    assert!(rss.min <= rss.median && rss.median <= rss.max, "{rss:?}");
+    assert_eq!(context.fits[0].series, "rss");
+    let plan = context.plan.expect("the page's plan");
+    assert_eq!(plan.instances.len(), 2);
 }
 
 #[test]

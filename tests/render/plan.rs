@@ -2,6 +2,13 @@
 //! ceilings below the first step or past the last, units of several people, a budget.
 
 use super::*;
+use headroom_pricing::plan::{PlanReport, Resource};
+use headroom_templates::PageContext;
+
+/// A `plan --json` output, checked against its schema and read as its type.
+fn plan_report(json: &str) -> PlanReport {
+    common::contract("plan.schema.json", json)
+}
 
 /// Issue 11, the headline: `headroom plan SPEC` with neither --results nor --points reads the
 /// spec's own results file, the one the page is rendered from, and says the same thing.
@@ -21,16 +28,23 @@ fn plan_and_the_page_give_the_same_answer_from_the_same_results() {
     .expect("results");
     let (code, plan, stderr) = common::headroom_in(&dir, &["plan", "relay.toml", "--json"]);
     assert_eq!(code, 0, "{stderr}");
-    let plan: serde_json::Value = serde_json::from_str(&plan).expect("plan json");
+    let plan_text = plan;
+    let plan = plan_report(&plan_text);
     let (code, context, stderr) =
         common::headroom_in(&dir, &["render", "relay.toml", "--dump-context"]);
     assert_eq!(code, 0, "{stderr}");
-    let context: serde_json::Value = serde_json::from_str(&context).expect("context json");
-    assert_eq!(plan, context["plan"]);
+    let context: PageContext = common::contract("page-context.schema.json", &context);
+    let on_page = context.plan.expect("the page's plan");
+    assert_eq!(
+        serde_json::to_value(&on_page).expect("JSON"),
+        serde_json::from_str::<serde_json::Value>(&plan_text).expect("JSON"),
+        "the page's plan is `plan --json`, field for field"
+    );
     // And that answer is the right one: the SLOs failed at the first step of `rooms`.
-    assert_eq!(plan["slo_ceiling"]["phase"], "rooms");
-    assert_eq!(plan["slo_ceiling"]["units"], serde_json::Value::Null);
-    assert_eq!(plan["slo_ceiling"]["first_failing"].as_f64(), Some(16.0));
+    let slo = plan.slo_ceiling.expect("an SLO ceiling");
+    assert_eq!(slo.phase, "rooms");
+    assert_eq!(slo.units, None);
+    assert_eq!(slo.first_failing, Some(16.0));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -51,7 +65,7 @@ fn the_pages_cost_table_is_plan_json_figure_for_figure() {
         "--json",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let plan: serde_json::Value = serde_json::from_str(&json).expect("plan json");
+    let plan = plan_report(&json);
     let (code, _, stderr) = headroom(&[
         "render",
         "examples/relay.toml",
@@ -76,12 +90,11 @@ fn the_pages_cost_table_is_plan_json_figure_for_figure() {
             .position(|h| *h == name)
             .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
     };
-    let dollars = |x: &serde_json::Value| format!("${:.2}", x.as_f64().expect("a figure"));
-    let count = |x: &serde_json::Value| format!("{}", x.as_f64().expect("a figure"));
-    let instances = plan["instances"].as_array().expect("instances");
-    assert_eq!(instances.len(), 2, "{plan}");
+    let dollars = |x: Option<f64>| format!("${:.2}", x.expect("a figure"));
+    let instances = &plan.instances;
+    assert_eq!(instances.len(), 2, "{plan:?}");
     for instance in instances {
-        let name = instance["name"].as_str().expect("name");
+        let name = &instance.name;
         let row: Vec<&str> = table
             .lines()
             .find(|l| l.starts_with(&format!("| {name} |")))
@@ -90,35 +103,32 @@ fn the_pages_cost_table_is_plan_json_figure_for_figure() {
             .map(str::trim)
             .collect();
         // Something is priced here, so the figures compared are numbers, not blanks.
-        assert!(instance["planned_units"].is_number(), "{instance}");
-        assert_eq!(row[column("per month")], dollars(&instance["usd_month"]));
+        let planned = instance.planned_units.expect("planned units");
+        assert_eq!(row[column("per month")], dollars(Some(instance.usd_month)));
         assert_eq!(
             row[column("binding ceiling")],
             format!(
                 "{} ({})",
-                instance["binding"]["reads"].as_str().expect("reads"),
-                instance["binding"]["resource"].as_str().expect("resource")
+                instance.binding.reads,
+                instance.binding.resource.as_str()
             )
         );
-        assert_eq!(
-            row[column("planned rooms")],
-            count(&instance["planned_units"])
-        );
+        assert_eq!(row[column("planned rooms")], planned.to_string());
         assert_eq!(
             row[column("per room-month")],
-            dollars(&instance["usd_per_unit_month"])
+            dollars(instance.usd_per_unit_month)
         );
         assert_eq!(
             row[column("all in / month")],
-            dollars(&instance["all_in"]["usd_month"])
+            dollars(Some(instance.all_in.usd_month))
         );
         assert_eq!(
             row[column("all in per room")],
-            dollars(&instance["all_in"]["usd_per_unit_month"])
+            dollars(instance.all_in.usd_per_unit_month)
         );
     }
     // The figures themselves: the cap of 128 rooms binds; $24.53 / 128 = $0.19.
-    assert_eq!(instances[0]["planned_units"].as_f64(), Some(128.0));
+    assert_eq!(instances[0].planned_units, Some(128.0));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -154,17 +164,18 @@ fn a_ceiling_below_the_first_step_is_not_priced() {
     ]);
     assert!(!said.contains("warning: reading"), "{said}");
     assert_eq!(code, 2, "--check exits 2 when nothing can be priced");
-    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
-    for instance in report["instances"].as_array().expect("instances") {
-        assert_eq!(instance["planned_units"], serde_json::Value::Null);
-        assert_eq!(instance["usd_per_unit_month"], serde_json::Value::Null);
-        assert_eq!(
-            instance["all_in"]["usd_per_unit_month"],
-            serde_json::Value::Null
-        );
-        assert_eq!(instance["binding"]["resource"], "slo");
-        assert_eq!(instance["ceilings"]["slo"]["below"].as_f64(), Some(16.0));
-        assert!(instance["not_priced"].is_string(), "{instance}");
+    let report = plan_report(&json);
+    for instance in &report.instances {
+        assert_eq!(instance.planned_units, None);
+        assert_eq!(instance.usd_per_unit_month, None);
+        assert_eq!(instance.all_in.usd_per_unit_month, None);
+        assert_eq!(instance.binding.resource, Resource::Slo);
+        let slo = instance
+            .ceilings
+            .get(&Resource::Slo)
+            .expect("an SLO ceiling");
+        assert_eq!(slo.below, Some(16.0));
+        assert!(instance.not_priced.is_some(), "{instance:?}");
     }
     let (code, _, _) = headroom(&["plan", "examples/relay.toml", "--results", RESULTS]);
     assert_eq!(code, 0, "without --check the plan is printed and exits 0");
@@ -209,6 +220,26 @@ fn a_unit_of_several_people_is_priced_per_person_too() {
         page.contains("\"per person\" divides that by 4, the people in a room"),
         "{page}"
     );
+    // Both per-person figures are the planner's (`plan --json`), not made in the template.
+    let (code, json, stderr) = headroom(&["plan", &spec_arg, "--results", &passing, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let medium = plan_report(&json)
+        .instances
+        .into_iter()
+        .find(|i| i.name == "t4g.medium")
+        .expect("t4g.medium");
+    let per_person = medium.usd_per_person_month.expect("a cost per person");
+    let all_in_per_person = medium
+        .all_in
+        .usd_per_person_month
+        .expect("all in, per person");
+    assert!(
+        (per_person - 24.528 / 128.0 / 4.0).abs() < 1e-9,
+        "{per_person}"
+    );
+    let all_in_per_unit = medium.all_in.usd_per_unit_month.expect("all in, per room");
+    assert!((all_in_per_person - all_in_per_unit / 4.0).abs() < 1e-12);
+    assert_eq!(format!("{all_in_per_person:.3}"), "0.083");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -238,8 +269,10 @@ fn the_specs_budget_is_planned_with() {
         "{stdout}"
     );
     let (_, json, _) = headroom(&["plan", &spec_arg, "--results", &results_arg, "--json"]);
-    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
-    assert!(report["for_budget"].is_array(), "{report}");
+    let report = plan_report(&json);
+    let fleets = report.for_budget.expect("the spec's budget planned");
+    assert_eq!(fleets[0].instance, "t4g.medium", "{fleets:?}");
+    assert_eq!((fleets[0].count, fleets[0].units), (2, 256.0), "{fleets:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -257,15 +290,18 @@ fn a_results_sweep_that_passed_everything_is_a_lower_bound() {
         "--json",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&json).expect("json");
-    let slo = &report["slo_ceiling"];
-    assert_eq!(slo["phase"], "rooms");
-    assert_eq!(slo["lower_bound"], true, "{slo}");
-    assert_eq!(slo["first_failing"], serde_json::Value::Null, "{slo}");
-    assert_eq!(common::number(&slo["units"]), 128.0, "{slo}");
-    let ceiling = &report["instances"][0]["ceilings"]["slo"];
-    assert_eq!(ceiling["reads"], "≥ 128", "{ceiling}");
-    assert_eq!(ceiling["lower_bound"], true);
+    let report = plan_report(&json);
+    let slo = report.slo_ceiling.as_ref().expect("an SLO ceiling");
+    assert_eq!(slo.phase, "rooms");
+    assert!(slo.lower_bound, "{slo:?}");
+    assert_eq!(slo.first_failing, None, "{slo:?}");
+    assert_eq!(slo.units, Some(128.0), "{slo:?}");
+    let ceiling = report.instances[0]
+        .ceilings
+        .get(&Resource::Slo)
+        .expect("an SLO ceiling");
+    assert_eq!(ceiling.reads, "≥ 128", "{ceiling:?}");
+    assert!(ceiling.lower_bound);
     let _ = std::fs::remove_dir_all(dir);
 }
 

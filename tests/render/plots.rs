@@ -157,7 +157,12 @@ fn a_measured_series_gets_a_table_and_a_plot() {
         .expect("a series");
         results.matrix.phases[0].measure.series = vec![series];
         for point in &mut results.phases[0].points {
-            let rooms = point.at["rooms"].quantity().expect("a number").0;
+            let rooms = point
+                .at
+                .get("rooms")
+                .and_then(|v| v.quantity())
+                .expect("a number")
+                .0;
             for (repeat, run) in point.runs.iter_mut().enumerate() {
                 let bytes = rooms * 220.0 * 1024.0 + repeat as f64 * 4096.0;
                 run.metrics.steady.insert("room_state".into(), bytes);

@@ -37,7 +37,7 @@ fn scenarios_are_measured_over_one_hold() {
     }
     // HTTP: 200/s from its first second. Its figures count the requests intended in the hold,
     // 800 of them; the ones before it (while the sockets opened) are counted apart.
-    let api = &run.scenarios["api"];
+    let api = headroom_test_support::results::scenario(run, "api");
     assert!((799..=801).contains(&api.requests), "{}", api.requests);
     assert_eq!(api.ok, api.requests);
     // Its first arrival comes a few tens of milliseconds after the run's clock starts (the
@@ -105,7 +105,7 @@ fn users_stuck_in_the_server_fail_the_probe() {
         "{:?}",
         run.slo
     );
-    let browse = &run.scenarios["browse"];
+    let browse = headroom_test_support::results::scenario(run, "browse");
     let kept = headroom_figures::users::keeping_up(browse).expect("closed, with think");
     assert!(kept.share < 0.5, "{kept:?}");
     assert!(browse.errors.timeout > 0, "{:?}", browse.errors);

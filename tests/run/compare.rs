@@ -3,6 +3,13 @@
 //! --format json` as the documented JSON it prints (`schemas/compare.schema.json`).
 
 use super::*;
+use headroom_compare::report::{FigureReport, Report, VerdictWord};
+use headroom_compare::verdict::Basis;
+
+/// `compare --format json`, checked against its schema and read as its type.
+fn compare_report(stdout: &[u8]) -> Report {
+    common::contract("compare.schema.json", &String::from_utf8_lossy(stdout))
+}
 
 /// Issue 16: an A/A comparison end to end. The same spec against the demo target, run twice
 /// with three repeats a point, compared: the points match, the machines are alike, every
@@ -29,21 +36,17 @@ fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
     let (a, b) = (first.display().to_string(), second.display().to_string());
     let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
-    common::assert_matches_schema("compare.schema.json", &report);
-    assert_eq!(report["machine_differences"], serde_json::json!([]));
-    let figures = report["figures"].as_array().expect("figures");
-    let names: Vec<&str> = figures
-        .iter()
-        .filter_map(|f| f["figure"].as_str())
-        .collect();
+    let report = compare_report(&output.stdout);
+    assert!(report.machine_differences.is_empty(), "{report:?}");
+    let names: Vec<&str> = report.figures.iter().map(|f| f.figure.as_str()).collect();
     for wanted in ["api.latency.p95", "api.rate", "api.failed", "rss", "cpu"] {
         assert!(names.contains(&wanted), "{wanted} in {names:?}");
     }
-    for figure in figures {
-        assert_eq!(figure["base"]["repeats"], 3, "{figure}");
-        assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
-        let why = figure["why"].as_str().expect("why");
+    for figure in &report.figures {
+        let base = figure.base.as_ref().expect("the base's repeats");
+        assert_eq!(base.repeats, 3, "{figure:?}");
+        assert_eq!(figure.verdict, VerdictWord::CannotTell, "{figure:?}");
+        let why = figure.why.as_deref().expect("why");
         assert!(why.contains("1 more a side would be enough"), "{why}");
     }
     assert!(leftovers("1003B").is_empty());
@@ -89,18 +92,14 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     let (a, b) = (before.display().to_string(), after.display().to_string());
     // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
     let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
-    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
-    let figures = |name: &str| -> Vec<Value> {
-        let found: Vec<Value> = report["figures"]
-            .as_array()
-            .expect("figures")
-            .iter()
-            .filter(|f| f["figure"] == name)
-            .cloned()
-            .collect();
-        assert!(!found.is_empty(), "{name} in {report}");
+    let report = compare_report(&output.stdout);
+    let figures = |name: &str| -> Vec<&FigureReport> {
+        let found: Vec<&FigureReport> =
+            report.figures.iter().filter(|f| f.figure == name).collect();
+        assert!(!found.is_empty(), "{name} in {report:?}");
         found
     };
+    let change = |figure: &FigureReport| figure.change.expect("a change");
     // Every step of users: the CPU worse (by 11 to 20 % in the runs this was written from: the
     // demo's own work on a request, about 0.3 ms, and the idle process are not scaled, and a
     // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
@@ -115,54 +114,50 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     {
         let steps = figures(name);
         assert_eq!(steps.len(), 4, "{name}: {steps:?}");
-        let worse = steps.iter().filter(|s| s["verdict"] == "worse").count();
+        let worse = steps
+            .iter()
+            .filter(|s| s.verdict == VerdictWord::Worse)
+            .count();
         assert!(
             worse >= worse_at_least,
             "{name}: worse at {worse}: {steps:?}"
         );
         for step in steps {
-            assert_ne!(step["verdict"], "better", "{step}");
-            assert!(range.contains(&common::number(&step["change"])), "{step}");
-            let said_noisy = step["verdict"] == "within_noise" && step["noisy"] == true;
-            assert!(step["verdict"] == "worse" || said_noisy, "{step}");
+            assert_ne!(step.verdict, VerdictWord::Better, "{step:?}");
+            assert!(range.contains(&change(step)), "{step:?}");
+            let said_noisy = step.verdict == VerdictWord::WithinNoise && step.noisy;
+            assert!(step.verdict == VerdictWord::Worse || said_noisy, "{step:?}");
         }
     }
     // The cost of a user-month: CPU per user binds on c7g.medium (1 vCPU), so 20 % more CPU
     // is about 20 % more dollars a user (the ceiling is floored to whole users), and fewer users.
     let [cost] = &figures("plan.c7g.medium.usd_per_unit_month")[..] else {
-        panic!("one cost figure: {report}")
+        panic!("one cost figure: {report:?}")
     };
-    assert_eq!(cost["verdict"], "worse", "{cost}");
-    assert!(
-        (0.12..0.30).contains(&common::number(&cost["change"])),
-        "{cost}"
-    );
+    assert_eq!(cost.verdict, VerdictWord::Worse, "{cost:?}");
+    assert!((0.12..0.30).contains(&change(cost)), "{cost:?}");
     let [units] = &figures("plan.c7g.medium.units")[..] else {
-        panic!("one units figure: {report}")
+        panic!("one units figure: {report:?}")
     };
-    assert_eq!(units["verdict"], "worse", "{units}");
+    assert_eq!(units.verdict, VerdictWord::Worse, "{units:?}");
     // The CPU per user, fitted over every run of the sweep (20 points a side): 20 % steeper.
     let [slope] = &figures("fit.cpu.cores_per_unit")[..] else {
-        panic!("one CPU slope: {report}")
+        panic!("one CPU slope: {report:?}")
     };
     assert_eq!(
-        (&slope["verdict"], &slope["basis"]),
-        (&"worse".into(), &"fit".into()),
-        "{slope}"
+        (slope.verdict, slope.basis),
+        (VerdictWord::Worse, Basis::Fit),
+        "{slope:?}"
     );
-    assert!(
-        (0.12..0.30).contains(&common::number(&slope["change"])),
-        "{slope}"
-    );
-    assert_eq!(report["unit"], "user");
-    assert_eq!(output.status.code(), Some(2), "{report}");
-    assert_eq!(report["failed"], true);
-    let failed: Vec<&str> = report["gates"]
-        .as_array()
-        .expect("gates")
+    assert!((0.12..0.30).contains(&change(slope)), "{slope:?}");
+    assert_eq!(report.unit, "user");
+    assert_eq!(output.status.code(), Some(2), "{report:?}");
+    assert!(report.failed);
+    let failed: Vec<&str> = report
+        .gates
         .iter()
-        .filter(|g| g["failed"] == true)
-        .filter_map(|g| g["figure"].as_str())
+        .filter(|g| g.failed)
+        .map(|g| g.figure.as_str())
         .collect();
     for figure in ["plan.c7g.medium.usd_per_unit_month", "api.latency.p50"] {
         assert!(failed.contains(&figure), "{figure} in {failed:?}");
@@ -211,15 +206,15 @@ fn an_a_a_lever_beside_a_busy_loop_half_the_time_calls_nothing() {
         &[],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("compare json");
-    let figures = report["figures"].as_array().expect("figures");
+    let report = compare_report(&output.stdout);
+    let figures = &report.figures;
     assert!(!figures.is_empty());
     // Both values have competed runs: every verdict their figures could give is withheld,
     // naming the run (a figure one side lacks, or too few repeats, says that instead).
     let mut withheld = 0;
     for figure in figures {
-        assert_eq!(figure["verdict"], "cannot_tell", "{figure}");
-        let why = figure["why"].as_str().expect("why");
+        assert_eq!(figure.verdict, VerdictWord::CannotTell, "{figure:?}");
+        let why = figure.why.as_deref().expect("why");
         if why.starts_with("not judged: run ") {
             assert!(why.contains("other processes used"), "{why}");
             withheld += 1;

@@ -3,7 +3,8 @@
 //! Results are read through their types; `plan --json` and `fit --json` as the documented
 //! JSON they print.
 
-use headroom_results::RunResult;
+use headroom_pricing::plan::{PlanReport, Resource};
+use headroom_results::{RunResult, SearchEnding};
 
 use super::*;
 
@@ -287,16 +288,18 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let output = headroom(&["plan", &spec_arg, "--results", &out_arg, "--json"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("plan json");
-    assert_eq!(report["unit"], "req/s");
-    let slo = &report["slo_ceiling"];
-    assert_eq!(slo["phase"], "rate");
-    assert_eq!(slo["search"]["ending"], "converged", "{slo}");
+    let report: PlanReport =
+        common::contract("plan.schema.json", &String::from_utf8_lossy(&output.stdout));
+    assert_eq!(report.unit, "req/s");
+    let slo = report.slo_ceiling.as_ref().expect("an SLO ceiling");
+    assert_eq!(slo.phase, "rate");
+    let searched = slo.search.as_ref().expect("a searched ceiling");
+    assert_eq!(searched.ending, SearchEnding::Converged, "{slo:?}");
     let (pass, fail) = (
-        common::number(&slo["units"]),
-        common::number(&slo["first_failing"]),
+        slo.units.expect("a last pass"),
+        slo.first_failing.expect("a first fail"),
     );
-    assert!(fail > pass && (fail - pass) / pass <= 0.10, "{slo}");
+    assert!(fail > pass && (fail - pass) / pass <= 0.10, "{slo:?}");
     // Issue 14, item 3: the server's CPU is read over the hold, where the load is.
     let results = typed(&read_results(&out));
     let probes = &results.phases[0].points;
@@ -306,7 +309,7 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     let read_at = |i: usize| {
         let run = &probes[i].runs[0];
         let cores = run.process.hold_cpu_cores.expect("the CPU over the hold");
-        let api = &run.scenarios["api"];
+        let api = headroom_test_support::results::scenario(run, "api");
         assert!(api.requests > 0, "probe {i} measured no request");
         (cores, api.rate * api.ok as f64 / api.requests as f64)
     };
@@ -314,31 +317,27 @@ fn the_getting_started_spec_finds_its_ceiling_and_prices_it() {
     let path = at_the_cpus_ceiling(search, read_at);
     // One thread at 1 ms a request answers at most 1,000 a second; a 2 s probe a tenth over
     // can still pass.
-    assert!((300.0..=1_100.0).contains(&pass), "{slo}: {path:?}");
-    assert_eq!(slo["lower_bound"], false);
-    for instance in report["instances"].as_array().expect("instances") {
-        assert_eq!(instance["binding"]["resource"], "slo", "{instance}");
-        assert_eq!(
-            common::number(&instance["planned_units"]),
-            pass,
-            "{instance}"
-        );
+    assert!((300.0..=1_100.0).contains(&pass), "{slo:?}: {path:?}");
+    assert!(!slo.lower_bound);
+    for instance in &report.instances {
+        assert_eq!(instance.binding.resource, Resource::Slo, "{instance:?}");
+        assert_eq!(instance.planned_units, Some(pass), "{instance:?}");
         assert!(
-            common::number(&instance["usd_per_unit_month"]) > 0.0,
-            "{instance}"
+            instance.usd_per_unit_month.expect("a cost per unit") > 0.0,
+            "{instance:?}"
         );
-        assert!(instance["not_priced"].is_null(), "{instance}");
+        assert_eq!(instance.not_priced, None, "{instance:?}");
     }
     let output = headroom(&["fit", "--json", &out_arg], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let fits: Value = serde_json::from_slice(&output.stdout).expect("fit json");
-    let cpu = fits["fits"]
-        .as_array()
-        .expect("fits")
+    let fits: headroom_pricing::fit_report::FitReport =
+        common::contract("fit.schema.json", &String::from_utf8_lossy(&output.stdout));
+    let cpu = fits
+        .fits
         .iter()
-        .find(|f| f["series"] == "cpu")
+        .find(|f| f.series == "cpu")
         .expect("a cpu fit over the hold");
-    assert!(common::number(&cpu["slope"]) > 0.0, "{cpu}");
+    assert!(cpu.slope > 0.0, "{cpu:?}");
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
     assert!(page.contains("## Cost per req/s"), "{page}");
     assert!(

@@ -2,6 +2,7 @@
 //! kill named, nothing left behind, limits past the machine refused, emulated instances.
 //! Results are read through their types.
 
+use headroom_pricing::plan::{InstanceJson, PlanReport, Resource};
 use headroom_results::{AppliedLimits, Failure, RunLimits, RunResult};
 
 use super::*;
@@ -315,36 +316,42 @@ fn emulated_instances_have_measured_ceilings() {
         ],
         &[],
     );
-    let report: Value = serde_json::from_slice(&json.stdout).expect("plan --json");
+    let report: PlanReport =
+        common::contract("plan.schema.json", &String::from_utf8_lossy(&json.stdout));
     let instance = |name: &str| {
-        report["instances"]
-            .as_array()
-            .expect("instances")
+        report
+            .instances
             .iter()
-            .find(|i| i["name"] == name)
-            .cloned()
+            .find(|i| i.name == name)
             .expect("the instance")
     };
+    let ceiling = |instance: &InstanceJson, resource: Resource| {
+        instance
+            .ceilings
+            .get(&resource)
+            .and_then(|c| c.units)
+            .unwrap_or_else(|| panic!("no {resource:?} ceiling: {instance:?}"))
+    };
     let small = instance("t4g.small");
-    assert_eq!(
-        small["ceilings"]["cpu_sustained"]["units"], 200.0,
-        "{small}"
-    );
-    assert_eq!(small["ceilings"]["slo"]["units"], 500.0, "{small}");
+    assert_eq!(ceiling(small, Resource::CpuSustained), 200.0, "{small:?}");
+    assert_eq!(ceiling(small, Resource::Slo), 500.0, "{small:?}");
     assert!(
-        small["measured"].as_str().is_some_and(|m| m
+        small
+            .measured
             .starts_with("SLO ceiling measured at 2 CPU, 1536MiB memory")
-            && m.contains("and at its baseline, 0.4 CPU")),
-        "{small}"
+            && small.measured.contains("and at its baseline, 0.4 CPU"),
+        "{small:?}"
     );
     assert!(
-        small["all_in"]["lines"]
-            .to_string()
-            .contains("surplus CPU credits"),
-        "{small}"
+        small
+            .all_in
+            .lines
+            .iter()
+            .any(|line| line.name.contains("surplus CPU credits")),
+        "{small:?}"
     );
     let medium = instance("c7g.medium");
-    assert_eq!(medium["ceilings"]["slo"]["units"], 500.0, "{medium}");
+    assert_eq!(ceiling(medium, Resource::Slo), 500.0, "{medium:?}");
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
     assert!(
         page.contains("| `rate@t4g.small-baseline` | 0.4 CPU, 1536MiB memory, no swap (cgroup v")

@@ -59,6 +59,54 @@ const READ_DOM: &str = r##"(() => {
            rows, page: document.getElementById("page").textContent };
 })()"##;
 
+/// What `READ_DOM` returns: the dashboard's state, its running point, its finished rows and
+/// its page. A number the DOM lacks reads as `null`.
+#[derive(Debug, serde::Deserialize)]
+struct Dom {
+    state: String,
+    running: RunningPoint,
+    rows: Vec<FinishedRow>,
+    page: String,
+}
+
+/// The running point and its scenarios' cards.
+#[derive(Debug, serde::Deserialize)]
+struct RunningPoint {
+    number: Option<u64>,
+    phase: Option<String>,
+    point: Option<usize>,
+    repeat: Option<u32>,
+    cards: Vec<Card>,
+}
+
+/// A running scenario's card: its latest second, and when the page got it.
+#[derive(Debug, serde::Deserialize)]
+struct Card {
+    scenario: Option<String>,
+    number: Option<u64>,
+    t_s: Option<u64>,
+    requests: Option<u64>,
+    received_ms: Option<f64>,
+    now_ms: Option<f64>,
+}
+
+/// A finished run's scenario, as its row shows it.
+#[derive(Debug, serde::Deserialize)]
+struct FinishedRow {
+    phase: Option<String>,
+    point: Option<usize>,
+    repeat: Option<u32>,
+    scenario: Option<String>,
+    requests: Option<f64>,
+    p95_ms: Option<f64>,
+}
+
+/// The dashboard's DOM now.
+fn read_dom(browser: &mut Browser) -> Dom {
+    let value = browser.evaluate(READ_DOM);
+    serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
 /// The seconds the stream sent so far, by (phase, point, repeat, scenario): (t_s, requests).
 /// Seconds of each run's scenario: (t_s, requests), in the order sent.
 type Streamed = BTreeMap<RunScenario, Vec<(u64, u64)>>;
@@ -112,18 +160,17 @@ pub(super) fn watch(binary: &str, port: u16, lines: &Path, run: &mut Child) -> S
         // The stream before the page: every second it held then had reached the dashboard
         // already (the same event, handed to both), so the page must show it or the one before.
         let held = streamed(lines);
-        let dom = browser.evaluate(READ_DOM);
+        let dom = read_dom(&mut browser);
         // And after: the second the page shows is one the stream sent.
         let stream = streamed(lines);
-        let running = &dom["running"];
-        check_running(running, (&held, &stream), &mut seen);
+        check_running(&dom.running, &held, &stream, &mut seen);
         // A screenshot with a finished run in the table and a few seconds of the next drawn.
-        let drawn = running["cards"].as_array().is_some_and(|cards| {
-            cards
-                .iter()
-                .any(|c| c["t_s"].as_u64().is_some_and(|t| t >= 2))
-        });
-        if !shot && !dom["rows"].as_array().is_none_or(Vec::is_empty) && drawn {
+        let drawn = dom
+            .running
+            .cards
+            .iter()
+            .any(|c| c.t_s.is_some_and(|t| t >= 2));
+        if !shot && !dom.rows.is_empty() && drawn {
             let png = browser.screenshot();
             assert!(png.starts_with(b"\x89PNG"), "a PNG");
             if std::env::var_os("UPDATE_SCREENSHOT").is_some() {
@@ -136,25 +183,22 @@ pub(super) fn watch(binary: &str, port: u16, lines: &Path, run: &mut Child) -> S
     }
     // The run is over; the page keeps what it was told, the capacity page last.
     let done = headroom_test_support::harness::wait_until(Duration::from_secs(5), || {
-        browser.evaluate(READ_DOM)["state"] == "finished"
+        read_dom(&mut browser).state == "finished"
     });
-    let dom = browser.evaluate(READ_DOM);
-    assert!(
-        done || dom["page"].as_str().is_some_and(|p| !p.is_empty()),
-        "{dom}"
-    );
-    for row in dom["rows"].as_array().into_iter().flatten() {
+    let dom = read_dom(&mut browser);
+    assert!(done || !dom.page.is_empty(), "{dom:?}");
+    for row in dom.rows {
         seen.finished.push((
             (
-                row["phase"].as_str().unwrap_or_default().to_owned(),
-                row["point"].as_u64().unwrap_or_default() as usize,
-                row["repeat"].as_u64().unwrap_or_default() as u32,
-                row["scenario"].as_str().unwrap_or_default().to_owned(),
+                row.phase.unwrap_or_default(),
+                row.point.unwrap_or_default(),
+                row.repeat.unwrap_or_default(),
+                row.scenario.unwrap_or_default(),
             ),
-            (row["requests"].as_f64(), row["p95_ms"].as_f64()),
+            (row.requests, row.p95_ms),
         ));
     }
-    seen.page = dom["page"].as_str().unwrap_or_default().to_owned();
+    seen.page = dom.page;
     assert!(
         shot,
         "no moment with a finished run and a running one to take the screenshot at"
@@ -164,21 +208,18 @@ pub(super) fn watch(binary: &str, port: u16, lines: &Path, run: &mut Child) -> S
 
 /// The running point's cards as the page shows them, against the stream `held` before the page
 /// was read and `sent` after.
-fn check_running(running: &Value, (held, sent): (&Streamed, &Streamed), seen: &mut Seen) {
-    for card in running["cards"].as_array().into_iter().flatten() {
-        if card["number"] != running["number"] {
+fn check_running(running: &RunningPoint, held: &Streamed, sent: &Streamed, seen: &mut Seen) {
+    for card in &running.cards {
+        if card.number != running.number {
             continue;
         }
         let key = (
-            running["phase"].as_str().unwrap_or_default().to_owned(),
-            running["point"].as_u64().unwrap_or_default() as usize,
-            running["repeat"].as_u64().unwrap_or_default() as u32,
-            card["scenario"].as_str().unwrap_or_default().to_owned(),
+            running.phase.clone().unwrap_or_default(),
+            running.point.unwrap_or_default(),
+            running.repeat.unwrap_or_default(),
+            card.scenario.clone().unwrap_or_default(),
         );
-        let (t_s, requests) = (
-            card["t_s"].as_u64().expect("t_s"),
-            card["requests"].as_u64().expect("requests"),
-        );
+        let (t_s, requests) = (card.t_s.expect("t_s"), card.requests.expect("requests"));
         let Some(sent) = sent.get(&key) else {
             continue;
         };
@@ -192,8 +233,7 @@ fn check_running(running: &Value, (held, sent): (&Streamed, &Streamed), seen: &m
             .and_then(|before| before.iter().map(|(t, _)| *t).max())
             .unwrap_or(0);
         if t_s + 1 < latest {
-            let waited = card["now_ms"].as_f64().unwrap_or(0.0)
-                - card["received_ms"].as_f64().unwrap_or(0.0);
+            let waited = card.now_ms.unwrap_or(0.0) - card.received_ms.unwrap_or(0.0);
             common::say(&format!(
                 "{key:?}: the page shows second {t_s}, the stream held {latest} before the page was read (the page had its second for {waited} ms)"
             ));

@@ -140,21 +140,17 @@ fn the_stack_is_priced_apart(out: &Path) {
         ],
         &[],
     );
-    let plan: Value = serde_json::from_slice(&plan.stdout).expect("plan json");
-    let placed = plan["placement"]["services"].as_array().expect("services");
-    let services: Vec<&str> = placed
-        .iter()
-        .map(|s| s["service"].as_str().unwrap_or(""))
-        .collect();
-    assert_eq!(services, ["api", "db"], "{}", plan["placement"]);
-    let months: f64 = placed
-        .iter()
-        .map(|s| common::number(&s["instance"]["usd_month"]))
-        .sum();
-    assert!((common::number(&plan["placement"]["per_month"]) - months).abs() < 1e-9);
+    let plan: headroom_pricing::plan::PlanReport =
+        common::contract("plan.schema.json", &String::from_utf8_lossy(&plan.stdout));
+    let placement = plan.placement.expect("the stack placed");
+    let placed = &placement.services;
+    let services: Vec<&str> = placed.iter().map(|s| s.service.as_str()).collect();
+    assert_eq!(services, ["api", "db"], "{placement:?}");
+    let months: f64 = placed.iter().map(|s| s.instance.usd_month).sum();
+    assert!((placement.per_month - months).abs() < 1e-9);
     let least = placed
         .iter()
-        .filter_map(|s| s["instance"]["planned_units"].as_f64())
+        .filter_map(|s| s.instance.planned_units)
         .fold(f64::INFINITY, f64::min);
-    assert_eq!(plan["placement"]["planned_units"].as_f64(), Some(least));
+    assert_eq!(placement.planned_units, Some(least));
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::limits::applied;
+use headroom_pricing::plan::{PlanReport, Resource};
 use headroom_runner::results::{ProbeOutcome, ProbeStage, SearchEnding, SearchRecord};
 
 /// The searched phase's record, its probes each a point of the phase (and of the results'
@@ -163,13 +164,17 @@ fn a_split_confirmation_is_no_pass() {
     // plan --json prices the confirmed load, bounded by the split.
     let output = headroom(&["plan", spec, "--results", &out_arg, "--json"], &env);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let report: Value = serde_json::from_slice(&output.stdout).expect("plan json");
-    let slo = &report["slo_ceiling"];
-    assert_eq!(common::number(&slo["units"]), 240.0, "{slo}");
-    assert_eq!(common::number(&slo["first_failing"]), 320.0, "{slo}");
-    assert_eq!(slo["lower_bound"], false, "{slo}");
-    let instance = &report["instances"][0]["ceilings"]["slo"];
-    assert_eq!(common::number(&instance["units"]), 240.0, "{instance}");
+    let report: PlanReport =
+        common::contract("plan.schema.json", &String::from_utf8_lossy(&output.stdout));
+    let slo = report.slo_ceiling.as_ref().expect("an SLO ceiling");
+    assert_eq!(slo.units, Some(240.0), "{slo:?}");
+    assert_eq!(slo.first_failing, Some(320.0), "{slo:?}");
+    assert!(!slo.lower_bound, "{slo:?}");
+    let instance = report.instances[0]
+        .ceilings
+        .get(&Resource::Slo)
+        .expect("the instance's SLO ceiling");
+    assert_eq!(instance.units, Some(240.0), "{instance:?}");
     // The page: its probe table shows the split, and its cost table the confirmed ceiling.
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");
     assert!(

@@ -114,7 +114,7 @@ fn run_given_secrets(
     );
     assert_eq!(output.status.code(), Some(0), "{said}");
     let typed = typed(&read_results(&results));
-    let api = &typed.phases[0].points[0].runs[0].scenarios["api"];
+    let api = headroom_test_support::results::scenario(&typed.phases[0].points[0].runs[0], "api");
     assert!(api.requests > 20 && api.ok == api.requests, "{api:?}");
     let recorded = typed.env.get("HR_TEST_TARGET_SECRET");
     let hashed = headroom_results::EnvFill::of("secrets", "HR_TEST_TARGET_SECRET", target);

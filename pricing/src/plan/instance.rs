@@ -44,6 +44,7 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             .filter(|units| *units > 0.0)
             .map(|units| total / units)
     };
+    let per_person = |total: f64| per_unit(total).map(|p| p / model.people_per_unit.max(1.0));
     let all_in_month = per_month + lines.iter().map(|l| l.per_month).sum::<f64>();
     InstancePlan {
         name: instance.id.clone(),
@@ -53,11 +54,12 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         per_month,
         as_of: instance.as_of.clone(),
         per_unit_month: per_unit(per_month),
-        per_person_month: per_unit(per_month).map(|p| p / model.people_per_unit.max(1.0)),
+        per_person_month: per_person(per_month),
         measured: ceilings::measured(instance, model),
         all_in: AllIn {
             per_month: all_in_month,
             per_unit_month: per_unit(all_in_month),
+            per_person_month: per_person(all_in_month),
             lines,
         },
         ceilings,

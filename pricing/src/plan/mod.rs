@@ -376,6 +376,8 @@ pub struct AllIn {
     pub per_month: f64,
     /// That over the planned units.
     pub per_unit_month: Option<f64>,
+    /// That over the people the planned units hold.
+    pub per_person_month: Option<f64>,
     /// The lines.
     pub lines: Vec<CostLine>,
 }

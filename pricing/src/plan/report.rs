@@ -186,6 +186,9 @@ pub struct AllInJson {
     pub usd_month: f64,
     /// That divided by the planned units; `null` when the plan is not priced.
     pub usd_per_unit_month: Option<f64>,
+    /// That divided by the people the planned units hold (`people_per_unit`); `null` when the
+    /// plan is not priced.
+    pub usd_per_person_month: Option<f64>,
     /// Each line beside the instance.
     pub lines: Vec<LineJson>,
 }
@@ -328,6 +331,7 @@ impl From<&InstancePlan> for InstanceJson {
             all_in: AllInJson {
                 usd_month: plan.all_in.per_month,
                 usd_per_unit_month: plan.all_in.per_unit_month,
+                usd_per_person_month: plan.all_in.per_person_month,
                 lines: plan
                     .all_in
                     .lines
