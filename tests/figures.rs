@@ -90,3 +90,77 @@ fn seen_by_all_is_one_figure_in_the_verdict_the_run_table_the_page_and_compare()
     let _ = std::fs::remove_file(Path::new(&page_arg));
     clean("rooms-one-peer");
 }
+
+/// Issue 44, "RSS / CPU of a point" and "min/median/max over repeats": a point whose one
+/// failed run had the highest memory. The page's cell, `compare`'s side and the fit read the
+/// same runs (those that did not fail, `headroom_figures::figures_count`) and summarize them
+/// the same way (`RepeatSummary`): the failed run's memory is in none of them.
+#[test]
+fn a_failed_runs_memory_is_in_no_screen_and_the_repeats_read_alike() {
+    let mut results = headroom_test_support::results::relay();
+    let point = &mut results.phases[0].points[2];
+    let counted = point.runs.len() - 1;
+    let failed = &mut point.runs[0];
+    let steady = failed.process.steady.as_mut().expect("a steady reading");
+    steady.rss_bytes = 9 << 30;
+    failed.failure = Some(headroom_results::Failure::SpawnFailed {
+        message: "the target crashed".to_owned(),
+    });
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures-failed-run");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let path = dir.join("results.json");
+    std::fs::write(&path, headroom_test_support::results::to_text(&results)).expect("written");
+    let file = path.display().to_string();
+    let label = results.phases[0].points[2]
+        .at
+        .iter()
+        .map(|(name, value)| format!("{name} = {value}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // The page.
+    let (code, stdout, stderr) = common::headroom(&[
+        "render",
+        "examples/relay.toml",
+        "--results",
+        &file,
+        "--dump-context",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let context: headroom_templates::PageContext =
+        common::contract("page-context.schema.json", &stdout);
+    let cell = context.phases[0].points[2]
+        .rss_bytes
+        .clone()
+        .expect("the point's memory");
+    // `compare`.
+    let (code, stdout, stderr) = common::headroom(&["compare", &file, &file, "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: headroom_compare::report::Report = common::contract("compare.schema.json", &stdout);
+    let row = report
+        .figures
+        .iter()
+        .find(|f| f.figure == "rss" && f.point == label)
+        .unwrap_or_else(|| panic!("no rss row at {label}: {report:?}"));
+    let side = row.base.expect("the base's repeats");
+    assert_eq!(cell.n, counted, "{cell:?}");
+    assert_eq!(side.repeats, counted, "{side:?}");
+    assert_eq!(
+        (cell.min, cell.median, cell.max),
+        (side.min, side.median, side.max)
+    );
+    assert!(cell.max < (9u64 << 30) as f64, "{cell:?}");
+    // The fit: every counted run of the sweep is a point, the failed one is not.
+    let (code, stdout, stderr) = common::headroom(&["fit", "--json", &file]);
+    assert_eq!(code, 0, "{stderr}");
+    let fits: headroom_pricing::fit_report::FitReport =
+        common::contract("fit.schema.json", &stdout);
+    let phase = &results.phases[0];
+    let rss = fits
+        .fits
+        .iter()
+        .find(|f| f.sweep == phase.name && f.series == "rss")
+        .unwrap_or_else(|| panic!("no rss fit of {}: {fits:?}", phase.name));
+    let runs: usize = phase.points.iter().map(|p| p.runs.len()).sum();
+    assert_eq!(rss.n, runs - 1, "{rss:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -23,7 +23,7 @@ use crate::verdict::Direction;
 /// direction; `series` are the `[measure]` series of the run's phase.
 pub fn of_run(run: &RunResult, series: &[Series]) -> BTreeMap<String, (Direction, f64)> {
     let mut figures = BTreeMap::new();
-    if run.failure.is_some() {
+    if !headroom_figures::figures_count(run) {
         return figures;
     }
     let mut add = |named: Named<'_>, better: Option<Better>| {

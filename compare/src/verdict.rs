@@ -329,25 +329,15 @@ fn choose(n: usize, k: usize) -> f64 {
     (0..k.min(n - k)).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
 }
 
+/// One side's repeats in brief: the summary the page's cells show too.
 fn spread(values: &[f64]) -> Option<Spread> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let middle = sorted.len() / 2;
-    let median = if sorted.len().is_multiple_of(2) {
-        (sorted[middle - 1] + sorted[middle]) / 2.0
-    } else {
-        sorted[middle]
-    };
-    let cv = headroom_results::spread::coefficient_of_variation(&sorted);
+    let summary = headroom_results::spread::RepeatSummary::of(values)?;
     Some(Spread {
-        repeats: sorted.len(),
-        min: sorted[0],
-        median,
-        max: sorted[sorted.len() - 1],
-        cv,
+        repeats: summary.sorted.len(),
+        min: summary.min,
+        median: summary.median,
+        max: summary.max,
+        cv: summary.cv,
     })
 }
 

@@ -16,4 +16,4 @@ pub mod users;
 pub mod verdict;
 
 pub use crate::catalogue::Definition;
-pub use crate::reading::{Named, Reading, Which, read};
+pub use crate::reading::{Named, Reading, Which, figures_count, read};

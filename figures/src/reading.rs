@@ -170,6 +170,14 @@ pub fn connection_wait(run: &RunResult, scenario: &str, statistic: Statistic) ->
     summary_statistic(&result.connection_wait, Some(statistic), "").ok()
 }
 
+/// Whether a run's figures count toward its point: its value over the repeats on the page,
+/// the fits, the plan and `compare` all read the runs that did not fail. A run that failed
+/// (the target crashed or never got ready, a step failed) measured no load that can stand
+/// beside its repeats; it is counted as failed, never as a repeat.
+pub fn figures_count(run: &RunResult) -> bool {
+    run.failure.is_none()
+}
+
 fn point_figure(run: &RunResult, figure: PointFigure<'_>) -> Result<f64, String> {
     match figure {
         PointFigure::Rss => run

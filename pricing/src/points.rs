@@ -267,7 +267,7 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
                         }
                     }
                 }
-                if run.failure.is_some() {
+                if !headroom_figures::figures_count(run) {
                     continue;
                 }
                 let mut add = |name: &str, unit: Unit, value: f64| {

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use headroom_compiler::slo::{ScenarioFigure, Statistic};
-use headroom_figures::{Named, Reading};
+use headroom_figures::{Named, Reading, figures_count};
 
 use super::series::SeriesCell;
 use super::stat::Stat;
@@ -45,6 +45,7 @@ struct OverRuns {
 fn over_runs(runs: &[RunResult], named: Named<'_>) -> OverRuns {
     let readings: Vec<Reading> = runs
         .iter()
+        .filter(|run| figures_count(run))
         .filter_map(|run| headroom_figures::read(run, &named).ok())
         .collect();
     let values: Vec<f64> = readings
@@ -65,6 +66,7 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
         let requests: BTreeSet<&String> = point
             .runs
             .iter()
+            .filter(|r| figures_count(r))
             .filter_map(|r| r.scenarios.get(scenario))
             .flat_map(|s| s.by_request.keys())
             .collect();
@@ -72,6 +74,7 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
             let apart: Vec<&headroom_results::RequestResult> = point
                 .runs
                 .iter()
+                .filter(|r| figures_count(r))
                 .filter_map(|r| r.scenarios.get(scenario)?.by_request.get(request))
                 .collect();
             let latency = Named::scenario(scenario, ScenarioFigure::Latency).of_request(request);
@@ -100,18 +103,20 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
     let runs = &point.runs;
     let rss: Vec<f64> = runs
         .iter()
+        .filter(|r| figures_count(r))
         .filter_map(|r| r.process.steady.as_ref())
         .map(|s| s.rss_bytes as f64)
         .collect();
     let cpu: Vec<f64> = runs
         .iter()
-        .filter(|r| r.failure.is_none())
+        .filter(|r| figures_count(r))
         .filter_map(|r| r.process.hold_cpu_cores)
         .collect();
     let mut scenarios = Vec::new();
     for name in names {
         let results: Vec<&ScenarioResult> = runs
             .iter()
+            .filter(|r| figures_count(r))
             .filter_map(|r| r.scenarios.get(name))
             .filter(|s| s.skipped.is_none())
             .collect();
@@ -195,7 +200,7 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
 
 /// Each service's memory and CPU at one point, over its runs that did not fail.
 pub(super) fn service_cells(point: &PointResults, names: &[String]) -> Vec<ServiceCell> {
-    let runs: Vec<_> = point.runs.iter().filter(|r| r.failure.is_none()).collect();
+    let runs: Vec<_> = point.runs.iter().filter(|r| figures_count(r)).collect();
     names
         .iter()
         .map(|name| {

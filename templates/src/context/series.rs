@@ -73,7 +73,7 @@ pub(super) fn series_cells(point: &PointResults, series: &[MeasuredSeries]) -> V
             let values: Vec<f64> = point
                 .runs
                 .iter()
-                .filter(|run| run.failure.is_none())
+                .filter(|run| headroom_figures::figures_count(run))
                 .filter_map(|run| run.metrics.steady.get(&series.name).copied())
                 .collect();
             SeriesCell {

@@ -1,6 +1,6 @@
 //! A figure over a point's repeats: lowest, median, highest, whether they spread, and each.
 
-use headroom_spec::Reducer;
+use headroom_results::spread::RepeatSummary;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -25,19 +25,14 @@ pub struct Stat {
 impl Stat {
     /// Min, median and max of the values, or `None` without any.
     pub fn of(values: &[f64]) -> Option<Stat> {
-        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-        if sorted.is_empty() {
-            return None;
-        }
-        sorted.sort_by(f64::total_cmp);
+        let summary = RepeatSummary::of(values)?;
         Some(Stat {
-            min: sorted[0],
-            median: Reducer::Median.of(&sorted)?,
-            max: sorted[sorted.len() - 1],
-            n: sorted.len(),
-            noisy: headroom_results::spread::coefficient_of_variation(&sorted)
-                .is_some_and(|cv| cv > headroom_results::spread::NOISY_CV),
-            values: sorted,
+            min: summary.min,
+            median: summary.median,
+            max: summary.max,
+            n: summary.sorted.len(),
+            noisy: summary.noisy(),
+            values: summary.sorted,
         })
     }
 }
