@@ -164,3 +164,62 @@ fn a_failed_runs_memory_is_in_no_screen_and_the_repeats_read_alike() {
     assert_eq!(rss.n, runs - 1, "{rss:?}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 44, "errors of a point": three repeats of 10 failed requests each, and 5 starts
+/// dropped at `max_in_flight` in each. The page's cell says what a run says (the run table's
+/// errors cell, `errors.total()` of each run): 10 errors a run beside the median sent, their
+/// kinds over the three runs, and the dropped starts apart, never summed into the errors.
+#[test]
+fn a_points_errors_are_a_runs_errors_over_the_repeats() {
+    let path = common::root().join("tests/fixtures/render/routes-results.json");
+    let mut results =
+        headroom_test_support::results::typed_text(&std::fs::read_to_string(path).expect("read"));
+    let point = &mut results.phases[0].points[0];
+    let run = point.runs[0].clone();
+    point.runs = (1..=3)
+        .map(|repeat| {
+            let mut run = run.clone();
+            run.repeat = repeat;
+            let api = run.scenarios.get_mut("api").expect("the api scenario");
+            api.errors = headroom_results::ErrorCounts::default();
+            for _ in 0..10 {
+                api.errors.unexpected(500);
+            }
+            api.dropped = 5;
+            run
+        })
+        .collect();
+    for run in &point.runs {
+        assert_eq!(scenario(run, "api").errors.total(), 10, "a run's errors");
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures-errors");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let file = dir.join("results.json");
+    std::fs::write(&file, headroom_test_support::results::to_text(&results)).expect("written");
+    let (file_arg, page_arg) = (
+        file.display().to_string(),
+        dir.join("capacity.md").display().to_string(),
+    );
+    let spec = "tests/fixtures/render/routes.toml";
+    let (code, stdout, stderr) =
+        common::headroom(&["render", spec, "--results", &file_arg, "--dump-context"]);
+    assert_eq!(code, 0, "{stderr}");
+    let context: headroom_templates::PageContext =
+        common::contract("page-context.schema.json", &stdout);
+    let cell = &context.phases[0].points[0].scenarios[0];
+    let errors = cell.errors.as_ref().expect("errors over the repeats");
+    assert_eq!((errors.n, errors.median, errors.max), (3, 10.0, 10.0));
+    let dropped = cell.dropped.as_ref().expect("dropped starts");
+    assert_eq!(dropped.median, 5.0);
+    let (code, _, stderr) =
+        common::headroom(&["render", spec, "--results", &file_arg, "--out", &page_arg]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&page_arg).expect("the page");
+    let sent = cell.requests.as_ref().expect("requests").median;
+    let said = format!(
+        "{} / 10: 30 unexpected status (30 × 500) in the 3 runs, 5 starts dropped",
+        headroom_spec::numbers::count(sent)
+    );
+    assert!(page.contains(&said), "{said} not in\n{page}");
+    let _ = std::fs::remove_dir_all(dir);
+}

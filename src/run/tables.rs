@@ -26,7 +26,7 @@ pub(super) fn one_line(result: &RunResult) -> String {
         for scenario in &http {
             errors.add(&scenario.errors);
         }
-        // Starts skipped at `max_in_flight` are said too: the table counts them with errors.
+        // Starts skipped at `max_in_flight` are said too, apart from errors, as the table does.
         let dropped: u64 = http.iter().map(|s| s.dropped).sum();
         let mut text = format!(
             "{} requests, {} errors",
@@ -344,11 +344,11 @@ fn failed_outside(scenario: &headroom_runner::results::ScenarioResult) -> ErrorC
         .unwrap_or_default()
 }
 
-/// Errors (with the starts dropped at `max_in_flight`: never sent), and when there are any,
-/// by kind as the results file has them: `14 (12 × 500, 2 × 503)`, `135 (98 check, 37
-/// dropped)`.
+/// A run's errors (failed requests, as the page and the SLOs count them), by kind as the
+/// results file has them, and the starts dropped at `max_in_flight` apart (never sent, so
+/// not errors): `14 (12 × 500, 2 × 503)`, `98 (98 check), 37 dropped`.
 fn errors_cell(errors: &ErrorCounts, dropped: u64) -> String {
-    let total = errors.total() + dropped;
+    let total = errors.total();
     let some = |count: u64, what: &str| (count > 0).then(|| format!("{} {what}", thousands(count)));
     let status = if errors.statuses.is_empty() {
         some(errors.status, "status")
@@ -361,15 +361,18 @@ fn errors_cell(errors: &ErrorCounts, dropped: u64) -> String {
         status,
         some(errors.protocol, "protocol"),
         some(errors.check, "check"),
-        some(dropped, "dropped"),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if parts.is_empty() {
+    let cell = if parts.is_empty() {
         thousands(total)
     } else {
         format!("{} ({})", thousands(total), parts.join(", "))
+    };
+    match dropped {
+        0 => cell,
+        n => format!("{cell}, {} dropped", thousands(n)),
     }
 }
 

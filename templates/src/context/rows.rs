@@ -25,9 +25,11 @@ pub struct RequestCell {
     pub p95_ms: Option<Stat>,
     /// Its latency's p99 over the repeats, in milliseconds.
     pub p99_ms: Option<Stat>,
-    /// Failed requests of this kind, summed over the repeats.
-    pub errors: u64,
-    /// Those errors by kind (`12 unexpected status (12 × 500)`); empty without errors.
+    /// Failed requests of this kind in a run (the figure catalogue's errors: those intended
+    /// in the hold), over the repeats, as `requests` is.
+    pub errors: Option<Stat>,
+    /// Those errors by kind, in all the repeats together (`12 unexpected status (12 ×
+    /// 500)`); empty without errors.
     pub errors_by_kind: String,
     /// The latency SLOs that judge this request apart, as written after its figure (`p95 <
     /// 100ms`); empty when none does.
@@ -80,6 +82,7 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
             let latency = Named::scenario(scenario, ScenarioFigure::Latency).of_request(request);
             let quantile = |statistic| over_runs(&point.runs, latency.at(statistic)).values;
             let counts: Vec<f64> = apart.iter().map(|a| a.requests as f64).collect();
+            let failed: Vec<f64> = apart.iter().map(|a| a.errors.total() as f64).collect();
             let mut by_kind = headroom_results::ErrorCounts::default();
             for one in &apart {
                 by_kind.add(&one.errors);
@@ -90,7 +93,7 @@ fn request_cells(point: &PointResults, names: &[String]) -> Vec<RequestCell> {
                 p50_ms: quantile(Statistic::P50),
                 p95_ms: quantile(Statistic::P95),
                 p99_ms: quantile(Statistic::P99),
-                errors: by_kind.total(),
+                errors: Stat::of(&failed),
                 errors_by_kind: by_kind.describe(),
                 slos: Vec::new(),
             });
@@ -139,7 +142,8 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         for result in &results {
             by_kind.add(&result.errors);
         }
-        let errors = by_kind.total();
+        let failed: Vec<f64> = results.iter().map(|s| s.errors.total() as f64).collect();
+        let dropped: Vec<f64> = results.iter().map(|s| s.dropped as f64).collect();
         let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
             rooms.then(|| {
                 results
@@ -157,8 +161,9 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
             p95_never: p95.never,
             p50_ms: quantile(Statistic::P50).values,
             p99_ms: quantile(Statistic::P99).values,
-            errors,
+            errors: Stat::of(&failed),
             errors_by_kind: by_kind.describe(),
+            dropped: Stat::of(&dropped).filter(|d| d.max > 0.0),
             delivered: sum(|m| m.delivered),
             expected: sum(|m| m.expected),
         });
@@ -295,11 +300,16 @@ pub struct ScenarioCell {
     pub p50_ms: Option<Stat>,
     /// The latency's p99 over the repeats, in milliseconds.
     pub p99_ms: Option<Stat>,
-    /// Failed requests (rooms: sockets that failed), summed over the repeats.
-    pub errors: u64,
-    /// The errors by kind, as the results have them (`12 unexpected status (12 × 500), 2
-    /// timed out`); empty without errors.
+    /// Failed requests in a run (rooms: sockets that failed), over the repeats, as
+    /// `requests` is: the run table's and the SLOs' errors, starts dropped at `max_in_flight`
+    /// not among them (`dropped`).
+    pub errors: Option<Stat>,
+    /// The errors by kind, in all the repeats together, as the results have them (`12
+    /// unexpected status (12 × 500), 2 timed out`); empty without errors.
     pub errors_by_kind: String,
+    /// HTTP: starts due in the hold but skipped at `max_in_flight`, over the repeats; `null`
+    /// when no run dropped one.
+    pub dropped: Option<Stat>,
     /// Rooms: frames delivered and expected, summed over the repeats.
     pub delivered: Option<u64>,
     /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
