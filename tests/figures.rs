@@ -223,3 +223,66 @@ fn a_points_errors_are_a_runs_errors_over_the_repeats() {
     assert!(page.contains(&said), "{said} not in\n{page}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 44, "SLO ceiling": at the second step of the relay's `rooms` phase one SLO passes
+/// nowhere and fails nowhere: its figure never came. The planner counts a step whose SLO
+/// was not measured as no pass; the page's words about the ceiling name the same step, and
+/// say why.
+#[test]
+fn an_unmeasured_slo_breaks_the_same_step_for_the_planner_and_the_page() {
+    let mut results = headroom_test_support::results::relay();
+    let phase = results
+        .phases
+        .iter_mut()
+        .find(|p| p.name == "rooms")
+        .expect("the rooms phase");
+    for run in phase.points.iter_mut().flat_map(|p| p.runs.iter_mut()) {
+        for verdict in &mut run.slo {
+            verdict.pass = Some(true);
+        }
+    }
+    let (first_label, second_label) = (
+        headroom_spec::vars::point_label(&phase.points[0].at),
+        headroom_spec::vars::point_label(&phase.points[1].at),
+    );
+    let verdict = &mut phase.points[1].runs[0].slo[0];
+    verdict.pass = None;
+    verdict.value = None;
+    verdict.note = Some("no message reached everyone".to_owned());
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures-unmeasured-slo");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let file = dir.join("results.json");
+    std::fs::write(&file, headroom_test_support::results::to_text(&results)).expect("written");
+    let file_arg = file.display().to_string();
+    let spec = "examples/relay.toml";
+    let (code, stdout, stderr) =
+        common::headroom(&["plan", spec, "--results", &file_arg, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let plan: headroom_pricing::plan::PlanReport = common::contract("plan.schema.json", &stdout);
+    let slo = plan.slo_ceiling.expect("an SLO ceiling");
+    let rooms = |label: &str| -> f64 {
+        label
+            .trim_start_matches("rooms = ")
+            .parse()
+            .unwrap_or_else(|_| panic!("a number of rooms: {label}"))
+    };
+    assert_eq!(slo.first_failing, Some(rooms(&second_label)), "{slo:?}");
+    assert_eq!(slo.units, Some(rooms(&first_label)), "{slo:?}");
+    let (code, stdout, stderr) =
+        common::headroom(&["render", spec, "--results", &file_arg, "--dump-context"]);
+    assert_eq!(code, 0, "{stderr}");
+    let context: headroom_templates::PageContext =
+        common::contract("page-context.schema.json", &stdout);
+    let ceiling = context.ceiling.expect("the page's ceiling");
+    assert_eq!(ceiling.first_bad.as_deref(), Some(second_label.as_str()));
+    assert_eq!(ceiling.last_good.as_deref(), Some(first_label.as_str()));
+    assert!(
+        ceiling
+            .broke
+            .iter()
+            .any(|line| line.contains("not measured: no message reached everyone")),
+        "{:?}",
+        ceiling.broke
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

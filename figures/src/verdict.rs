@@ -6,6 +6,13 @@ use headroom_spec::numbers::duration_ms;
 
 use crate::reading::{Named, Reading, connection_wait, read};
 
+/// Whether an SLO verdict breaks its step of a ceiling: it failed, or it could not be
+/// measured (a figure that never came is no pass). The planner's SLO ceiling and the page's
+/// words about it read a step by this one rule.
+pub fn breaks_the_step(verdict: &SloVerdict) -> bool {
+    verdict.pass != Some(true)
+}
+
 /// Every rule of the spec against one run, each figure read as the catalogue defines it.
 pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
     rules

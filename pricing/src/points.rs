@@ -333,7 +333,8 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
 /// output gives a verdict: a failure with its value, or an SLO that could not be judged
 /// (unmeasured is never a pass).
 fn broken_slo(verdict: &SloVerdict, rules: &[headroom_compiler::slo::SloRule]) -> Option<String> {
-    (verdict.pass != Some(true)).then(|| headroom_figures::text::slo_sentence(verdict, rules))
+    headroom_figures::verdict::breaks_the_step(verdict)
+        .then(|| headroom_figures::text::slo_sentence(verdict, rules))
 }
 
 /// A number, or a rate as a number per second (`"6000/m"` is 100): a rate is a unit too

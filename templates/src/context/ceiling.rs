@@ -46,7 +46,7 @@ pub(super) fn ceiling(
                 }
             }
             for verdict in &run.slo {
-                if verdict.pass != Some(false) {
+                if !headroom_figures::verdict::breaks_the_step(verdict) {
                     continue;
                 }
                 let line = headroom_figures::text::slo_sentence(verdict, &results.matrix.slo);
@@ -84,7 +84,8 @@ pub(super) fn ceiling(
                 phase.points[i + 1].variables
             )
         });
-    // Nothing over a threshold there, only runs that failed: no ceiling below it to sweep for.
+    // Nothing over a threshold there, only runs that failed or figures that never came: no
+    // ceiling below it to sweep for.
     let nothing_measured = first_bad.is_some_and(|i| phase.points[i].slo_failed.is_empty());
     Some(Ceiling {
         phase: phase.name.clone(),
@@ -210,10 +211,9 @@ pub(super) fn by_phase(results: &Results, phases: &[Phase]) -> Vec<PhaseCeiling>
 /// nothing passed nothing), and the step before it (the last step, when none failed; none,
 /// when the first failed).
 fn first_bad_and_last_good(phase: &Phase) -> (Option<usize>, Option<String>) {
-    let first_bad = phase
-        .points
-        .iter()
-        .position(|p| !p.slo_failed.is_empty() || !p.failures.is_empty());
+    let first_bad = phase.points.iter().position(|p| {
+        !p.slo_failed.is_empty() || !p.slo_unmeasured.is_empty() || !p.failures.is_empty()
+    });
     let last_good = match first_bad {
         Some(0) => None,
         Some(i) => Some(phase.points[i - 1].variables.clone()),

@@ -285,13 +285,15 @@ pub struct Ceiling {
     pub chosen_because: String,
     /// The last step before the first failing one (`rooms = 32`), if any passed.
     pub last_good: Option<String>,
-    /// The first step where some SLO failed, or a run failed, if any did.
+    /// The first step where some SLO failed or was not measured, or a run failed, if any did
+    /// (`headroom_figures::verdict::breaks_the_step`, as the planner reads a step).
     pub first_bad: Option<String>,
-    /// Whether only runs failed at the first bad step (the server answered nothing as
-    /// expected there), no SLO over its threshold: then lower steps are not the advice.
+    /// Whether no SLO was over its threshold at the first bad step, only runs that failed or
+    /// figures that never came (the server answered nothing as expected there): then lower
+    /// steps are not the advice.
     pub nothing_measured: bool,
-    /// What broke there: the runs that failed, and the SLOs that failed, as written
-    /// (`edits.seen_by_all.p95 < 2500ms`), with the value measured.
+    /// What broke there: the runs that failed, and the SLOs that failed or were not measured,
+    /// as written (`edits.seen_by_all.p95 < 2500ms`), with the value measured or why none.
     pub broke: Vec<String>,
     /// The largest jump of the p95 between two steps, when it is 3× or more.
     pub cliff: Option<String>,
