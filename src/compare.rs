@@ -46,6 +46,11 @@ pub struct CompareArgs {
     /// did not change are counted in one row a phase (with --by, every row is shown).
     #[arg(long)]
     all: bool,
+    /// The price table of your own the plan's figures are priced with (over the shipped one).
+    /// By default, the one the new file's spec names (`[plan] prices`, beside the spec as its
+    /// results record it), as `plan` and the page price with it.
+    #[arg(long, value_name = "FILE", conflicts_with = "by")]
+    prices: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,6 +80,43 @@ pub fn after_help() -> String {
     )
 }
 
+/// The table a comparison prices with: the shipped one, under `--prices` or the table the new
+/// file's spec names, as `plan` and `render --baseline` price that spec.
+fn price_table(
+    new: &headroom_runner::results::Results,
+    new_path: &std::path::Path,
+    given: Option<&std::path::Path>,
+) -> Result<headroom_pricing::PriceTable> {
+    let mut table =
+        headroom_pricing::PriceTable::embedded().context("the shipped price table is broken")?;
+    let own = match (
+        given,
+        new.matrix.plan.as_ref().and_then(|p| p.prices.as_ref()),
+    ) {
+        (Some(path), _) => Some((path.to_path_buf(), "given with --prices".to_owned())),
+        (None, Some(file)) => {
+            let spec = std::path::Path::new(&new.spec.path);
+            let beside = spec
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join(file);
+            Some((
+                beside,
+                format!(
+                    "named by `[plan] prices` of {} (the spec of {}); give it with --prices when the spec is elsewhere",
+                    spec.display(),
+                    new_path.display()
+                ),
+            ))
+        }
+        (None, None) => None,
+    };
+    if let Some((path, named)) = own {
+        table.extend(crate::read_price_table(&path, &named)?);
+    }
+    Ok(table)
+}
+
 pub fn run(args: CompareArgs) -> Result<u8> {
     let gates = args
         .fail_on
@@ -91,8 +133,7 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         }
         (None, Some(new_path)) => {
             let new = crate::read_whole_results(new_path)?;
-            let table = headroom_pricing::PriceTable::embedded()
-                .context("the shipped price table is broken")?;
+            let table = price_table(&new, new_path, args.prices.as_deref())?;
             let comparison = compare(&base, &new, args.allow_cross_hardware, &table);
             // The change is held to the gates its own spec commits.
             (

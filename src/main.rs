@@ -257,30 +257,37 @@ pub(crate) struct Compiled {
     pub prices: PriceTable,
 }
 
+/// A price table of the user's, read from `path`; `named` says where it was named (`named at
+/// relay.toml:40:10`), for an error.
+pub(crate) fn read_price_table(path: &Path, named: &str) -> Result<PriceTable> {
+    let text = read_bounded(
+        path,
+        MAX_PRICE_TABLE_BYTES,
+        "the price table",
+        &format!(" {named}"),
+    )?;
+    PriceTable::from_toml(&text).map_err(|error| {
+        let place = match &error {
+            headroom_pricing::PriceTableError::Parse {
+                span: Some(span), ..
+            } => {
+                let (l, c) = headroom_compiler::line_column(&text, span.start);
+                format!("{}:{l}:{c}", path.display())
+            }
+            headroom_pricing::PriceTableError::Parse { .. } => path.display().to_string(),
+        };
+        anyhow::anyhow!("{place}: {error} ({named})")
+    })
+}
+
 pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {
     let source = read_bounded(path, MAX_SPEC_BYTES, "spec", "")?;
     let mut prices = PriceTable::embedded().context("the shipped price table is broken")?;
     if let Some((file, span)) = headroom_compiler::price_table_reference(&source) {
         let (line, column) = headroom_compiler::line_column(&source, span.start);
         let relative = path.parent().unwrap_or(Path::new(".")).join(&file);
-        let named = format!(" named at {}:{line}:{column}", path.display());
-        let text = read_bounded(&relative, MAX_PRICE_TABLE_BYTES, "the price table", &named)?;
-        let user = PriceTable::from_toml(&text).map_err(|error| {
-            let place = match &error {
-                headroom_pricing::PriceTableError::Parse {
-                    span: Some(span), ..
-                } => {
-                    let (l, c) = headroom_compiler::line_column(&text, span.start);
-                    format!("{}:{l}:{c}", relative.display())
-                }
-                headroom_pricing::PriceTableError::Parse { .. } => relative.display().to_string(),
-            };
-            anyhow::anyhow!(
-                "{place}: {error} (named at {}:{line}:{column})",
-                path.display()
-            )
-        })?;
-        prices.extend(user);
+        let named = format!("named at {}:{line}:{column}", path.display());
+        prices.extend(read_price_table(&relative, &named)?);
     }
     let folder = path.parent().unwrap_or(Path::new("."));
     let data: headroom_compiler::DataColumns = headroom_compiler::data_file_references(&source)

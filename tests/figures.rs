@@ -286,3 +286,66 @@ fn an_unmeasured_slo_breaks_the_same_step_for_the_planner_and_the_page() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 44, "price in a comparison": the spec names a price table of its own, where a
+/// t4g.medium costs $0.05 an hour. `compare` prices the plan's figures with that table, as
+/// `plan` (and the page, and `render --baseline`) price that spec: one cost for one file.
+#[test]
+fn a_comparison_prices_with_the_table_its_spec_names() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures-own-prices");
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let spec = std::fs::read_to_string(common::root().join("examples/relay.toml")).expect("spec");
+    let spec = spec.replacen("[plan]\n", "[plan]\nprices = \"our-prices.toml\"\n", 1);
+    let spec_path = dir.join("relay.toml");
+    std::fs::write(&spec_path, &spec).expect("spec");
+    std::fs::write(
+        dir.join("our-prices.toml"),
+        "[[aws_ec2]]\nid = \"t4g.medium\"\nprovider = \"aws\"\nvcpu = 2\nmemory_gib = 4.0\nusd_per_hour = 0.05\nsource = \"our invoice\"\nas_of = \"2026-11-01\"\n",
+    )
+    .expect("prices");
+    let mut results = headroom_test_support::results::relay();
+    for phase in results.phases.iter_mut().filter(|p| p.name == "rooms") {
+        for run in phase.points.iter_mut().flat_map(|p| p.runs.iter_mut()) {
+            for verdict in &mut run.slo {
+                verdict.pass = Some(true);
+            }
+        }
+    }
+    results.spec.path = spec_path.display().to_string();
+    results.spec.hash = headroom_results::spec_hash(&spec);
+    results.matrix.plan.as_mut().expect("a plan").prices = Some("our-prices.toml".to_owned());
+    let file = dir.join("results.json");
+    std::fs::write(&file, headroom_test_support::results::to_text(&results)).expect("written");
+    let (file_arg, spec_arg) = (file.display().to_string(), spec_path.display().to_string());
+    let (code, stdout, stderr) =
+        common::headroom(&["plan", &spec_arg, "--results", &file_arg, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let plan: headroom_pricing::plan::PlanReport = common::contract("plan.schema.json", &stdout);
+    let medium = plan
+        .instances
+        .iter()
+        .find(|i| i.name == "t4g.medium")
+        .expect("t4g.medium");
+    let planned = medium.usd_per_unit_month.expect("priced");
+    assert!((medium.usd_month - 0.05 * 730.0).abs() < 1e-9, "{medium:?}");
+    let (code, stdout, stderr) =
+        common::headroom(&["compare", &file_arg, &file_arg, "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: headroom_compare::report::Report = common::contract("compare.schema.json", &stdout);
+    let row = report
+        .figures
+        .iter()
+        .find(|f| f.figure == "plan.t4g.medium.usd_per_unit_month")
+        .unwrap_or_else(|| panic!("no cost row: {report:?}"));
+    let compared = row.base.expect("the base's cost").median;
+    assert!(
+        (compared - planned).abs() < 1e-12,
+        "{compared} against {planned}"
+    );
+    // Where the spec is not beside the results as recorded, the error says how to give it.
+    std::fs::remove_file(dir.join("our-prices.toml")).expect("removed");
+    let (code, _, stderr) = common::headroom(&["compare", &file_arg, &file_arg]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("give it with --prices"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
