@@ -170,7 +170,7 @@ impl Timeline<'_> {
             rooms: Some(RoomsGauges {
                 expected: taken.expected,
                 delivered: taken.delivered,
-                seen_by_all_p95_ms: (!taken.seen_by_all.is_empty())
+                seen_by_all_completed_p95_ms: (!taken.seen_by_all.is_empty())
                     .then(|| taken.seen_by_all.value_at_quantile(0.95) as f64 / 1000.0),
             }),
         };

@@ -43,7 +43,7 @@ pub(crate) enum Message {
         connections: u64,
         delivered: Option<u64>,
         expected: Option<u64>,
-        seen_by_all_p95_ms: Option<f64>,
+        seen_by_all_completed_p95_ms: Option<f64>,
     },
     /// The server was read.
     Server {
@@ -200,7 +200,7 @@ fn second(
         connections: gauges.connections,
         delivered: rooms.map(|r| r.delivered),
         expected: rooms.map(|r| r.expected),
-        seen_by_all_p95_ms: rooms.and_then(|r| r.seen_by_all_p95_ms),
+        seen_by_all_completed_p95_ms: rooms.and_then(|r| r.seen_by_all_completed_p95_ms),
     }
 }
 

@@ -221,8 +221,10 @@ fn scenario_line(view: &ScenarioView, elapsed_s: f64) -> String {
             }
         ));
         parts.push(format!(
-            "seen by all p95 {}",
-            rooms.seen_by_all_p95_ms.map_or_else(|| "–".to_owned(), ms)
+            "seen by all p95 of the complete messages {}",
+            rooms
+                .seen_by_all_completed_p95_ms
+                .map_or_else(|| "–".to_owned(), ms)
         ));
         return parts.join(" · ");
     }

@@ -57,7 +57,7 @@ fn state() -> ViewState {
             rooms: Some(RoomsGauges {
                 expected: 48_000,
                 delivered: 47_990,
-                seen_by_all_p95_ms: Some(4.0),
+                seen_by_all_completed_p95_ms: Some(4.0),
             }),
         },
     );
