@@ -12,6 +12,15 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// Ramp-up, hold and ramp-down of `seconds` each.
+    pub fn new(ramp_up: f64, hold: f64, ramp_down: f64) -> Schedule {
+        Schedule {
+            ramp_up,
+            hold,
+            ramp_down,
+        }
+    }
+
     /// The stages of a scenario, in seconds.
     pub fn of(scenario: &HttpScenario) -> Schedule {
         let stages = &scenario.stages;

@@ -134,17 +134,18 @@ impl ScenarioView {
         }
     }
 
-    /// What it is meant to send at `elapsed_s`, in words: `400/s intended`.
+    /// What it is meant to send at `elapsed_s`, in words: `400/s intended`: the generator's
+    /// own schedule (`headroom_load::http::Schedule`), back to the start rate over the
+    /// ramp-down; nothing once the load is over.
     fn intended_at(&self, elapsed_s: f64) -> String {
         let (ramp_up, hold, ramp_down) = self.stages;
+        let schedule = headroom_load::http::Schedule::new(ramp_up, hold.unwrap_or(0.0), ramp_down);
+        let over = elapsed_s >= schedule.total().as_secs_f64() && hold.is_some();
         let share = |from: f64, to: f64| {
-            let held = hold.unwrap_or(0.0);
-            if elapsed_s < ramp_up {
-                from + (to - from) * elapsed_s / ramp_up.max(1e-9)
-            } else if elapsed_s < ramp_up + held || ramp_down <= 0.0 {
-                to
+            if over {
+                0.0
             } else {
-                to * (1.0 - (elapsed_s - ramp_up - held) / ramp_down).max(0.0)
+                schedule.at(elapsed_s, from, to)
             }
         };
         match self.load {

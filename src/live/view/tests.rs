@@ -112,6 +112,19 @@ fn the_intended_load_follows_the_ramps() {
     assert_eq!(view.intended_at(15.0), "200/s intended");
     assert_eq!(view.intended_at(60.0), "400/s intended");
     assert_eq!(view.intended_at(155.0), "200/s intended");
+    // From a start rate, the ramp-down goes back to it, as the generator paces it.
+    let from_100 = ScenarioView {
+        load: Intended::Rate(100.0, 400.0),
+        ..http_view()
+    };
+    let paced = headroom_load::http::Schedule::new(30.0, 120.0, 10.0).at(155.0, 100.0, 400.0);
+    assert_eq!(paced, 250.0);
+    assert_eq!(from_100.intended_at(155.0), "250/s intended");
+    assert_eq!(
+        from_100.intended_at(161.0),
+        "0/s intended",
+        "the load is over"
+    );
     assert_eq!(view.stage_at(15.0), "ramp-up 15s of 30s");
     assert_eq!(view.stage_at(42.4), "hold 12s of 120s");
     assert_eq!(view.stage_at(155.5), "ramp-down 5.5s of 10s");
