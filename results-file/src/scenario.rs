@@ -96,7 +96,8 @@ impl ErrorCounts {
 pub struct Window {
     /// Seconds from the scenario's start.
     pub t_s: u64,
-    /// Requests completed in the second.
+    /// Requests completed in the second; a rooms scenario's second: deliveries seen in it
+    /// (its latencies are theirs), not messages sent as the scenario's `requests` counts.
     pub requests: u64,
     /// Of those, the ones that failed.
     pub errors: u64,

@@ -57,11 +57,25 @@ pub struct StreamSecond {
     pub labels: RunLabels,
     /// The scenario.
     pub scenario: String,
+    /// What the second's `requests` count: `http`, the requests that ended in it; `rooms`,
+    /// the deliveries seen in it (its latencies are theirs), not the messages sent that the
+    /// scenario's `requests` total counts.
+    pub kind: SecondKind,
     /// When the second ended, Unix milliseconds (the load's start plus `t_s + 1` seconds).
     pub unix_ms: u64,
     /// The second, as the results file holds it.
     #[serde(flatten)]
     pub window: Window,
+}
+
+/// What a second of a scenario counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SecondKind {
+    /// An HTTP scenario's second: requests that ended in it.
+    Http,
+    /// A rooms scenario's second: deliveries seen in it.
+    Rooms,
 }
 
 /// A reading of the server (the target's process group, a stack's service, or a stack's sum).

@@ -4,7 +4,9 @@
 //! once.
 
 use headroom_runner::Event;
-use headroom_runner::results::stream::{RunLabels, StreamLine, StreamSecond, StreamServer};
+use headroom_runner::results::stream::{
+    RunLabels, SecondKind, StreamLine, StreamSecond, StreamServer,
+};
 
 pub(crate) mod dashboard;
 mod json_lines;
@@ -61,10 +63,15 @@ impl Labelling {
                 scenario,
                 unix_ms,
                 window,
-                ..
+                gauges,
             } => Some(StreamLine::Second(StreamSecond {
                 labels: self.current.clone()?,
                 scenario: (*scenario).to_owned(),
+                kind: if gauges.rooms.is_some() {
+                    SecondKind::Rooms
+                } else {
+                    SecondKind::Http
+                },
                 unix_ms: *unix_ms,
                 window: (*window).clone(),
             })),
@@ -119,7 +126,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A second as a stream line, for the streams' own tests.
-    pub(crate) const SECOND_LINE: &str = r#"{"line":"second","format":1,"run_id":"r1","bench":"b","phase":"load","point":0,"at":{},"repeat":1,"scenario":"api","unix_ms":1796283661000,"t_s":0,"requests":3,"errors":1,"errors_by_kind":{"connect":0,"timeout":0,"status":1,"protocol":0,"check":0},"p50_ms":1.0,"p95_ms":2.0,"p99_ms":2.0}"#;
+    pub(crate) const SECOND_LINE: &str = r#"{"line":"second","format":1,"run_id":"r1","bench":"b","phase":"load","point":0,"at":{},"repeat":1,"scenario":"api","kind":"http","unix_ms":1796283661000,"t_s":0,"requests":3,"errors":1,"errors_by_kind":{"connect":0,"timeout":0,"status":1,"protocol":0,"check":0},"p50_ms":1.0,"p95_ms":2.0,"p99_ms":2.0}"#;
 
     #[test]
     fn a_point_is_named_once_in_parentheses() {

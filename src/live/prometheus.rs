@@ -8,7 +8,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use headroom_runner::results::stream::{RunLabels, StreamLine};
+use headroom_runner::results::stream::{RunLabels, SecondKind, StreamLine};
 
 use super::sink::Sink;
 
@@ -216,7 +216,8 @@ fn run_labels(labels: &RunLabels) -> BTreeMap<String, String> {
     out
 }
 
-/// The lines as series: a scenario's second gives `headroom_requests_per_second`,
+/// The lines as series: a scenario's second gives `headroom_requests_per_second` (a rooms
+/// scenario's: `headroom_deliveries_per_second`, what its seconds count),
 /// `headroom_errors_per_second` and `headroom_latency_seconds{quantile=…}` (over the
 /// second's expected answers; none: no sample); a server reading gives
 /// `headroom_server_rss_bytes` and `headroom_server_cpu_cores`. Samples of one series stay
@@ -240,7 +241,10 @@ pub(crate) fn write_request(lines: &[StreamLine]) -> wire::WriteRequest {
                 labels.insert("scenario".to_owned(), second.scenario.clone());
                 let window = &second.window;
                 add(
-                    "headroom_requests_per_second",
+                    match second.kind {
+                        SecondKind::Http => "headroom_requests_per_second",
+                        SecondKind::Rooms => "headroom_deliveries_per_second",
+                    },
                     labels.clone(),
                     window.requests as f64,
                     second.unix_ms,
@@ -308,6 +312,35 @@ pub(crate) fn write_request(lines: &[StreamLine]) -> wire::WriteRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 44: a rooms second counts deliveries seen, not the messages sent that the
+    /// scenario's `requests` total counts: it is exported under its own name.
+    #[test]
+    fn a_rooms_second_is_deliveries_not_requests() {
+        let text =
+            crate::live::tests::SECOND_LINE.replace("\"kind\":\"http\"", "\"kind\":\"rooms\"");
+        let line: StreamLine = serde_json::from_str(&text).expect("a line");
+        let request = write_request(&[line]);
+        let names: Vec<&str> = request
+            .timeseries
+            .iter()
+            .filter_map(|series| {
+                series
+                    .labels
+                    .iter()
+                    .find(|l| l.name == "__name__")
+                    .map(|l| l.value.as_str())
+            })
+            .collect();
+        assert!(
+            names.contains(&"headroom_deliveries_per_second"),
+            "{names:?}"
+        );
+        assert!(
+            !names.contains(&"headroom_requests_per_second"),
+            "{names:?}"
+        );
+    }
 
     #[test]
     fn a_second_becomes_its_series_with_sorted_labels() {

@@ -143,6 +143,10 @@ fn windows_by_run(
 
 use std::collections::BTreeMap;
 
+/// The scenarios of tests/fixtures/run/live.toml.
+const HTTP_SCENARIO: &str = "api";
+const ROOMS_SCENARIO: &str = "chat";
+
 #[test]
 fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
     if let Err(why) = installed_by("prometheus.sh") {
@@ -171,7 +175,20 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
     let results = typed(&results);
     let windows = windows_by_run(&results);
     assert_eq!(windows.len(), 4, "{:?}", windows.keys());
-    let requests = prometheus.samples(r#"headroom_requests_per_second{run_id="prom-test-1"}"#);
+    // An HTTP second counts requests; a rooms second, deliveries seen (its own series).
+    let http = prometheus.samples(r#"headroom_requests_per_second{run_id="prom-test-1"}"#);
+    let rooms = prometheus.samples(r#"headroom_deliveries_per_second{run_id="prom-test-1"}"#);
+    assert_eq!((http.len(), rooms.len()), (2, 2), "{http:?} {rooms:?}");
+    assert!(
+        http.iter()
+            .all(|(labels, _)| label(labels, "scenario") == HTTP_SCENARIO)
+    );
+    assert!(
+        rooms
+            .iter()
+            .all(|(labels, _)| label(labels, "scenario") == ROOMS_SCENARIO)
+    );
+    let requests: Vec<_> = http.into_iter().chain(rooms).collect();
     let p95 =
         prometheus.samples(r#"headroom_latency_seconds{run_id="prom-test-1",quantile="0.95"}"#);
     assert_eq!(
