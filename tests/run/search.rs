@@ -305,14 +305,16 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
         bracketing(&warm),
         bracketing(&cold)
     );
-    // One request at a time at 1 ms: at most 1,000 a second on a CPU, 400 on 0.4. At exactly
-    // that rate a 2 s hold can still pass (the queue it builds in 2 s stays under the SLO's
-    // 200 ms: CI read "passes at 1000/s, fails at 1100/s"), so the bound is inclusive; past
-    // it by the precision's step, the queue grows by 100 requests a second and fails.
-    for (record, most) in [(&cold, 1_000.0), (&warm, 400.0)] {
+    // One request at a time at 1 ms: at most c = 1,000 a second on a CPU, 400 on 0.4. Above
+    // c, a 2 s hold builds a queue whose wait at the hold's end is (r − c) × 2 s / c; the p95
+    // stays under the SLO's 200 ms up to r = c × (1 + 0.2 s / 2 s) = 1.1 c, so a pass is
+    // bounded by that (CI read "passes at 1000/s, fails at 1100/s", and at 0.4 CPU "passes at
+    // 403.8/s, fails at 427.5/s": both inside it).
+    for (record, capacity) in [(&cold, 1_000.0), (&warm, 400.0)] {
         assert_eq!(record.ending, SearchEnding::Converged, "{}", record.said);
         let pass = record.pass_number().expect("a pass");
-        assert!((most * 0.3..=most).contains(&pass), "{}", record.said);
+        let most = capacity * (1.0 + 0.2 / 2.0);
+        assert!((capacity * 0.3..=most).contains(&pass), "{}", record.said);
     }
     // Every run of each ran in its instance's shape.
     for (phase, cpus) in [("rate@c7g.medium", 1.0), ("rate@t4g.small-baseline", 0.4)] {
