@@ -10,8 +10,8 @@ use clap::ValueEnum;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_compare::gate::{self, GateRule};
 use headroom_compare::matching::{compare, compare_levers};
-use headroom_compare::report::{FigureReport, Report, VerdictWord};
-use headroom_compare::text::{cells, notes, warnings};
+use headroom_compare::report::{FigureReport, Report};
+use headroom_compare::text::{cells, changed, notes, rows, warnings};
 use headroom_compare::verdict;
 
 use crate::exit;
@@ -178,74 +178,6 @@ pub fn run(args: CompareArgs) -> Result<u8> {
 }
 
 const HEADER: [&str; 6] = ["point", "figure", "base", "new", "change", "verdict"];
-
-/// Whether a figure's verdict is a change to read: better or worse.
-fn changed(figure: &FigureReport) -> bool {
-    matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse)
-}
-
-/// The rows to show: every figure with `all`; else each figure's points that changed, then one
-/// row counting its other points by verdict (`6 other points`, `within noise ×4, no
-/// meaningful change ×2`).
-fn rows(report: &Report, all: bool) -> Vec<[String; 6]> {
-    if all {
-        return report
-            .figures
-            .iter()
-            .map(|f| cells(f, &report.unit))
-            .collect();
-    }
-    // A figure of a phase: its points that changed, then the rest counted.
-    let mut groups: Vec<(&str, &str)> = Vec::new();
-    for figure in &report.figures {
-        let key = (figure.phase.as_str(), figure.figure.as_str());
-        if !groups.contains(&key) {
-            groups.push(key);
-        }
-    }
-    let mut rows = Vec::new();
-    for (phase, name) in groups {
-        let of: Vec<&FigureReport> = report
-            .figures
-            .iter()
-            .filter(|f| f.phase == phase && f.figure == name)
-            .collect();
-        let (moved, rest): (Vec<&FigureReport>, Vec<&FigureReport>) =
-            of.iter().partition(|f| changed(f));
-        rows.extend(moved.iter().map(|f| cells(f, &report.unit)));
-        if rest.len() == 1 && moved.is_empty() {
-            rows.push(cells(rest[0], &report.unit));
-        } else if !rest.is_empty() {
-            let mut counted: Vec<(String, usize)> = Vec::new();
-            for figure in &rest {
-                let word = cells(figure, &report.unit)[5]
-                    .split(" (")
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned();
-                match counted.iter_mut().find(|(w, _)| *w == word) {
-                    Some((_, n)) => *n += 1,
-                    None => counted.push((word, 1)),
-                }
-            }
-            let others = if moved.is_empty() { "" } else { "other " };
-            let verdicts: Vec<String> = counted.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
-            rows.push([
-                format!(
-                    "{phase}: {} {others}point{}",
-                    rest.len(),
-                    if rest.len() == 1 { "" } else { "s" }
-                ),
-                name.to_owned(),
-                String::new(),
-                String::new(),
-                String::new(),
-                verdicts.join(", "),
-            ]);
-        }
-    }
-    rows
-}
 
 fn table(report: &Report, quick: bool, all: bool) -> String {
     let mut text = String::new();

@@ -100,37 +100,109 @@ fn percent(fraction: f64) -> String {
 
 /// The cells of a figure's row: point, figure, base, new, change, verdict; `unit` is what
 /// one unit is (`user`).
-pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
+/// A figure's verdict in words, without its p-value: `within noise`, `better: the brackets
+/// are apart`; what a row of several points counts them by.
+pub fn verdict_phrase(figure: &FigureReport) -> &'static str {
     // Two searched ceilings are judged by their brackets: no test, no p-value.
     let bracketed = figure.basis == Basis::Search;
-    let verdict = match figure.verdict {
-        VerdictWord::Better if bracketed => "better: the brackets are apart".to_owned(),
-        VerdictWord::Worse if bracketed => "worse: the brackets are apart".to_owned(),
-        VerdictWord::WithinNoise if bracketed => "within noise: the brackets overlap".to_owned(),
+    match figure.verdict {
+        VerdictWord::Better if bracketed => "better: the brackets are apart",
+        VerdictWord::Worse if bracketed => "worse: the brackets are apart",
+        VerdictWord::WithinNoise if bracketed => "within noise: the brackets overlap",
         VerdictWord::NoMeaningfulChange if bracketed => {
             "no meaningful change: the brackets are apart by less than the minimum effect"
-                .to_owned()
         }
-        VerdictWord::CannotTell => "cannot tell".to_owned(),
-        VerdictWord::WithinNoise => {
-            format!("within noise (p {:.2})", figure.p_value.unwrap_or(1.0))
+        VerdictWord::CannotTell => "cannot tell",
+        VerdictWord::WithinNoise => "within noise",
+        VerdictWord::NoMeaningfulChange => "no meaningful change",
+        VerdictWord::Better => "better",
+        VerdictWord::Worse => "worse",
+    }
+}
+
+/// The test's p-value after the phrase (` (p 0.008)`), where a test gave one.
+fn p_said(figure: &FigureReport) -> String {
+    let p = figure.p_value.unwrap_or(1.0);
+    match figure.verdict {
+        _ if figure.basis == Basis::Search => String::new(),
+        VerdictWord::CannotTell => String::new(),
+        VerdictWord::WithinNoise => format!(" (p {p:.2})"),
+        _ if p < 0.001 => " (p < 0.001)".to_owned(),
+        _ => format!(" (p {p:.3})"),
+    }
+}
+
+/// Whether a figure's verdict is a change to read: better or worse.
+pub fn changed(figure: &FigureReport) -> bool {
+    matches!(figure.verdict, VerdictWord::Better | VerdictWord::Worse)
+}
+
+/// The rows to show: every figure with `all`; else each figure's points that changed, then
+/// one row counting its other points by verdict (`6 other points`, `within noise ×4, no
+/// meaningful change ×2`), counted from the verdicts, not from their cells.
+pub fn rows(report: &Report, all: bool) -> Vec<[String; 6]> {
+    if all {
+        return report
+            .figures
+            .iter()
+            .map(|f| cells(f, &report.unit))
+            .collect();
+    }
+    // A figure of a phase: its points that changed, then the rest counted.
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for figure in &report.figures {
+        let key = (figure.phase.as_str(), figure.figure.as_str());
+        if !groups.contains(&key) {
+            groups.push(key);
         }
-        VerdictWord::NoMeaningfulChange => match figure.p_value.unwrap_or(1.0) {
-            p if p < 0.001 => "no meaningful change (p < 0.001)".to_owned(),
-            p => format!("no meaningful change (p {p:.3})"),
-        },
-        VerdictWord::Better | VerdictWord::Worse => {
-            let word = if matches!(figure.verdict, VerdictWord::Better) {
-                "better"
-            } else {
-                "worse"
-            };
-            match figure.p_value.unwrap_or(1.0) {
-                p if p < 0.001 => format!("{word} (p < 0.001)"),
-                p => format!("{word} (p {p:.3})"),
-            }
+    }
+    let mut rows = Vec::new();
+    for (phase, name) in groups {
+        let of = report
+            .figures
+            .iter()
+            .filter(|f| f.phase == phase && f.figure == name);
+        let (moved, rest): (Vec<&FigureReport>, Vec<&FigureReport>) = of.partition(|f| changed(f));
+        rows.extend(moved.iter().map(|f| cells(f, &report.unit)));
+        if rest.len() == 1 && moved.is_empty() {
+            rows.push(cells(rest[0], &report.unit));
+        } else if !rest.is_empty() {
+            rows.push(counted_row(phase, name, &rest, !moved.is_empty()));
         }
-    };
+    }
+    rows
+}
+
+/// One row for a figure's points that did not change, counted by verdict.
+fn counted_row(phase: &str, name: &str, rest: &[&FigureReport], others: bool) -> [String; 6] {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for figure in rest {
+        let phrase = verdict_phrase(figure);
+        match counted.iter_mut().find(|(w, _)| *w == phrase) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((phrase, 1)),
+        }
+    }
+    let verdicts: Vec<String> = counted.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
+    [
+        format!(
+            "{phase}: {} {}point{}",
+            rest.len(),
+            if others { "other " } else { "" },
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+        name.to_owned(),
+        String::new(),
+        String::new(),
+        String::new(),
+        verdicts.join(", "),
+    ]
+}
+
+/// A figure's row: point, figure, base, new, change, verdict.
+pub fn cells(figure: &FigureReport, unit: &str) -> [String; 6] {
+    // Two searched ceilings are judged by their brackets: no test, no p-value.
+    let verdict = format!("{}{}", verdict_phrase(figure), p_said(figure));
     let verdict = if figure.noisy {
         format!("{verdict}, noisy")
     } else {
@@ -265,5 +337,71 @@ impl Unit {
 
     fn number(&self, value: f64) -> String {
         format!("{:.*}", self.decimals, value * self.scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Better, Method};
+
+    fn figure(point: &str, verdict: VerdictWord, p_value: f64, noisy: bool) -> FigureReport {
+        FigureReport {
+            phase: "memory".to_owned(),
+            point: point.to_owned(),
+            figure: "rss".to_owned(),
+            better: Better::Lower,
+            basis: Basis::Repeats,
+            base: None,
+            new: None,
+            change: Some(0.01),
+            p_value: Some(p_value),
+            verdict,
+            why: None,
+            unlike_verdict: None,
+            noisy,
+        }
+    }
+
+    /// Issue 44: a figure's quiet points are folded by their verdicts, never by splitting the
+    /// words their cells say: a noisy one and one of another p-value count as the same verdict.
+    #[test]
+    fn quiet_points_are_counted_by_their_verdicts() {
+        let report = Report {
+            format: crate::report::COMPARE_FORMAT,
+            method: Method {
+                test: String::new(),
+                alpha: ALPHA,
+                exact_up_to: 0,
+                noisy_cv: 0.1,
+                min_effect: 0.03,
+            },
+            machine_differences: Vec::new(),
+            levers: Vec::new(),
+            unlike_shapes: Vec::new(),
+            unit: "room".to_owned(),
+            across_machines: false,
+            figures: vec![
+                figure("rooms = 1", VerdictWord::WithinNoise, 0.4, false),
+                figure("rooms = 2", VerdictWord::WithinNoise, 0.9, true),
+                figure("rooms = 4", VerdictWord::Worse, 0.008, false),
+                figure("rooms = 8", VerdictWord::NoMeaningfulChange, 0.0004, false),
+            ],
+            only_in_base: Vec::new(),
+            only_in_new: Vec::new(),
+            notes: Vec::new(),
+            gates: Vec::new(),
+            failed: false,
+        };
+        let folded = rows(&report, false);
+        assert_eq!(folded.len(), 2, "{folded:?}");
+        assert_eq!(folded[0][5], "worse (p 0.008)");
+        assert_eq!(folded[1][0], "memory: 3 other points");
+        assert_eq!(folded[1][5], "within noise ×2, no meaningful change ×1");
+        assert_eq!(rows(&report, true).len(), 4);
+        assert_eq!(
+            cells(&report.figures[1], "room")[5],
+            "within noise (p 0.90), noisy"
+        );
     }
 }
