@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use headroom_figures::merge::Part;
 
 use crate::exit;
+use headroom_runner::tally::Standing;
 
 /// The flags of `headroom merge`.
 #[derive(clap::Args)]
@@ -65,35 +66,31 @@ pub fn run(args: MergeArgs) -> Result<u8> {
     }
     let mut stdout = std::io::stdout().lock();
     crate::run::write_tables(&mut stdout, &merged, &out)?;
-    let runs = merged
-        .phases
-        .iter()
-        .flat_map(|p| p.points.iter())
-        .flat_map(|p| p.runs.iter());
-    let (mut failed, mut unmeasured, mut runs_failed) = (0, 0, 0);
-    for run in runs {
-        runs_failed += usize::from(run.failure.is_some());
-        failed += run.slo.iter().filter(|v| v.pass == Some(false)).count();
-        unmeasured += run.slo.iter().filter(|v| v.pass.is_none()).count();
-    }
+    // Counted as `headroom run` counts its runs: one tally, one ladder.
+    let tally = headroom_runner::tally::Tally::of_results(&merged);
+    let (failed, unmeasured) = (tally.slo_failures, tally.slo_unmeasured);
     use std::io::Write;
     writeln!(
         stdout,
         "merged {count} segments: SLOs judged on the merged figures ({failed} failed, {unmeasured} not measured)"
     )?;
-    Ok(if runs_failed > 0 {
-        for failure in &failures {
-            eprintln!("{failure}");
+    Ok(match tally.standing(args.check) {
+        // A segment cut short is a run that failed in it: the merged file has no whole run.
+        Standing::Interrupted | Standing::RunsFailed => {
+            for failure in &failures {
+                eprintln!("{failure}");
+            }
+            eprintln!(
+                "error: {} of the runs failed in some segment: their shares are not a whole run, so no SLO is judged on them and nothing is fitted or priced from them; the results file keeps what each segment recorded",
+                tally.failed_runs + tally.failed_phases
+            );
+            exit::RUN_FAILED
         }
-        eprintln!(
-            "error: {runs_failed} of the runs failed in some segment: their shares are not a whole run, so no SLO is judged on them and nothing is fitted or priced from them; the results file keeps what each segment recorded"
-        );
-        exit::RUN_FAILED
-    } else if args.check && (failed > 0 || unmeasured > 0) {
-        eprintln!("error: {failed} SLO verdicts failed and {unmeasured} were not measured");
-        exit::SLO_FAILED
-    } else {
-        exit::OK
+        Standing::SlosFailed => {
+            eprintln!("error: {failed} SLO verdicts failed and {unmeasured} were not measured");
+            exit::SLO_FAILED
+        }
+        Standing::Passed => exit::OK,
     })
 }
 

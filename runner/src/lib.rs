@@ -33,6 +33,7 @@ pub mod split;
 mod stack;
 mod steady;
 mod steps;
+pub mod tally;
 pub mod target;
 
 pub use event::Event;

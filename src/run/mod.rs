@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use headroom_runner::{RunError, RunOptions};
 
 use crate::exit;
+use headroom_runner::tally::Standing;
 
 mod args;
 mod progress;
@@ -184,7 +185,7 @@ fn tables_and_page(
         )?;
         return Ok((false, None));
     }
-    if args.no_page || outcome.interrupted {
+    if args.no_page || outcome.tally.interrupted {
         return Ok((false, None));
     }
     let source = crate::page::Source {
@@ -210,30 +211,30 @@ fn tables_and_page(
 /// The exit code of a run: interrupted, a run failed, an SLO failed or went unmeasured under
 /// `--check`, the page not written, or 0; said on stderr.
 fn exit_code(outcome: &headroom_runner::Outcome, check: bool, page_failed: bool) -> u8 {
-    if outcome.interrupted {
-        exit::INTERRUPTED
-    } else if outcome.failed_runs > 0 || outcome.failed_phases > 0 {
-        let phases = match outcome.failed_phases {
-            0 => String::new(),
-            1 => " and the target of 1 phase failed".to_owned(),
-            n => format!(" and the targets of {n} phases failed"),
-        };
-        eprintln!(
-            "error: {} of the runs failed{phases}; the results file names each failure",
-            outcome.failed_runs
-        );
-        exit::RUN_FAILED
-    } else if check && (outcome.slo_failures > 0 || outcome.slo_unmeasured > 0) {
-        // An SLO that measured nothing did not pass: --check does not call it green.
-        eprintln!(
-            "error: {} SLO verdicts failed and {} were not measured",
-            outcome.slo_failures, outcome.slo_unmeasured
-        );
-        exit::SLO_FAILED
-    } else if page_failed {
-        exit::WRITE_FAILED
-    } else {
-        exit::OK
+    let tally = &outcome.tally;
+    match tally.standing(check) {
+        Standing::Interrupted => exit::INTERRUPTED,
+        Standing::RunsFailed => {
+            let phases = match tally.failed_phases {
+                0 => String::new(),
+                1 => " and the target of 1 phase failed".to_owned(),
+                n => format!(" and the targets of {n} phases failed"),
+            };
+            eprintln!(
+                "error: {} of the runs failed{phases}; the results file names each failure",
+                tally.failed_runs
+            );
+            exit::RUN_FAILED
+        }
+        Standing::SlosFailed => {
+            eprintln!(
+                "error: {} SLO verdicts failed and {} were not measured",
+                tally.slo_failures, tally.slo_unmeasured
+            );
+            exit::SLO_FAILED
+        }
+        Standing::Passed if page_failed => exit::WRITE_FAILED,
+        Standing::Passed => exit::OK,
     }
 }
 

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::tally::Tally;
+
 use headroom_compiler::RunMatrix;
 use headroom_compiler::matrix::Point;
 
@@ -65,17 +67,8 @@ pub struct RunOptions {
 pub struct Outcome {
     /// Everything measured, as written to the results file.
     pub results: Results,
-    /// Runs that failed.
-    pub failed_runs: usize,
-    /// Phases whose kept target (`process = "per-phase"`) failed: never up, a step run once a
-    /// phase failed, or it died and the rest of the phase did not run.
-    pub failed_phases: usize,
-    /// SLO verdicts that failed.
-    pub slo_failures: usize,
-    /// SLO verdicts whose figure was not measured, baseline points left out.
-    pub slo_unmeasured: usize,
-    /// The run was cut short by a signal.
-    pub interrupted: bool,
+    /// What went wrong, counted as the runs ended (`headroom_runner::tally`).
+    pub tally: Tally,
 }
 
 impl Outcome {
@@ -83,11 +76,7 @@ impl Outcome {
     fn of(results: Results) -> Outcome {
         Outcome {
             results,
-            failed_runs: 0,
-            failed_phases: 0,
-            slo_failures: 0,
-            slo_unmeasured: 0,
-            interrupted: false,
+            tally: Tally::default(),
         }
     }
 }
@@ -142,7 +131,7 @@ impl Outcome {
         options: &RunOptions,
         on_event: &mut (dyn FnMut(Event<'_>) + Send),
     ) -> Result<(), RunError> {
-        self.failed_phases += usize::from(target.failure.is_some());
+        self.tally.count_target(&target);
         on_event(Event::PhaseTargetEnded {
             phase,
             target: &target,
@@ -150,30 +139,6 @@ impl Outcome {
         self.results.phases[slot].target = Some(target);
         self.results.write(&options.out)?;
         Ok(())
-    }
-
-    /// Counts one run's failure and verdicts; whether it failed. At the baseline (0 units)
-    /// nothing is sent by design: its SLOs are not owed. A search's probes fail their SLOs by
-    /// design: the search judges them, and its ending is counted instead.
-    fn count(&mut self, result: &RunResult, baseline: bool, searched: bool) -> bool {
-        if matches!(result.failure, Some(Failure::Interrupted)) {
-            self.interrupted = true;
-        }
-        if !searched {
-            self.slo_failures += result.slo.iter().filter(|v| v.pass == Some(false)).count();
-        }
-        if !baseline && !searched {
-            self.slo_unmeasured += result.slo.iter().filter(|v| v.pass.is_none()).count();
-        }
-        // Users stuck in the server are a verdict on the load, as a failed SLO is, not a run
-        // that broke: counted with the SLO failures (`--check`), a search's probe failing.
-        if matches!(result.failure, Some(Failure::UsersStuck { .. })) {
-            self.slo_failures += usize::from(!searched);
-            return false;
-        }
-        let failed = result.failure.is_some();
-        self.failed_runs += usize::from(failed);
-        failed
     }
 }
 
@@ -241,11 +206,7 @@ pub(super) fn unix_ms() -> u64 {
 
 /// A point where the units variable is 0: the server with no load, measured for its memory.
 fn is_baseline(matrix: &RunMatrix, point: &Point) -> bool {
-    matrix
-        .capacity
-        .units
-        .as_ref()
-        .is_some_and(|units| point.at.get(units) == Some(&headroom_spec::VarValue::Integer(0)))
+    crate::tally::is_baseline(matrix, &point.at)
 }
 
 /// Thousands of sockets need thousands of descriptors: the soft limit (often 1,024) goes up to

@@ -109,7 +109,10 @@ pub(super) async fn run_recorded(
             _ => break kept_after(result, &competed_tries),
         }
     };
-    let failed = outcome.count(&result, is_baseline(matrix, point), phase.search.is_some());
+    let failed =
+        outcome
+            .tally
+            .count_run(&result, is_baseline(matrix, point), phase.search.is_some());
     // A meeting missed: the other segments are gone or never came, so every later run
     // would wait out the timeout for nothing.
     let stranded = matches!(result.failure, Some(Failure::Barrier { .. }));
@@ -124,6 +127,6 @@ pub(super) async fn run_recorded(
     outcome.results.write(&options.out)?;
     Ok(Recorded {
         failed,
-        stop_all: outcome.interrupted || stranded,
+        stop_all: outcome.tally.interrupted || stranded,
     })
 }

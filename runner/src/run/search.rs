@@ -149,11 +149,7 @@ pub(super) async fn search_phase(
     });
     // `--check` holds a search to its ending: the SLOs failing where it starts is a failure,
     // a probe that said nothing an unmeasured verdict.
-    match record.ending {
-        SearchEnding::BelowFrom => outcome.slo_failures += 1,
-        SearchEnding::Unjudged => outcome.slo_unmeasured += 1,
-        _ => {}
-    }
+    outcome.tally.count_search(record.ending);
     outcome.results.phases[slot].search = Some(record);
     outcome.results.write(&options.out)?;
     Ok(ran)

@@ -40,7 +40,7 @@ pub async fn run(
     // A signal ends the wait for the other segments at once (exit 130), nothing written.
     let Some(barrier) = barrier_unless_cancelled(options, &cancel).await? else {
         let mut outcome = Outcome::of(results);
-        outcome.interrupted = true;
+        outcome.tally.interrupted = true;
         return Ok(outcome);
     };
     let (runs, estimated_s) = planned(&selected, options);
@@ -52,7 +52,7 @@ pub async fn run(
     let mut number = 0;
     for phase in selected {
         if *cancel.borrow() {
-            outcome.interrupted = true;
+            outcome.tally.interrupted = true;
             break;
         }
         let slot = phase_slot(&mut outcome.results, &phase.name);
@@ -145,7 +145,7 @@ pub(super) async fn run_phase(
             continue;
         }
         if *cancel.borrow() {
-            outcome.interrupted = true;
+            outcome.tally.interrupted = true;
             ran.stop_all = true;
             break;
         }
