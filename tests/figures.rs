@@ -166,7 +166,7 @@ fn a_failed_runs_memory_is_in_no_screen_and_the_repeats_read_alike() {
 }
 
 /// Issue 44, "errors of a point": three repeats of 10 failed requests each, and 5 starts
-/// dropped at `max_in_flight` in each. The page's cell says what a run says (the run table's
+/// dropped at `max_in_flight` in each, beside a fourth run that failed. The page's cell says what a run says (the run table's
 /// errors cell, `errors.total()` of each run): 10 errors a run beside the median sent, their
 /// kinds over the three runs, and the dropped starts apart, never summed into the errors.
 #[test]
@@ -189,7 +189,16 @@ fn a_points_errors_are_a_runs_errors_over_the_repeats() {
             run
         })
         .collect();
-    for run in &point.runs {
+    // And a fourth run that failed: its errors are no repeat's, and the page's "in the 3 runs"
+    // counts the runs its figures are read from.
+    let mut failed = point.runs[0].clone();
+    failed.repeat = 4;
+    failed.failure = Some(headroom_results::Failure::SpawnFailed {
+        message: "the target crashed".to_owned(),
+    });
+    let runs_counted = point.runs.clone();
+    point.runs.push(failed);
+    for run in &runs_counted {
         assert_eq!(scenario(run, "api").errors.total(), 10, "a run's errors");
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figures-errors");
