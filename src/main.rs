@@ -486,7 +486,7 @@ fn compile(path: &Path, json: bool, renderer: &Renderer) -> Result<u8> {
 
 /// A phase that sweeps a lever at too few repeats a point for `compare --by` to call a
 /// change (`headroom_compare::repeats`), said at `compile` so the trade is made on purpose.
-fn note_levers_too_few_repeats(matrix: &headroom_compiler::RunMatrix) {
+fn note_levers_too_few_repeats(matrix: &headroom_matrix::RunMatrix) {
     for few in headroom_compare::repeats::levers_with_too_few_repeats(matrix) {
         eprintln!(
             "note: phase `{}` sweeps `{}` at {} a point, too few for `headroom compare --by {}` to call a change (it takes {} a side); set `repeats = {}` if you mean to compare it (docs/compare.md)",

@@ -3,7 +3,7 @@
 use crate::{human_duration, plural, run};
 
 /// The run matrix as people read it: a row per point.
-pub(crate) fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
+pub(crate) fn matrix_table(matrix: &headroom_matrix::RunMatrix) -> String {
     use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header([
@@ -104,8 +104,8 @@ pub(crate) fn matrix_table(matrix: &headroom_compiler::RunMatrix) -> String {
 
 /// A searching phase's row: what it searches, its ends and precision, its budget.
 fn search_row(
-    phase: &headroom_compiler::matrix::MatrixPhase,
-    search: &headroom_compiler::matrix::PhaseSearch,
+    phase: &headroom_matrix::MatrixPhase,
+    search: &headroom_matrix::PhaseSearch,
 ) -> Vec<comfy_table::Cell> {
     use comfy_table::{Cell, CellAlignment};
     let cap = if search.capped { " (the cap)" } else { "" };

@@ -66,7 +66,7 @@ fn the_compare_schema_is_current() {
 fn the_run_matrix_schema_is_current() {
     check(
         "run-matrix.schema.json",
-        &generated::<headroom_compiler::RunMatrix>(),
+        &generated::<headroom_matrix::RunMatrix>(),
     );
 }
 

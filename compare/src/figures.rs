@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::slo::{PointFigure, ScenarioFigure};
 use headroom_figures::catalogue::{self, COMPARED_STATISTICS};
 use headroom_figures::{Named, read};
+use headroom_matrix::slo::{PointFigure, ScenarioFigure};
 use headroom_results::{RunResult, ScenarioResult};
 use headroom_spec::{Better, Series};
 

@@ -1,7 +1,7 @@
 //! How many repeats a comparison needs, said before a run: the phases whose lever a
 //! `compare --by` could never call better or worse at the repeats they run.
 
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 
 use crate::verdict::fewest_repeats_a_side;
 

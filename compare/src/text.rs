@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
+use headroom_matrix::slo::{FigureUnit, ScenarioFigure};
 
 use crate::report::{FigureReport, Report, VerdictWord};
 use crate::verdict::{ALPHA, Basis, Spread};
@@ -316,7 +316,7 @@ impl Unit {
             .iter()
             .rev()
             .find_map(|part| ScenarioFigure::parse(part));
-        if headroom_compiler::slo::Statistic::parse(last).is_some() {
+        if headroom_matrix::slo::Statistic::parse(last).is_some() {
             if largest >= 1.0 {
                 unit("s", 1.0, 3)
             } else {

@@ -2,7 +2,7 @@
 //!
 //! **No I/O.** The compiler gets the spec's text and the price table as values and returns
 //! data: every diagnostic it found (schema and semantic alike, never just the first) and, when
-//! there are no errors, the [`RunMatrix`]. Rendering is the CLI's job.
+//! there are no errors, the [`RunMatrix`] (its types are `headroom-matrix`'s). Rendering is the CLI's job.
 //!
 //! The stages: [`document`] parses TOML with spans into JSON plus a pointer→span index;
 //! [`schema_check`] validates against the schema generated from `headroom-spec` and rewrites
@@ -23,9 +23,9 @@ pub mod slo;
 pub mod suggest;
 
 pub use diagnostic::{Code, Diagnostic, DiagnosticJson, LineIndex, Severity, line_column};
-pub use matrix::RunMatrix;
 pub use paths::{NamedPath, PathKind};
 
+use headroom_matrix::RunMatrix;
 use headroom_prices::PriceTable;
 use headroom_spec::Spec;
 

@@ -4,7 +4,7 @@
 //! [`crate::read`], which computes each as its definition here says; docs/spec.md's table of
 //! figures is generated from [`markdown`] (checked by `tests/docs.rs`).
 
-use headroom_compiler::slo::{FigureUnit, PointFigure, ScenarioFigure, Statistic};
+use headroom_matrix::slo::{FigureUnit, PointFigure, ScenarioFigure, Statistic};
 use headroom_spec::Better;
 
 /// One figure: what a user writes and what it means.

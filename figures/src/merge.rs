@@ -162,7 +162,7 @@ fn find_run<'a>(
 fn merge_run(
     shares: &[&RunResult],
     parts: &[Part],
-    slo: &[headroom_compiler::slo::SloRule],
+    slo: &[headroom_matrix::slo::SloRule],
 ) -> Result<RunResult, String> {
     let mut run = shares[0].clone();
     run.started_ms = shares.iter().map(|r| r.started_ms).min().unwrap_or(0);

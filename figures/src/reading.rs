@@ -2,7 +2,7 @@
 //! verdicts, the run table, the page and `compare` share.
 
 use hdrhistogram::Histogram;
-use headroom_compiler::slo::{PointFigure, ScenarioFigure, SloRule, Statistic};
+use headroom_matrix::slo::{PointFigure, ScenarioFigure, SloRule, Statistic};
 use headroom_results::{
     ErrorCounts, HistogramKey, RoomsResult, RunResult, ScenarioResult, Summary,
 };

@@ -1,7 +1,7 @@
 //! Figures in words, one text for every output: an SLO verdict as the page's ceiling section,
 //! the planner's notes and `plan` say it, and a figure's value in its unit.
 
-use headroom_compiler::slo::{FigureUnit, SloRule};
+use headroom_matrix::slo::{FigureUnit, SloRule};
 use headroom_results::SloVerdict;
 use headroom_spec::numbers::{duration_ms, mib, number, percent};
 

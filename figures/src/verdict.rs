@@ -1,6 +1,6 @@
 //! SLO verdicts, per run: the figure, the threshold, pass or fail.
 
-use headroom_compiler::slo::{ScenarioFigure, SloRule};
+use headroom_matrix::slo::{ScenarioFigure, SloRule};
 use headroom_results::{RunResult, SloVerdict};
 use headroom_spec::numbers::duration_ms;
 
@@ -73,7 +73,8 @@ mod tests {
     use super::*;
     use headroom_results::{ProcessSample, ScenarioResult, Summary};
 
-    use headroom_compiler::slo::{Figure, FigureUnit, parse};
+    use headroom_compiler::slo::{Figure, parse};
+    use headroom_matrix::slo::FigureUnit;
 
     fn rule(expression: &str) -> SloRule {
         let figure = |scenario: Option<&str>, name: &str, unit| Figure {

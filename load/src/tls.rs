@@ -49,7 +49,7 @@ impl Trust {
     }
 
     /// What `[target]` says TLS trusts (`ca` relative to `spec_dir`).
-    pub fn of(target: &headroom_compiler::matrix::resolved::Target, spec_dir: &Path) -> Trust {
+    pub fn of(target: &headroom_matrix::resolved::Target, spec_dir: &Path) -> Trust {
         Trust::new(target.ca.as_deref(), target.insecure_skip_verify, spec_dir)
     }
 

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 use headroom_results::Results;
 
 use crate::PriceTable;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::matrix::MatrixPhase;
+use headroom_matrix::MatrixPhase;
 use headroom_results::{Results, SloVerdict};
 use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
@@ -54,7 +54,7 @@ pub struct MeasuredSweep {
     pub series: Vec<SeriesPoints>,
     /// The instance whose shape the sweep ran in (`[plan] emulate`); `None` for a phase of the
     /// spec's own.
-    pub emulates: Option<headroom_compiler::matrix::EmulatedInstance>,
+    pub emulates: Option<headroom_matrix::EmulatedInstance>,
     /// The cgroup shape its runs were measured in, in words (`2 CPU, 3.5GiB memory, no swap
     /// (cgroup v1)`); `None` when no limits were applied.
     pub measured_in: Option<String>,
@@ -332,7 +332,7 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
 /// What a verdict of the results file says broke, if anything, in the one sentence every
 /// output gives a verdict: a failure with its value, or an SLO that could not be judged
 /// (unmeasured is never a pass).
-fn broken_slo(verdict: &SloVerdict, rules: &[headroom_compiler::slo::SloRule]) -> Option<String> {
+fn broken_slo(verdict: &SloVerdict, rules: &[headroom_matrix::slo::SloRule]) -> Option<String> {
     headroom_figures::verdict::breaks_the_step(verdict)
         .then(|| headroom_figures::text::slo_sentence(verdict, rules))
 }

@@ -20,7 +20,7 @@ pub mod stream;
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 use headroom_spec::VarValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! What the runner reports as it goes: the CLI shows it (a bar or a line per run), the
 //! runner never prints.
 
-use headroom_compiler::matrix::Point;
+use headroom_matrix::Point;
 
 use crate::results::RunResult;
 

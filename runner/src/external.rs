@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use headroom_compiler::matrix::resolved::Target;
+use headroom_matrix::resolved::Target;
 use headroom_results::Failure;
 use headroom_spec::target::Ready;
 

@@ -2,8 +2,8 @@
 //! cgroup per run in the shape of the point's limits, and with `pin` the generator kept on the
 //! cores the target is not pinned to.
 
-use headroom_compiler::matrix::resolved::Limits;
-use headroom_compiler::matrix::{MatrixPhase, Point};
+use headroom_matrix::resolved::Limits;
+use headroom_matrix::{MatrixPhase, Point};
 use headroom_results::{AppliedLimits, RunLimits};
 
 use crate::cgroup::{self, Cgroup, Counters, Hierarchy, Shape};

@@ -5,9 +5,9 @@
 //! `validate` checks fixed bounds that hold on any machine (E038); this checks the machine the
 //! run is on, which may not be the one the spec was written on.
 
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::Point;
-use headroom_compiler::matrix::resolved::Scenario;
+use headroom_matrix::Point;
+use headroom_matrix::RunMatrix;
+use headroom_matrix::resolved::Scenario;
 use headroom_spec::scenario::Executor;
 
 /// Descriptors a run takes besides its sockets: standard streams, logs, the event loop, the

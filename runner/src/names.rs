@@ -18,7 +18,7 @@ pub(crate) fn file_safe(name: &str) -> String {
 /// hash of its value now (unset ones left out): levers outside the spec, recorded with the
 /// results without their values, which may be secrets (docs/spec.md, "Secrets").
 pub(crate) fn env_fills(
-    matrix: &headroom_compiler::matrix::RunMatrix,
+    matrix: &headroom_matrix::RunMatrix,
 ) -> std::collections::BTreeMap<String, headroom_results::EnvFill> {
     use headroom_spec::placeholder::{PlaceholderName, scan};
     let mut names = std::collections::BTreeSet::new();

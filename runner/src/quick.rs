@@ -1,9 +1,9 @@
 //! `--quick`: the same matrix, smaller. For CI and a first look, never for figures to plan with
 //! (the results say `"quick": true`).
 
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::resolved::Scenario;
-use headroom_compiler::matrix::run_time;
+use headroom_matrix::RunMatrix;
+use headroom_matrix::resolved::Scenario;
+use headroom_matrix::run_time;
 use headroom_spec::Duration;
 
 /// A search under `--quick` stops once its bracket is within this share, or the precision
@@ -85,7 +85,7 @@ pub fn scale(matrix: &RunMatrix) -> RunMatrix {
         .iter()
         .filter(|phase| phase.search.is_none())
         .flat_map(|phase| {
-            phase.points.iter().map(|p| headroom_compiler::matrix::Run {
+            phase.points.iter().map(|p| headroom_matrix::Run {
                 phase: phase.name.clone(),
                 point: p.index,
                 repeat: 1,
@@ -103,7 +103,7 @@ fn tenth(duration: &mut Duration, floor: Duration, ceiling: Duration) {
 /// A point made after the matrix was scaled (a search's probe), scaled the same way (at
 /// `connect_rate`, the unscaled phase's: [`connect_rate`]); its run time is the caller's to
 /// count again.
-pub fn shrink_point(point: &mut headroom_compiler::matrix::Point, connect_rate: Option<f64>) {
+pub fn shrink_point(point: &mut headroom_matrix::Point, connect_rate: Option<f64>) {
     for scenario in &mut point.scenarios {
         shrink(scenario, connect_rate);
     }
@@ -112,7 +112,7 @@ pub fn shrink_point(point: &mut headroom_compiler::matrix::Point, connect_rate: 
 /// The fastest the spec opens sockets at any point of `phase` (a search's at its two ends),
 /// sockets a second: its rooms' sockets over their `connect_over` (the ramp-up when unset).
 /// `None` without rooms, or where they all open at once.
-pub fn connect_rate(phase: &headroom_compiler::matrix::MatrixPhase) -> Option<f64> {
+pub fn connect_rate(phase: &headroom_matrix::MatrixPhase) -> Option<f64> {
     phase
         .points
         .iter()
@@ -254,7 +254,8 @@ mod tests {
             (1_600.0, 1.25, 2.0),
             (12_800.0, 10.0, 10.0),
         ] {
-            let mut point = phase.probe_point(&full.target, 0, people).expect("a probe");
+            let mut point = headroom_compiler::matrix::probe_point(phase, &full.target, 0, people)
+                .expect("a probe");
             shrink_point(&mut point, Some(rate));
             let Scenario::Rooms(rooms) = &point.scenarios[0] else {
                 panic!("rooms");

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use headroom_compiler::matrix::Point;
-use headroom_compiler::matrix::resolved::Scenario;
+use headroom_matrix::Point;
+use headroom_matrix::resolved::Scenario;
 use tokio::sync::watch;
 use tokio::time::Instant;
 

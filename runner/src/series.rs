@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 
-use headroom_compiler::matrix::ResolvedMeasure;
+use headroom_matrix::ResolvedMeasure;
 use headroom_results::{Failure, RunResult, SeriesSample};
 use tokio::sync::watch;
 use tokio::time::Instant;

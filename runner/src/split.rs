@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::MatrixPhase;
+use headroom_matrix::MatrixPhase;
+use headroom_matrix::RunMatrix;
 
 /// How a run is to be split.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use headroom_compiler::matrix::resolved::{Service, Target};
+use headroom_matrix::resolved::{Service, Target};
 use headroom_results::{ProcessResult, RunResult, ServiceResult};
 
 use crate::cgroup::Cgroup;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use headroom_compiler::matrix::ResolvedMeasure;
+use headroom_matrix::ResolvedMeasure;
 use headroom_spec::Reducer;
 use tokio::time::Instant;
 

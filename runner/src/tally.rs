@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 use headroom_spec::VarValue;
 
 use crate::results::{Failure, PhaseTarget, Results, RunResult, SearchEnding};

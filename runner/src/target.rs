@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::BTreeMap;
 
-use headroom_compiler::matrix::resolved::{Service, Target};
+use headroom_matrix::resolved::{Service, Target};
 pub use headroom_results::process::{Exit, Stopped};
 use headroom_spec::target::Ready;
 use headroom_spec::target::Signal as SpecSignal;

@@ -278,7 +278,7 @@ pub(crate) fn write_tables(
 }
 
 /// A run estimated over a day needs `--yes`: it is more likely a typo than a plan.
-fn refuse_over_a_day(args: &RunArgs, matrix: &headroom_compiler::RunMatrix) -> Result<()> {
+fn refuse_over_a_day(args: &RunArgs, matrix: &headroom_matrix::RunMatrix) -> Result<()> {
     // The estimate of what will run: the phases asked for, with --repeat (--quick is short).
     let estimated: f64 = matrix
         .phases

@@ -122,7 +122,7 @@ impl Progress {
     fn run_started(
         &mut self,
         phase: &str,
-        point: &headroom_compiler::matrix::Point,
+        point: &headroom_matrix::Point,
         repeat: u32,
         (number, runs): (usize, usize),
     ) {

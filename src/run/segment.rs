@@ -12,7 +12,7 @@ use headroom_runner::split::{Split, unsplittable};
 /// split: the runner's one rule (`headroom_runner::split`), said before anything starts.
 pub(super) fn refuse_unfit(
     segment: Option<Segment>,
-    matrix: &headroom_compiler::RunMatrix,
+    matrix: &headroom_matrix::RunMatrix,
     check: bool,
     barrier: bool,
 ) -> Result<()> {

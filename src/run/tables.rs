@@ -3,8 +3,8 @@
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
-use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, read};
+use headroom_matrix::slo::{ScenarioFigure, Statistic};
 use headroom_runner::results::{ErrorCounts, RoomsResult, RunResult, ScenarioResult};
 
 /// A point's swept variables as people read them: `rooms = 16, rate = 4/s`.
@@ -157,9 +157,9 @@ pub(super) fn ms(value: f64) -> String {
 /// scenarios), else as its runs measured them.
 pub(super) fn phase_table(
     phase: &headroom_runner::results::PhaseResults,
-    planned: &[headroom_compiler::matrix::resolved::Scenario],
+    planned: &[headroom_matrix::resolved::Scenario],
 ) -> String {
-    use headroom_compiler::matrix::resolved::Scenario;
+    use headroom_matrix::resolved::Scenario;
     let runs = || phase.points.iter().flat_map(|p| p.runs.iter());
     let has_http = planned.iter().any(|s| matches!(s, Scenario::Http(_)))
         || runs().any(|r| measured(r).any(|s| s.rooms.is_none()));

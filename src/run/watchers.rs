@@ -2,7 +2,7 @@
 //! the dashboard (`--dashboard`). Each takes the runner's events; none can stop the run.
 
 use anyhow::Result;
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 use headroom_runner::Event;
 
 use super::args::RunArgs;

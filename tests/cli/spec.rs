@@ -3,8 +3,9 @@
 //! help.
 
 use super::*;
-use headroom_compiler::matrix::resolved::Scenario as ResolvedScenario;
-use headroom_compiler::{DiagnosticJson, RunMatrix};
+use headroom_compiler::DiagnosticJson;
+use headroom_matrix::RunMatrix;
+use headroom_matrix::resolved::Scenario as ResolvedScenario;
 
 /// One fixture per diagnostic code, each snapshot with the exact rendering (caret included)
 /// and the JSON form. The JSON is also checked here: the fixture shows its own code, at a

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
 use crate::document::Document;
-use crate::slo::SloRule;
+use headroom_matrix::slo::SloRule;
 
 /// Where a variable is used, and as what (`None`: inside a string, any value will do).
 #[derive(Debug, Clone)]

@@ -2,29 +2,11 @@
 //! held to the instance's vCPUs and memory (less the reserve); a burstable instance also at
 //! its sustained baseline. The runner carries the limits out like any other.
 
-use super::EmulatedInstance;
 use headroom_prices::PriceTable;
 use headroom_spec::Size;
 
-use super::{MatrixPhase, Run, RunMatrix, resolved};
+use headroom_matrix::{EmulatedInstance, MatrixPhase, Run, RunMatrix, resolved};
 use headroom_spec::Duration;
-
-impl EmulatedInstance {
-    /// The shape in words: `2 vCPU, 3.5GiB`, or `0.4 CPU (its 20 % baseline of 2 vCPU), 3.5GiB`.
-    pub fn describe(&self) -> String {
-        if self.baseline {
-            format!(
-                "{} CPU (its {:.0} % baseline of {} vCPU), {}",
-                self.cpus,
-                self.cpus / f64::from(self.vcpu) * 100.0,
-                self.vcpu,
-                self.memory
-            )
-        } else {
-            format!("{} vCPU, {}", self.vcpu, self.memory)
-        }
-    }
-}
 
 /// The name of the phase that runs `phase` in `instance`'s shape (`load@t4g.medium`, and
 /// `load@t4g.medium-baseline` at its baseline).

@@ -2,14 +2,14 @@
 //! checked.
 
 use super::point_checks::{holds_apart, limits_checks, point_checks, size_checks};
-use super::{
-    Axis, MAX_POINTS_PER_PHASE, MatrixPhase, Origins, Point, ResolvedMeasure, resolve_measure,
-    run_time, scenario_at, search, target_at,
-};
-use super::{MATRIX_FORMAT, RunMatrix, emulation, phase_target, resolved};
+use super::resolve::{bench_at, scenario_at, target_at};
+use super::{MAX_POINTS_PER_PHASE, Origins, emulation, phase_target, resolve_measure, search};
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
+use headroom_matrix::{
+    Axis, MATRIX_FORMAT, MatrixPhase, Point, ResolvedMeasure, RunMatrix, run_time,
+};
 use headroom_spec::numbers::count;
 use headroom_spec::{Duration, Scenario, Spec, VarValue};
 use std::collections::{BTreeMap, HashSet};
@@ -298,7 +298,7 @@ pub fn expand(
     }
     // People per unit is one number for the whole bench: a `"{var}"` takes the variable's
     // value in [vars] (the checker refuses one that a phase varies).
-    let bench = resolved::Bench::at(&spec.bench, &spec.vars).ok()?;
+    let bench = bench_at(&spec.bench, &spec.vars).ok()?;
     // Runs go phase by phase, in each in rounds or point by point (its `order`).
     let runs = emulation::runs_of(&phases);
     let estimated = phases

@@ -3,10 +3,10 @@
 
 use headroom_spec::target::StepScope;
 
-use super::{MatrixPhase, Point, resolved};
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::document::escape;
+use headroom_matrix::{MatrixPhase, Point, resolved};
 use headroom_spec::Spec;
 use headroom_spec::target::ProcessMode;
 use std::collections::{BTreeMap, HashSet};

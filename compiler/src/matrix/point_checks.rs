@@ -1,9 +1,10 @@
 //! Checks that need a point's values: what one run would be asked to do (requests, sockets,
 //! message sizes), a hold of 0 s, a rate too low to send anything, a ramp too long.
 
-use super::{MAX_MESSAGE_BYTES, MAX_REQUESTS_PER_RUN, MAX_SOCKETS_PER_RUN, Origins, resolved};
+use super::{MAX_MESSAGE_BYTES, MAX_REQUESTS_PER_RUN, MAX_SOCKETS_PER_RUN, Origins};
 use crate::checks::Checker;
 use crate::diagnostic::{Code, Diagnostic};
+use headroom_matrix::resolved;
 use headroom_spec::numbers::count;
 use headroom_spec::{Duration, Param, Scenario, VarValue};
 use std::collections::BTreeMap;

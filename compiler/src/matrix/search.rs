@@ -3,86 +3,51 @@
 //! points are its two ends (`from`, `to`), resolved and checked like any point; the runner
 //! records the probes it made in their place.
 
-use super::PhaseSearch;
-use headroom_spec::search::SearchEnds;
-
-use super::{MatrixPhase, Point, run_time, scenario_at, target_at};
+use headroom_matrix::{MatrixPhase, PhaseSearch, Point, run_time};
 use headroom_spec::{Duration, Scenario, Spec, Target};
 use std::collections::BTreeMap;
 
-impl PhaseSearch {
-    /// The ends as numbers (checked when the spec compiled).
-    pub fn ends(&self) -> Result<SearchEnds, String> {
-        headroom_spec::search::Search {
-            from: self.from.clone(),
-            to: self.to.clone(),
-            precision: self.precision,
-            probe_hold: Some(self.probe_hold),
-            probe_repeats: self.probe_repeats,
-            max_runs: self.max_runs,
-            max_time: self.max_time,
-        }
-        .ends()
-        .map_err(|error| error.to_string())
-    }
-}
+use super::resolve::{scenario_at, target_at};
 
-impl MatrixPhase {
-    /// The point of a search at `load` (its `index` among the probes): the phase's first point
-    /// with the variable at `load`, its scenarios and target resolved again. An emulated
-    /// instance's limits stay.
-    pub fn probe_point(
-        &self,
-        written_target: &Target,
-        index: usize,
-        load: f64,
-    ) -> Result<Point, String> {
-        let search = self
-            .search
-            .as_ref()
-            .ok_or_else(|| format!("phase `{}` does not search", self.name))?;
-        let first = self
-            .points
-            .first()
-            .ok_or_else(|| format!("phase `{}` has no point", self.name))?;
-        let value = search.ends()?.value(load);
-        let mut vars = first.vars.clone();
-        vars.insert(search.variable.clone(), value.clone());
-        let at = BTreeMap::from([(search.variable.clone(), value)]);
-        let scenarios = search
-            .scenarios
-            .iter()
-            .map(|scenario| scenario_at(scenario, search.hold, &vars))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut target = target_at(written_target, &vars)?;
-        if self.emulates.is_some() {
-            target.limits.clone_from(&first.target.limits);
-        }
-        let run_time = run_time(&scenarios, &self.measure, self.cooldown);
-        Ok(Point {
-            index,
-            at,
-            vars,
-            target,
-            scenarios,
-            run_time,
-        })
+/// The point of a search at `load` (its `index` among the probes): `phase`'s first point with
+/// the variable at `load`, its scenarios and target resolved again from what the spec wrote
+/// (`written_target`). An emulated instance's limits stay.
+pub fn probe_point(
+    phase: &MatrixPhase,
+    written_target: &Target,
+    index: usize,
+    load: f64,
+) -> Result<Point, String> {
+    let search = phase
+        .search
+        .as_ref()
+        .ok_or_else(|| format!("phase `{}` does not search", phase.name))?;
+    let first = phase
+        .points
+        .first()
+        .ok_or_else(|| format!("phase `{}` has no point", phase.name))?;
+    let value = search.ends()?.value(load);
+    let mut vars = first.vars.clone();
+    vars.insert(search.variable.clone(), value.clone());
+    let at = BTreeMap::from([(search.variable.clone(), value)]);
+    let scenarios = search
+        .scenarios
+        .iter()
+        .map(|scenario| scenario_at(scenario, search.hold, &vars))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut target = target_at(written_target, &vars)?;
+    if phase.emulates.is_some() {
+        target.limits.clone_from(&first.target.limits);
     }
-
-    /// The longest a search phase may take: its budget of runs at the full hold, or its
-    /// `max_time` when that is shorter (a probe started before it may end after: one run more).
-    pub fn search_worst_case(&self) -> Option<Duration> {
-        let search = self.search.as_ref()?;
-        let longest = self
-            .points
-            .iter()
-            .map(|point| point.run_time)
-            .max()
-            .unwrap_or_default();
-        let by_runs = longest.saturating_mul(u64::from(search.max_runs));
-        let by_time = search.max_time.saturating_add(longest);
-        Some(by_runs.min(by_time))
-    }
+    let run_time = run_time(&scenarios, &phase.measure, phase.cooldown);
+    Ok(Point {
+        index,
+        at,
+        vars,
+        target,
+        scenarios,
+        run_time,
+    })
 }
 
 /// The search of `phase` resolved, when it searches: its ends with `to` lowered to the

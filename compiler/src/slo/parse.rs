@@ -1,10 +1,8 @@
 //! Parsing one rule: the comparison, `[scenario.]figure[.statistic]` against the spec's
 //! figures, and the threshold in the figure's unit.
 
-use super::{
-    Comparison, Figure, FigureUnit, SloError, SloErrorKind, SloRule, Statistic, Threshold,
-    conditional_figure,
-};
+use super::{Figure, SloError, SloErrorKind, conditional_figure};
+use headroom_matrix::slo::{Comparison, FigureUnit, SloRule, Statistic, Threshold};
 use std::ops::Range;
 
 const OPERATORS: &[(&str, Comparison)] = &[

@@ -383,7 +383,7 @@ fn the_resolved_plan_reads_back_as_written() {
             .matrix
             .unwrap_or_else(|| panic!("{name} compiles"));
         let written = serde_json::to_value(&plan).expect("serialises");
-        let read: headroom_compiler::RunMatrix =
+        let read: headroom_matrix::RunMatrix =
             serde_json::from_value(written.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             serde_json::to_value(&read).expect("serialises"),

@@ -45,8 +45,7 @@ fn a_search_compiles_to_its_two_ends_and_its_budget() {
     assert!(matrix.runs.is_empty(), "{:?}", matrix.runs);
     let per_run = phase.points[1].run_time;
     assert_eq!(phase.estimated, per_run.saturating_mul(30));
-    let probe = phase
-        .probe_point(&matrix.target, 7, 437.0)
+    let probe = headroom_compiler::matrix::probe_point(phase, &matrix.target, 7, 437.0)
         .expect("a probe's point");
     assert_eq!(probe.index, 7);
     assert_eq!(probe.at["users"], headroom_spec::VarValue::Integer(437));

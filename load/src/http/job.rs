@@ -4,7 +4,7 @@ use super::client::Client;
 use super::h2;
 use super::schedule::Schedule;
 use crate::hold::RunHold;
-use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_matrix::resolved::HttpScenario;
 use headroom_spec::Rate;
 use std::sync::Arc;
 use std::time::Duration;

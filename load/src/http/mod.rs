@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_matrix::resolved::HttpScenario;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 

@@ -1,6 +1,6 @@
 //! An HTTP scenario's stages: ramp-up, hold and ramp-down, and the load at any moment.
 
-use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_matrix::resolved::HttpScenario;
 use std::time::Duration;
 
 /// Ramp-up, hold and ramp-down, and the load at any moment of them.

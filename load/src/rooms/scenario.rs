@@ -12,7 +12,7 @@ use crate::handover::ScenarioHandover;
 use crate::http::histogram;
 use crate::live::Live;
 use crate::results::{ErrorCounts, ScenarioResult};
-use headroom_compiler::matrix::resolved::RoomsScenario;
+use headroom_matrix::resolved::RoomsScenario;
 use headroom_spec::scenario::{Arrivals, StampForm};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 use super::topology::{resolve, topology};
 use super::*;
 use crate::fanout::Stamp;
-use headroom_compiler::matrix::resolved::{Messages, RoomsScenario};
+use headroom_matrix::resolved::{Messages, RoomsScenario};
 use headroom_spec::scenario::Arrivals;
 use headroom_spec::scenario::{RatePer, Senders};
 use headroom_spec::{Rate, Size};

@@ -3,7 +3,7 @@
 use super::{REGISTRATION_GRACE, Stage, Timeline};
 use crate::live::{Gauges, RoomsGauges};
 use crate::results::{ErrorCounts, Window};
-use headroom_compiler::matrix::resolved::RoomsScenario;
+use headroom_matrix::resolved::RoomsScenario;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Who is where: sockets per room, who sends, and at what rate.
 
 use super::{SendSchedule, Socket};
-use headroom_compiler::matrix::resolved::RoomsScenario;
+use headroom_matrix::resolved::RoomsScenario;
 use headroom_spec::placeholder;
 use headroom_spec::placeholder::{PlaceholderName, builtin};
 use headroom_spec::scenario::{Arrivals, RatePer, Senders};

@@ -3,7 +3,7 @@
 //! (else they were stuck: the server did not carry them).
 
 use crate::results::{Failure, RunResult};
-use headroom_compiler::matrix::Point;
+use headroom_matrix::Point;
 use std::time::Duration;
 
 /// Why the server did not carry the run's load, as the run's failure: its loads were not

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::tally::Tally;
 
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::Point;
+use headroom_matrix::Point;
+use headroom_matrix::RunMatrix;
 
 use crate::event::Event;
 use crate::results::{Failure, PhaseResults, PointResults, Results, ResultsError, RunResult};

@@ -15,8 +15,6 @@ use crate::scenarios::{Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_figures::verdict;
 use headroom_load::{
     barrier::{Stage, Start, meet_or_cancel},
@@ -25,6 +23,8 @@ use headroom_load::{
     reach::Reach,
     web,
 };
+use headroom_matrix::RunMatrix;
+use headroom_matrix::{MatrixPhase, Point};
 use headroom_spec::target::StepScope;
 use std::sync::Arc;
 use std::time::Duration;

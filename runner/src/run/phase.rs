@@ -11,8 +11,8 @@ use crate::limits::RunShape;
 use crate::results::{Failure, PhaseTarget, RunLimits, RunResult};
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
-use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_load::web;
+use headroom_matrix::{MatrixPhase, Point};
 use headroom_spec::target::{ProcessMode, StepScope};
 use tokio::time::Instant;
 

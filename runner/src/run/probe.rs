@@ -3,7 +3,7 @@
 
 use crate::results::{Failure, ProbeOutcome, RunResult};
 use crate::search::ProbeVerdict;
-use headroom_compiler::RunMatrix;
+use headroom_matrix::RunMatrix;
 
 /// Under this share of the intended arrivals sent, a probe did not put its load on the server.
 const SENT_AT_LEAST: f64 = 0.99;
@@ -108,7 +108,7 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u3
 /// A latency SLO (`<` or `<=` a time) that failed by more than the generator's lag p99, in
 /// words: what a generator's lateness cannot explain.
 fn beyond_the_lag(run: &RunResult, matrix: &RunMatrix) -> Option<String> {
-    use headroom_compiler::slo::{Comparison, FigureUnit};
+    use headroom_matrix::slo::{Comparison, FigureUnit};
     let lag_s = run.generator.schedule_lag_p99_ms / 1000.0;
     run.slo
         .iter()

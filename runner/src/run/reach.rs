@@ -3,11 +3,11 @@
 
 use super::RunOptions;
 use crate::limits::RunShape;
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::Point;
 use headroom_load::barrier::{Barrier, Meetings, Start};
 use headroom_load::reach::Reach;
 use headroom_load::web;
+use headroom_matrix::Point;
+use headroom_matrix::RunMatrix;
 use std::sync::Arc;
 
 /// Where a run's load is sent: the target's port, on how many load threads.
@@ -74,6 +74,6 @@ pub(super) fn http_threads(point: &Point, threads: usize) -> Option<u32> {
     let http = point
         .scenarios
         .iter()
-        .any(|s| matches!(s, headroom_compiler::matrix::resolved::Scenario::Http(_)));
+        .any(|s| matches!(s, headroom_matrix::resolved::Scenario::Http(_)));
     http.then(|| u32::try_from(threads).unwrap_or(u32::MAX))
 }

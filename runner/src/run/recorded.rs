@@ -9,8 +9,8 @@ use super::{
 use crate::event::Event;
 use crate::limits::Emulation;
 use crate::results::{Failure, RunResult};
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::{MatrixPhase, Point};
+use headroom_matrix::RunMatrix;
+use headroom_matrix::{MatrixPhase, Point};
 use std::sync::Arc;
 use tokio::sync::watch;
 

@@ -9,8 +9,8 @@ use super::{Outcome, PhaseRan, RunError, RunOptions, phase_slot_of};
 use crate::event::Event;
 use crate::results::{ProbeStage, Results, SearchEnding, SearchProbe, SearchRecord};
 use crate::search::{Bounds, Ending, Next, Search, Stage};
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::{MatrixPhase, PhaseSearch, Point};
+use headroom_matrix::RunMatrix;
+use headroom_matrix::{MatrixPhase, PhaseSearch, Point};
 use headroom_spec::search::SearchEnds;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -229,8 +229,7 @@ fn probe_point(
     options: &RunOptions,
     (index, load, stage): (usize, f64, Stage),
 ) -> Result<Point, RunError> {
-    let mut point = phase
-        .probe_point(&matrix.target, index, load)
+    let mut point = headroom_compiler::matrix::probe_point(phase, &matrix.target, index, load)
         .map_err(RunError::Search)?;
     if options.quick {
         crate::quick::shrink_point(&mut point, crate::quick::connect_rate(phase));
@@ -247,8 +246,7 @@ fn probe_point(
             );
         }
     }
-    point.run_time =
-        headroom_compiler::matrix::run_time(&point.scenarios, &phase.measure, phase.cooldown);
+    point.run_time = headroom_matrix::run_time(&point.scenarios, &phase.measure, phase.cooldown);
     Ok(point)
 }
 

@@ -2,9 +2,9 @@
 
 use super::{RunError, RunOptions};
 use crate::split::{Split, unsplittable};
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::MatrixPhase;
 use headroom_load::stripe::Segment;
+use headroom_matrix::MatrixPhase;
+use headroom_matrix::RunMatrix;
 
 /// The phases asked for (all when none is named), each named one checked to exist, and their
 /// points checked against this machine before any target starts: a point past its file limit

@@ -11,8 +11,8 @@ use crate::names::file_safe as sanitize;
 use crate::results::{Failure, RunResult};
 use crate::stack::{Stack, StackStart, service_ports};
 use crate::target::{Fills, Launch, Process, Running, endpoints};
-use headroom_compiler::matrix::{MatrixPhase, Point};
 use headroom_load::web;
+use headroom_matrix::{MatrixPhase, Point};
 use std::path::Path;
 use tokio::sync::watch;
 
@@ -190,7 +190,7 @@ pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -
 
 /// `[target] command` started in the run's cgroup and waited for.
 async fn start_command(
-    target: &headroom_compiler::matrix::resolved::Target,
+    target: &headroom_matrix::resolved::Target,
     (port, ready, cancel): (u16, Option<&web::Endpoint>, &watch::Receiver<bool>),
     options: &RunOptions,
     (cgroup, stem): (Option<&Cgroup>, &str),
@@ -234,7 +234,7 @@ async fn start_command(
 /// through `pid_file` when given.
 async fn external(
     url: &str,
-    target: &headroom_compiler::matrix::resolved::Target,
+    target: &headroom_matrix::resolved::Target,
     (options, cancel): (&RunOptions, &watch::Receiver<bool>),
     allowed: &web::Allowed,
     result: &mut RunResult,

@@ -12,8 +12,8 @@ use super::{
 use crate::environment::Environment;
 use crate::event::Event;
 use crate::results::{RESULTS_FORMAT, Results, SegmentRef, SpecRef};
-use headroom_compiler::RunMatrix;
-use headroom_compiler::matrix::MatrixPhase;
+use headroom_matrix::MatrixPhase;
+use headroom_matrix::RunMatrix;
 use headroom_spec::OnFailure;
 use std::sync::Arc;
 use tokio::sync::watch;

@@ -2,9 +2,9 @@
 //! and a finished run's figures read through the figure catalogue (the same computation as
 //! the results, the run table and the page).
 
-use headroom_compiler::matrix::resolved::Scenario;
-use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, read};
+use headroom_matrix::resolved::Scenario;
+use headroom_matrix::slo::{ScenarioFigure, Statistic};
 use headroom_runner::Event;
 use headroom_runner::results::{ProbeOutcome, RunResult};
 use serde::Serialize;

@@ -4,8 +4,8 @@
 //! alone, so a frame is a snapshot test.
 
 use hdrhistogram::Histogram;
-use headroom_compiler::matrix::Point;
-use headroom_compiler::matrix::resolved::Scenario;
+use headroom_matrix::Point;
+use headroom_matrix::resolved::Scenario;
 use headroom_runner::live::Gauges;
 use headroom_runner::results::{
     ErrorCounts, ProcessSample, Window, deserialize_histogram, histogram_summary,

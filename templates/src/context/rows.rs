@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use headroom_compiler::slo::{ScenarioFigure, Statistic};
 use headroom_figures::{Named, Reading, figures_count};
+use headroom_matrix::slo::{ScenarioFigure, Statistic};
 
 use super::series::SeriesCell;
 use super::stat::Stat;

@@ -83,7 +83,8 @@ fn the_ceiling_names_the_last_good_step_what_broke_and_the_cliff() {
     }
     results.phases = vec![phase];
     // The rules behind the verdicts, which give each figure its unit.
-    use headroom_compiler::slo::{Figure, FigureUnit, parse};
+    use headroom_compiler::slo::{Figure, parse};
+    use headroom_matrix::slo::FigureUnit;
     let figure = |name: &str, unit| Figure {
         scenario: Some("api".to_owned()),
         request: None,

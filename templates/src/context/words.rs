@@ -1,8 +1,8 @@
 //! The spec in words: each scenario, the steady-state rules, the latency SLOs to draw.
 
 use super::{LatencySlo, ScenarioText};
-use headroom_compiler::matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
-use headroom_compiler::slo::{FigureUnit, ScenarioFigure};
+use headroom_matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
+use headroom_matrix::slo::{FigureUnit, ScenarioFigure};
 use headroom_results::Results;
 use headroom_spec::scenario::{DataMode, HttpVersion};
 use headroom_spec::think::UserStart;

@@ -9,7 +9,7 @@ use super::super::h2::H2Request;
 use super::{Address, Client, Prepared, encode};
 use crate::tls::Trust;
 use crate::{tls, web};
-use headroom_compiler::matrix::resolved::HttpScenario;
+use headroom_matrix::resolved::HttpScenario;
 use headroom_spec::scenario::{Expect, HttpVersion};
 use hyper::header::{HeaderName, HeaderValue};
 use std::path::Path;

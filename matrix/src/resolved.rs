@@ -6,12 +6,11 @@
 use std::collections::BTreeMap;
 
 use headroom_spec::scenario::{
-    Arrivals, Executor, HttpVersion, Messages as WrittenMessages, Ping, RatePer,
-    Reload as WrittenReload, Request, Senders, StampForm,
+    Arrivals, Executor, HttpVersion, Ping, RatePer, Request, Senders, StampForm,
 };
-use headroom_spec::target::{Limits as WrittenLimits, ProcessMode, Ready, Step, Stop};
-use headroom_spec::think::{Think, UserStart};
-use headroom_spec::{Duration, Param, ParamValue, Rate, Size, VarValue};
+use headroom_spec::target::{ProcessMode, Ready, Step, Stop};
+use headroom_spec::think::UserStart;
+use headroom_spec::{Duration, Rate, Size};
 use serde::{Deserialize, Serialize};
 
 /// `[bench]` with `people_per_unit` resolved to a number.
@@ -27,20 +26,6 @@ pub struct Bench {
     pub unit: String,
     /// How many people one unit holds.
     pub people_per_unit: u64,
-}
-
-impl Bench {
-    pub(super) fn at(
-        written: &headroom_spec::Bench,
-        vars: &BTreeMap<String, VarValue>,
-    ) -> Result<Bench, String> {
-        Ok(Bench {
-            name: written.name.clone(),
-            description: written.description.clone(),
-            unit: written.unit.clone(),
-            people_per_unit: value(&written.people_per_unit, vars)?,
-        })
-    }
 }
 
 /// The server under test at one point: `[target]` with its variables filled; `{port}` and
@@ -371,7 +356,6 @@ pub struct Reload {
     pub arrivals: Arrivals,
 }
 
-/// A parameter's value at a point: the literal, or the variable's value there.
 fn together() -> UserStart {
     UserStart::Together
 }
@@ -395,26 +379,6 @@ pub enum ThinkTime {
 }
 
 impl ThinkTime {
-    /// The think time written in the spec at these variables' values.
-    pub(super) fn at(
-        think: &Think,
-        vars: &BTreeMap<String, VarValue>,
-    ) -> Result<ThinkTime, String> {
-        Ok(match think {
-            Think::Fixed(fixed) => ThinkTime::Fixed(value(fixed, vars)?),
-            Think::Drawn(drawn) => match (&drawn.uniform, &drawn.exponential) {
-                (Some([least, most]), None) => ThinkTime::Uniform {
-                    uniform: [value(least, vars)?, value(most, vars)?],
-                },
-                (None, Some(mean)) => ThinkTime::Exponential {
-                    exponential: value(mean, vars)?,
-                },
-                // The checks refuse both and neither, with their place.
-                _ => return Err("`think` takes one of `uniform` and `exponential`".to_owned()),
-            },
-        })
-    }
-
     /// The mean pause, in seconds.
     pub fn mean_s(self) -> f64 {
         match self {
@@ -447,73 +411,5 @@ impl ThinkTime {
                 format!("{exponential} on average, exponentially")
             }
         }
-    }
-}
-
-pub(super) fn value<T: ParamValue>(
-    param: &Param<T>,
-    vars: &BTreeMap<String, VarValue>,
-) -> Result<T, String> {
-    match param {
-        Param::Value(value) => Ok(value.clone()),
-        Param::Var(name) => {
-            let value = vars
-                .get(name.as_str())
-                .ok_or_else(|| format!("no variable `{name}`"))?;
-            T::from_var(value)
-        }
-    }
-}
-
-/// An optional parameter's value at a point.
-pub(super) fn optional<T: ParamValue>(
-    param: Option<&Param<T>>,
-    vars: &BTreeMap<String, VarValue>,
-) -> Result<Option<T>, String> {
-    param.map(|p| value(p, vars)).transpose()
-}
-
-impl Limits {
-    pub(super) fn at(
-        written: &WrittenLimits,
-        vars: &BTreeMap<String, VarValue>,
-    ) -> Result<Limits, String> {
-        Ok(Limits {
-            cpus: optional(written.cpus.as_ref(), vars)?,
-            memory: optional(written.memory.as_ref(), vars)?,
-            pin: written.pin,
-        })
-    }
-}
-
-impl Messages {
-    pub(super) fn at(
-        written: &WrittenMessages,
-        template: String,
-        vars: &BTreeMap<String, VarValue>,
-    ) -> Result<Messages, String> {
-        Ok(Messages {
-            rate: value(&written.rate, vars)?,
-            per: written.per,
-            senders: written.senders,
-            arrivals: written.arrivals,
-            size: value(&written.size, vars)?,
-            template,
-            stamp: written.stamp,
-        })
-    }
-}
-
-impl Reload {
-    pub(super) fn at(
-        written: &WrittenReload,
-        url: String,
-        vars: &BTreeMap<String, VarValue>,
-    ) -> Result<Reload, String> {
-        Ok(Reload {
-            url,
-            every: value(&written.every, vars)?,
-            arrivals: written.arrivals,
-        })
     }
 }
