@@ -242,4 +242,3 @@ fn a_forbidden_edge_is_found() {
         ]
     );
 }
-

@@ -329,6 +329,20 @@ impl Client {
         }
     }
 
+    /// A request that varies (a data row, a capture) encoded for this send as HTTP/1.1; `None`
+    /// for one encoded once.
+    fn encode_varying(&self, request: &Prepared, user: &UserData) -> Option<Vec<u8>> {
+        let template = request.template.as_ref()?;
+        let (path, headers, body) = template.fill(self.rows.as_ref(), &self.captures, user);
+        Some(encode(
+            &template.method,
+            &path,
+            &template.authority,
+            &headers,
+            body.as_bytes(),
+        ))
+    }
+
     /// `send` on the worker's own HTTP/1.1 keep-alive connection.
     async fn send_h1(
         &self,
@@ -370,18 +384,7 @@ impl Client {
         let mut kept = Vec::new();
         let limit = Client::keep_limit(request);
         let mut sink = Sink::new(limit.map(|_| &mut kept), limit.unwrap_or(0));
-        // A request that varies is encoded for this send.
-        let filled = request.template.as_ref().map(|template| {
-            let (path, headers, body) = template.fill(self.rows.as_ref(), &self.captures, user);
-            let authority = &template.authority;
-            encode(
-                &template.method,
-                &path,
-                authority,
-                &headers,
-                body.as_bytes(),
-            )
-        });
+        let filled = self.encode_varying(request, user);
         let encoded = filled.as_deref().unwrap_or(&request.encoded);
         let exchange = async {
             let mut fresh = fresh;

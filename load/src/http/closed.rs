@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::flow::{Rows, UserData};
 use super::job::{Job, Share};
 use super::recorder::{Recorder, Times};
+use headroom_matrix::resolved::ThinkTime;
 use headroom_spec::think::UserStart;
 
 pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorder>>) {
@@ -40,26 +41,10 @@ pub(super) async fn run(job: Rc<Job>, share: Share, recorder: Rc<RefCell<Recorde
 
 /// One virtual user: active while the schedule has at least `user + 1` users.
 async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, from: f64, peak: f64) {
-    let think = job.scenario.think;
-    // Its think times and its start: its own numbered draws of the run's seed.
-    let think_seed = crate::stripe::draw(job.think_seed, user);
-    let mut thoughts = 0u64;
-    let mut think_once = || {
-        thoughts += 1;
-        think.map_or(Duration::ZERO, |think| {
-            think.draw(crate::stripe::unit(crate::stripe::draw(
-                think_seed, thoughts,
-            )))
-        })
-    };
+    let mut thinking = Thinking::of(&job, user);
     // Spread: a user's first request waits a random part of a mean think time after it
     // becomes active, so users do not send in step (`start = "together"` keeps the burst).
-    let mut offset = match (job.scenario.start, think) {
-        (UserStart::Spread, Some(think)) => Some(Duration::from_secs_f64(
-            think.mean_s() * crate::stripe::unit(crate::stripe::draw(think_seed, 0)),
-        )),
-        _ => None,
-    };
+    let mut offset = thinking.first_offset(job.scenario.start);
     let start = job.start;
     let client = &job.client;
     let mut connections = client.connections(&job.streams, user);
@@ -132,10 +117,49 @@ async fn user_loop(job: Rc<Job>, recorder: Rc<RefCell<Recorder>>, user: u64, fro
         }
         // No think: the next request starts in this same turn (a zero sleep would still wait
         // for the timer's next tick).
-        let pause = think_once();
+        let pause = thinking.next_pause();
         let end = job.end_now();
         if !pause.is_zero() && done < end {
             tokio::time::sleep(pause.min(end - done)).await;
         }
+    }
+}
+
+/// A user's think times and its start: its own numbered draws of the run's seed.
+struct Thinking {
+    think: Option<ThinkTime>,
+    seed: u64,
+    thoughts: u64,
+}
+
+impl Thinking {
+    fn of(job: &Job, user: u64) -> Thinking {
+        Thinking {
+            think: job.scenario.think,
+            seed: crate::stripe::draw(job.think_seed, user),
+            thoughts: 0,
+        }
+    }
+
+    /// The wait before its first request: a random part of a mean think time when users
+    /// start spread (and think), none when they start together.
+    fn first_offset(&self, start: UserStart) -> Option<Duration> {
+        match (start, self.think) {
+            (UserStart::Spread, Some(think)) => Some(Duration::from_secs_f64(
+                think.mean_s() * crate::stripe::unit(crate::stripe::draw(self.seed, 0)),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Its next think time (none without `think`).
+    fn next_pause(&mut self) -> Duration {
+        self.thoughts += 1;
+        self.think.map_or(Duration::ZERO, |think| {
+            think.draw(crate::stripe::unit(crate::stripe::draw(
+                self.seed,
+                self.thoughts,
+            )))
+        })
     }
 }

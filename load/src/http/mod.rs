@@ -81,19 +81,7 @@ pub async fn run(
     let config = reach.source_addresses.as_ref();
     client.sources = crate::source::Sources::optional(config, &client.targets(), clients)?;
     let client = Arc::new(client);
-    let threads = reach.threads;
-    let units = if scenario.executor.is_open() {
-        scenario.max_connections.min(scenario.max_in_flight)
-    } else {
-        // The compiler requires `vus` of a virtual-user executor.
-        scenario
-            .vus
-            .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?
-    };
-    let units = reach.segment.of(units);
-    let threads = threads
-        .max(1)
-        .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX));
+    let threads = load_threads(scenario, reach)?;
     let schedule = Schedule::of(scenario);
     let start = reach.start_at.unwrap_or_else(|| Instant::now() + STARTUP);
     let hold = Arc::clone(member.hold());
@@ -101,11 +89,7 @@ pub async fn run(
     let windows = Arc::new(Windows::new(threads, &scenario.name));
     // Several requests: each is measured apart too (one request's figures are the scenario's).
     let names: Vec<Option<String>> = scenario.requests.iter().map(|r| r.name.clone()).collect();
-    let apart = if names.len() > 1 && names.iter().any(Option::is_some) {
-        names.len()
-    } else {
-        0
-    };
+    let apart = measured_apart(&names);
     let scenario = Arc::new(scenario.clone());
     let mut parts = Vec::new();
     for index in 0..threads {
@@ -141,10 +125,7 @@ pub async fn run(
     }
     let mut finished = Vec::new();
     for part in parts {
-        finished.push(
-            part.await
-                .map_err(|_| "a load thread failed (a headroom bug)".to_owned())??,
-        );
+        finished.push(part.await.map_err(|_| THREAD_FAILED.to_owned())??);
     }
     let mut result = recorder::merge(finished, windows.finish(&live), &names);
     result.duration_s = start.elapsed().as_secs_f64();
@@ -161,6 +142,37 @@ pub async fn run(
     }
     result.source_addresses = client.sources.as_ref().map(crate::source::Sources::used);
     Ok(result)
+}
+
+/// What a load thread that ended without its part says.
+const THREAD_FAILED: &str = "a load thread failed (a headroom bug)";
+
+/// The load threads a scenario runs on: the run's `threads`, but no more than its units to
+/// share (an open model's connections, a closed model's users, this segment's share of them).
+fn load_threads(scenario: &HttpScenario, reach: &Reach) -> Result<usize, String> {
+    let units = if scenario.executor.is_open() {
+        scenario.max_connections.min(scenario.max_in_flight)
+    } else {
+        // The compiler requires `vus` of a virtual-user executor.
+        scenario
+            .vus
+            .ok_or("a virtual-user scenario without `vus` (a headroom bug)")?
+    };
+    let units = reach.segment.of(units);
+    Ok(reach
+        .threads
+        .max(1)
+        .min(usize::try_from(units.max(1)).unwrap_or(usize::MAX)))
+}
+
+/// How many of the requests are measured apart: all of them when there are several and one
+/// has a name (one request's figures are the scenario's), else none.
+fn measured_apart(names: &[Option<String>]) -> usize {
+    if names.len() > 1 && names.iter().any(Option::is_some) {
+        names.len()
+    } else {
+        0
+    }
 }
 
 /// How long after its ramp-up a scenario's load has arrived: a closed model's users that

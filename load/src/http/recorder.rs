@@ -387,27 +387,14 @@ pub(super) fn merge(
 ) -> ScenarioResult {
     let apart = parts.first().map_or(0, |part| part.by_request.len());
     let mut all = Part::empty(apart);
-    for part in parts {
-        let _ = all.latency.add(&part.latency);
-        let _ = all.unexpected.add(&part.unexpected);
-        for (into, from) in all.by_request.iter_mut().zip(&part.by_request) {
-            let _ = into.latency.add(&from.latency);
-            add_counts(&mut into.counts, &from.counts);
-            add_counts(&mut into.outside, &from.outside);
-        }
-        let _ = all.lag.add(&part.lag);
-        let _ = all.connection_wait.add(&part.connection_wait);
-        add_counts(&mut all.hold, &part.hold);
-        add_counts(&mut all.outside_hold, &part.outside_hold);
-        let _ = all.outside_latency.add(&part.outside_latency);
-        all.connections_opened += part.connections_opened;
-        all.queued_at_limit += part.queued_at_limit;
-        let _ = all.tls_handshake.add(&part.tls_handshake);
+    for part in &parts {
+        all.add(part);
     }
     let tls = (!all.tls_handshake.is_empty()).then(|| TlsFigures {
         handshakes: all.tls_handshake.len(),
         handshake: histogram_summary(&all.tls_handshake),
     });
+    let by_request = by_request(&all, names);
     ScenarioResult {
         kind: "http".to_owned(),
         skipped: None,
@@ -421,34 +408,7 @@ pub(super) fn merge(
         unexpected_latency: unexpected_summary(&all.unexpected),
         schedule_lag: histogram_summary(&all.lag),
         connection_wait: histogram_summary(&all.connection_wait),
-        histograms: [
-            (HistogramKey::Latency, serialize_histogram(&all.latency)),
-            (HistogramKey::ScheduleLag, serialize_histogram(&all.lag)),
-            (
-                HistogramKey::ConnectionWait,
-                serialize_histogram(&all.connection_wait),
-            ),
-        ]
-        .into_iter()
-        .chain((!all.unexpected.is_empty()).then(|| {
-            (
-                HistogramKey::UnexpectedLatency,
-                serialize_histogram(&all.unexpected),
-            )
-        }))
-        .chain(tls.is_some().then(|| {
-            (
-                HistogramKey::TlsHandshake,
-                serialize_histogram(&all.tls_handshake),
-            )
-        }))
-        .chain((!all.outside_latency.is_empty()).then(|| {
-            (
-                HistogramKey::OutsideHoldLatency,
-                serialize_histogram(&all.outside_latency),
-            )
-        }))
-        .collect(),
+        histograms: histograms(&all),
         windows,
         outside_hold: Some(RequestCounts {
             latency: (!all.outside_latency.is_empty())
@@ -463,28 +423,78 @@ pub(super) fn merge(
             opened: all.connections_opened,
             queued_at_limit: all.queued_at_limit,
         }),
-        by_request: all
-            .by_request
-            .iter()
-            .zip(names)
-            .filter_map(|(one, name)| {
-                let name = name.as_ref()?;
-                let figures = RequestResult {
-                    requests: one.counts.requests,
-                    ok: one.counts.ok,
-                    errors: one.counts.errors.clone(),
-                    latency: histogram_summary(&one.latency),
-                    histogram: serialize_histogram(&one.latency),
-                    outside_hold: Some(one.outside.clone()),
-                };
-                Some((name.clone(), figures))
-            })
-            .collect(),
+        by_request,
         rooms: None,
         tls,
         // Set by the scenario, which holds its source addresses.
         source_addresses: None,
     }
+}
+
+impl Part {
+    /// Adds another thread's part to this one: histograms add, counts sum.
+    fn add(&mut self, part: &Part) {
+        let _ = self.latency.add(&part.latency);
+        let _ = self.unexpected.add(&part.unexpected);
+        for (into, from) in self.by_request.iter_mut().zip(&part.by_request) {
+            let _ = into.latency.add(&from.latency);
+            add_counts(&mut into.counts, &from.counts);
+            add_counts(&mut into.outside, &from.outside);
+        }
+        let _ = self.lag.add(&part.lag);
+        let _ = self.connection_wait.add(&part.connection_wait);
+        add_counts(&mut self.hold, &part.hold);
+        add_counts(&mut self.outside_hold, &part.outside_hold);
+        let _ = self.outside_latency.add(&part.outside_latency);
+        self.connections_opened += part.connections_opened;
+        self.queued_at_limit += part.queued_at_limit;
+        let _ = self.tls_handshake.add(&part.tls_handshake);
+    }
+}
+
+/// The merged part's histograms, serialized: latency, schedule lag and connection wait
+/// always; unexpected answers, TLS handshakes and the latency outside the hold when any.
+fn histograms(all: &Part) -> BTreeMap<HistogramKey, String> {
+    [
+        (HistogramKey::Latency, serialize_histogram(&all.latency)),
+        (HistogramKey::ScheduleLag, serialize_histogram(&all.lag)),
+        (
+            HistogramKey::ConnectionWait,
+            serialize_histogram(&all.connection_wait),
+        ),
+    ]
+    .into_iter()
+    .chain(
+        [
+            (HistogramKey::UnexpectedLatency, &all.unexpected),
+            (HistogramKey::TlsHandshake, &all.tls_handshake),
+            (HistogramKey::OutsideHoldLatency, &all.outside_latency),
+        ]
+        .into_iter()
+        .filter(|(_, histogram)| !histogram.is_empty())
+        .map(|(key, histogram)| (key, serialize_histogram(histogram))),
+    )
+    .collect()
+}
+
+/// The figures of each named request measured apart, by its name.
+fn by_request(all: &Part, names: &[Option<String>]) -> BTreeMap<String, RequestResult> {
+    all.by_request
+        .iter()
+        .zip(names)
+        .filter_map(|(one, name)| {
+            let name = name.as_ref()?;
+            let figures = RequestResult {
+                requests: one.counts.requests,
+                ok: one.counts.ok,
+                errors: one.counts.errors.clone(),
+                latency: histogram_summary(&one.latency),
+                histogram: serialize_histogram(&one.latency),
+                outside_hold: Some(one.outside.clone()),
+            };
+            Some((name.clone(), figures))
+        })
+        .collect()
 }
 
 /// The unexpected answers' latency, when there were any.

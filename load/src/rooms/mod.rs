@@ -185,6 +185,17 @@ struct Reloads {
     errors: ErrorCounts,
 }
 
+impl Reloads {
+    /// No reload yet.
+    fn none() -> Reloads {
+        Reloads {
+            latency: crate::http::histogram(),
+            ok: 0,
+            errors: ErrorCounts::default(),
+        }
+    }
+}
+
 /// The coordinator's side of the timeline.
 struct Timeline<'a> {
     shared: &'a Shared,

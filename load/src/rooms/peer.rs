@@ -313,19 +313,36 @@ pub(super) async fn peer(
                     counts.pings_sent.fetch_add(1, Ordering::Relaxed);
                     at.next_ping = shared.ping_every.map_or(far, |every| now + every);
                 }
-                if now >= at.next_reload
-                    && let Some(reload) = &shared.reload
-                {
-                    spawn_reload(&shared, socket, at.next_reload);
-                    let gap = if reload.poisson { exponential(1.0 / reload.mean, &mut at.gaps) } else { reload.mean };
-                    at.next_reload += Duration::from_secs_f64(gap);
-                    if at.next_reload >= at.hold_end {
-                        at.next_reload = far;
-                    }
+                if now >= at.next_reload {
+                    reload_due(&shared, socket, &mut at);
                 }
             }
         }
     };
+    closed(&shared, socket, ended, inbox);
+}
+
+/// A page reload due now: started, and the next one scheduled (none past the hold).
+fn reload_due(shared: &Arc<Shared>, socket: Socket, at: &mut Deadlines) {
+    let Some(reload) = &shared.reload else {
+        return;
+    };
+    spawn_reload(shared, socket, at.next_reload);
+    let gap = if reload.poisson {
+        exponential(1.0 / reload.mean, &mut at.gaps)
+    } else {
+        reload.mean
+    };
+    at.next_reload += Duration::from_secs_f64(gap);
+    if at.next_reload >= at.hold_end {
+        at.next_reload = at.far;
+    }
+}
+
+/// A socket closed: what its inbox holds flushed, its room one socket emptier, how it ended
+/// and what it received counted.
+fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: Inbox<'_>) {
+    let counts = &shared.counts;
     inbox.batch.flush(&shared.tracker, socket.index);
     shared.rooms_open[socket.room as usize].fetch_sub(1, Ordering::AcqRel);
     match ended {

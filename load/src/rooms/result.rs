@@ -29,28 +29,14 @@ pub(super) fn result(
         .lock()
         .map(|h| h.clone())
         .unwrap_or_else(|_| histogram());
-    let failed = ConnectFailures {
-        refused: load(&c.refused),
-        status: load(&c.status),
-        timeout: load(&c.timeout),
-        other: load(&c.other),
-        ports: load(&c.ports),
-    };
+    let sockets = socket_counts(shared);
+    let failed = &sockets.failed;
     let mut histograms = std::collections::BTreeMap::new();
     histograms.insert(HistogramKey::Seen, serialize_histogram(&seen));
     histograms.insert(HistogramKey::SeenByAll, serialize_histogram(&all));
     histograms.insert(HistogramKey::Connect, serialize_histogram(&connect));
     histograms.insert(HistogramKey::ScheduleLag, serialize_histogram(&lag));
-    let reload = shared.reload.as_ref().and_then(|_| {
-        let reloads = shared.reloads.lock().ok()?;
-        histograms.insert(HistogramKey::Reload, serialize_histogram(&reloads.latency));
-        Some(ReloadResult {
-            requests: reloads.latency.len(),
-            ok: reloads.ok,
-            errors: reloads.errors.clone(),
-            latency: histogram_summary(&reloads.latency),
-        })
-    });
+    let reload = reload_figures(shared, &mut histograms);
     let tls = tls_figures(shared, &mut histograms);
     let duration_s = shared.epoch.elapsed().as_secs_f64();
     ScenarioResult {
@@ -91,15 +77,7 @@ pub(super) fn result(
                 .filter(|&room| shared.segment.owns(room))
                 .count() as u64,
             peers: u64::from(shared.sockets),
-            sockets: SocketCounts {
-                planned: u64::from(shared.sockets),
-                opened: load(&c.opened),
-                failed,
-                closed_by_server: load(&c.closed_by_server),
-                closed_by_us: load(&c.closed_by_us),
-                pings_sent: load(&c.pings_sent),
-                pings_received: load(&c.pings_received),
-            },
+            sockets,
             connect: histogram_summary(&connect),
             hold_started_s,
             hold_s,
@@ -116,6 +94,43 @@ pub(super) fn result(
         tls,
         source_addresses: shared.sources.as_ref().map(crate::source::Sources::used),
     }
+}
+
+/// The sockets planned, opened, failed by kind and closed, and the pings.
+fn socket_counts(shared: &Shared) -> SocketCounts {
+    let c = &shared.counts;
+    let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    SocketCounts {
+        planned: u64::from(shared.sockets),
+        opened: load(&c.opened),
+        failed: ConnectFailures {
+            refused: load(&c.refused),
+            status: load(&c.status),
+            timeout: load(&c.timeout),
+            other: load(&c.other),
+            ports: load(&c.ports),
+        },
+        closed_by_server: load(&c.closed_by_server),
+        closed_by_us: load(&c.closed_by_us),
+        pings_sent: load(&c.pings_sent),
+        pings_received: load(&c.pings_received),
+    }
+}
+
+/// The page reloads made (`reload = {…}`), their histogram into `histograms`.
+fn reload_figures(
+    shared: &Shared,
+    histograms: &mut std::collections::BTreeMap<HistogramKey, String>,
+) -> Option<ReloadResult> {
+    shared.reload.as_ref()?;
+    let reloads = shared.reloads.lock().ok()?;
+    histograms.insert(HistogramKey::Reload, serialize_histogram(&reloads.latency));
+    Some(ReloadResult {
+        requests: reloads.latency.len(),
+        ok: reloads.ok,
+        errors: reloads.errors.clone(),
+        latency: histogram_summary(&reloads.latency),
+    })
 }
 
 /// The TLS handshakes of the sockets opened (`wss://`), their histogram into `histograms`.

@@ -11,8 +11,8 @@ use crate::fanout::Tracker;
 use crate::handover::ScenarioHandover;
 use crate::http::histogram;
 use crate::live::Live;
-use crate::results::{ErrorCounts, ScenarioResult};
-use headroom_matrix::resolved::RoomsScenario;
+use crate::results::ScenarioResult;
+use headroom_matrix::resolved::{Messages, RoomsScenario};
 use headroom_spec::scenario::{Arrivals, StampForm};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -43,20 +43,12 @@ pub async fn run(
         Some(authority) => Some(wss(reach, address, &authority, &url, scenario).await?),
         None => None,
     };
-    let stages = &scenario.stages;
-    let ramp_up = stages.ramp_up.as_std();
-    let hold = stages.hold.map_or(Duration::ZERO, |hold| hold.as_std());
-    let ramp_down = stages.ramp_down.as_std();
+    let (ramp_up, hold, ramp_down) = stage_times(scenario);
     let connect_over = scenario.connect_over.map_or(ramp_up, |over| over.as_std());
     let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
-    let template = match sending {
-        Some(send) => Some(Template::parse(
-            &fill(&send.template)?,
-            send.size.bytes() as usize,
-            send.stamp == StampForm::BinaryPrefix,
-        )),
-        None => None,
-    };
+    let template = sending
+        .map(|send| fill(&send.template).map(|filled| template(send, &filled)))
+        .transpose()?;
     let capacity = tracker_capacity(&sockets, hold);
     let reload = reload_plan(scenario, reach).await?;
     let sources = crate::source::Sources::optional(
@@ -93,20 +85,15 @@ pub async fn run(
         settled: Notify::new(),
         connect: Mutex::new(histogram()),
         lag: Mutex::new(histogram()),
-        reloads: Mutex::new(Reloads {
-            latency: histogram(),
-            ok: 0,
-            errors: ErrorCounts::default(),
-        }),
+        reloads: Mutex::new(Reloads::none()),
         reloads_in_flight: AtomicU64::new(0),
         live,
     });
     let (stage, stages) = watch::channel(Stage::Connecting);
-    let mut peers = tokio::task::JoinSet::new();
-    for socket in sockets.iter().copied() {
-        let (shared, stages) = (Arc::clone(&shared), stages.clone());
-        peers.spawn(peer(shared, socket, address, stages));
-    }
+    let peers = sockets
+        .iter()
+        .map(|&socket| peer(Arc::clone(&shared), socket, address, stages.clone()))
+        .collect::<tokio::task::JoinSet<()>>();
     let mut windows = Vec::new();
     let timeline = Timeline {
         shared: &shared,
@@ -119,17 +106,43 @@ pub async fn run(
         meetings: reach.meetings.clone(),
     };
     let (hold_started, hold_s, held) = timeline.drive(ramp_up, hold, ramp_down, scenario).await;
-    // Every peer ends by its close time plus the close timeout; stragglers are cut.
-    let cutoff = Instant::now() + ramp_down + CLOSE_TIMEOUT * 2;
-    while let Ok(Some(_)) = tokio::time::timeout_at(cutoff, peers.join_next()).await {}
-    peers.abort_all();
-    let deadline = Instant::now() + scenario.deadline.as_std();
-    while shared.reloads_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wind_down(peers, &shared, ramp_down, scenario.deadline.as_std()).await;
     let mut result = result(&shared, &sizes, hold_started, hold_s, windows);
     result.held = held;
     Ok(result)
+}
+
+/// The scenario's ramp-up, hold (none when it measures the whole run) and ramp-down.
+fn stage_times(scenario: &RoomsScenario) -> (Duration, Duration, Duration) {
+    let stages = &scenario.stages;
+    let hold = stages.hold.map_or(Duration::ZERO, |hold| hold.as_std());
+    (stages.ramp_up.as_std(), hold, stages.ramp_down.as_std())
+}
+
+/// The message a scenario sends, its point's values filled in `filled`.
+fn template(send: &Messages, filled: &str) -> Template {
+    Template::parse(
+        filled,
+        send.size.bytes() as usize,
+        send.stamp == StampForm::BinaryPrefix,
+    )
+}
+
+/// Waits for the peers to close (each by its close time plus the close timeout; stragglers
+/// are cut) and for the reloads in flight, at most `deadline` more.
+async fn wind_down(
+    mut peers: tokio::task::JoinSet<()>,
+    shared: &Shared,
+    ramp_down: Duration,
+    deadline: Duration,
+) {
+    let cutoff = Instant::now() + ramp_down + CLOSE_TIMEOUT * 2;
+    while let Ok(Some(_)) = tokio::time::timeout_at(cutoff, peers.join_next()).await {}
+    peers.abort_all();
+    let deadline = Instant::now() + deadline;
+    while shared.reloads_in_flight.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// Where and how often a rooms scenario reloads its page, checked before any socket opens.

@@ -29,35 +29,12 @@ impl Timeline<'_> {
         if !self.wait_until(epoch + ramp_up).await {
             return self.abort(0.0);
         }
-        while shared.counts.settled.load(Ordering::Acquire) < u64::from(shared.sockets)
-            && Instant::now() < settle_by
-        {
-            let notified = shared.settled.notified();
-            tokio::select! {
-                _ = notified => {}
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                _ = self.cancel.changed() => if *self.cancel.borrow() { return self.abort(0.0) },
-            }
+        if !self.settle(settle_by).await {
+            return self.abort(0.0);
         }
-        let mut start = Instant::now() + REGISTRATION_GRACE;
-        if let Some(meetings) = self.meetings.clone() {
-            let open = crate::barrier::Stage::Open(scenario.name.clone());
-            let mut cancel = self.cancel.clone();
-            let met = tokio::select! {
-                met = meetings.barrier.meet(&meetings.run, open) => Some(met),
-                _ = cancel.wait_for(|cancelled| *cancelled) => None,
-            };
-            let Some(met) = met else {
-                return self.abort(0.0);
-            };
-            match met {
-                // Every segment's sockets are open: their holds start together.
-                Ok(Some(announced)) => start = start.max(announced.at),
-                Ok(None) => {}
-                // A segment never came: the run fails at its next meeting, naming it.
-                Err(_) => return self.abort(0.0),
-            }
-        }
+        let Some(start) = self.meet_segments(scenario).await else {
+            return self.abort(0.0);
+        };
         // At its load: the run's hold starts once every scenario is, for the same `hold`.
         self.member.at_load(start);
         let run_hold = Arc::clone(self.member.hold());
@@ -112,6 +89,45 @@ impl Timeline<'_> {
         self.wait_until(Instant::now() + ramp_down).await;
         self.take_window();
         (hold_started, hold_s, held)
+    }
+
+    /// Waits until every socket is open or failed, at most until `settle_by`; false when
+    /// cancelled.
+    async fn settle(&mut self, settle_by: Instant) -> bool {
+        let shared = self.shared;
+        while shared.counts.settled.load(Ordering::Acquire) < u64::from(shared.sockets)
+            && Instant::now() < settle_by
+        {
+            let notified = shared.settled.notified();
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                _ = self.cancel.changed() => if *self.cancel.borrow() { return false },
+            }
+        }
+        true
+    }
+
+    /// When this scenario is at its load: after a grace for the last sockets to register and,
+    /// in a segmented run, when every segment's sockets are open (their holds start
+    /// together). `None` when cancelled or a segment never came (the run fails at its next
+    /// meeting, naming it).
+    async fn meet_segments(&mut self, scenario: &RoomsScenario) -> Option<Instant> {
+        let start = Instant::now() + REGISTRATION_GRACE;
+        let Some(meetings) = self.meetings.clone() else {
+            return Some(start);
+        };
+        let open = crate::barrier::Stage::Open(scenario.name.clone());
+        let mut cancel = self.cancel.clone();
+        let met = tokio::select! {
+            met = meetings.barrier.meet(&meetings.run, open) => met,
+            _ = cancel.wait_for(|cancelled| *cancelled) => return None,
+        };
+        match met {
+            Ok(Some(announced)) => Some(start.max(announced.at)),
+            Ok(None) => Some(start),
+            Err(_) => None,
+        }
     }
 
     pub(super) fn abort(
