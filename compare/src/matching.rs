@@ -7,6 +7,7 @@ use headroom_prices::PriceTable;
 use headroom_results::{PointResults, Results};
 use headroom_spec::{Series, VarValue};
 
+use crate::sides::Sides;
 use crate::slopes::judge_slopes;
 use crate::verdict::{CannotTell, Direction, Judgement, Verdict, judge};
 use crate::withheld::Withheld;
@@ -97,44 +98,7 @@ pub fn compare(
             base.spec.path, base.spec.hash, new.spec.path, new.spec.hash
         ));
     }
-    for phase in &base.phases {
-        let theirs = new.phases.iter().find(|p| p.name == phase.name);
-        for point in &phase.points {
-            let label = label(point);
-            let Some(other) =
-                theirs.and_then(|p| p.points.iter().find(|other| other.at == point.at))
-            else {
-                comparison.only_in_base.push(place(&phase.name, &label));
-                continue;
-            };
-            let place_here = place(&phase.name, &label);
-            comparison
-                .notes
-                .extend(likeness::disturbed("base", &place_here, point));
-            comparison
-                .notes
-                .extend(likeness::disturbed("new", &place_here, other));
-            let (base_shape, new_shape) = (likeness::shape(point), likeness::shape(other));
-            if base_shape != new_shape {
-                comparison.unlike_shapes.push(format!(
-                    "{}: {base_shape} against {new_shape}",
-                    place(&phase.name, &label)
-                ));
-            }
-            let unlike = !across_machines
-                && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
-            let series = declared_series(base, &phase.name);
-            let withheld = Withheld::of_pair(unlike, ("the base", point), ("the new file", other));
-            judge_pair(
-                &phase.name,
-                &label,
-                (point, other),
-                series,
-                withheld.as_ref(),
-                &mut comparison,
-            );
-        }
-    }
+    judge_matched_points(base, new, across_machines, &mut comparison);
     comparison.notes.extend(uncompared_series(base));
     let unlike = !across_machines && !comparison.machine_differences.is_empty();
     let withheld = Withheld::of_files(unlike, base, new);
@@ -143,55 +107,109 @@ pub fn compare(
         derived::of_results(base, table),
         derived::of_results(new, table),
     );
-    judge_figures(
-        "plan",
-        "",
-        (&ours.figures, &others.figures),
-        unlike,
-        &mut comparison,
-    );
+    let figures = Sides {
+        base: &ours.figures,
+        new: &others.figures,
+    };
+    judge_figures("plan", "", figures, unlike, &mut comparison);
     comparison
         .notes
         .extend(binding_changes(&ours.bindings, &others.bindings));
     judge_searched_ceilings(base, new, unlike, table, &mut comparison);
-    judge_fitted_slopes(
-        (
-            &derived::slopes_of(base, table),
-            &derived::slopes_of(new, table),
-        ),
-        unlike,
-        &mut comparison,
-    );
+    let slopes = Sides {
+        base: &derived::slopes_of(base, table),
+        new: &derived::slopes_of(new, table),
+    };
+    judge_fitted_slopes(slopes, unlike, &mut comparison);
+    comparison.only_in_new = only_in_new(base, new);
+    comparison
+}
+
+/// Judges every point of `base` that `new` has too (by phase name and variables), in
+/// `base`'s order; the rest are listed as only in the base. Unlike machines or shapes
+/// withhold better and worse unless `across_machines`.
+fn judge_matched_points(
+    base: &Results,
+    new: &Results,
+    across_machines: bool,
+    comparison: &mut Comparison,
+) {
+    for phase in &base.phases {
+        let theirs = new.phases.iter().find(|p| p.name == phase.name);
+        for point in &phase.points {
+            let label = label(point);
+            let place_here = place(&phase.name, &label);
+            let Some(other) =
+                theirs.and_then(|p| p.points.iter().find(|other| other.at == point.at))
+            else {
+                comparison.only_in_base.push(place_here);
+                continue;
+            };
+            comparison
+                .notes
+                .extend(likeness::disturbed("base", &place_here, point));
+            comparison
+                .notes
+                .extend(likeness::disturbed("new", &place_here, other));
+            let (base_shape, new_shape) = (likeness::shape(point), likeness::shape(other));
+            if base_shape != new_shape {
+                comparison
+                    .unlike_shapes
+                    .push(format!("{place_here}: {base_shape} against {new_shape}"));
+            }
+            let unlike = !across_machines
+                && (!comparison.machine_differences.is_empty() || base_shape != new_shape);
+            let points = Sides {
+                base: point,
+                new: other,
+            };
+            let names = Sides {
+                base: "the base",
+                new: "the new file",
+            };
+            let withheld = Withheld::of_pair(unlike, names, points);
+            let series = declared_series(base, &phase.name);
+            judge_pair(
+                &phase.name,
+                &label,
+                points,
+                series,
+                withheld.as_ref(),
+                comparison,
+            );
+        }
+    }
+}
+
+/// The points only `new` has, as places.
+fn only_in_new(base: &Results, new: &Results) -> Vec<String> {
+    let mut only = Vec::new();
     for phase in &new.phases {
         let ours = base.phases.iter().find(|p| p.name == phase.name);
         for point in &phase.points {
             if !ours.is_some_and(|p| p.points.iter().any(|mine| mine.at == point.at)) {
-                comparison
-                    .only_in_new
-                    .push(place(&phase.name, &label(point)));
+                only.push(place(&phase.name, &label(point)));
             }
         }
     }
-    comparison
+    only
 }
 
 /// Judges every figure either of two points measured, as rows labelled `phase` and `label`;
 /// `unlike` (or competed): better and worse become "cannot tell", the test's verdict kept.
-fn judge_pair(
+pub(crate) fn judge_pair(
     phase: &str,
     label: &str,
-    (point, other): (&PointResults, &PointResults),
+    points: Sides<&PointResults>,
     series: &[Series],
     unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
-    judge_figures(
-        phase,
-        label,
-        (&repeats(point, series), &repeats(other, series)),
-        unlike,
-        comparison,
-    );
+    let figures = Sides {
+        base: &repeats(points.base, series),
+        new: &repeats(points.new, series),
+    };
+    judge_figures(phase, label, figures, unlike, comparison);
 }
 
 /// Figures by name, each with its direction and its repeats.
@@ -201,10 +219,14 @@ type Figures = BTreeMap<String, (Direction, Vec<f64>)>;
 fn judge_figures(
     phase: &str,
     label: &str,
-    (ours, others): (&Figures, &Figures),
+    figures: Sides<&Figures>,
     unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
+    let Sides {
+        base: ours,
+        new: others,
+    } = figures;
     let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
     for name in names {
         let (direction, base_values) = ours
@@ -231,10 +253,14 @@ fn judge_figures(
 /// Judges the slopes either side fitted, as rows of the phase `fit`, each labelled where it
 /// was fitted; `unlike`: better and worse become "cannot tell".
 fn judge_fitted_slopes(
-    (ours, others): (&derived::FittedSlopes, &derived::FittedSlopes),
+    slopes: Sides<&derived::FittedSlopes>,
     unlike: Option<&Withheld>,
     comparison: &mut Comparison,
 ) {
+    let Sides {
+        base: ours,
+        new: others,
+    } = slopes;
     let names: BTreeSet<&String> = ours.keys().chain(others.keys()).collect();
     for name in names {
         let (base, new) = (ours.get(name), others.get(name));
@@ -318,143 +344,8 @@ fn binding_changes(
     notes
 }
 
-/// `--by` names no variable that a phase of the file gives two values or more.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("`--by {variable}`: no phase of this file gives `{variable}` two values or more; {swept}")]
-pub struct NotALever {
-    /// The variable `--by` named.
-    pub variable: String,
-    /// The variables that are levers, in words.
-    pub swept: String,
-}
-
-/// A lever inside one file: in each phase that gives `variable` several values, its points
-/// are grouped by their other variables, and each later value of the lever (in the phase's
-/// order) is judged against its first. One file is one machine; points differing in their
-/// limits differ by the lever, so nothing is withheld as unlike.
-pub fn compare_levers(results: &Results, variable: &str) -> Result<Comparison, NotALever> {
-    let mut comparison = Comparison {
-        unit: derived::unit_of(results),
-        ..Comparison::default()
-    };
-    let mut levers = BTreeSet::new();
-    let mut found = false;
-    // Whether two compared points ran their repeats one after the other (A A A B B B).
-    let mut grouped = false;
-    for phase in &results.phases {
-        let mut values: Vec<&VarValue> = Vec::new();
-        for point in &phase.points {
-            for (name, value) in &point.at {
-                if phase.points.iter().any(|p| p.at.get(name) != Some(value)) {
-                    levers.insert(name.clone());
-                }
-            }
-            if let Some(value) = point.at.get(variable)
-                && !values.contains(&value)
-            {
-                values.push(value);
-            }
-        }
-        let Some((first, later)) = values.split_first().filter(|(_, later)| !later.is_empty())
-        else {
-            continue;
-        };
-        found = true;
-        let rest = |point: &PointResults| {
-            let mut at = point.at.clone();
-            at.remove(variable);
-            at
-        };
-        for point in &phase.points {
-            let here = place(&phase.name, &label(point));
-            comparison
-                .notes
-                .extend(likeness::disturbed("the file", &here, point));
-        }
-        for point in phase
-            .points
-            .iter()
-            .filter(|p| p.at.get(variable) == Some(*first))
-        {
-            let others = rest(point);
-            let others_label = label_of(&others);
-            for value in later {
-                let lever = format!("{variable} {first} → {value}");
-                let label = if others_label.is_empty() {
-                    lever
-                } else {
-                    format!("{others_label}, {lever}")
-                };
-                let other = phase
-                    .points
-                    .iter()
-                    .find(|o| o.at.get(variable) == Some(*value) && rest(o) == others);
-                match other {
-                    Some(other) => {
-                        grouped |= !interleaved(point, other);
-                        let series = declared_series(results, &phase.name);
-                        let withheld =
-                            Withheld::of_pair(false, ("the file", point), ("the file", other));
-                        judge_pair(
-                            &phase.name,
-                            &label,
-                            (point, other),
-                            series,
-                            withheld.as_ref(),
-                            &mut comparison,
-                        );
-                    }
-                    None => comparison.notes.push(format!(
-                        "{}: no point with {variable} = {value} to compare",
-                        place(&phase.name, &others_label)
-                    )),
-                }
-            }
-        }
-    }
-    if !found {
-        let swept = if levers.is_empty() {
-            "no phase sweeps a variable".to_owned()
-        } else {
-            let names: Vec<String> = levers.iter().map(|l| format!("`{l}`")).collect();
-            format!("its levers are {}", names.join(", "))
-        };
-        return Err(NotALever {
-            variable: variable.to_owned(),
-            swept,
-        });
-    }
-    if grouped {
-        comparison.notes.push(format!(
-            "the repeats of `{variable}`'s values ran one value after the other (A A A B B B), \
-             not interleaved: a drift of the machine during the phase falls on one side \
-             (a phase's `order = \"interleaved\"`, the default, runs them in rounds)"
-        ));
-    }
-    comparison.notes.extend(uncompared_series(results));
-    Ok(comparison)
-}
-
-/// Whether two points' repeats ran mixed in time, by their start times: false when every run
-/// of one started before every run of the other and both ran more than once.
-fn interleaved(a: &PointResults, b: &PointResults) -> bool {
-    let span = |point: &PointResults| {
-        let starts = point.runs.iter().map(|run| run.started_ms);
-        (starts.clone().min(), starts.max())
-    };
-    if a.runs.len() < 2 || b.runs.len() < 2 {
-        return true;
-    }
-    match (span(a), span(b)) {
-        ((Some(a_first), Some(a_last)), (Some(b_first), Some(b_last))) => {
-            a_last > b_first && b_last > a_first
-        }
-        _ => true,
-    }
-}
-
 /// The `[measure]` series of the phase `name` in the spec behind `results`.
-fn declared_series<'a>(results: &'a Results, name: &str) -> &'a [Series] {
+pub(crate) fn declared_series<'a>(results: &'a Results, name: &str) -> &'a [Series] {
     results
         .matrix
         .phases
@@ -465,7 +356,7 @@ fn declared_series<'a>(results: &'a Results, name: &str) -> &'a [Series] {
 
 /// A note naming the `[measure]` series that are not compared because the spec does not say
 /// which way of them is better.
-fn uncompared_series(results: &Results) -> Option<String> {
+pub(crate) fn uncompared_series(results: &Results) -> Option<String> {
     let names: BTreeSet<&str> = results
         .matrix
         .phases
@@ -499,15 +390,15 @@ fn repeats(point: &PointResults, series: &[Series]) -> Figures {
     repeats
 }
 
-fn label(point: &PointResults) -> String {
+pub(crate) fn label(point: &PointResults) -> String {
     label_of(&point.at)
 }
 
-fn label_of(at: &BTreeMap<String, VarValue>) -> String {
+pub(crate) fn label_of(at: &BTreeMap<String, VarValue>) -> String {
     headroom_spec::vars::point_label(at)
 }
 
-fn place(phase: &str, label: &str) -> String {
+pub(crate) fn place(phase: &str, label: &str) -> String {
     if label.is_empty() {
         phase.to_owned()
     } else {

@@ -3,6 +3,7 @@
 
 use headroom_results::{PointResults, Results};
 
+use crate::sides::Sides;
 use crate::verdict::{CannotTell, Judgement, Verdict};
 
 /// Why better and worse are not called on a row.
@@ -39,17 +40,18 @@ impl Withheld {
         });
     }
 
-    /// Unlike when the sides are, else competed when a run of either point competed.
+    /// Unlike when the sides are, else competed when a run of either point competed (each
+    /// side named as `names` says).
     pub(crate) fn of_pair(
         unlike: bool,
-        (base, point): (&str, &PointResults),
-        (new, other): (&str, &PointResults),
+        names: Sides<&str>,
+        points: Sides<&PointResults>,
     ) -> Option<Withheld> {
         if unlike {
             return Some(Withheld::Unlike);
         }
-        competed(base, point)
-            .or_else(|| competed(new, other))
+        competed(names.base, points.base)
+            .or_else(|| competed(names.new, points.new))
             .map(Withheld::Competed)
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::levers::compare_levers;
 
 /// A real results file: a relay's `memory` phase (three repeats at 1, 32 and 128 rooms) and
 /// its `rooms` phase (one repeat each).
