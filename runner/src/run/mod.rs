@@ -9,7 +9,6 @@ use crate::tally::Tally;
 use headroom_matrix::Point;
 use headroom_matrix::RunMatrix;
 
-use crate::event::Event;
 use crate::results::{Failure, PhaseResults, PointResults, Results, ResultsError, RunResult};
 
 mod attempt;
@@ -119,27 +118,6 @@ pub enum RunError {
 struct PhaseRan {
     stop_all: bool,
     target_gone: Option<Failure>,
-}
-
-impl Outcome {
-    /// A phase's kept target ended (or never came up): counted when it failed, said, and
-    /// written into the phase's results.
-    fn phase_target_ended(
-        &mut self,
-        (slot, phase): (usize, &str),
-        target: crate::results::PhaseTarget,
-        options: &RunOptions,
-        on_event: &mut (dyn FnMut(Event<'_>) + Send),
-    ) -> Result<(), RunError> {
-        self.tally.count_target(&target);
-        on_event(Event::PhaseTargetEnded {
-            phase,
-            target: &target,
-        });
-        self.results.phases[slot].target = Some(target);
-        self.results.write(&options.out)?;
-        Ok(())
-    }
 }
 
 /// The results of `point` in its phase's, added (in the points' order: a point runs first

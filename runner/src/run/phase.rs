@@ -228,7 +228,8 @@ impl Held {
     /// everything stopped before the phase's last run.
     pub(super) async fn finish(
         mut self,
-        (failure, interrupted): (Option<Failure>, bool),
+        failure: Option<Failure>,
+        interrupted: bool,
         point: &Point,
         options: &RunOptions,
     ) -> PhaseTarget {

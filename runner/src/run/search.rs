@@ -3,8 +3,9 @@
 //! failures; the search's record written with the phase's results. The decisions are
 //! `crate::search`'s.
 
+use super::attempt::Held;
 use super::probe::{RunSays, judge_run, outcome_of, probe_verdict};
-use super::recorded::{Means, run_recorded};
+use super::walk::Walker;
 use super::{Outcome, PhaseRan, RunError, RunOptions, phase_slot_of};
 use crate::event::Event;
 use crate::results::{ProbeStage, Results, SearchEnding, SearchProbe, SearchRecord};
@@ -12,7 +13,6 @@ use crate::search::{Bounds, Ending, Next, Search, Stage};
 use headroom_matrix::RunMatrix;
 use headroom_matrix::{MatrixPhase, PhaseSearch, Point};
 use headroom_spec::search::SearchEnds;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Each bracketing probe's load over the last one's.
@@ -57,155 +57,141 @@ fn warm_start(
     })
 }
 
-/// Runs the search of `phase`, probe by probe, and writes its record.
-pub(super) async fn search_phase(
-    (matrix, phase): (&RunMatrix, &MatrixPhase),
-    (emulation, barrier, mut held): Means<'_, '_>,
-    (number, runs): (&mut usize, usize),
-    options: &RunOptions,
-    cancel: &watch::Receiver<bool>,
-    outcome: &mut Outcome,
-    on_event: &mut (dyn FnMut(Event<'_>) + Send),
-) -> Result<PhaseRan, RunError> {
-    let Some(plan) = &phase.search else {
-        return Ok(PhaseRan::default());
-    };
-    let ends = plan.ends().map_err(RunError::Search)?;
-    let repeats = options.repeats.unwrap_or(phase.repeats);
-    let warm = warm_start(matrix, phase, &outcome.results, &ends);
-    let mut search = Search::new(Bounds {
-        from: ends.from,
-        start: warm.as_ref().map_or(ends.from, |(start, _)| *start),
-        to: ends.to,
-        precision: plan.precision.fraction(),
-        growth: if warm.is_some() { WARM_GROWTH } else { GROWTH },
-        whole: ends.whole,
-        max_probes: MOST_PROBES,
-    });
-    let slot = phase_slot_of(&outcome.results, &phase.name);
-    // The results' matrix lists the probes made, not the two ends it was checked at.
-    planned_points(outcome, &phase.name).clear();
-    let started = Instant::now();
-    let (mut spent, mut probes, mut ran) = (0u32, Vec::new(), PhaseRan::default());
-    let ending = loop {
-        let (load, stage) = match search.next() {
-            Next::Done(ending) => break ending,
-            Next::Probe { load, stage } => (load, stage),
+impl Walker<'_> {
+    /// Runs the search of `phase`, probe by probe, and writes its record.
+    pub(super) async fn search_phase(
+        &mut self,
+        phase: &MatrixPhase,
+        mut held: Option<&mut Held>,
+    ) -> Result<PhaseRan, RunError> {
+        let (matrix, options) = (self.matrix, self.options);
+        let Some(plan) = &phase.search else {
+            return Ok(PhaseRan::default());
         };
-        let probe_runs = match stage {
-            Stage::Explore => plan.probe_repeats.min(repeats),
-            Stage::Confirm => repeats,
-        };
-        if let Some(spent_budget) = budget_spent(plan, (spent, probe_runs), started.elapsed()) {
-            break search.out_of_budget(spent_budget);
-        }
-        let point = probe_point(matrix, phase, options, (probes.len(), load, stage))?;
-        planned_points(outcome, &phase.name).push(point.clone());
-        let said = run_probe(
-            (matrix, phase, &point),
-            (emulation, barrier, held.as_deref_mut()),
-            (probe_runs, number, runs),
-            (options, cancel),
-            (outcome, &mut ran),
-            on_event,
-        )
-        .await?;
-        spent += u32::try_from(said.len()).unwrap_or(u32::MAX);
-        let (verdict, passes, why) = probe_verdict(&said);
-        let probe = SearchProbe {
-            point: point.index,
-            load: ends.value(load),
-            stage: match stage {
-                Stage::Explore => ProbeStage::Explore,
-                Stage::Confirm => ProbeStage::Confirm,
-            },
-            hold_s: longest_hold(&point),
-            runs: u32::try_from(said.len()).unwrap_or(u32::MAX),
-            passes,
-            verdict: outcome_of(&verdict),
-            why,
-        };
-        on_event(Event::Probed {
-            phase: &phase.name,
-            probe: &probe,
+        let ends = plan.ends().map_err(RunError::Search)?;
+        let repeats = options.repeats.unwrap_or(phase.repeats);
+        let warm = warm_start(matrix, phase, &self.outcome.results, &ends);
+        let mut search = Search::new(Bounds {
+            from: ends.from,
+            start: warm.as_ref().map_or(ends.from, |(start, _)| *start),
+            to: ends.to,
+            precision: plan.precision.fraction(),
+            growth: if warm.is_some() { WARM_GROWTH } else { GROWTH },
+            whole: ends.whole,
+            max_probes: MOST_PROBES,
         });
-        probes.push(probe);
-        search.record(load, stage, verdict);
-        if ran.target_gone.is_some() && !matches!(search.next(), Next::Done(_)) {
-            break search.stopped(load, "the target kept for the phase died".to_owned());
-        }
-    };
-    let mut record = record_of(
-        plan,
-        &ends,
-        (probes, &ending, search.reported()),
-        (spent, started.elapsed().as_secs_f64()),
-    );
-    record.warm_start = warm.map(|(_, warm)| warm);
-    on_event(Event::SearchEnded {
-        phase: &phase.name,
-        record: &record,
-        unspent: plan.max_runs.saturating_sub(spent) as usize,
-    });
-    // `--check` holds a search to its ending: the SLOs failing where it starts is a failure,
-    // a probe that said nothing an unmeasured verdict.
-    outcome.tally.count_search(record.ending);
-    outcome.results.phases[slot].search = Some(record);
-    outcome.results.write(&options.out)?;
-    Ok(ran)
-}
-
-/// The runs of one probe, each judged; fewer than `probe_runs` when everything is to stop or
-/// the phase's kept target is gone (said in `ran`).
-async fn run_probe(
-    (matrix, phase, point): (&RunMatrix, &MatrixPhase, &Point),
-    (emulation, barrier, mut held): Means<'_, '_>,
-    (probe_runs, number, runs): (u32, &mut usize, usize),
-    (options, cancel): (&RunOptions, &watch::Receiver<bool>),
-    (outcome, ran): (&mut Outcome, &mut PhaseRan),
-    on_event: &mut (dyn FnMut(Event<'_>) + Send),
-) -> Result<Vec<RunSays>, RunError> {
-    let slot = phase_slot_of(&outcome.results, &phase.name);
-    let mut said = Vec::new();
-    for repeat in 1..=probe_runs {
-        let recorded = run_recorded(
-            (matrix, phase, point),
-            (emulation, barrier, held.as_deref_mut()),
-            (repeat, number, runs),
-            options,
-            cancel,
-            outcome,
-            on_event,
-        )
-        .await?;
-        if let Some(run) = outcome.results.phases[slot]
-            .points
-            .last()
-            .and_then(|p| p.runs.last())
-        {
-            said.push(judge_run(run, matrix, options.competed_reruns));
-        }
-        ran.stop_all |= recorded.stop_all;
-        if let Some(held) = held.as_deref_mut()
-            && let Some(gone) = held.gone()
-        {
-            ran.target_gone = Some(gone);
-        }
-        if ran.stop_all || ran.target_gone.is_some() {
-            break;
-        }
-        if !phase.cooldown.as_std().is_zero() {
-            tokio::time::sleep(phase.cooldown.as_std()).await;
-        }
+        let slot = phase_slot_of(&self.outcome.results, &phase.name);
+        // The results' matrix lists the probes made, not the two ends it was checked at.
+        planned_points(&mut self.outcome, &phase.name).clear();
+        let started = Instant::now();
+        let (mut spent, mut probes, mut ran) = (0u32, Vec::new(), PhaseRan::default());
+        let ending = loop {
+            let (load, stage) = match search.next() {
+                Next::Done(ending) => break ending,
+                Next::Probe { load, stage } => (load, stage),
+            };
+            let probe_runs = match stage {
+                Stage::Explore => plan.probe_repeats.min(repeats),
+                Stage::Confirm => repeats,
+            };
+            if let Some(spent_budget) = budget_spent(plan, spent, probe_runs, started.elapsed()) {
+                break search.out_of_budget(spent_budget);
+            }
+            let point = probe_point(matrix, phase, options, probes.len(), load, stage)?;
+            planned_points(&mut self.outcome, &phase.name).push(point.clone());
+            let said = self
+                .run_probe(phase, &point, probe_runs, held.as_deref_mut(), &mut ran)
+                .await?;
+            spent += u32::try_from(said.len()).unwrap_or(u32::MAX);
+            let (verdict, passes, why) = probe_verdict(&said);
+            let probe = SearchProbe {
+                point: point.index,
+                load: ends.value(load),
+                stage: match stage {
+                    Stage::Explore => ProbeStage::Explore,
+                    Stage::Confirm => ProbeStage::Confirm,
+                },
+                hold_s: longest_hold(&point),
+                runs: u32::try_from(said.len()).unwrap_or(u32::MAX),
+                passes,
+                verdict: outcome_of(&verdict),
+                why,
+            };
+            (self.on_event)(Event::Probed {
+                phase: &phase.name,
+                probe: &probe,
+            });
+            probes.push(probe);
+            search.record(load, stage, verdict);
+            if ran.target_gone.is_some() && !matches!(search.next(), Next::Done(_)) {
+                break search.stopped(load, "the target kept for the phase died".to_owned());
+            }
+        };
+        let spend = Spend {
+            runs: spent,
+            wall_s: started.elapsed().as_secs_f64(),
+        };
+        let mut record = record_of(plan, &ends, probes, &ending, search.reported(), spend);
+        record.warm_start = warm.map(|(_, warm)| warm);
+        (self.on_event)(Event::SearchEnded {
+            phase: &phase.name,
+            record: &record,
+            unspent: plan.max_runs.saturating_sub(spent) as usize,
+        });
+        // `--check` holds a search to its ending: the SLOs failing where it starts is a failure,
+        // a probe that said nothing an unmeasured verdict.
+        self.outcome.tally.count_search(record.ending);
+        self.outcome.results.phases[slot].search = Some(record);
+        self.outcome.results.write(&options.out)?;
+        Ok(ran)
     }
-    Ok(said)
+
+    /// The runs of one probe, each judged; fewer than `probe_runs` when everything is to stop or
+    /// the phase's kept target is gone (said in `ran`).
+    async fn run_probe(
+        &mut self,
+        phase: &MatrixPhase,
+        point: &Point,
+        probe_runs: u32,
+        mut held: Option<&mut Held>,
+        ran: &mut PhaseRan,
+    ) -> Result<Vec<RunSays>, RunError> {
+        let slot = phase_slot_of(&self.outcome.results, &phase.name);
+        let mut said = Vec::new();
+        for repeat in 1..=probe_runs {
+            let recorded = self
+                .run_recorded(phase, point, repeat, held.as_deref_mut())
+                .await?;
+            if let Some(run) = self.outcome.results.phases[slot]
+                .points
+                .last()
+                .and_then(|p| p.runs.last())
+            {
+                said.push(judge_run(run, self.matrix, self.options.competed_reruns));
+            }
+            ran.stop_all |= recorded.stop_all;
+            if let Some(held) = held.as_deref_mut()
+                && let Some(gone) = held.gone()
+            {
+                ran.target_gone = Some(gone);
+            }
+            if ran.stop_all || ran.target_gone.is_some() {
+                break;
+            }
+            if !phase.cooldown.as_std().is_zero() {
+                tokio::time::sleep(phase.cooldown.as_std()).await;
+            }
+        }
+        Ok(said)
+    }
 }
 
 /// Which budget a probe of `probe_runs` runs would overrun, after `spent` runs and `elapsed`
 /// time, in words (`` `max_runs = 30` ``); `None` while both leave room for it.
 fn budget_spent(
     plan: &PhaseSearch,
-    (spent, probe_runs): (u32, u32),
+    spent: u32,
+    probe_runs: u32,
     elapsed: std::time::Duration,
 ) -> Option<String> {
     if spent.saturating_add(probe_runs) > plan.max_runs {
@@ -227,7 +213,9 @@ fn probe_point(
     matrix: &RunMatrix,
     phase: &MatrixPhase,
     options: &RunOptions,
-    (index, load, stage): (usize, f64, Stage),
+    index: usize,
+    load: f64,
+    stage: Stage,
 ) -> Result<Point, RunError> {
     let mut point = headroom_compiler::matrix::probe_point(phase, &matrix.target, index, load)
         .map_err(RunError::Search)?;
@@ -303,14 +291,23 @@ fn bracket_words(
     }
 }
 
+/// What a search spent: its runs and its wall time.
+struct Spend {
+    runs: u32,
+    wall_s: f64,
+}
+
 /// The search's record: its probes, how it ended and in words, its bracket (the one
 /// [`Search::reported`] decides) and its spend.
 fn record_of(
     plan: &PhaseSearch,
     ends: &SearchEnds,
-    (probes, ending, reported): (Vec<SearchProbe>, &Ending, crate::search::Reported),
-    (runs, wall_s): (u32, f64),
+    probes: Vec<SearchProbe>,
+    ending: &Ending,
+    reported: crate::search::Reported,
+    spend: Spend,
 ) -> SearchRecord {
+    let Spend { runs, wall_s } = spend;
     let show = |load: f64| ends.value(load).to_string();
     let bracket = bracket_words(ends, &probes, &reported);
     let (kind, said) = match ending {
@@ -406,13 +403,13 @@ mod tests {
             scenarios: Vec::new(),
         };
         let second = std::time::Duration::from_secs(1);
-        assert_eq!(budget_spent(&plan, (9, 1), second), None);
+        assert_eq!(budget_spent(&plan, 9, 1, second), None);
         assert_eq!(
-            budget_spent(&plan, (8, 3), second).as_deref(),
+            budget_spent(&plan, 8, 3, second).as_deref(),
             Some("`max_runs = 10`")
         );
         assert_eq!(
-            budget_spent(&plan, (2, 1), 60 * second).as_deref(),
+            budget_spent(&plan, 2, 1, 60 * second).as_deref(),
             Some("`max_time = \"1m\"`")
         );
     }

@@ -1,17 +1,14 @@
 //! The walk: the phases asked for, checked against this machine, each phase's runs, the
 //! results written after every run.
 
-use super::attempt::Attempt;
-use super::attempt::Held;
+use super::attempt::{Attempt, Held};
 use super::phase::keeps_target;
-use super::recorded::run_recorded;
 use super::selection::{planned, refuse_unsplittable, select_phases};
-use super::{
-    Outcome, PhaseRan, RunError, RunOptions, phase_slot, raise_open_files, recorded, search,
-};
+use super::{Outcome, PhaseRan, RunError, RunOptions, phase_slot, raise_open_files};
 use crate::environment::Environment;
 use crate::event::Event;
-use crate::results::{RESULTS_FORMAT, Results, SegmentRef, SpecRef};
+use crate::limits::Emulation;
+use crate::results::{PhaseTarget, RESULTS_FORMAT, Results, SegmentRef, SpecRef};
 use headroom_matrix::MatrixPhase;
 use headroom_matrix::RunMatrix;
 use headroom_spec::OnFailure;
@@ -48,144 +45,183 @@ pub async fn run(
     if let Some(how) = emulation.describe() {
         on_event(Event::Limits { how });
     }
-    let mut outcome = Outcome::of(results);
-    let mut number = 0;
+    let mut walker = Walker {
+        matrix: &matrix,
+        options,
+        cancel: &cancel,
+        emulation: &emulation,
+        barrier: barrier.as_ref(),
+        runs,
+        number: 0,
+        outcome: Outcome::of(results),
+        on_event,
+    };
     for phase in selected {
         if *cancel.borrow() {
-            outcome.tally.interrupted = true;
+            walker.outcome.tally.interrupted = true;
             break;
         }
-        let slot = phase_slot(&mut outcome.results, &phase.name);
-        let order = phase.run_order(options.repeats.unwrap_or(phase.repeats));
-        // A target kept for the phase comes up before its first run.
+        if walker.walk_phase(phase).await? {
+            break;
+        }
+    }
+    walker.outcome.results.write(&options.out)?;
+    Ok(walker.outcome)
+}
+
+/// The walk under way: what every run shares (the matrix, the options, the signal, the
+/// limits, the segments' barrier) and what the runs so far gathered.
+pub(super) struct Walker<'w> {
+    pub(super) matrix: &'w RunMatrix,
+    pub(super) options: &'w RunOptions,
+    /// Set by a signal: the run in flight ends and nothing more starts.
+    pub(super) cancel: &'w watch::Receiver<bool>,
+    /// How each run's limits are carried out.
+    pub(super) emulation: &'w Emulation,
+    /// Where the segments meet, in a segmented run with a barrier.
+    pub(super) barrier: Option<&'w Arc<headroom_load::barrier::Barrier>>,
+    /// Runs planned in all.
+    pub(super) runs: usize,
+    /// The number of the last run started, from 1 (0 before the first).
+    pub(super) number: usize,
+    /// The results so far and what went wrong.
+    pub(super) outcome: Outcome,
+    pub(super) on_event: &'w mut (dyn FnMut(Event<'_>) + Send),
+}
+
+impl Walker<'_> {
+    /// One phase: its kept target up first when it keeps one, its runs (or its search), the
+    /// kept target's end; true when everything is to stop.
+    async fn walk_phase(&mut self, phase: &MatrixPhase) -> Result<bool, RunError> {
+        let slot = phase_slot(&mut self.outcome.results, &phase.name);
+        let order = phase.run_order(self.options.repeats.unwrap_or(phase.repeats));
         let mut held = None;
         if keeps_target(phase) {
-            let attempt = Attempt {
-                repeat: 0,
-                number: number + 1,
-                emulation: &emulation,
-                barrier: barrier.as_ref(),
-                held: None,
-                cancel: &cancel,
-            };
-            match Held::start(phase, &attempt, options).await {
-                Ok(up) => {
-                    on_event(Event::PhaseTargetUp {
-                        phase: &phase.name,
-                        port: up.port(),
-                        ready_after_s: up.ready_after_s(),
-                        runs: order.len(),
-                    });
-                    held = Some(up);
-                }
-                Err(mut target) => {
-                    target.runs_not_run = u32::try_from(order.len()).unwrap_or(u32::MAX);
-                    number += order.len();
-                    outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
-                    continue;
-                }
+            held = self.start_held(phase, slot, order.len()).await?;
+            if held.is_none() {
+                return Ok(false);
             }
         }
-        let means = (&emulation, barrier.as_ref(), held.as_mut());
         let ran = if phase.search.is_some() {
-            search::search_phase(
-                (&matrix, phase),
-                means,
-                (&mut number, runs),
-                options,
-                &cancel,
-                &mut outcome,
-                on_event,
-            )
-            .await?
+            self.search_phase(phase, held.as_mut()).await?
         } else {
-            run_phase(
-                (&matrix, phase, &order),
-                means,
-                (&mut number, runs),
-                options,
-                &cancel,
-                &mut outcome,
-                on_event,
-            )
-            .await?
+            self.run_phase(phase, &order, held.as_mut()).await?
         };
         if let Some(held) = held {
             let point = &phase.points[0];
-            let ended = (ran.target_gone, ran.stop_all);
-            let target = held.finish(ended, point, options).await;
-            outcome.phase_target_ended((slot, &phase.name), target, options, on_event)?;
+            let target = held
+                .finish(ran.target_gone, ran.stop_all, point, self.options)
+                .await;
+            self.phase_target_ended(slot, &phase.name, target)?;
         }
-        if ran.stop_all {
-            break;
+        Ok(ran.stop_all)
+    }
+
+    /// The target `phase` keeps for all its `runs`, started before the first; `None` when it
+    /// did not come up (its runs counted as not run, the phase's record saying why).
+    async fn start_held(
+        &mut self,
+        phase: &MatrixPhase,
+        slot: usize,
+        runs: usize,
+    ) -> Result<Option<Held>, RunError> {
+        let attempt = Attempt {
+            repeat: 0,
+            number: self.number + 1,
+            emulation: self.emulation,
+            barrier: self.barrier,
+            held: None,
+            cancel: self.cancel,
+        };
+        match Held::start(phase, &attempt, self.options).await {
+            Ok(up) => {
+                (self.on_event)(Event::PhaseTargetUp {
+                    phase: &phase.name,
+                    port: up.port(),
+                    ready_after_s: up.ready_after_s(),
+                    runs,
+                });
+                Ok(Some(up))
+            }
+            Err(mut target) => {
+                target.runs_not_run = u32::try_from(runs).unwrap_or(u32::MAX);
+                self.number += runs;
+                self.phase_target_ended(slot, &phase.name, target)?;
+                Ok(None)
+            }
         }
     }
-    outcome.results.write(&options.out)?;
-    Ok(outcome)
+
+    /// A phase's kept target ended (or never came up): counted when it failed, said, and
+    /// written into the phase's results (at `slot`).
+    fn phase_target_ended(
+        &mut self,
+        slot: usize,
+        phase: &str,
+        target: PhaseTarget,
+    ) -> Result<(), RunError> {
+        self.outcome.tally.count_target(&target);
+        (self.on_event)(Event::PhaseTargetEnded {
+            phase,
+            target: &target,
+        });
+        self.outcome.results.phases[slot].target = Some(target);
+        self.outcome.results.write(&self.options.out)?;
+        Ok(())
+    }
+
+    /// The runs of one phase in their `order`, each written to the results file when it
+    /// ends, on the phase's kept target when it keeps one.
+    async fn run_phase(
+        &mut self,
+        phase: &MatrixPhase,
+        order: &[(usize, u32)],
+        mut held: Option<&mut Held>,
+    ) -> Result<PhaseRan, RunError> {
+        let mut ran = PhaseRan::default();
+        // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in
+        // this round and the later ones (its own repeats still run).
+        let mut cut: Option<usize> = None;
+        for (i, &(position, repeat)) in order.iter().enumerate() {
+            if cut.is_some_and(|cut| position > cut) {
+                continue;
+            }
+            if *self.cancel.borrow() {
+                self.outcome.tally.interrupted = true;
+                ran.stop_all = true;
+                break;
+            }
+            let point = &phase.points[position];
+            let recorded = self
+                .run_recorded(phase, point, repeat, held.as_deref_mut())
+                .await?;
+            if recorded.stop_all {
+                ran.stop_all = true;
+                break;
+            }
+            if recorded.failed && phase.on_failure == OnFailure::Stop {
+                cut = Some(cut.map_or(position, |cut| cut.min(position)));
+            }
+            // A kept target that died takes the rest of the phase with it.
+            if let Some(held) = held.as_deref_mut()
+                && let Some(gone) = held.gone()
+            {
+                let left = order[i + 1..]
+                    .iter()
+                    .filter(|(position, _)| cut.is_none_or(|cut| *position <= cut))
+                    .count();
+                held.runs_not_run = u32::try_from(left).unwrap_or(u32::MAX);
+                ran.target_gone = Some(gone);
+                break;
+            }
+            if !phase.cooldown.as_std().is_zero() {
+                tokio::time::sleep(phase.cooldown.as_std()).await;
+            }
+        }
+        Ok(ran)
+    }
 }
 
-/// The runs of one phase in their order, each written to the results file when it ends, on
-/// the phase's kept target when it keeps one. `number` counts runs over the whole matrix, of
-/// `runs`.
-pub(super) async fn run_phase(
-    (matrix, phase, order): (&RunMatrix, &MatrixPhase, &[(usize, u32)]),
-    (emulation, barrier, mut held): recorded::Means<'_, '_>,
-    (number, runs): (&mut usize, usize),
-    options: &RunOptions,
-    cancel: &watch::Receiver<bool>,
-    outcome: &mut Outcome,
-    on_event: &mut (dyn FnMut(Event<'_>) + Send),
-) -> Result<PhaseRan, RunError> {
-    let mut ran = PhaseRan::default();
-    // `on_failure = "stop"`: the first point whose run failed cuts the phase there, in this
-    // round and the later ones (its own repeats still run).
-    let mut cut: Option<usize> = None;
-    for (i, &(position, repeat)) in order.iter().enumerate() {
-        if cut.is_some_and(|cut| position > cut) {
-            continue;
-        }
-        if *cancel.borrow() {
-            outcome.tally.interrupted = true;
-            ran.stop_all = true;
-            break;
-        }
-        let point = &phase.points[position];
-        let recorded = run_recorded(
-            (matrix, phase, point),
-            (emulation, barrier, held.as_deref_mut()),
-            (repeat, number, runs),
-            options,
-            cancel,
-            outcome,
-            on_event,
-        )
-        .await?;
-        if recorded.stop_all {
-            ran.stop_all = true;
-            break;
-        }
-        let failed = recorded.failed;
-        if failed && phase.on_failure == OnFailure::Stop {
-            cut = Some(cut.map_or(position, |cut| cut.min(position)));
-        }
-        // A kept target that died takes the rest of the phase with it.
-        if let Some(held) = held.as_deref_mut()
-            && let Some(gone) = held.gone()
-        {
-            let left = order[i + 1..]
-                .iter()
-                .filter(|(position, _)| cut.is_none_or(|cut| *position <= cut))
-                .count();
-            held.runs_not_run = u32::try_from(left).unwrap_or(u32::MAX);
-            ran.target_gone = Some(gone);
-            break;
-        }
-        if !phase.cooldown.as_std().is_zero() {
-            tokio::time::sleep(phase.cooldown.as_std()).await;
-        }
-    }
-    Ok(ran)
-}
 /// [`barrier_of`], or `None` once a signal came first.
 pub(super) async fn barrier_unless_cancelled(
     options: &RunOptions,
