@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::target::ReadyCheck;
 use headroom_matrix::resolved::Target;
 use headroom_results::Failure;
-use headroom_spec::target::Ready;
 
 use crate::target::{never_ready, ready_once};
 use headroom_load::web;
@@ -15,10 +15,11 @@ use headroom_load::web;
 /// connect to `address`, the URL's), as for a target headroom starts: a server that is not
 /// running fails the run by name before any load is sent.
 pub(crate) async fn wait_external_ready(
-    ready: &Ready,
-    (address, ready_http): (std::net::SocketAddr, Option<&web::Endpoint>),
+    check: ReadyCheck<'_>,
+    address: std::net::SocketAddr,
     cancel: &tokio::sync::watch::Receiver<bool>,
 ) -> Result<Duration, Failure> {
+    let (ready, ready_http) = (check.ready, check.http);
     let started = Instant::now();
     let deadline = started + ready.timeout.as_std();
     loop {
@@ -26,7 +27,7 @@ pub(crate) async fn wait_external_ready(
             return Ok(started.elapsed());
         }
         if Instant::now() >= deadline {
-            return Err(never_ready((ready, ready_http), Some(address), started, Vec::new()).await);
+            return Err(never_ready(check, Some(address), started, Vec::new()).await);
         }
         if crate::target::pause_unless_cancelled(ready.interval.as_std(), cancel).await {
             return Err(Failure::Interrupted);

@@ -205,7 +205,8 @@ fn machine_cpus() -> usize {
 pub(crate) async fn sampler(
     groups: Vec<(Option<String>, ServerProcesses)>,
     every: Duration,
-    (start, fresh): (Instant, Arc<Fresh>),
+    start: Instant,
+    fresh: Arc<Fresh>,
     mut stop: watch::Receiver<bool>,
 ) -> (Sampled, LoadAverage) {
     let mut sampled = Sampled::of(groups);

@@ -193,7 +193,8 @@ pub(crate) async fn run_scenarios(
     reach: Reach,
     abort: watch::Receiver<bool>,
     live: Arc<headroom_load::live::Live>,
-    (handover, members): (Handover, Vec<headroom_load::hold::Member>),
+    handover: Handover,
+    members: Vec<headroom_load::hold::Member>,
 ) -> ScenarioOutcomes {
     let reach = Arc::new(reach);
     let mut running = Vec::new();

@@ -2,6 +2,7 @@
 //! (`[target.services]`) in start order, each ready before the next, each in a cgroup of its own
 //! shape when it has `limits`; watched for death, sampled apart, stopped in reverse order.
 
+use crate::target::ReadyCheck;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -296,7 +297,14 @@ async fn start_service(
     };
     let mut running = Running::start(&launch).await?;
     match running
-        .wait_ready(&service.ready, (port, ready_http.as_ref()), at.cancel)
+        .wait_ready(
+            ReadyCheck {
+                ready: &service.ready,
+                http: ready_http.as_ref(),
+            },
+            port,
+            at.cancel,
+        )
         .await
     {
         Ok(after) => entry.ready_after_s = Some(after.as_secs_f64()),

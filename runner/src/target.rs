@@ -294,10 +294,11 @@ impl Running {
     /// endpoint, resolved and checked by the caller.
     pub async fn wait_ready(
         &mut self,
-        ready: &Ready,
-        (port, ready_http): (u16, Option<&web::Endpoint>),
+        check: ReadyCheck<'_>,
+        port: u16,
         cancel: &tokio::sync::watch::Receiver<bool>,
     ) -> Result<Duration, Failure> {
+        let (ready, ready_http) = (check.ready, check.http);
         let started = Instant::now();
         let deadline = started + ready.timeout.as_std();
         let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
@@ -319,9 +320,7 @@ impl Running {
                 return Ok(started.elapsed());
             }
             if Instant::now() >= deadline {
-                return Err(
-                    never_ready((ready, ready_http), None, started, self.stderr_tail()).await,
-                );
+                return Err(never_ready(check, None, started, self.stderr_tail()).await);
             }
             if pause_unless_cancelled(ready.interval.as_std(), cancel).await {
                 return Err(Failure::Interrupted);
@@ -420,13 +419,23 @@ pub(crate) async fn ready_once(
     }
 }
 
+/// A readiness check as the spec writes it, with its `http` endpoint resolved and checked.
+#[derive(Clone, Copy)]
+pub struct ReadyCheck<'a> {
+    /// `ready = {…}` as written.
+    pub ready: &'a Ready,
+    /// The `http` check's endpoint (none for a log line or a TCP connect).
+    pub http: Option<&'a web::Endpoint>,
+}
+
 /// The failure of a readiness check that never passed, with why a certificate was refused.
 pub(crate) async fn never_ready(
-    (ready, ready_http): (&Ready, Option<&web::Endpoint>),
+    check: ReadyCheck<'_>,
     tcp_to: Option<std::net::SocketAddr>,
     started: Instant,
     stderr_tail: Vec<String>,
 ) -> Failure {
+    let (ready, ready_http) = (check.ready, check.http);
     let mut check = describe_ready(ready);
     if let (Some(address), None, None) = (tcp_to, &ready.http, &ready.log) {
         check = format!("a TCP connect to {address} within {}", ready.timeout);
@@ -517,7 +526,8 @@ use tokio::io::AsyncReadExt;
 /// `Err` names a host load may not go to.
 pub(crate) async fn endpoints(
     target: &Target,
-    (fills, own): (&Fills<'_>, &web::OwnAddress),
+    fills: &Fills<'_>,
+    own: &web::OwnAddress,
     allowed: &web::Allowed,
     spec_dir: &Path,
 ) -> Result<(Option<web::Endpoint>, Option<web::Endpoint>), String> {

@@ -11,7 +11,7 @@ use crate::generator::{Watching, generator};
 use crate::limits::{Emulation, LIMITS_IGNORED, RunShape};
 use crate::results::{Failure, RunLimits, RunResult};
 use crate::sample::{self, sampler};
-use crate::scenarios::{Watch, nothing_measured, run_scenarios};
+use crate::scenarios::{ScenarioOutcomes, Watch, nothing_measured, run_scenarios};
 use crate::steady::{steady_process, steady_state};
 use crate::steps::{StepPlace, When, run_steps};
 use crate::target::Fills;
@@ -170,8 +170,6 @@ impl Drive<'_> {
         }
     }
 
-    /// The load, watched for the target's death and for Ctrl-C; the steady state once every
-    /// scenario holds; then the rooms' ramp-down; samples, series and outcomes into `result`.
     /// The `[measure]` series read by a command during the load, by segment 0 alone.
     fn series(
         &self,
@@ -202,6 +200,8 @@ impl Drive<'_> {
         reach_of(matrix, point, options, Sending { port, threads }, meeting)
     }
 
+    /// The load, watched for the target's death and for Ctrl-C; the steady state once every
+    /// scenario holds; then the rooms' ramp-down; samples, series and outcomes into `result`.
     async fn load(
         &self,
         up: &mut Started,
@@ -210,16 +210,15 @@ impl Drive<'_> {
         result: &mut RunResult,
         on_event: &mut (dyn FnMut(Event<'_>) + Send),
     ) {
-        let (matrix, phase, point, options) = (self.matrix, self.phase, self.point, self.options);
+        let (matrix, phase, point) = (self.matrix, self.phase, self.point);
         keep_generator(self.attempt, self.limited, true);
         let threads = load_threads(matrix, self.limited.map(|(_, run)| run));
         let load_started = Instant::now();
         let watching = Watching::start();
         let groups = up.groups();
         let fresh = Arc::new(crate::sample::Fresh::default());
-        let sampling = (load_started, Arc::clone(&fresh));
-        let (stop_sampling, sampler) = spawn_sampler(groups.clone(), phase, sampling);
-        let measuring = options.segment.index == 0;
+        let (stop_sampling, sampler) =
+            spawn_sampler(groups.clone(), phase, load_started, Arc::clone(&fresh));
         let (stop_series, series_stop) = watch::channel(false);
         let series = self.series(up, load_started, &series_stop);
 
@@ -231,19 +230,9 @@ impl Drive<'_> {
         let arrivals = Arc::new(arrivals);
         let live = Arc::new(headroom_load::live::Live::default());
         let reach = self.reach(up.port, threads, start_at);
-        // One hold for every scenario, on the sampler's clock (from `load_started`).
-        let (run_hold, members) = RunHold::new(
-            load_started,
-            super::carried::point_hold(point),
-            point.scenarios.len(),
-        );
-        let mut scenarios = tokio::spawn(run_scenarios(
-            point.scenarios.clone(),
-            reach,
-            aborted,
-            Arc::clone(&live),
-            (Handover::new(Arc::clone(&arrivals), released), members),
-        ));
+        let handover = Handover::new(Arc::clone(&arrivals), released);
+        let (run_hold, mut scenarios) =
+            self.spawn_scenarios(reach, load_started, aborted, &live, handover);
         let total = point.scenarios.len();
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         let mut cancel_watch = cancel.clone();
@@ -277,14 +266,7 @@ impl Drive<'_> {
             groups,
             load_started,
         };
-        let settled = async {
-            let met =
-                meet_or_cancel(self.attempt.barrier, self.run, Stage::Done, result, &cancel).await;
-            if met.is_some() && measuring {
-                steady.measure(result).await;
-            }
-            crate::series::collect(series, phase.measure.steady_state.reduce, result).await;
-        };
+        let settled = self.settle(steady, series, result, &cancel);
         watch.reporting(settled, &mut ticker, on_event).await;
         // Then the rooms ramp down.
         let _ = release.send(true);
@@ -299,19 +281,76 @@ impl Drive<'_> {
         };
         // The seconds that closed as the scenarios ended.
         watch.tell(on_event);
-        take_outcomes(result, outcomes, (point, &run_hold), &mut up.stack);
+        take_outcomes(result, outcomes, &run_hold, point, &mut up.stack);
         let _ = stop_sampling.send(true);
         if let Ok((sampled, load_average)) = sampler.await {
             take_samples(result, sampled);
             result.load_average = load_average;
         }
         keep_generator(self.attempt, self.limited, false);
+        self.judge_generator(up, &watched, threads, result);
+    }
+
+    /// The point's scenarios started together on one hold, on the sampler's clock (from
+    /// `load_started`): the hold, and the task that ends with their outcomes.
+    fn spawn_scenarios(
+        &self,
+        reach: Reach,
+        load_started: Instant,
+        aborted: watch::Receiver<bool>,
+        live: &Arc<headroom_load::live::Live>,
+        handover: Handover,
+    ) -> (Arc<RunHold>, tokio::task::JoinHandle<ScenarioOutcomes>) {
+        let point = self.point;
+        let (run_hold, members) = RunHold::new(
+            load_started,
+            super::carried::point_hold(point),
+            point.scenarios.len(),
+        );
+        let scenarios = tokio::spawn(run_scenarios(
+            point.scenarios.clone(),
+            reach,
+            aborted,
+            Arc::clone(live),
+            handover,
+            members,
+        ));
+        (run_hold, scenarios)
+    }
+
+    /// The steady state once every scenario holds: of a segmented run, measured by segment 0
+    /// alone once every segment's load is over; the `[measure]` series read during the load
+    /// collected.
+    async fn settle(
+        &self,
+        steady: Steady<'_>,
+        series: Vec<tokio::task::JoinHandle<crate::series::Readings>>,
+        result: &mut RunResult,
+        cancel: &watch::Receiver<bool>,
+    ) {
+        let met = meet_or_cancel(self.attempt.barrier, self.run, Stage::Done, result, cancel).await;
+        if met.is_some() && self.options.segment.index == 0 {
+            steady.measure(result).await;
+        }
+        let reduce = self.phase.measure.steady_state.reduce;
+        crate::series::collect(series, reduce, result).await;
+    }
+
+    /// What the generator did (`watched` over the load, on `threads` load threads) and
+    /// whether it kept up, with the cores the target left it.
+    fn judge_generator(
+        &self,
+        up: &Started,
+        watched: &crate::generator::Watched,
+        threads: usize,
+        result: &mut RunResult,
+    ) {
         let cores_left = self
             .limited
             .map(|(_, run)| run.cores_left)
             .or_else(|| up.stack.cores_left());
-        result.generator = generator(&result.scenarios, &watched, cores_left);
-        result.generator.threads = http_threads(point, threads);
+        result.generator = generator(&result.scenarios, watched, cores_left);
+        result.generator.threads = http_threads(self.point, threads);
     }
 }
 
@@ -320,7 +359,8 @@ impl Drive<'_> {
 fn spawn_sampler(
     groups: Vec<(Option<String>, crate::sample::ServerProcesses)>,
     phase: &MatrixPhase,
-    sampling: (Instant, Arc<crate::sample::Fresh>),
+    start: Instant,
+    fresh: Arc<crate::sample::Fresh>,
 ) -> (
     watch::Sender<bool>,
     tokio::task::JoinHandle<(crate::sample::Sampled, crate::results::LoadAverage)>,
@@ -329,7 +369,8 @@ fn spawn_sampler(
     let sampler = tokio::spawn(sampler(
         groups,
         phase.measure.sample_every.as_std(),
-        sampling,
+        start,
+        fresh,
         stop,
     ));
     (stop_sampling, sampler)
@@ -525,7 +566,8 @@ fn take_samples(result: &mut RunResult, sampled: sample::Sampled) {
 fn take_outcomes(
     result: &mut RunResult,
     outcomes: Vec<(String, Result<crate::results::ScenarioResult, String>)>,
-    (point, run_hold): (&Point, &RunHold),
+    run_hold: &RunHold,
+    point: &Point,
     stack: &mut crate::stack::Stack,
 ) {
     result.hold = run_hold.window().map(|window| {

@@ -1,6 +1,7 @@
 //! A run's target brought up: the `[target] command` or a stack's services started and ready,
 //! or an external target's host and process found.
 
+use crate::target::ReadyCheck;
 use std::collections::BTreeMap;
 
 use super::RunOptions;
@@ -112,14 +113,13 @@ pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -
         point,
         stem,
         options,
-        cgroup,
         allowed,
         cancel,
         ..
     } = *at;
     let target = &point.target;
     if let Some(url) = &target.url {
-        return external(url, target, (options, cancel), allowed, result).await;
+        return external(url, at, result).await;
     }
     let picked = if target.services.is_empty() {
         free_port().map(|port| (port, BTreeMap::new()))
@@ -147,8 +147,7 @@ pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -
         vars: None,
     };
     let own = web::OwnAddress::loopback(port);
-    let (ready, metrics) = match endpoints(target, (&fills, &own), allowed, &options.spec_dir).await
-    {
+    let (ready, metrics) = match endpoints(target, &fills, &own, allowed, &options.spec_dir).await {
         Ok(endpoints) => endpoints,
         Err(message) => {
             result.failure = Some(Failure::Load { message });
@@ -157,14 +156,7 @@ pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -
     };
     result.port = port;
     let stack = if target.services.is_empty() {
-        start_command(
-            target,
-            (port, ready.as_ref(), cancel),
-            options,
-            (cgroup, stem),
-            result,
-        )
-        .await?
+        start_command(at, port, ready.as_ref(), result).await?
     } else {
         let at = StackStart {
             target,
@@ -190,12 +182,12 @@ pub(super) async fn start_target(at: &TargetStart<'_>, result: &mut RunResult) -
 
 /// `[target] command` started in the run's cgroup and waited for.
 async fn start_command(
-    target: &headroom_matrix::resolved::Target,
-    (port, ready, cancel): (u16, Option<&web::Endpoint>, &watch::Receiver<bool>),
-    options: &RunOptions,
-    (cgroup, stem): (Option<&Cgroup>, &str),
+    at: &TargetStart<'_>,
+    port: u16,
+    ready: Option<&web::Endpoint>,
     result: &mut RunResult,
 ) -> Option<Stack> {
+    let (target, options, cgroup, stem) = (&at.point.target, at.options, at.cgroup, at.stem);
     let log_name = format!("{stem}.log");
     let launch = Launch {
         process: Process::of_target(target),
@@ -213,7 +205,14 @@ async fn start_command(
         }
     };
     match running
-        .wait_ready(&target.ready, (port, ready), cancel)
+        .wait_ready(
+            ReadyCheck {
+                ready: &target.ready,
+                http: ready,
+            },
+            port,
+            at.cancel,
+        )
         .await
     {
         Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
@@ -232,13 +231,8 @@ async fn start_command(
 
 /// An external target (`url`): its host checked, its endpoints resolved, its process found
 /// through `pid_file` when given.
-async fn external(
-    url: &str,
-    target: &headroom_matrix::resolved::Target,
-    (options, cancel): (&RunOptions, &watch::Receiver<bool>),
-    allowed: &web::Allowed,
-    result: &mut RunResult,
-) -> Option<Started> {
+async fn external(url: &str, at: &TargetStart<'_>, result: &mut RunResult) -> Option<Started> {
+    let (target, options, allowed) = (&at.point.target, at.options, at.allowed);
     let url = crate::target::fill(url, 0, &options.headroom_bin).unwrap_or_else(|_| url.to_owned());
     let parsed = web::parse_web_url(&url);
     let port = parsed
@@ -252,7 +246,7 @@ async fn external(
     let checked = match external_url_allowed(&url, target, allowed).await {
         Ok(address) => {
             let fills = Fills::new(port, &options.headroom_bin);
-            endpoints(target, (&fills, &own), allowed, &options.spec_dir)
+            endpoints(target, &fills, &own, allowed, &options.spec_dir)
                 .await
                 .map(|endpoints| (address, endpoints))
         }
@@ -266,8 +260,11 @@ async fn external(
         }
     };
     // Nothing is sent to a server that is not there: its requests would be errors only.
-    let waited = (address, ready.as_ref());
-    match crate::external::wait_external_ready(&target.ready, waited, cancel).await {
+    let check = ReadyCheck {
+        ready: &target.ready,
+        http: ready.as_ref(),
+    };
+    match crate::external::wait_external_ready(check, address, at.cancel).await {
         Ok(after) => result.ready_after_s = Some(after.as_secs_f64()),
         Err(failure) => {
             result.failure = Some(failure);
