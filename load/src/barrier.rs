@@ -389,7 +389,7 @@ async fn ask(
     loop {
         // Segment 0 answers within its own timeout once it has the meeting; a little more.
         let wait = timeout + Duration::from_secs(5);
-        match crate::web::get(address, (authority, None), &path, None, wait).await {
+        match crate::web::get(address, authority, None, &path, None, wait).await {
             Ok((200, body)) => {
                 return String::from_utf8_lossy(&body)
                     .trim()

@@ -66,7 +66,8 @@ pub fn split_target(path_or_url: &str, own: &OwnAddress) -> (String, String, boo
 /// its Authorization header (a URL's `user:password@`, as Basic).
 pub async fn get(
     address: SocketAddr,
-    (host, authorization): (&str, Option<&str>),
+    host: &str,
+    authorization: Option<&str>,
     path: &str,
     tls: Option<&TlsTo>,
     timeout: Duration,
@@ -349,7 +350,8 @@ mod tests {
         let authorization = endpoint.authorization.as_deref();
         let got = get(
             endpoint.address,
-            (&endpoint.host, authorization),
+            &endpoint.host,
+            authorization,
             &endpoint.path,
             None,
             Duration::from_secs(5),

@@ -199,12 +199,7 @@ pub fn plan(
     model.points_given = measured.given_points;
     let mut notes = Vec::new();
     let mut service_fits = BTreeMap::new();
-    let fits = fit_measured(
-        request,
-        measured,
-        &mut model,
-        (&mut notes, &mut service_fits),
-    );
+    let fits = fit_measured(request, measured, &mut model, &mut notes, &mut service_fits);
     let sweeps = &measured.sweeps;
     let mut instances = request.instances.clone();
     if instances.is_empty() && (request.units.is_some() || request.budget.is_some()) {
@@ -281,7 +276,8 @@ fn fit_measured(
     request: &Request,
     measured: &Measured,
     model: &mut Model,
-    (notes, service_fits): (&mut Vec<String>, &mut BTreeMap<String, ServiceFits>),
+    notes: &mut Vec<String>,
+    service_fits: &mut BTreeMap<String, ServiceFits>,
 ) -> Vec<FitJson> {
     let sweeps = &measured.sweeps;
     let mut fits = Vec::new();

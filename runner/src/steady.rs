@@ -40,7 +40,8 @@ pub(crate) async fn steady_state(
         if let Some(endpoint) = endpoint {
             let got = web::get(
                 endpoint.address,
-                (&endpoint.host, endpoint.authorization.as_deref()),
+                &endpoint.host,
+                endpoint.authorization.as_deref(),
                 &endpoint.path,
                 endpoint.tls.as_deref(),
                 Duration::from_secs(5),

@@ -401,7 +401,8 @@ pub(crate) async fn ready_once(
         matches!(
             web::get(
                 endpoint.address,
-                (&endpoint.host, endpoint.authorization.as_deref()),
+                &endpoint.host,
+                endpoint.authorization.as_deref(),
                 &endpoint.path,
                 endpoint.tls.as_deref(),
                 Duration::from_secs(2)

@@ -50,9 +50,11 @@ impl Progress {
     /// estimate (a search's at its budget: an upper bound) leaves; the estimate's alone before
     /// the first run ends.
     fn eta(&self) -> String {
+        let (done, all) = self.runs;
         let left = eta_s(
             self.started.elapsed().as_secs_f64(),
-            self.runs,
+            done,
+            all,
             self.estimated_s,
         );
         crate::human_duration(headroom_spec::Duration::from_micros(
@@ -124,7 +126,8 @@ impl Progress {
         phase: &str,
         point: &headroom_matrix::Point,
         repeat: u32,
-        (number, runs): (usize, usize),
+        number: usize,
+        runs: usize,
     ) {
         // The runs in all as the bar counts them: a search's unspent budget taken off.
         let runs = self.runs.1.max(number).min(runs);
@@ -161,7 +164,7 @@ impl Progress {
                 repeat,
                 number,
                 runs,
-            } => self.run_started(phase, point, repeat, (number, runs)),
+            } => self.run_started(phase, point, repeat, number, runs),
             Event::Progress {
                 elapsed_s,
                 generator_cores,
@@ -241,7 +244,7 @@ impl Progress {
 /// the runs left, never past what the estimate leaves (it counts a search at its budget, an
 /// upper bound), unless the run is already past the estimate; the estimate's alone before
 /// the first run ends.
-fn eta_s(elapsed: f64, (done, all): (usize, usize), estimated_s: f64) -> f64 {
+fn eta_s(elapsed: f64, done: usize, all: usize, estimated_s: f64) -> f64 {
     let budget_left = estimated_s - elapsed;
     if done == 0 {
         return budget_left.max(0.0);
@@ -388,12 +391,12 @@ mod tests {
     #[test]
     fn the_time_left_stays_within_the_budget() {
         // A search budgeted at 60 runs and an hour: after a 5 s probe, runs alone say 5 min.
-        assert_eq!(eta_s(5.0, (1, 60), 3_600.0), 295.0);
+        assert_eq!(eta_s(5.0, 1, 60, 3_600.0), 295.0);
         // A 3-minute confirmation next: runs alone would say 1.5 h; the budget says 56 min.
-        assert_eq!(eta_s(185.0, (2, 60), 3_600.0), 3_415.0);
+        assert_eq!(eta_s(185.0, 2, 60, 3_600.0), 3_415.0);
         // Before any run ends, the estimate; past it, the runs.
-        assert_eq!(eta_s(10.0, (0, 60), 3_600.0), 3_590.0);
-        assert_eq!(eta_s(4_000.0, (50, 60), 3_600.0), 800.0);
+        assert_eq!(eta_s(10.0, 0, 60, 3_600.0), 3_590.0);
+        assert_eq!(eta_s(4_000.0, 50, 60, 3_600.0), 800.0);
     }
 
     /// Issue 42: a terminal without cursor control gets the log's lines, not a hidden bar.

@@ -20,7 +20,8 @@ pub(super) fn spawn_reload(shared: &Arc<Shared>, socket: Socket, intended: Insta
         let Some(reload) = &shared.reload else { return };
         let outcome = crate::web::get(
             reload.address,
-            (&reload.authority, None),
+            &reload.authority,
+            None,
             &path,
             None,
             reload.timeout,

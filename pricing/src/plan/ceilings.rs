@@ -332,7 +332,7 @@ fn slo_ceiling_with(
         format!(" ({})", slo.broke.join("; "))
     };
     if let Some(search) = &slo.search {
-        return searched_ceiling(slo, search, (&scaled, scaling), &broke, warnings);
+        return searched_ceiling(slo, search, &scaled, scaling, &broke, warnings);
     }
     match (slo.units, slo.first_failing) {
         (None, first) => {
@@ -391,7 +391,8 @@ fn slo_ceiling_with(
 fn searched_ceiling(
     slo: &SloCeiling,
     search: &super::sweeps::SearchedCeiling,
-    (scaled, scaling): (&dyn Fn(f64) -> f64, &str),
+    scaled: &dyn Fn(f64) -> f64,
+    scaling: &str,
     broke: &str,
     warnings: &mut Vec<String>,
 ) -> Ceiling {

@@ -145,7 +145,8 @@ impl PageContext {
         let plots = plotted::plots(
             &inputs.bench,
             &fits,
-            (ceiling.as_ref(), &phase_ceilings),
+            ceiling.as_ref(),
+            &phase_ceilings,
             &phases,
         );
         let scenarios = scenario_texts(results);

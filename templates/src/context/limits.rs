@@ -9,7 +9,7 @@ use super::rows::variables;
 /// `Measured in 0.5 CPU, 2GiB memory, no swap (cgroup v1); the CPU quota stopped the target in
 /// up to 35 % of its periods (at people = 800).`
 pub(super) fn sentence(phase: &headroom_results::PhaseResults) -> Option<String> {
-    sentence_of(phase, ("Measured in", "the target"), |run| {
+    sentence_of(phase, "Measured in", "the target", |run| {
         run.limits.as_ref()
     })
 }
@@ -20,15 +20,16 @@ pub(super) fn service_sentence(
     service: &str,
 ) -> Option<String> {
     let ran_in = format!("`{service}` ran in");
-    sentence_of(phase, (&ran_in, "it"), |run| {
+    sentence_of(phase, &ran_in, "it", |run| {
         run.services.get(service)?.limits.as_ref()
     })
 }
 
-/// The sentence, `(opening, subject)` its words, `pick` the limits of a run.
+/// The sentence, `opening` and `subject` its words, `pick` the limits of a run.
 fn sentence_of(
     phase: &headroom_results::PhaseResults,
-    (opening, subject): (&str, &str),
+    opening: &str,
+    subject: &str,
     pick: impl Fn(&headroom_results::RunResult) -> Option<&RunLimits>,
 ) -> Option<String> {
     let runs = || {

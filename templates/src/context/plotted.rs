@@ -16,7 +16,8 @@ fn slug(text: &str) -> String {
 pub(super) fn plots(
     bench: &Bench,
     fits: &[FitRow],
-    (ceiling, phase_ceilings): (Option<&Ceiling>, &[PhaseCeiling]),
+    ceiling: Option<&Ceiling>,
+    phase_ceilings: &[PhaseCeiling],
     phases: &[Phase],
 ) -> Vec<Plot> {
     let mut plots = Vec::new();
