@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use headroom_matrix::MatrixPhase;
-use headroom_results::{Results, SloVerdict};
+use headroom_results::{Results, RunResult, SloVerdict};
 use headroom_spec::{Series, SeriesUnit, VarValue};
 use serde::Serialize;
 
@@ -244,66 +244,9 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
                 continue;
             };
             for run in &point.runs {
-                // A point is judged by its SLOs, or by a run that failed; a point with neither
-                // says nothing about a ceiling. The baseline (0 units) with nothing measured
-                // is not a step of the ceiling: no load was sent there by design.
-                let baseline = x_value == 0.0
-                    && run.failure.is_none()
-                    && run.slo.iter().all(|v| v.pass.is_none());
-                if !baseline && (run.failure.is_some() || !run.slo.is_empty()) {
-                    let entry = verdicts
-                        .entry(OrderedX(x_value))
-                        .or_insert_with(StepVerdict::passing);
-                    if let Some(failure) = &run.failure {
-                        entry.judge_unmeasured(format!(
-                            "a run failed ({})",
-                            failure.kind().replace('_', " ")
-                        ));
-                    }
-                    for slo in &run.slo {
-                        match (slo.pass, broken_slo(slo, &results.matrix.slo)) {
-                            (None, Some(why)) => entry.judge_unmeasured(why),
-                            (_, broke) => entry.judge(broke),
-                        }
-                    }
-                }
-                if !headroom_figures::figures_count(run) {
-                    continue;
-                }
-                let mut add = |name: &str, unit: Unit, value: f64| {
-                    by_series
-                        .entry(name.to_owned())
-                        .or_insert_with(|| SeriesPoints {
-                            name: name.to_owned(),
-                            unit,
-                            points: Vec::new(),
-                        })
-                        .points
-                        .push((x_value, value));
-                };
-                if let Some(steady) = &run.process.steady {
-                    add("rss", Unit::Bytes, steady.rss_bytes as f64);
-                }
-                // CPU from the hold, never from the steady state: that is read after the load
-                // has ended, from an idle server, and says nothing about CPU per unit.
-                if let Some(cores) = run.process.hold_cpu_cores {
-                    add("cpu", Unit::Plain, cores);
-                }
-                // A stack's services apart: `db.rss`, `db.cpu`, … (the two above are their sum).
-                for (service, result) in &run.services {
-                    if let Some(steady) = &result.process.steady {
-                        add(
-                            &format!("{service}.rss"),
-                            Unit::Bytes,
-                            steady.rss_bytes as f64,
-                        );
-                    }
-                    if let Some(cores) = result.process.hold_cpu_cores {
-                        add(&format!("{service}.cpu"), Unit::Plain, cores);
-                    }
-                }
-                for (name, value) in &run.metrics.steady {
-                    add(name, metrics_series_unit(plan, name), *value);
+                judge_step(&mut verdicts, x_value, run, &results.matrix.slo);
+                if headroom_figures::figures_count(run) {
+                    add_series(&mut by_series, plan, x_value, run);
                 }
             }
         }
@@ -327,6 +270,80 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
         });
     }
     sweeps
+}
+
+/// A run's word on the step at `x_value`: a point is judged by its SLOs, or by a run that
+/// failed; a point with neither says nothing about a ceiling. The baseline (0 units) with
+/// nothing measured is not a step of the ceiling: no load was sent there by design.
+fn judge_step(
+    verdicts: &mut BTreeMap<OrderedX, StepVerdict>,
+    x_value: f64,
+    run: &RunResult,
+    rules: &[headroom_matrix::slo::SloRule],
+) {
+    let baseline =
+        x_value == 0.0 && run.failure.is_none() && run.slo.iter().all(|v| v.pass.is_none());
+    if baseline || (run.failure.is_none() && run.slo.is_empty()) {
+        return;
+    }
+    let entry = verdicts
+        .entry(OrderedX(x_value))
+        .or_insert_with(StepVerdict::passing);
+    if let Some(failure) = &run.failure {
+        entry.judge_unmeasured(format!(
+            "a run failed ({})",
+            failure.kind().replace('_', " ")
+        ));
+    }
+    for slo in &run.slo {
+        match (slo.pass, broken_slo(slo, rules)) {
+            (None, Some(why)) => entry.judge_unmeasured(why),
+            (_, broke) => entry.judge(broke),
+        }
+    }
+}
+
+/// A run's points at `x_value` of every series it measured: `rss`, `cpu` (from the hold,
+/// never from the steady state, which is read from an idle server after the load), each
+/// service's apart (`db.rss`, `db.cpu`; the two above are their sum) and each metrics series.
+fn add_series(
+    by_series: &mut BTreeMap<String, SeriesPoints>,
+    plan: &MatrixPhase,
+    x_value: f64,
+    run: &RunResult,
+) {
+    let mut add = |name: &str, unit: Unit, value: f64| {
+        by_series
+            .entry(name.to_owned())
+            .or_insert_with(|| SeriesPoints {
+                name: name.to_owned(),
+                unit,
+                points: Vec::new(),
+            })
+            .points
+            .push((x_value, value));
+    };
+    if let Some(steady) = &run.process.steady {
+        add("rss", Unit::Bytes, steady.rss_bytes as f64);
+    }
+    if let Some(cores) = run.process.hold_cpu_cores {
+        add("cpu", Unit::Plain, cores);
+    }
+    for (service, result) in &run.services {
+        if let Some(steady) = &result.process.steady {
+            add(
+                &format!("{service}.rss"),
+                Unit::Bytes,
+                steady.rss_bytes as f64,
+            );
+        }
+        if let Some(cores) = result.process.hold_cpu_cores {
+            add(&format!("{service}.cpu"), Unit::Plain, cores);
+        }
+    }
+    for (name, value) in &run.metrics.steady {
+        add(name, metrics_series_unit(plan, name), *value);
+    }
 }
 
 /// What a verdict of the results file says broke, if anything, in the one sentence every

@@ -27,22 +27,8 @@ pub fn from_csv(text: &str, x: &str) -> Result<MeasuredSweep, PointsError> {
             message: e.to_string(),
         })?
         .clone();
-    let x_index = header
-        .iter()
-        .position(|h| h == x)
-        .ok_or_else(|| PointsError::Csv {
-            line: 1,
-            column: 1,
-            message: format!("no column `{x}`; the columns are: {}", columns(&header)),
-        })?;
-    let pass_index = header.iter().position(|h| h == "pass");
-    let failed_index = header.iter().position(|h| h == "failed");
-    let series_columns: Vec<(usize, String)> = header
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != x_index && Some(*i) != pass_index && Some(*i) != failed_index)
-        .map(|(i, h)| (i, h.to_owned()))
-        .collect();
+    let columns = Columns::of(&header, x)?;
+    let (x_index, series_columns) = (columns.x, &columns.series);
     let mut series: Vec<SeriesPoints> = series_columns
         .iter()
         .map(|(_, name)| SeriesPoints {
@@ -82,19 +68,7 @@ pub fn from_csv(text: &str, x: &str) -> Result<MeasuredSweep, PointsError> {
             cells.plausible(*index, name, unit, value)?;
             target.points.push((x_value, value));
         }
-        let verdict = |index: Option<usize>, column: &str| match index {
-            Some(index) => cells.verdict(index, column).map(Some),
-            None => Ok(None),
-        };
-        let passed = match (
-            verdict(pass_index, "pass")?,
-            verdict(failed_index, "failed")?,
-        ) {
-            (Some(pass), _) => Some(pass),
-            (None, Some(failed)) => Some(!failed),
-            (None, None) => None,
-        };
-        if let Some(passed) = passed {
+        if let Some(passed) = cells.passed(&columns)? {
             let entry = verdicts
                 .entry(OrderedX(x_value))
                 .or_insert_with(StepVerdict::passing);
@@ -113,6 +87,43 @@ pub fn from_csv(text: &str, x: &str) -> Result<MeasuredSweep, PointsError> {
     Ok(MeasuredSweep::new("csv", x, series, verdicts))
 }
 
+/// Where the columns are: `x`, the optional `pass` and `failed`, and every other one a
+/// series.
+struct Columns {
+    x: usize,
+    pass: Option<usize>,
+    failed: Option<usize>,
+    series: Vec<(usize, String)>,
+}
+
+impl Columns {
+    /// The columns of `header`, with `x` among them.
+    fn of(header: &csv::StringRecord, x: &str) -> Result<Columns, PointsError> {
+        let x_index = header
+            .iter()
+            .position(|h| h == x)
+            .ok_or_else(|| PointsError::Csv {
+                line: 1,
+                column: 1,
+                message: format!("no column `{x}`; the columns are: {}", columns(header)),
+            })?;
+        let pass = header.iter().position(|h| h == "pass");
+        let failed = header.iter().position(|h| h == "failed");
+        let series = header
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != x_index && Some(*i) != pass && Some(*i) != failed)
+            .map(|(i, h)| (i, h.to_owned()))
+            .collect();
+        Ok(Columns {
+            x: x_index,
+            pass,
+            failed,
+            series,
+        })
+    }
+}
+
 /// The cells of one row, read with the line and column of a wrong one.
 struct Cells<'a> {
     record: &'a csv::StringRecord,
@@ -120,6 +131,25 @@ struct Cells<'a> {
 }
 
 impl Cells<'_> {
+    /// Whether the row passed, by its `pass` column, else its `failed` one; `None` when it
+    /// has neither.
+    fn passed(&self, columns: &Columns) -> Result<Option<bool>, PointsError> {
+        let verdict = |index: Option<usize>, column: &str| match index {
+            Some(index) => self.verdict(index, column).map(Some),
+            None => Ok(None),
+        };
+        Ok(
+            match (
+                verdict(columns.pass, "pass")?,
+                verdict(columns.failed, "failed")?,
+            ) {
+                (Some(pass), _) => Some(pass),
+                (None, Some(failed)) => Some(!failed),
+                (None, None) => None,
+            },
+        )
+    }
+
     /// `` `text` in column `what` `` and `why`, at the cell.
     fn wrong(&self, index: usize, what: &str, why: &str) -> PointsError {
         PointsError::Csv {

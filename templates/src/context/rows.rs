@@ -115,59 +115,10 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         .filter(|r| figures_count(r))
         .filter_map(|r| r.process.hold_cpu_cores)
         .collect();
-    let mut scenarios = Vec::new();
-    for name in names {
-        let results: Vec<&ScenarioResult> = runs
-            .iter()
-            .filter(|r| figures_count(r))
-            .filter_map(|r| r.scenarios.get(name))
-            .filter(|s| s.skipped.is_none())
-            .collect();
-        let Some(first) = results.first() else {
-            continue;
-        };
-        let kind = first.kind.clone();
-        let rooms = kind == "rooms";
-        let requests: Vec<f64> = results.iter().map(|s| s.requests as f64).collect();
-        // Rooms: the time until everyone had a message; HTTP: the request latency. Read as
-        // the figure catalogue defines them, as the SLO verdicts and the run table read them.
-        let figure = if rooms {
-            ScenarioFigure::SeenByAll
-        } else {
-            ScenarioFigure::Latency
-        };
-        let quantile = |statistic| over_runs(runs, Named::scenario(name, figure).at(statistic));
-        let p95 = quantile(Statistic::P95);
-        let mut by_kind = headroom_results::ErrorCounts::default();
-        for result in &results {
-            by_kind.add(&result.errors);
-        }
-        let failed: Vec<f64> = results.iter().map(|s| s.errors.total() as f64).collect();
-        let dropped: Vec<f64> = results.iter().map(|s| s.dropped as f64).collect();
-        let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
-            rooms.then(|| {
-                results
-                    .iter()
-                    .filter_map(|s| s.rooms.as_ref())
-                    .map(|r| pick(&r.messages))
-                    .sum()
-            })
-        };
-        scenarios.push(ScenarioCell {
-            name: name.clone(),
-            kind,
-            requests: Stat::of(&requests),
-            p95_ms: p95.values,
-            p95_never: p95.never,
-            p50_ms: quantile(Statistic::P50).values,
-            p99_ms: quantile(Statistic::P99).values,
-            errors: Stat::of(&failed),
-            errors_by_kind: by_kind.describe(),
-            dropped: Stat::of(&dropped).filter(|d| d.max > 0.0),
-            delivered: sum(|m| m.delivered),
-            expected: sum(|m| m.expected),
-        });
-    }
+    let scenarios = names
+        .iter()
+        .filter_map(|name| scenario_cell(runs, name))
+        .collect();
     let mut slo_failed = Vec::new();
     let mut slo_unmeasured = Vec::new();
     let mut failures = Vec::new();
@@ -201,6 +152,61 @@ pub(super) fn point_row(point: &PointResults, names: &[String]) -> Point {
         services: Vec::new(),
         series: Vec::new(),
     }
+}
+
+/// One scenario's cell at a point, over the runs whose figures count; `None` when no such
+/// run ran it.
+fn scenario_cell(runs: &[RunResult], name: &str) -> Option<ScenarioCell> {
+    let results: Vec<&ScenarioResult> = runs
+        .iter()
+        .filter(|r| figures_count(r))
+        .filter_map(|r| r.scenarios.get(name))
+        .filter(|s| s.skipped.is_none())
+        .collect();
+    let Some(first) = results.first() else {
+        return None;
+    };
+    let kind = first.kind.clone();
+    let rooms = kind == "rooms";
+    let requests: Vec<f64> = results.iter().map(|s| s.requests as f64).collect();
+    // Rooms: the time until everyone had a message; HTTP: the request latency. Read as
+    // the figure catalogue defines them, as the SLO verdicts and the run table read them.
+    let figure = if rooms {
+        ScenarioFigure::SeenByAll
+    } else {
+        ScenarioFigure::Latency
+    };
+    let quantile = |statistic| over_runs(runs, Named::scenario(name, figure).at(statistic));
+    let p95 = quantile(Statistic::P95);
+    let mut by_kind = headroom_results::ErrorCounts::default();
+    for result in &results {
+        by_kind.add(&result.errors);
+    }
+    let failed: Vec<f64> = results.iter().map(|s| s.errors.total() as f64).collect();
+    let dropped: Vec<f64> = results.iter().map(|s| s.dropped as f64).collect();
+    let sum = |pick: fn(&MessageCounts) -> u64| -> Option<u64> {
+        rooms.then(|| {
+            results
+                .iter()
+                .filter_map(|s| s.rooms.as_ref())
+                .map(|r| pick(&r.messages))
+                .sum()
+        })
+    };
+    Some(ScenarioCell {
+        name: name.to_owned(),
+        kind,
+        requests: Stat::of(&requests),
+        p95_ms: p95.values,
+        p95_never: p95.never,
+        p50_ms: quantile(Statistic::P50).values,
+        p99_ms: quantile(Statistic::P99).values,
+        errors: Stat::of(&failed),
+        errors_by_kind: by_kind.describe(),
+        dropped: Stat::of(&dropped).filter(|d| d.max > 0.0),
+        delivered: sum(|m| m.delivered),
+        expected: sum(|m| m.expected),
+    })
 }
 
 /// Each service's memory and CPU at one point, over its runs that did not fail.
