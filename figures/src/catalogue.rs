@@ -46,98 +46,86 @@ const ROOMS_RELOADING: &str = "rooms that reload";
 
 /// The definition of a scenario's figure.
 pub fn of_scenario(figure: ScenarioFigure) -> Definition {
-    use ScenarioFigure as F;
-    let (produced_by, computed, better) = match figure {
-        F::Latency => (
-            HTTP_AND_REQUESTS,
-            "from each request's intended send time to the last byte of its answer, over the \
-             answers that met `expect` in the hold; a request with no answer has none, and \
-             unexpected answers are kept apart (`unexpected_latency` in the results)",
-            Some(Better::Lower),
-        ),
-        F::Failed => (
-            HTTP_AND_REQUESTS,
-            "requests that failed (no answer, or one that did not meet `expect`) over the \
-             requests that ended, the whole run's: those intended in the hold and outside it \
-             (a request that timed out during a ramp is a failure all the same)",
-            Some(Better::Lower),
-        ),
-        F::Dropped => (
-            HTTP,
-            "starts due in the hold but skipped at `max_in_flight`, over the starts due",
-            Some(Better::Lower),
-        ),
-        F::Rate => (
-            HTTP,
-            "requests that ended in the hold, per second of the hold; not measured when none \
-             ended",
-            Some(Better::Higher),
-        ),
-        F::Requests => (HTTP_AND_REQUESTS, "requests that ended in the hold", None),
-        F::Connect => (
-            ROOMS,
-            "from a socket's scheduled connect time to its open WebSocket (join sent), over the \
-             sockets that opened",
-            Some(Better::Lower),
-        ),
-        F::SocketsFailed => (
-            ROOMS,
-            "planned sockets that did not open, over the sockets planned",
-            Some(Better::Lower),
-        ),
-        F::ClosedByServer => (
-            ROOMS,
-            "open sockets the server closed, over the sockets that opened",
-            Some(Better::Lower),
-        ),
-        F::Seen => (
-            ROOMS_SENDING,
-            "from a message's intended send time to its arrival, at each recipient that got it",
-            Some(Better::Lower),
-        ),
-        F::SeenByAll => (
-            ROOMS_SENDING,
-            "from a message's intended send time until its last expected recipient had it, over \
-             every message that expected someone: a message that never reached everyone counts \
-             as never, so a statistic that falls among those is `never` (a failed SLO, with no \
-             value)",
-            Some(Better::Lower),
-        ),
-        F::Delivered => (
-            ROOMS_SENDING,
-            "frames that arrived, on time or late, over the frames expected (each message's \
-             open peers, the sender excluded)",
-            Some(Better::Higher),
-        ),
-        F::Reach => (
-            ROOMS_SENDING,
-            "frames that arrived within the deadline, over the frames expected",
-            Some(Better::Higher),
-        ),
-        F::Late => (
-            ROOMS_SENDING,
-            "frames that arrived after the deadline, over the frames expected",
-            Some(Better::Lower),
-        ),
-        F::Messages => (ROOMS_SENDING, "messages sent in the hold", None),
-        F::Reload => (
-            ROOMS_RELOADING,
-            "from a reload's intended time to the last byte of the page (or its failure), over \
-             the reloads that ended",
-            Some(Better::Lower),
-        ),
-        F::ReloadFailed => (
-            ROOMS_RELOADING,
-            "reloads that failed, over the reloads that ended",
-            Some(Better::Lower),
-        ),
-    };
+    let (produced_by, better) = produced_by(figure);
     Definition {
         name: figure.as_str(),
         unit: figure.unit(),
         produced_by,
-        computed,
+        computed: computed(figure),
         better,
+    }
+}
+
+/// Which scenarios produce a scenario's figure, and which way of it is better.
+fn produced_by(figure: ScenarioFigure) -> (&'static str, Option<Better>) {
+    use ScenarioFigure as F;
+    match figure {
+        F::Latency => (HTTP_AND_REQUESTS, Some(Better::Lower)),
+        F::Failed => (HTTP_AND_REQUESTS, Some(Better::Lower)),
+        F::Dropped => (HTTP, Some(Better::Lower)),
+        F::Rate => (HTTP, Some(Better::Higher)),
+        F::Requests => (HTTP_AND_REQUESTS, None),
+        F::Connect => (ROOMS, Some(Better::Lower)),
+        F::SocketsFailed => (ROOMS, Some(Better::Lower)),
+        F::ClosedByServer => (ROOMS, Some(Better::Lower)),
+        F::Seen => (ROOMS_SENDING, Some(Better::Lower)),
+        F::SeenByAll => (ROOMS_SENDING, Some(Better::Lower)),
+        F::Delivered => (ROOMS_SENDING, Some(Better::Higher)),
+        F::Reach => (ROOMS_SENDING, Some(Better::Higher)),
+        F::Late => (ROOMS_SENDING, Some(Better::Lower)),
+        F::Messages => (ROOMS_SENDING, None),
+        F::Reload => (ROOMS_RELOADING, Some(Better::Lower)),
+        F::ReloadFailed => (ROOMS_RELOADING, Some(Better::Lower)),
+    }
+}
+
+/// How a scenario's figure is computed from what a run recorded.
+fn computed(figure: ScenarioFigure) -> &'static str {
+    use ScenarioFigure as F;
+    match figure {
+        F::Latency => {
+            "from each request's intended send time to the last byte of its answer, over the \
+             answers that met `expect` in the hold; a request with no answer has none, and \
+             unexpected answers are kept apart (`unexpected_latency` in the results)"
+        }
+        F::Failed => {
+            "requests that failed (no answer, or one that did not meet `expect`) over the \
+             requests that ended, the whole run's: those intended in the hold and outside it \
+             (a request that timed out during a ramp is a failure all the same)"
+        }
+        F::Dropped => "starts due in the hold but skipped at `max_in_flight`, over the starts due",
+        F::Rate => {
+            "requests that ended in the hold, per second of the hold; not measured when none \
+             ended"
+        }
+        F::Requests => "requests that ended in the hold",
+        F::Connect => {
+            "from a socket's scheduled connect time to its open WebSocket (join sent), over the \
+             sockets that opened"
+        }
+        F::SocketsFailed => "planned sockets that did not open, over the sockets planned",
+        F::ClosedByServer => "open sockets the server closed, over the sockets that opened",
+        F::Seen => {
+            "from a message's intended send time to its arrival, at each recipient that got it"
+        }
+        F::SeenByAll => {
+            "from a message's intended send time until its last expected recipient had it, over \
+             every message that expected someone: a message that never reached everyone counts \
+             as never, so a statistic that falls among those is `never` (a failed SLO, with no \
+             value)"
+        }
+        F::Delivered => {
+            "frames that arrived, on time or late, over the frames expected (each message's \
+             open peers, the sender excluded)"
+        }
+        F::Reach => "frames that arrived within the deadline, over the frames expected",
+        F::Late => "frames that arrived after the deadline, over the frames expected",
+        F::Messages => "messages sent in the hold",
+        F::Reload => {
+            "from a reload's intended time to the last byte of the page (or its failure), over \
+             the reloads that ended"
+        }
+        F::ReloadFailed => "reloads that failed, over the reloads that ended",
     }
 }
 

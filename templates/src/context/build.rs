@@ -59,22 +59,9 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
             .filter(|slo| scenario_names.contains(&slo.scenario))
             .cloned()
             .collect();
-        // Each request cell carries the SLOs that judge it apart.
         for point in &mut points {
             for cell in &mut point.requests {
-                cell.slos = latency_slos
-                    .iter()
-                    .filter(|slo| {
-                        slo.request.as_ref().is_some_and(|request| {
-                            cell.name == format!("{}.{request}", slo.scenario)
-                        })
-                    })
-                    .map(|slo| {
-                        let prefix = format!("{}.", cell.name);
-                        let written = slo.expression.strip_prefix(&prefix);
-                        written.unwrap_or(&slo.expression).replace("latency.", "")
-                    })
-                    .collect();
+                cell.slos = judging_apart(&latency_slos, &cell.name);
             }
         }
         let leads_with_requests = latency_slos.iter().any(|slo| slo.request.is_some());
@@ -106,6 +93,24 @@ fn phases(results: &Results, tally: &mut RunTally) -> Vec<Phase> {
         }
     }
     phases
+}
+
+/// The SLOs that judge the request `cell` (`browse.list`) apart, as written without its
+/// name: `p95 < 300ms`.
+fn judging_apart(latency_slos: &[LatencySlo], cell: &str) -> Vec<String> {
+    latency_slos
+        .iter()
+        .filter(|slo| {
+            slo.request
+                .as_ref()
+                .is_some_and(|request| cell == format!("{}.{request}", slo.scenario))
+        })
+        .map(|slo| {
+            let prefix = format!("{cell}.");
+            let written = slo.expression.strip_prefix(&prefix);
+            written.unwrap_or(&slo.expression).replace("latency.", "")
+        })
+        .collect()
 }
 
 impl PageContext {

@@ -71,6 +71,12 @@ pub(super) fn caveats(
             runs.failed, runs.total
         ));
     }
+    out.extend(noisy(phases));
+    (out, headline)
+}
+
+/// The points whose repeats spread more than 10 % (RSS or a scenario's p95), as one caveat.
+fn noisy(phases: &[Phase]) -> Option<String> {
     let noisy: Vec<String> = phases
         .iter()
         .flat_map(|phase| {
@@ -95,13 +101,12 @@ pub(super) fn caveats(
             })
         })
         .collect();
-    if !noisy.is_empty() {
-        out.push(format!(
+    (!noisy.is_empty()).then(|| {
+        format!(
             "The repeats spread more than 10 % (standard deviation over mean) at {}: those medians are noisy; add repeats (the phase's `repeats`, or `headroom run --repeat N`) before planning with them.",
             noisy.join("; ")
-        ));
-    }
-    (out, headline)
+        )
+    })
 }
 
 /// Other work on the machine over the holds, and requests that failed outside the holds.

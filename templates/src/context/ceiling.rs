@@ -4,6 +4,66 @@ use super::{Ceiling, Phase, PhaseCeiling, ProbeRow, SearchStory};
 use headroom_results::Results;
 use headroom_spec::VarValue;
 
+/// What broke at the step `index` of `phase`: each failed run and each verdict that breaks
+/// the step, in one sentence with its value, once.
+fn what_broke(results: &Results, phase: &str, index: usize) -> Vec<String> {
+    let mut broke = Vec::new();
+    let point = results
+        .phases
+        .iter()
+        .find(|p| p.name == phase)
+        .and_then(|p| p.points.get(index));
+    for run in point.iter().flat_map(|p| p.runs.iter()) {
+        if let Some(failure) = &run.failure {
+            let line = format!("a run failed: {}", failure.describe());
+            if !broke.contains(&line) {
+                broke.push(line);
+            }
+        }
+        for verdict in &run.slo {
+            if !headroom_figures::verdict::breaks_the_step(verdict) {
+                continue;
+            }
+            let line = headroom_figures::text::slo_sentence(verdict, &results.matrix.slo);
+            if !broke.contains(&line) {
+                broke.push(line);
+            }
+        }
+    }
+    broke
+}
+
+/// A cliff: the largest step-to-step jump of the worst scenario p95, when it is 3× or more.
+fn cliff(phase: &Phase) -> Option<String> {
+    let worst: Vec<Option<f64>> = phase
+        .points
+        .iter()
+        .map(|p| {
+            p.scenarios
+                .iter()
+                .filter_map(|c| c.p95_ms.as_ref().map(|s| s.median))
+                .reduce(f64::max)
+        })
+        .collect();
+    worst
+        .windows(2)
+        .enumerate()
+        .filter_map(|(i, w)| Some((i, w[0]?, w[1]?)))
+        .filter(|(_, a, _)| *a > 0.0)
+        .map(|(i, a, b)| (i, a, b, b / a))
+        .filter(|(_, _, _, ratio)| *ratio >= 3.0)
+        .max_by(|x, y| x.3.total_cmp(&y.3))
+        .map(|(i, a, b, ratio)| {
+            format!(
+                "the p95 jumps {ratio:.1}× from {} ({}) to {} ({})",
+                crate::format::duration_ms(a),
+                phase.points[i].variables,
+                crate::format::duration_ms(b),
+                phase.points[i + 1].variables
+            )
+        })
+}
+
 /// The ceiling phase step by step, as the page tells it (`name` as `ceiling_sweep` chose it).
 pub(super) fn ceiling(
     results: &Results,
@@ -30,60 +90,8 @@ pub(super) fn ceiling(
         return Some(searched(record, because, &phase.name));
     }
     let (first_bad, last_good) = first_bad_and_last_good(phase);
-    // What broke: the verdicts that failed at the first bad step, with their values.
-    let mut broke = Vec::new();
-    if let Some(index) = first_bad {
-        let point = results
-            .phases
-            .iter()
-            .find(|p| p.name == phase.name)
-            .and_then(|p| p.points.get(index));
-        for run in point.iter().flat_map(|p| p.runs.iter()) {
-            if let Some(failure) = &run.failure {
-                let line = format!("a run failed: {}", failure.describe());
-                if !broke.contains(&line) {
-                    broke.push(line);
-                }
-            }
-            for verdict in &run.slo {
-                if !headroom_figures::verdict::breaks_the_step(verdict) {
-                    continue;
-                }
-                let line = headroom_figures::text::slo_sentence(verdict, &results.matrix.slo);
-                if !broke.contains(&line) {
-                    broke.push(line);
-                }
-            }
-        }
-    }
-    // A cliff: the largest step-to-step jump of the worst scenario p95.
-    let worst: Vec<Option<f64>> = phase
-        .points
-        .iter()
-        .map(|p| {
-            p.scenarios
-                .iter()
-                .filter_map(|c| c.p95_ms.as_ref().map(|s| s.median))
-                .reduce(f64::max)
-        })
-        .collect();
-    let cliff = worst
-        .windows(2)
-        .enumerate()
-        .filter_map(|(i, w)| Some((i, w[0]?, w[1]?)))
-        .filter(|(_, a, _)| *a > 0.0)
-        .map(|(i, a, b)| (i, a, b, b / a))
-        .filter(|(_, _, _, ratio)| *ratio >= 3.0)
-        .max_by(|x, y| x.3.total_cmp(&y.3))
-        .map(|(i, a, b, ratio)| {
-            format!(
-                "the p95 jumps {ratio:.1}× from {} ({}) to {} ({})",
-                crate::format::duration_ms(a),
-                phase.points[i].variables,
-                crate::format::duration_ms(b),
-                phase.points[i + 1].variables
-            )
-        });
+    let broke = first_bad.map_or_else(Vec::new, |index| what_broke(results, &phase.name, index));
+    let cliff = cliff(phase);
     // Nothing over a threshold there, only runs that failed or figures that never came: no
     // ceiling below it to sweep for.
     let nothing_measured = first_bad.is_some_and(|i| phase.points[i].slo_failed.is_empty());

@@ -35,6 +35,15 @@ pub(super) fn plots(
             series: None,
         });
     }
+    plots.extend(search_plots(ceiling, phase_ceilings));
+    plots.extend(latency_plots(ceiling, phases));
+    plots.extend(series_plots(phases));
+    plots
+}
+
+/// A plot of each searched phase's search path, once each.
+fn search_plots(ceiling: Option<&Ceiling>, phase_ceilings: &[PhaseCeiling]) -> Vec<Plot> {
+    let mut plots = Vec::new();
     let searched = ceiling
         .filter(|c| c.search.is_some())
         .map(|c| c.phase.clone())
@@ -61,6 +70,13 @@ pub(super) fn plots(
         });
         seen.push(phase);
     }
+    plots
+}
+
+/// The latency percentiles of each measured scenario over the ceiling phase (else the first
+/// phase of several steps): the requests an SLO judges apart first, then the scenario's.
+fn latency_plots(ceiling: Option<&Ceiling>, phases: &[Phase]) -> Vec<Plot> {
+    let mut plots = Vec::new();
     let phase = match ceiling {
         Some(ceiling) => phases.iter().find(|p| p.name == ceiling.phase),
         None => phases.iter().find(|p| p.points.len() > 1),
@@ -108,7 +124,6 @@ pub(super) fn plots(
             });
         }
     }
-    plots.extend(series_plots(phases));
     plots
 }
 

@@ -163,9 +163,7 @@ fn scenario_cell(runs: &[RunResult], name: &str) -> Option<ScenarioCell> {
         .filter_map(|r| r.scenarios.get(name))
         .filter(|s| s.skipped.is_none())
         .collect();
-    let Some(first) = results.first() else {
-        return None;
-    };
+    let first = results.first()?;
     let kind = first.kind.clone();
     let rooms = kind == "rooms";
     let requests: Vec<f64> = results.iter().map(|s| s.requests as f64).collect();

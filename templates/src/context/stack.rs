@@ -7,34 +7,53 @@ use headroom_spec::target::{ProcessMode, Step, StepScope};
 /// The stack, the steps and the command series in sentences; empty when the spec has none.
 pub(super) fn sentences(results: &Results) -> Vec<String> {
     let target = &results.matrix.target;
-    let mut said = Vec::new();
-    if !target.services.is_empty() {
-        let order = headroom_spec::target::start_order(&target.services).unwrap_or_default();
-        let services: Vec<String> = order
-            .iter()
-            .map(|name| {
-                let after = &target.services[*name].after;
-                if after.is_empty() {
-                    format!("`{name}`")
-                } else {
-                    let after: Vec<String> = after.iter().map(|a| format!("`{a}`")).collect();
-                    format!("`{name}` (after {})", after.join(", "))
-                }
-            })
-            .collect();
-        let front = target
-            .front
-            .clone()
-            .or_else(|| target.services.keys().next().cloned())
-            .unwrap_or_default();
-        let when = match target.process {
-            ProcessMode::PerPoint => "started fresh at every run",
-            ProcessMode::PerPhase => "started once a phase and kept for all its runs",
-        };
-        said.push(format!(
-            "**The stack.** {}, {when} in that order, each ready before the next, and stopped in reverse; the load goes to `{front}`. Each is sampled apart.",
-            services.join(", then ")
-        ));
+    [
+        stack_sentence(target),
+        steps_sentence(target),
+        series_sentence(results),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The stack's services in their start order, how they are started, and where the load goes.
+fn stack_sentence(target: &headroom_spec::Target) -> Option<String> {
+    if target.services.is_empty() {
+        return None;
+    }
+    let order = headroom_spec::target::start_order(&target.services).unwrap_or_default();
+    let services: Vec<String> = order
+        .iter()
+        .map(|name| {
+            let after = &target.services[*name].after;
+            if after.is_empty() {
+                format!("`{name}`")
+            } else {
+                let after: Vec<String> = after.iter().map(|a| format!("`{a}`")).collect();
+                format!("`{name}` (after {})", after.join(", "))
+            }
+        })
+        .collect();
+    let front = target
+        .front
+        .clone()
+        .or_else(|| target.services.keys().next().cloned())
+        .unwrap_or_default();
+    let when = match target.process {
+        ProcessMode::PerPoint => "started fresh at every run",
+        ProcessMode::PerPhase => "started once a phase and kept for all its runs",
+    };
+    Some(format!(
+        "**The stack.** {}, {when} in that order, each ready before the next, and stopped in reverse; the load goes to `{front}`. Each is sampled apart.",
+        services.join(", then ")
+    ))
+}
+
+/// The setup and teardown steps, in the order they run, outside the figures.
+fn steps_sentence(target: &headroom_spec::Target) -> Option<String> {
+    if target.setup.is_empty() && target.teardown.is_empty() {
+        return None;
     }
     let steps = |steps: &[Step], per: StepScope| -> Vec<String> {
         steps
@@ -64,10 +83,12 @@ pub(super) fn sentences(results: &Results) -> Vec<String> {
             sentence.push_str(&format!(" {when}: {}.", named.join(", then ")));
         }
     }
-    if !target.setup.is_empty() || !target.teardown.is_empty() {
-        sentence.push_str(" No sample, scrape or latency is taken while they run.");
-        said.push(sentence);
-    }
+    sentence.push_str(" No sample, scrape or latency is taken while they run.");
+    Some(sentence)
+}
+
+/// The `[measure]` series read by a command while the load ran.
+fn series_sentence(results: &Results) -> Option<String> {
     let mut series: Vec<String> = Vec::new();
     for phase in &results.matrix.phases {
         for s in phase.measure.series.iter().filter(|s| s.command.is_some()) {
@@ -82,13 +103,12 @@ pub(super) fn sentences(results: &Results) -> Vec<String> {
             }
         }
     }
-    if !series.is_empty() {
-        said.push(format!(
+    (!series.is_empty()).then(|| {
+        format!(
             "**Read by a command while the load ran.** {}.",
             series.join("; ")
-        ));
-    }
-    said
+        )
+    })
 }
 
 /// The services of a phase's stack, in the order they first appear in its runs.

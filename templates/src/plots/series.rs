@@ -38,37 +38,10 @@ pub(super) fn series(context: &PageContext, plot: &Plot, svg: &mut String) -> Dr
     if stats.is_empty() {
         return Err(format!("no run of `{phase_name}` read `{name}`").into());
     }
-    let lowest = |f: fn(&Stat) -> f64| {
-        stats
-            .iter()
-            .map(|(_, s)| f(s))
-            .fold(f64::INFINITY, f64::min)
-    };
-    let highest = |f: fn(&Stat) -> f64| {
-        stats
-            .iter()
-            .map(|(_, s)| f(s))
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let xs = Scale::over(stats[0].0, stats[stats.len() - 1].0);
-    // From 0: a gauge that barely moves reads as barely moving, not as a swing.
-    let ys = Scale::over(lowest(|s| s.min).min(0.0), highest(|s| s.max));
+    let (xs, ys) = scales(&stats);
     let repeated = stats.iter().any(|(_, s)| s.n > 1);
 
-    let mut entries = vec![Entry::new(
-        Swatch::Line(MEASURED),
-        format!("{name}, median of runs ({})", measured.source),
-    )];
-    if repeated {
-        entries.push(Entry::new(
-            Swatch::Dot(INK),
-            "each run, where a value ran more than once",
-        ));
-        entries.push(Entry::new(
-            Swatch::Area(MEASURED, 0.25),
-            "min–max over those runs",
-        ));
-    }
+    let entries = entries(name, &measured.source, repeated);
     let legend_height = legend::height(&entries, WIDTH);
     let root =
         SVGBackend::with_string(svg, (WIDTH, CHART_HEIGHT + legend_height)).into_drawing_area();
@@ -98,6 +71,41 @@ pub(super) fn series(context: &PageContext, plot: &Plot, svg: &mut String) -> Dr
     legend::draw(&legend_area, &entries)?;
     root.present()?;
     Ok(())
+}
+
+/// The scales: the variable's values across; the series up from 0 (a gauge that barely
+/// moves reads as barely moving, not as a swing) to the highest run.
+fn scales(stats: &[(f64, Stat)]) -> (Scale, Scale) {
+    let lowest = stats
+        .iter()
+        .map(|(_, s)| s.min)
+        .fold(f64::INFINITY, f64::min);
+    let highest = stats
+        .iter()
+        .map(|(_, s)| s.max)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let xs = Scale::over(stats[0].0, stats[stats.len() - 1].0);
+    (xs, Scale::over(lowest.min(0.0), highest))
+}
+
+/// The legend: the medians' line, and where a value ran more than once its runs and their
+/// min–max.
+fn entries(name: &str, source: &str, repeated: bool) -> Vec<Entry> {
+    let mut entries = vec![Entry::new(
+        Swatch::Line(MEASURED),
+        format!("{name}, median of runs ({source})"),
+    )];
+    if repeated {
+        entries.push(Entry::new(
+            Swatch::Dot(INK),
+            "each run, where a value ran more than once",
+        ));
+        entries.push(Entry::new(
+            Swatch::Area(MEASURED, 0.25),
+            "min–max over those runs",
+        ));
+    }
+    entries
 }
 
 /// A series chart: the variable across, the series up, each in its scale's coordinate.
