@@ -55,34 +55,13 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
     let Some(plan) = &compiled.compilation.matrix else {
         return Ok(exit::USAGE);
     };
-    // A pod runs headroom, not the server: the segments load a service on the cluster.
-    if plan.target.command.is_some() || !plan.target.services.is_empty() {
-        bail!(
-            "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
-            args.spec.display()
-        );
-    }
-    // What every segment would refuse, said here, before an image is built and pushed for
-    // pods that can only exit 1 (the pods always meet at a barrier; none runs `--check`).
-    let split = Split {
-        segments: u64::from(args.segments),
-        barrier: true,
-        check: false,
-    };
-    if let Some(why) = unsplittable(plan, &plan.phases, split) {
-        bail!("{}: {why}", args.spec.display());
-    }
+    refuse_unrunnable(&args, plan)?;
     let spec_dir = args
         .spec
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut data_files = Vec::new();
-    for file in headroom_compiler::data_file_references(&compiled.source) {
-        let text = std::fs::read_to_string(spec_dir.join(&file))
-            .with_context(|| format!("cannot read the data file `{file}` the spec reads"))?;
-        data_files.push((file, text));
-    }
+    let data_files = data_files(spec_dir, &compiled.source)?;
     let input = headroom_k8s::Input {
         bench: plan.bench.name.clone(),
         spec: compiled.source.clone(),
@@ -106,21 +85,7 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("k8s").join(&plan.bench.name));
-    // The guard: a manifest list replaces one headroom wrote, never the spec, a data file or
-    // a file of anyone else's (name another --out for those).
-    let mut outputs = crate::outputs::Outputs::new(false);
-    outputs.input(&args.spec, "the spec");
-    for file in headroom_compiler::data_file_references(&compiled.source) {
-        outputs.input(&spec_dir.join(&file), "a data file the spec reads");
-    }
-    let mut paths = Vec::new();
-    for file in ["segments.json", "merge.json"] {
-        paths.push(
-            outputs
-                .claim(&out.join(file), "--out", crate::outputs::Output::Manifests)?
-                .path,
-        );
-    }
+    let paths = claim_outputs(&args.spec, spec_dir, &compiled.source, &out)?;
     let name = format!("headroom-{}", plan.bench.name);
     let in_namespace = args
         .namespace
@@ -142,4 +107,61 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         n = args.segments,
     );
     Ok(exit::OK)
+}
+
+/// What every segment would refuse, said before an image is built and pushed for pods that
+/// can only exit 1: a target headroom would start (a pod runs headroom, not the server: the
+/// segments load a service on the cluster), or a run that cannot be split (the pods always
+/// meet at a barrier; none runs `--check`).
+fn refuse_unrunnable(args: &K8sArgs, plan: &headroom_matrix::RunMatrix) -> Result<()> {
+    if plan.target.command.is_some() || !plan.target.services.is_empty() {
+        bail!(
+            "{}: the segments load a service that runs on the cluster already: set `url` in [target] to its address (and `allow_hosts` to its host), not a `command`",
+            args.spec.display()
+        );
+    }
+    let split = Split {
+        segments: u64::from(args.segments),
+        barrier: true,
+        check: false,
+    };
+    if let Some(why) = unsplittable(plan, &plan.phases, split) {
+        bail!("{}: {why}", args.spec.display());
+    }
+    Ok(())
+}
+
+/// The data files the spec reads, by the name it gives them, with their text.
+fn data_files(spec_dir: &std::path::Path, source: &str) -> Result<Vec<(String, String)>> {
+    let mut files = Vec::new();
+    for file in headroom_compiler::data_file_references(source) {
+        let text = std::fs::read_to_string(spec_dir.join(&file))
+            .with_context(|| format!("cannot read the data file `{file}` the spec reads"))?;
+        files.push((file, text));
+    }
+    Ok(files)
+}
+
+/// The two manifest lists' paths in `out`, claimed: a list replaces one headroom wrote, never
+/// the spec, a data file or a file of anyone else's (name another --out for those).
+fn claim_outputs(
+    spec: &std::path::Path,
+    spec_dir: &std::path::Path,
+    source: &str,
+    out: &std::path::Path,
+) -> Result<Vec<PathBuf>> {
+    let mut outputs = crate::outputs::Outputs::new(false);
+    outputs.input(spec, "the spec");
+    for file in headroom_compiler::data_file_references(source) {
+        outputs.input(&spec_dir.join(&file), "a data file the spec reads");
+    }
+    let mut paths = Vec::new();
+    for file in ["segments.json", "merge.json"] {
+        paths.push(
+            outputs
+                .claim(&out.join(file), "--out", crate::outputs::Output::Manifests)?
+                .path,
+        );
+    }
+    Ok(paths)
 }

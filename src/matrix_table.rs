@@ -34,6 +34,25 @@ pub(crate) fn matrix_table(matrix: &headroom_matrix::RunMatrix) -> String {
             ]);
         }
     }
+    let (summary, budget) = summary(matrix);
+    let headroom_starts = matrix.target.command.is_some() || !matrix.target.services.is_empty();
+    let started = match matrix.target.process {
+        _ if !headroom_starts => "an external target, neither started nor stopped by headroom",
+        headroom_spec::target::ProcessMode::PerPhase => {
+            "one target per phase, kept for all its runs (process = \"per-phase\")"
+        }
+        headroom_spec::target::ProcessMode::PerPoint => "a fresh target per run",
+    };
+    format!(
+        "{}: {summary}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included{budget}); {started}",
+        matrix.bench.name,
+        human_duration(matrix.estimated)
+    )
+}
+
+/// The matrix in one line (points, phases and runs, or the searches at their budget), and
+/// what the estimate says of the searches.
+fn summary(matrix: &headroom_matrix::RunMatrix) -> (String, &'static str) {
     let points: usize = matrix
         .phases
         .iter()
@@ -56,7 +75,7 @@ pub(crate) fn matrix_table(matrix: &headroom_matrix::RunMatrix) -> String {
         )],
     };
     // A search's runs are made as it goes: counted at its budget, and said so.
-    let (summary, budget) = if searched.is_empty() {
+    if searched.is_empty() {
         (
             format!(
                 "{} in {}, {}",
@@ -86,20 +105,7 @@ pub(crate) fn matrix_table(matrix: &headroom_matrix::RunMatrix) -> String {
             ),
             "; a search at its budget",
         )
-    };
-    let headroom_starts = matrix.target.command.is_some() || !matrix.target.services.is_empty();
-    let started = match matrix.target.process {
-        _ if !headroom_starts => "an external target, neither started nor stopped by headroom",
-        headroom_spec::target::ProcessMode::PerPhase => {
-            "one target per phase, kept for all its runs (process = \"per-phase\")"
-        }
-        headroom_spec::target::ProcessMode::PerPoint => "a fresh target per run",
-    };
-    format!(
-        "{}: {summary}\n{table}\nestimated {} (load, settle, scrapes and cool-down; server start-up not included{budget}); {started}",
-        matrix.bench.name,
-        human_duration(matrix.estimated)
-    )
+    }
 }
 
 /// A searching phase's row: what it searches, its ends and precision, its budget.

@@ -8,7 +8,9 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use headroom_runner::results::stream::{RunLabels, SecondKind, StreamLine};
+use headroom_runner::results::stream::{
+    RunLabels, SecondKind, StreamLine, StreamSecond, StreamServer,
+};
 
 use super::sink::Sink;
 
@@ -223,89 +225,88 @@ fn run_labels(labels: &RunLabels) -> BTreeMap<String, String> {
 /// `headroom_server_rss_bytes` and `headroom_server_cpu_cores`. Samples of one series stay
 /// in the lines' order.
 pub(crate) fn write_request(lines: &[StreamLine]) -> wire::WriteRequest {
-    let mut series: BTreeMap<Vec<(String, String)>, Vec<wire::Sample>> = BTreeMap::new();
-    let mut add = |name: &str, mut labels: BTreeMap<String, String>, value: f64, at: u64| {
+    let mut samples = Samples::default();
+    for line in lines {
+        match line {
+            StreamLine::Second(second) => samples.second(second),
+            StreamLine::Server(reading) => samples.server(reading),
+        }
+    }
+    samples.request()
+}
+
+/// Samples by their series' labels (its name among them), each series in the lines' order.
+#[derive(Default)]
+struct Samples(BTreeMap<Vec<(String, String)>, Vec<wire::Sample>>);
+
+impl Samples {
+    fn add(&mut self, name: &str, mut labels: BTreeMap<String, String>, value: f64, at: u64) {
         labels.insert("__name__".to_owned(), name.to_owned());
-        series
+        self.0
             .entry(labels.into_iter().collect())
             .or_default()
             .push(wire::Sample {
                 value,
                 timestamp: i64::try_from(at).unwrap_or(i64::MAX),
             });
-    };
-    for line in lines {
-        match line {
-            StreamLine::Second(second) => {
-                let mut labels = run_labels(&second.labels);
-                labels.insert("scenario".to_owned(), second.scenario.clone());
-                let window = &second.window;
-                add(
-                    match second.kind {
-                        SecondKind::Http => "headroom_requests_per_second",
-                        SecondKind::Rooms => "headroom_deliveries_per_second",
-                    },
-                    labels.clone(),
-                    window.requests as f64,
-                    second.unix_ms,
-                );
-                add(
-                    "headroom_errors_per_second",
-                    labels.clone(),
-                    window.errors as f64,
-                    second.unix_ms,
-                );
-                if window.requests > window.errors {
-                    for (quantile, ms) in [
-                        ("0.5", window.p50_ms),
-                        ("0.95", window.p95_ms),
-                        ("0.99", window.p99_ms),
-                    ] {
-                        let mut labels = labels.clone();
-                        labels.insert("quantile".to_owned(), quantile.to_owned());
-                        add(
-                            "headroom_latency_seconds",
-                            labels,
-                            ms / 1000.0,
-                            second.unix_ms,
-                        );
-                    }
-                }
-            }
-            StreamLine::Server(reading) => {
-                let mut labels = run_labels(&reading.labels);
-                if let Some(service) = &reading.service {
-                    labels.insert("service".to_owned(), service.clone());
-                }
-                let sample = &reading.sample;
-                add(
-                    "headroom_server_rss_bytes",
-                    labels.clone(),
-                    sample.rss_bytes as f64,
-                    reading.unix_ms,
-                );
-                if let Some(pct) = sample.cpu_pct {
-                    add(
-                        "headroom_server_cpu_cores",
-                        labels,
-                        pct / 100.0,
-                        reading.unix_ms,
-                    );
-                }
-            }
+    }
+
+    /// A scenario's second: its requests (a rooms scenario's deliveries), its errors, and its
+    /// latency quantiles when an expected answer came.
+    fn second(&mut self, second: &StreamSecond) {
+        let mut labels = run_labels(&second.labels);
+        labels.insert("scenario".to_owned(), second.scenario.clone());
+        let window = &second.window;
+        let counted = match second.kind {
+            SecondKind::Http => "headroom_requests_per_second",
+            SecondKind::Rooms => "headroom_deliveries_per_second",
+        };
+        let at = second.unix_ms;
+        self.add(counted, labels.clone(), window.requests as f64, at);
+        let errors = window.errors as f64;
+        self.add("headroom_errors_per_second", labels.clone(), errors, at);
+        if window.requests <= window.errors {
+            return;
+        }
+        for (quantile, ms) in [
+            ("0.5", window.p50_ms),
+            ("0.95", window.p95_ms),
+            ("0.99", window.p99_ms),
+        ] {
+            let mut labels = labels.clone();
+            labels.insert("quantile".to_owned(), quantile.to_owned());
+            self.add("headroom_latency_seconds", labels, ms / 1000.0, at);
         }
     }
-    wire::WriteRequest {
-        timeseries: series
-            .into_iter()
-            .map(|(labels, samples)| wire::TimeSeries {
-                labels: labels
-                    .into_iter()
-                    .map(|(name, value)| wire::Label { name, value })
-                    .collect(),
-                samples,
-            })
-            .collect(),
+
+    /// A server reading: its RSS, and its CPU when read.
+    fn server(&mut self, reading: &StreamServer) {
+        let mut labels = run_labels(&reading.labels);
+        if let Some(service) = &reading.service {
+            labels.insert("service".to_owned(), service.clone());
+        }
+        let (sample, at) = (&reading.sample, reading.unix_ms);
+        let rss = sample.rss_bytes as f64;
+        self.add("headroom_server_rss_bytes", labels.clone(), rss, at);
+        if let Some(pct) = sample.cpu_pct {
+            self.add("headroom_server_cpu_cores", labels, pct / 100.0, at);
+        }
+    }
+
+    fn request(self) -> wire::WriteRequest {
+        wire::WriteRequest {
+            timeseries: self
+                .0
+                .into_iter()
+                .map(|(labels, samples)| wire::TimeSeries {
+                    labels: labels
+                        .into_iter()
+                        .map(|(name, value)| wire::Label { name, value })
+                        .collect(),
+                    samples,
+                })
+                .collect(),
+        }
     }
 }
 

@@ -207,35 +207,46 @@ impl Progress {
                 phase,
                 record,
                 unspent,
-            } => {
-                self.line(&format!(
-                    "{phase}: {}; {} in {}",
-                    record.said,
-                    plural(record.runs as usize, "run"),
-                    crate::human_duration(headroom_spec::Duration::from_micros(
-                        (record.wall_s * 1e6) as u64
-                    ))
-                ));
-                // The bar, the header and the time left count the same runs.
-                self.runs.1 = self.runs.1.saturating_sub(unspent);
-                if let Some(bar) = &self.bar {
-                    bar.set_length(self.runs.1 as u64);
-                }
-            }
-            Event::RunFinished { result, .. } => {
-                self.view.run = None;
-                self.runs.0 += 1;
-                if let Some(bar) = &self.bar {
-                    bar.set_message(String::new());
-                }
-                self.line(&format!("  {}", one_line(result)));
-                if let Some(failure) = &result.failure {
-                    self.failure_output(result, failure);
-                }
-                if let Some(bar) = &self.bar {
-                    bar.inc(1);
-                }
-            }
+            } => self.search_ended(phase, record, unspent),
+            Event::RunFinished { result, .. } => self.run_finished(result),
+        }
+    }
+
+    /// A search ended: what it found and spent; the bar, the header and the time left count
+    /// the same runs, its unspent budget taken off.
+    fn search_ended(
+        &mut self,
+        phase: &str,
+        record: &headroom_runner::results::SearchRecord,
+        unspent: usize,
+    ) {
+        self.line(&format!(
+            "{phase}: {}; {} in {}",
+            record.said,
+            plural(record.runs as usize, "run"),
+            crate::human_duration(headroom_spec::Duration::from_micros(
+                (record.wall_s * 1e6) as u64
+            ))
+        ));
+        self.runs.1 = self.runs.1.saturating_sub(unspent);
+        if let Some(bar) = &self.bar {
+            bar.set_length(self.runs.1 as u64);
+        }
+    }
+
+    /// A run ended: its line, and why it failed when it did.
+    fn run_finished(&mut self, result: &headroom_runner::results::RunResult) {
+        self.view.run = None;
+        self.runs.0 += 1;
+        if let Some(bar) = &self.bar {
+            bar.set_message(String::new());
+        }
+        self.line(&format!("  {}", one_line(result)));
+        if let Some(failure) = &result.failure {
+            self.failure_output(result, failure);
+        }
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
         }
     }
 }

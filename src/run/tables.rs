@@ -21,62 +21,13 @@ pub(super) fn one_line(result: &RunResult) -> String {
     let mut parts = Vec::new();
     let http: Vec<_> = measured(result).filter(|s| s.rooms.is_none()).collect();
     if !http.is_empty() {
-        let requests: u64 = http.iter().map(|s| s.requests).sum();
-        let mut errors = ErrorCounts::default();
-        for scenario in &http {
-            errors.add(&scenario.errors);
-        }
-        // Starts skipped at `max_in_flight` are said too, apart from errors, as the table does.
-        let dropped: u64 = http.iter().map(|s| s.dropped).sum();
-        let mut text = format!(
-            "{} requests, {} errors",
-            thousands(requests),
-            thousands(errors.total())
-        );
-        // By kind, as the results file has them (`12 unexpected status (12 × 500)`).
-        if errors.total() > 0 {
-            text.push_str(&format!(" ({})", errors.describe()));
-        }
-        if dropped > 0 {
-            text.push_str(&format!(", {} starts dropped", thousands(dropped)));
-        }
-        // Failures outside the hold are in no figure but `failed`: never dropped silently.
-        let mut outside = ErrorCounts::default();
-        for scenario in &http {
-            outside.add(&failed_outside(scenario));
-        }
-        if outside.total() > 0 {
-            text.push_str(&format!(
-                ", and outside the hold {} failed ({})",
-                thousands(outside.total()),
-                outside.describe()
-            ));
-        }
-        parts.push(text);
+        parts.push(http_words(&http));
     }
-    for rooms in measured(result).filter_map(|s| s.rooms.as_ref()) {
-        let (sockets, messages) = (&rooms.sockets, &rooms.messages);
-        let mut text = format!(
-            "{} of {} sockets open",
-            thousands(sockets.opened),
-            thousands(sockets.planned)
-        );
-        if sockets.failed.ports > 0 {
-            text.push_str(&format!(
-                " ({} found no free local port)",
-                thousands(sockets.failed.ports)
-            ));
-        }
-        if messages.sent > 0 {
-            text.push_str(&format!(
-                ", {} messages, {} of {} frames delivered",
-                thousands(messages.sent),
-                thousands(messages.delivered),
-                thousands(messages.expected)
-            ));
-        }
-        parts.push(text);
-    }
+    parts.extend(
+        measured(result)
+            .filter_map(|s| s.rooms.as_ref())
+            .map(rooms_words),
+    );
     if let Some(tls) = tls_handshakes(result) {
         parts.push(tls);
     }
@@ -112,6 +63,68 @@ pub(super) fn one_line(result: &RunResult) -> String {
         ));
     }
     line
+}
+
+/// The HTTP scenarios of a run in words: requests, errors by kind, starts dropped, and what
+/// failed outside the hold.
+fn http_words(http: &[&ScenarioResult]) -> String {
+    let requests: u64 = http.iter().map(|s| s.requests).sum();
+    let mut errors = ErrorCounts::default();
+    for scenario in http {
+        errors.add(&scenario.errors);
+    }
+    // Starts skipped at `max_in_flight` are said too, apart from errors, as the table does.
+    let dropped: u64 = http.iter().map(|s| s.dropped).sum();
+    let mut text = format!(
+        "{} requests, {} errors",
+        thousands(requests),
+        thousands(errors.total())
+    );
+    // By kind, as the results file has them (`12 unexpected status (12 × 500)`).
+    if errors.total() > 0 {
+        text.push_str(&format!(" ({})", errors.describe()));
+    }
+    if dropped > 0 {
+        text.push_str(&format!(", {} starts dropped", thousands(dropped)));
+    }
+    // Failures outside the hold are in no figure but `failed`: never dropped silently.
+    let mut outside = ErrorCounts::default();
+    for scenario in http {
+        outside.add(&failed_outside(scenario));
+    }
+    if outside.total() > 0 {
+        text.push_str(&format!(
+            ", and outside the hold {} failed ({})",
+            thousands(outside.total()),
+            outside.describe()
+        ));
+    }
+    text
+}
+
+/// A rooms scenario of a run in words: sockets open (and why not), messages and frames.
+fn rooms_words(rooms: &RoomsResult) -> String {
+    let (sockets, messages) = (&rooms.sockets, &rooms.messages);
+    let mut text = format!(
+        "{} of {} sockets open",
+        thousands(sockets.opened),
+        thousands(sockets.planned)
+    );
+    if sockets.failed.ports > 0 {
+        text.push_str(&format!(
+            " ({} found no free local port)",
+            thousands(sockets.failed.ports)
+        ));
+    }
+    if messages.sent > 0 {
+        text.push_str(&format!(
+            ", {} messages, {} of {} frames delivered",
+            thousands(messages.sent),
+            thousands(messages.delivered),
+            thousands(messages.expected)
+        ));
+    }
+    text
 }
 
 /// `12 TLS handshakes, p50 1.03 ms, p99 2.42 ms`: every scenario's handshakes together (their

@@ -222,20 +222,42 @@ fn probed(phase: &str, probe: &headroom_runner::results::SearchProbe) -> Message
 }
 
 /// Follows the runner's events: which run is in flight, and the message each event makes.
-#[derive(Default)]
 pub(crate) struct Messages {
-    /// The run in flight: its number and where it is.
-    current: Option<(usize, String, usize, String, u32)>,
+    /// The bench's name, heading the page.
+    bench: String,
+    /// What names this invocation.
+    run_id: String,
+    /// The run in flight.
+    current: Option<InFlight>,
+}
+
+/// The run in flight: its number and where it is.
+struct InFlight {
+    number: usize,
+    phase: String,
+    point: usize,
+    /// The point's variables in words.
+    at: String,
+    repeat: u32,
 }
 
 impl Messages {
-    pub(crate) fn of(&mut self, event: &Event<'_>, labels: (&str, &str)) -> Option<Message> {
-        let (bench, run_id) = labels;
-        let number = self.current.as_ref().map_or(0, |current| current.0);
+    /// Following a run of `bench`, named `run_id`.
+    pub(crate) fn new(bench: &str, run_id: &str) -> Messages {
+        Messages {
+            bench: bench.to_owned(),
+            run_id: run_id.to_owned(),
+            current: None,
+        }
+    }
+
+    /// The message `event` makes, if any.
+    pub(crate) fn of(&mut self, event: &Event<'_>) -> Option<Message> {
+        let number = self.current.as_ref().map_or(0, |current| current.number);
         Some(match event {
             Event::Started { runs, estimated_s } => Message::Started {
-                bench: bench.to_owned(),
-                run_id: run_id.to_owned(),
+                bench: self.bench.clone(),
+                run_id: self.run_id.clone(),
                 runs: *runs,
                 estimated_s: *estimated_s,
             },
@@ -247,13 +269,13 @@ impl Messages {
                 runs,
             } => {
                 let at = crate::live::point_words(&point.at);
-                self.current = Some((
-                    *number,
-                    (*phase).to_owned(),
-                    point.index,
-                    at.clone(),
-                    *repeat,
-                ));
+                self.current = Some(InFlight {
+                    number: *number,
+                    phase: (*phase).to_owned(),
+                    point: point.index,
+                    at: at.clone(),
+                    repeat: *repeat,
+                });
                 Message::RunStarted {
                     number: *number,
                     runs: *runs,
@@ -291,27 +313,7 @@ impl Messages {
                 generator_cores: *generator_cores,
                 throttled: *throttled,
             },
-            Event::RunFinished { result, .. } => {
-                let (number, phase, point, at, repeat) = self.current.take()?;
-                Message::RunFinished {
-                    number,
-                    phase,
-                    point,
-                    at,
-                    repeat,
-                    failure: result.failure.as_ref().map(|f| f.describe()),
-                    figures: finished_figures(result),
-                    slo: result
-                        .slo
-                        .iter()
-                        .map(|verdict| SloRow {
-                            name: verdict.name.clone(),
-                            rule: verdict.expression.clone(),
-                            pass: verdict.pass,
-                        })
-                        .collect(),
-                }
-            }
+            Event::RunFinished { result, .. } => finished(self.current.take()?, result),
             Event::Probed { phase, probe } => probed(phase, probe),
             Event::SearchEnded { phase, record, .. } => Message::SearchEnded {
                 phase: (*phase).to_owned(),
@@ -319,5 +321,27 @@ impl Messages {
             },
             _ => return None,
         })
+    }
+}
+
+/// The run that was in flight, finished: how it went, its figures and its verdicts.
+fn finished(run: InFlight, result: &headroom_runner::results::RunResult) -> Message {
+    Message::RunFinished {
+        number: run.number,
+        phase: run.phase,
+        point: run.point,
+        at: run.at,
+        repeat: run.repeat,
+        failure: result.failure.as_ref().map(|f| f.describe()),
+        figures: finished_figures(result),
+        slo: result
+            .slo
+            .iter()
+            .map(|verdict| SloRow {
+                name: verdict.name.clone(),
+                rule: verdict.expression.clone(),
+                pass: verdict.pass,
+            })
+            .collect(),
     }
 }

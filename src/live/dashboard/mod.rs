@@ -57,7 +57,6 @@ impl Log {
 pub(crate) struct Dashboard {
     log: Arc<Log>,
     following: Messages,
-    labels: (String, String),
     server: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
     /// Where the server listens, as bound (the port the kernel chose for `--dashboard-port 0`).
     pub(crate) address: Option<SocketAddr>,
@@ -94,8 +93,7 @@ impl Dashboard {
         };
         Ok(Dashboard {
             log,
-            following: Messages::default(),
-            labels: (bench.to_owned(), run_id.to_owned()),
+            following: Messages::new(bench, run_id),
             server,
             address,
             export: options.export,
@@ -104,8 +102,7 @@ impl Dashboard {
 
     /// The runner's event, as the page's message.
     pub(crate) fn event(&mut self, event: &Event<'_>) {
-        let (bench, run_id) = (&self.labels.0, &self.labels.1);
-        if let Some(message) = self.following.of(event, (bench, run_id)) {
+        if let Some(message) = self.following.of(event) {
             self.log.add(&message);
         }
     }
