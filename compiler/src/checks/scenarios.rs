@@ -193,60 +193,10 @@ impl<'a> Checker<'a> {
             )
         };
         for key in unused {
-            let pointer = format!("{base}/{key}");
-            if self.document.place(&pointer).is_some() {
-                let model = if executor.is_open() {
-                    "an open-model (arrival-rate)"
-                } else {
-                    "a closed-model (virtual-user)"
-                };
-                let other = if executor.is_open() {
-                    "constant-vus` or `ramping-vus"
-                } else {
-                    "constant-arrival-rate` or `ramping-arrival-rate"
-                };
-                self.push(
-                    Diagnostic::new(
-                        Code::ExecutorConflict,
-                        format!(
-                            "`{key}` does not apply to executor \"{}\"",
-                            executor.as_str()
-                        ),
-                    )
-                    .at(&pointer, self.key_span(&pointer))
-                    .label(format!("not used by {model} executor"))
-                    .hint(format!("remove `{key}`, or use executor `{other}`")),
-                );
-            }
+            self.unused_by_executor(base, key, executor);
         }
         if !executor.is_ramping() {
-            let ramp_key = if executor.is_open() {
-                "start_rate"
-            } else {
-                "start_vus"
-            };
-            let pointer = format!("{base}/{ramp_key}");
-            if self.document.place(&pointer).is_some() {
-                self.push(
-                    Diagnostic::new(
-                        Code::ExecutorConflict,
-                        format!(
-                            "`{ramp_key}` needs a ramping executor, not \"{}\"",
-                            executor.as_str()
-                        ),
-                    )
-                    .at(&pointer, self.key_span(&pointer))
-                    .label("a constant executor does not ramp")
-                    .hint(format!(
-                        "use executor \"{}\" or remove `{ramp_key}`",
-                        if executor.is_open() {
-                            Executor::RampingArrivalRate.as_str()
-                        } else {
-                            Executor::RampingVus.as_str()
-                        }
-                    )),
-                );
-            }
+            self.ramp_without_ramping(base, executor);
         }
         let missing = if executor.is_open() {
             http.rate.is_none()
@@ -270,6 +220,66 @@ impl<'a> Checker<'a> {
                 )
                 .label(format!("this executor needs `{wanted}`"))
                 .hint(format!("add `{example}` to the scenario")),
+            );
+        }
+    }
+
+    /// `key` set where the scenario's executor does not use it.
+    fn unused_by_executor(&mut self, base: &str, key: &str, executor: Executor) {
+        let pointer = format!("{base}/{key}");
+        if self.document.place(&pointer).is_some() {
+            let model = if executor.is_open() {
+                "an open-model (arrival-rate)"
+            } else {
+                "a closed-model (virtual-user)"
+            };
+            let other = if executor.is_open() {
+                "constant-vus` or `ramping-vus"
+            } else {
+                "constant-arrival-rate` or `ramping-arrival-rate"
+            };
+            self.push(
+                Diagnostic::new(
+                    Code::ExecutorConflict,
+                    format!(
+                        "`{key}` does not apply to executor \"{}\"",
+                        executor.as_str()
+                    ),
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label(format!("not used by {model} executor"))
+                .hint(format!("remove `{key}`, or use executor `{other}`")),
+            );
+        }
+    }
+
+    /// A ramp's start (`start_rate`, `start_vus`) with an executor that does not ramp.
+    fn ramp_without_ramping(&mut self, base: &str, executor: Executor) {
+        let ramp_key = if executor.is_open() {
+            "start_rate"
+        } else {
+            "start_vus"
+        };
+        let pointer = format!("{base}/{ramp_key}");
+        if self.document.place(&pointer).is_some() {
+            self.push(
+                Diagnostic::new(
+                    Code::ExecutorConflict,
+                    format!(
+                        "`{ramp_key}` needs a ramping executor, not \"{}\"",
+                        executor.as_str()
+                    ),
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("a constant executor does not ramp")
+                .hint(format!(
+                    "use executor \"{}\" or remove `{ramp_key}`",
+                    if executor.is_open() {
+                        Executor::RampingArrivalRate.as_str()
+                    } else {
+                        Executor::RampingVus.as_str()
+                    }
+                )),
             );
         }
     }

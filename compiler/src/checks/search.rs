@@ -23,6 +23,21 @@ impl Checker<'_> {
         search: &Search,
     ) {
         let pointer = format!("{base}/vary/{}/search", escape(name));
+        self.searched_alone(phase, base, name, &pointer);
+        self.search_bounds(phase, &pointer, name, search);
+        self.search_holds(phase, &pointer, search);
+        self.search_settings(phase, base);
+        self.closed_model_search(phase, &pointer, name);
+    }
+
+    /// A search is of one variable, alone in its phase, judged by the spec's SLOs.
+    fn searched_alone(
+        &mut self,
+        phase: &headroom_spec::Phase,
+        base: &str,
+        name: &str,
+        pointer: &str,
+    ) {
         let others: Vec<&str> = phase
             .vary
             .keys()
@@ -52,11 +67,21 @@ impl Checker<'_> {
                     Code::BadSearch,
                     format!("phase `{}` searches `{name}`, and the spec has no `[slo]`: nothing would judge a probe", phase.name),
                 )
-                .at(&pointer, self.key_span(&pointer))
+                .at(pointer, self.key_span(pointer))
                 .label("a search looks for the highest value that passes every SLO")
                 .hint("add the SLOs the server is held to, e.g. `[slo]` `p95 = \"api.latency.p95 < 200ms\"`"),
             );
         }
+    }
+
+    /// A search's precision, its budget of runs, and its start below `[capacity] cap`.
+    fn search_bounds(
+        &mut self,
+        phase: &headroom_spec::Phase,
+        pointer: &str,
+        name: &str,
+        search: &Search,
+    ) {
         let percent = search.precision.percent();
         if !(percent > 0.0 && percent < 100.0) {
             let at = format!("{pointer}/precision");
@@ -113,9 +138,6 @@ impl Checker<'_> {
                 .hint("start the search below the cap; it stops at the cap by itself"),
             );
         }
-        self.search_holds(phase, &pointer, search);
-        self.search_settings(phase, base);
-        self.closed_model_search(phase, &pointer, name);
     }
 
     /// A search of a closed model's users: said, with why an open model searches a rate

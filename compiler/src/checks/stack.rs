@@ -45,56 +45,9 @@ impl<'a> Checker<'a> {
             }
             self.readiness_of(&format!("{base}/ready"), &service.ready, true);
             if let Some(limits) = &service.limits {
-                if let Some(cpus) = &limits.cpus {
-                    self.param(&format!("{base}/limits/cpus"), cpus);
-                }
-                if let Some(memory) = &limits.memory {
-                    self.param(&format!("{base}/limits/memory"), memory);
-                }
-                if limits.pin {
-                    let pointer = format!("{base}/limits/pin");
-                    self.push(
-                        Diagnostic::new(
-                            Code::NotImplemented,
-                            "`pin` is not carried out for a stack's services yet",
-                        )
-                        .at(&pointer, self.key_span(&pointer))
-                        .label("cores are not split between services")
-                        .hint("remove `pin`: each service is held to its `cpus` by a CPU quota"),
-                    );
-                }
+                self.service_limits(&base, limits);
             }
-            for (k, before) in service.after.iter().enumerate() {
-                let pointer = format!("{base}/after/{k}");
-                if before == name {
-                    self.push(
-                        Diagnostic::new(
-                            Code::Stack,
-                            format!("service `{name}` starts after itself"),
-                        )
-                        .at(&pointer, self.value_span(&pointer))
-                        .label("a service cannot wait for itself")
-                        .hint("remove it from `after`"),
-                    );
-                } else if !services.contains_key(before) {
-                    let known: Vec<&str> = services.keys().map(String::as_str).collect();
-                    self.push(
-                        Diagnostic::new(
-                            Code::Stack,
-                            format!(
-                                "service `{name}` starts after `{before}`, which is no service"
-                            ),
-                        )
-                        .at(&pointer, self.value_span(&pointer))
-                        .label("names no service")
-                        .hint(
-                            did_you_mean(before, known.iter().copied()).unwrap_or_else(|| {
-                                format!("the services are: {}", known.join(", "))
-                            }),
-                        ),
-                    );
-                }
-            }
+            self.service_after(&base, name, &service.after);
         }
         if let Err(stuck) = headroom_spec::target::start_order(services) {
             let pointer = format!("/target/services/{}/after", escape(stuck));
@@ -109,6 +62,63 @@ impl<'a> Checker<'a> {
         self.stack_lifecycle();
         self.steps(&context);
         self.series_commands(&context);
+    }
+
+    /// A service's `[limits]`: its values, and `pin`, which a stack does not carry out.
+    fn service_limits(&mut self, base: &str, limits: &headroom_spec::target::Limits) {
+        if let Some(cpus) = &limits.cpus {
+            self.param(&format!("{base}/limits/cpus"), cpus);
+        }
+        if let Some(memory) = &limits.memory {
+            self.param(&format!("{base}/limits/memory"), memory);
+        }
+        if limits.pin {
+            let pointer = format!("{base}/limits/pin");
+            self.push(
+                Diagnostic::new(
+                    Code::NotImplemented,
+                    "`pin` is not carried out for a stack's services yet",
+                )
+                .at(&pointer, self.key_span(&pointer))
+                .label("cores are not split between services")
+                .hint("remove `pin`: each service is held to its `cpus` by a CPU quota"),
+            );
+        }
+    }
+
+    /// A service's `after`: each an other service of the stack.
+    fn service_after(&mut self, base: &str, name: &str, after: &[String]) {
+        for (k, before) in after.iter().enumerate() {
+            let pointer = format!("{base}/after/{k}");
+            if before == name {
+                self.push(
+                    Diagnostic::new(Code::Stack, format!("service `{name}` starts after itself"))
+                        .at(&pointer, self.value_span(&pointer))
+                        .label("a service cannot wait for itself")
+                        .hint("remove it from `after`"),
+                );
+            } else if !self.spec.target.services.contains_key(before) {
+                let known: Vec<&str> = self
+                    .spec
+                    .target
+                    .services
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                self.push(
+                    Diagnostic::new(
+                        Code::Stack,
+                        format!("service `{name}` starts after `{before}`, which is no service"),
+                    )
+                    .at(&pointer, self.value_span(&pointer))
+                    .label("names no service")
+                    .hint(
+                        did_you_mean(before, known.iter().copied())
+                            .unwrap_or_else(|| format!("the services are: {}", known.join(", "))),
+                    ),
+                );
+            }
+        }
     }
 
     /// A service name is a placeholder's (`{port.db}`) and a file name's.

@@ -121,21 +121,7 @@ impl SchemaCheck {
         }
         let expected: Vec<String> = branches
             .iter()
-            .map(|branch| {
-                if branch.get("pattern").and_then(Value::as_str) == Some(PLACEHOLDER_PATTERN) {
-                    "a \"{variable}\"".to_owned()
-                } else if let Some(target) = branch.get("$ref").and_then(Value::as_str) {
-                    self.node(target.trim_start_matches('#'))
-                        .and_then(|n| n.get("type"))
-                        .map(describe_types)
-                        .unwrap_or_else(|| "a value".into())
-                } else {
-                    branch
-                        .get("type")
-                        .map(describe_types)
-                        .unwrap_or_else(|| "a value".into())
-                }
-            })
+            .map(|branch| self.branch_words(branch))
             .collect();
         let mut expected_text = expected.clone();
         expected_text.dedup();
@@ -152,6 +138,23 @@ impl SchemaCheck {
             .at(pointer, document.value_span(pointer))
             .label(format!("expected {expected_text}")),
         );
+    }
+
+    /// What one branch of an `anyOf` takes, in words: `a "{variable}"`, `a number`.
+    fn branch_words(&self, branch: &Value) -> String {
+        if branch.get("pattern").and_then(Value::as_str) == Some(PLACEHOLDER_PATTERN) {
+            "a \"{variable}\"".to_owned()
+        } else if let Some(target) = branch.get("$ref").and_then(Value::as_str) {
+            self.node(target.trim_start_matches('#'))
+                .and_then(|n| n.get("type"))
+                .map(describe_types)
+                .unwrap_or_else(|| "a value".into())
+        } else {
+            branch
+                .get("type")
+                .map(describe_types)
+                .unwrap_or_else(|| "a value".into())
+        }
     }
 
     /// `oneOf` over tagged variants (scenario kinds): report the variant `kind` names.

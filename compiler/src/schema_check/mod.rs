@@ -152,44 +152,25 @@ impl SchemaCheck {
             | ValidationErrorKind::ExclusiveMinimum { limit }
             | ValidationErrorKind::Maximum { limit }
             | ValidationErrorKind::ExclusiveMaximum { limit } => {
-                let relation = match error.kind() {
-                    ValidationErrorKind::Minimum { .. } => "at least",
-                    ValidationErrorKind::ExclusiveMinimum { .. } => "above",
-                    ValidationErrorKind::Maximum { .. } => "at most",
-                    _ => "below",
-                };
-                let bound = format!("{relation} {limit}");
-                let message = format!("{} must be {bound}, found {instance}", key_name(&pointer));
-                out.push(out_of_range(
+                out.push(number_bound(
+                    error.kind(),
+                    limit,
                     &pointer,
-                    message,
-                    format!("must be {bound}"),
+                    instance,
                     document,
                 ));
             }
             ValidationErrorKind::MinItems { limit } | ValidationErrorKind::MaxItems { limit } => {
-                let relation = if matches!(error.kind(), ValidationErrorKind::MinItems { .. }) {
-                    "at least"
-                } else {
-                    "at most"
-                };
-                let count = instance.as_array().map_or(0, Vec::len);
-                let bound = format!(
-                    "{relation} {limit} item{}",
-                    if *limit == 1 { "" } else { "s" }
-                );
-                let message = format!("{} needs {bound}, found {count}", key_name(&pointer));
-                out.push(out_of_range(&pointer, message, bound, document));
+                out.push(items_bound(
+                    error.kind(),
+                    *limit,
+                    &pointer,
+                    instance,
+                    document,
+                ));
             }
             ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
-                let relation = if matches!(error.kind(), ValidationErrorKind::MinLength { .. }) {
-                    "at least"
-                } else {
-                    "at most"
-                };
-                let bound = format!("{relation} {limit} characters");
-                let message = format!("{} must be {bound} long", key_name(&pointer));
-                out.push(out_of_range(&pointer, message, bound, document));
+                out.push(length_bound(error.kind(), *limit, &pointer, document));
             }
             ValidationErrorKind::Pattern { pattern } => {
                 out.push(self.bad_pattern(&pointer, instance, pattern, document));
@@ -423,4 +404,62 @@ impl Default for SchemaCheck {
     fn default() -> Self {
         SchemaCheck::new()
     }
+}
+
+/// A number outside its `minimum`/`maximum` (exclusive or not).
+fn number_bound(
+    kind: &ValidationErrorKind,
+    limit: &Value,
+    pointer: &str,
+    instance: &Value,
+    document: &Document,
+) -> Diagnostic {
+    let relation = match kind {
+        ValidationErrorKind::Minimum { .. } => "at least",
+        ValidationErrorKind::ExclusiveMinimum { .. } => "above",
+        ValidationErrorKind::Maximum { .. } => "at most",
+        _ => "below",
+    };
+    let bound = format!("{relation} {limit}");
+    let message = format!("{} must be {bound}, found {instance}", key_name(pointer));
+    out_of_range(pointer, message, format!("must be {bound}"), document)
+}
+
+/// A list with fewer or more items than it may have.
+fn items_bound(
+    kind: &ValidationErrorKind,
+    limit: u64,
+    pointer: &str,
+    instance: &Value,
+    document: &Document,
+) -> Diagnostic {
+    let relation = if matches!(kind, ValidationErrorKind::MinItems { .. }) {
+        "at least"
+    } else {
+        "at most"
+    };
+    let count = instance.as_array().map_or(0, Vec::len);
+    let bound = format!(
+        "{relation} {limit} item{}",
+        if limit == 1 { "" } else { "s" }
+    );
+    let message = format!("{} needs {bound}, found {count}", key_name(pointer));
+    out_of_range(pointer, message, bound, document)
+}
+
+/// A string shorter or longer than it may be.
+fn length_bound(
+    kind: &ValidationErrorKind,
+    limit: u64,
+    pointer: &str,
+    document: &Document,
+) -> Diagnostic {
+    let relation = if matches!(kind, ValidationErrorKind::MinLength { .. }) {
+        "at least"
+    } else {
+        "at most"
+    };
+    let bound = format!("{relation} {limit} characters");
+    let message = format!("{} must be {bound} long", key_name(pointer));
+    out_of_range(pointer, message, bound, document)
 }
