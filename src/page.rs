@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 
 use annotate_snippets::Renderer;
 use anyhow::Result;
-use headroom_compare::matching::compare;
 use headroom_compare::report::Report as CompareReport;
-use headroom_pricing::planner::{self, Measured, Request};
+use headroom_pricing::planner;
 use headroom_runner::results::write_atomically;
 use headroom_templates::{Bench, Compared, Inputs, PageContext, Templates, plots};
 
@@ -281,33 +280,15 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
         anyhow::bail!("`{}` did not compile", source.spec.display());
     };
     let (spec, results) = (source.spec.display(), source.results_path.display());
-    let capacity = &matrix.capacity;
-    let priced = matrix
-        .plan
-        .as_ref()
-        .is_some_and(|p| !p.instances.is_empty());
-    let report = if priced {
-        let request = Request::of_spec(matrix, Some(crate::prices::today()?));
-        let measured = Measured::from_results(source.results);
-        Some(planner::plan(&request, &measured, &source.compiled.prices)?.report)
-    } else {
-        None
-    };
+    let prices = &source.compiled.prices;
+    let today = crate::prices::today()?;
+    let report = planner::plan_of_spec(matrix, source.results, prices, today)?;
     // The run command as it was: `--quick` results come from a `--quick` run.
     let quick = if source.results.quick { "--quick " } else { "" };
     // And with the values it was given: a lever's run reruns as itself, not as the baseline.
     let set = headroom_templates::set_flags(&headroom_templates::levers(source.results));
     let inputs = Inputs {
-        bench: Bench {
-            name: matrix.bench.name.clone(),
-            description: matrix.bench.description.clone(),
-            unit: matrix.bench.unit.clone(),
-            people_per_unit: matrix.bench.people_per_unit as f64,
-            memory_series: capacity.memory.clone(),
-            memory_phase: capacity.memory_phase.clone(),
-            units_variable: capacity.units.clone(),
-            ceiling_phase: capacity.ceiling_phase.clone(),
-        },
+        bench: Bench::of_matrix(matrix),
         plan: report,
         reproduce: vec![
             format!("headroom run {quick}{spec}{set} --out {results}"),
@@ -320,14 +301,9 @@ fn context(source: &Source<'_>) -> Result<PageContext> {
             },
         ],
         compared: source.baseline.map(|(path, base)| {
-            let mut comparison = compare(base, source.results, false, &source.compiled.prices);
-            comparison.apply_min_effect(headroom_compare::verdict::MIN_EFFECT);
-            let report = CompareReport::new(&comparison, false, Vec::new());
-            Compared::of(
-                path.display().to_string(),
-                &report,
-                base.quick || source.results.quick,
-            )
+            let report = CompareReport::of_files(base, source.results, prices);
+            let quick = base.quick || source.results.quick;
+            Compared::of(path.display().to_string(), &report, quick)
         }),
     };
     Ok(PageContext::build(source.results, inputs))

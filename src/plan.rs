@@ -132,7 +132,7 @@ fn request(
             request.units_variable = Some(x.clone());
             let given = Measured::given(crate::given_points::read(&args.points, x, args.step)?);
             if args.memory.is_none()
-                && let Some(series) = lone_memory_column(&given, &request.memory_series)
+                && let Some(series) = given.lone_memory_series(&request.memory_series)
             {
                 eprintln!(
                     "note: memory is fitted over `{series}`, the points' one column in bytes (--memory names another)"
@@ -161,7 +161,8 @@ fn request(
     }
     overrides(args, &mut request);
     if args.check
-        && let Some(why) = provenance.and_then(crate::provenance::Provenance::refused_by_check)
+        && let Some(why) =
+            provenance.and_then(headroom_results::provenance::Provenance::refused_by_check)
     {
         eprintln!(
             "error: plan --check refuses these results: {why}; run the spec in full (`headroom run SPEC`), or plan without --check"
@@ -169,25 +170,6 @@ fn request(
         return Ok(Err(exit::SLO_FAILED));
     }
     Ok(Ok((request, measured, table)))
-}
-
-/// The one series in bytes of points given (`rss_mib`), when none is named `default`: a CSV
-/// names its columns with their units, so `rss` alone would find no memory in it.
-fn lone_memory_column(measured: &Measured, default: &str) -> Option<String> {
-    let series = || measured.sweeps.iter().flat_map(|s| s.series.iter());
-    if series().any(|s| s.name == default) {
-        return None;
-    }
-    let mut bytes: Vec<&str> = series()
-        .filter(|s| s.unit == points::Unit::Bytes)
-        .map(|s| s.name.as_str())
-        .collect();
-    bytes.sort_unstable();
-    bytes.dedup();
-    match bytes[..] {
-        [one] => Some(one.to_owned()),
-        _ => None,
-    }
 }
 
 /// Each flag given replaces what the spec says.

@@ -1,6 +1,8 @@
 //! A comparison as data: what `headroom compare --format json` prints
 //! (`schemas/compare.schema.json`).
 
+use headroom_prices::PriceTable;
+use headroom_results::Results;
 use serde::Serialize;
 
 use crate::gate::GateOutcome;
@@ -143,6 +145,15 @@ impl VerdictWord {
 }
 
 impl Report {
+    /// Two results files compared as a page shows them beside each other: like machines
+    /// only, the default smallest effect ([`crate::verdict::MIN_EFFECT`]), no gates; each
+    /// plan priced with `table`.
+    pub fn of_files(base: &Results, new: &Results, table: &PriceTable) -> Report {
+        let mut comparison = crate::matching::compare(base, new, false, table);
+        comparison.apply_min_effect(crate::verdict::MIN_EFFECT);
+        Report::new(&comparison, false, Vec::new())
+    }
+
     /// The report of `comparison`, judged across machines when told to, with its gates'
     /// outcomes.
     pub fn new(comparison: &Comparison, across_machines: bool, gates: Vec<GateOutcome>) -> Report {

@@ -8,6 +8,7 @@
 
 pub mod fit;
 pub mod fit_report;
+pub mod given;
 pub mod plan;
 pub mod planner;
 pub mod points;

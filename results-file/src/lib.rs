@@ -13,6 +13,7 @@ pub mod histogram;
 mod limits;
 mod masked_url;
 pub mod process;
+pub mod provenance;
 mod scenario;
 mod search;
 pub mod spread;

@@ -51,6 +51,23 @@ pub struct Bench {
     pub ceiling_phase: Option<String>,
 }
 
+impl Bench {
+    /// The bench as the run matrix has it: `[bench]` and the `[capacity]` keys the page reads.
+    pub fn of_matrix(matrix: &headroom_matrix::RunMatrix) -> Bench {
+        let (bench, capacity) = (&matrix.bench, &matrix.capacity);
+        Bench {
+            name: bench.name.clone(),
+            description: bench.description.clone(),
+            unit: bench.unit.clone(),
+            people_per_unit: bench.people_per_unit as f64,
+            memory_series: capacity.memory.clone(),
+            memory_phase: capacity.memory_phase.clone(),
+            units_variable: capacity.units.clone(),
+            ceiling_phase: capacity.ceiling_phase.clone(),
+        }
+    }
+}
+
 /// The inputs of a page besides the results text.
 pub struct Inputs {
     /// What the bench is, from the spec.
