@@ -13,6 +13,7 @@ use crate::results::{Failure, PhaseResults, PointResults, Results, ResultsError,
 
 mod attempt;
 mod carried;
+mod gathered;
 mod once;
 mod phase;
 mod probe;
