@@ -381,6 +381,15 @@ mod tests {
             )),
             "{error}"
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A device or a pipe is refused for every kind that replaces files; a page streams into
+    /// one.
+    #[test]
+    fn a_device_or_a_pipe_is_refused_and_a_page_streams_into_it() {
+        let dir = scratch("devices");
+        let mut outputs = Outputs::new(false);
         let error = refused(
             &mut outputs,
             Path::new("/dev/null"),

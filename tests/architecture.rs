@@ -244,6 +244,87 @@ fn no_rust_file_is_over_600_lines() {
     );
 }
 
+/// The lines `clippy.toml` holds a function to: the bound ARCHITECTURE.md states.
+const MOST_FUNCTION_LINES: u32 = 80;
+
+/// Issue 44: no function is over 80 lines. clippy counts them (`too_many_lines`, a workspace
+/// lint every package takes, denied in CI); this holds the bound where it is set and the lint
+/// where it is taken, so neither is loosened quietly.
+#[test]
+fn clippy_holds_functions_to_80_lines() {
+    let root = common::root();
+    let config = std::fs::read_to_string(root.join("clippy.toml")).expect("clippy.toml");
+    let threshold = config
+        .lines()
+        .find_map(|line| line.strip_prefix("too-many-lines-threshold = "))
+        .and_then(|value| value.trim().parse::<u32>().ok());
+    assert_eq!(threshold, Some(MOST_FUNCTION_LINES), "{config}");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains("too_many_lines = \"warn\""),
+        "the workspace lints take too_many_lines"
+    );
+}
+
+/// The parameters of `line` that destructure a tuple (`(matrix, phase): (&RunMatrix, …)`):
+/// values packed to stay under `too_many_arguments`.
+fn packed_parameters(line: &str) -> bool {
+    static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(^\s*|fn [a-z_0-9]+(<[^>]*>)?\(.*)\(\s*[a-z_]+\s*,[a-z_ ,]+\):\s*\(")
+            .expect("the pattern")
+    });
+    let pattern = &*PATTERN;
+    let point = line.contains("(x, y): (f64, f64)");
+    pattern.is_match(line) && !point
+}
+
+/// Issue 44: no parameter list packs values into a tuple; values that travel together are a
+/// named struct (a point's `(x, y)` is one thing).
+#[test]
+fn no_parameter_is_a_packed_tuple() {
+    let mut found = Vec::new();
+    for file in every_rust_file() {
+        let text = std::fs::read_to_string(&file).expect("a Rust file");
+        for (number, line) in text.lines().enumerate() {
+            if packed_parameters(line) {
+                found.push(format!(
+                    "{}:{}: {}",
+                    file.display(),
+                    number + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "parameters packed into a tuple; name them, or make them a struct:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The check itself: a packed list is found, on its own line or in the signature; a tuple
+/// passed as one thing, or a pattern in a closure or a `let`, is not.
+#[test]
+fn a_packed_parameter_list_is_found() {
+    assert!(packed_parameters(
+        "    (matrix, phase, point): (&RunMatrix, &MatrixPhase, &Point),"
+    ));
+    // Written in two halves, so that this file holds no packed list itself.
+    assert!(packed_parameters(concat!(
+        "fn eta_s(elapsed: f64, (done, all)",
+        ": (usize, usize), estimated_s: f64) -> f64 {"
+    )));
+    assert!(!packed_parameters("    window: (f64, f64),"));
+    assert!(!packed_parameters("    let (done, all) = self.runs;"));
+    assert!(!packed_parameters(
+        "    fn contains(&self, (x, y): (f64, f64)) -> bool {"
+    ));
+    assert!(!packed_parameters(
+        "        .map(|(name, value)| (name.clone(), value))"
+    ));
+}
+
 /// A library crate's code and tests reach shared fixtures through `headroom-test-support`,
 /// never by a path up and into the binary's `tests/` (`../../tests/fixtures/…`): a crate's
 /// tests run on what the crate and its dependencies hold.

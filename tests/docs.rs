@@ -18,11 +18,11 @@ fn root() -> &'static Path {
 
 /// Replaces the generated part of `file` or checks that it is current.
 fn check_generated(file: &str, generated: &str) {
-    check_between(file, (START, END), generated);
+    check_between(file, START, END, generated);
 }
 
 /// Replaces the part of `file` between `markers` or checks that it is current.
-fn check_between(file: &str, (first, last): (&str, &str), generated: &str) {
+fn check_between(file: &str, first: &str, last: &str, generated: &str) {
     let path = root().join(file);
     let text = std::fs::read_to_string(&path).expect("doc");
     let (Some(start), Some(end)) = (text.find(first), text.find(last)) else {
@@ -206,7 +206,8 @@ fn spec_reference_is_current() {
 fn figures_list_is_current() {
     check_between(
         "docs/spec.md",
-        (FIGURES_START, FIGURES_END),
+        FIGURES_START,
+        FIGURES_END,
         &format!("\n{}\n", headroom_figures::catalogue::markdown()),
     );
 }

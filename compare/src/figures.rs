@@ -95,8 +95,9 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn an_http_run_gives_its_latencies_rate_failures_memory_and_cpu_by_their_slo_names() {
+    /// An HTTP run: a scenario with a named request measured apart, one skipped and one that
+    /// measured nothing, the process's memory and CPU and two metrics series.
+    fn http_run() -> RunResult {
         let mut run = RunResult::started(1, 0);
         let mut api = ScenarioResult {
             kind: "http".to_owned(),
@@ -143,6 +144,12 @@ mod tests {
         run.process.hold_cpu_cores = Some(0.25);
         run.metrics.steady.insert("heap".to_owned(), 5e6);
         run.metrics.steady.insert("queue".to_owned(), 3.0);
+        run
+    }
+
+    #[test]
+    fn an_http_run_gives_its_latencies_rate_failures_memory_and_cpu_by_their_slo_names() {
+        let mut run = http_run();
         let series = |name: &str, better| Series {
             name: name.to_owned(),
             metric: Some(format!("app_{name}")),

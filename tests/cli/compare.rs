@@ -99,8 +99,27 @@ fn compare_judges_each_figure_from_its_repeats() {
         noisy.contains("noisy: 1 of the figures have repeats that spread more than 10 %"),
         "{noisy}"
     );
-    // The new file's spec commits its gates (`[compare] fail_on`, in the results' plan):
-    // held with no flag.
+}
+
+/// Issue 16: a spec's committed gates (`[compare] fail_on`, in the results' plan) are held
+/// with no flag; a gate or rule that names no figure, the wrong way or an old name is an error
+/// that says so.
+#[test]
+fn compare_holds_committed_gates_and_refuses_wrong_rules() {
+    let base = relay_with_rss(
+        "compare-gates-base.json",
+        &[1.0, 1.01, 0.99, 1.02, 0.98],
+        None,
+    );
+    let more = [1.2, 1.21, 1.19, 1.22, 1.18];
+    let new = relay_with_rss("compare-gates-new.json", &more, None);
+    let gated = |rules: &[&str], format: &str| {
+        let mut args = vec!["compare", base.as_str(), new.as_str(), "--format", format];
+        for rule in rules {
+            args.extend(["--fail-on", rule]);
+        }
+        headroom(&args)
+    };
     let mut committed = typed_text(&std::fs::read_to_string(&new).expect("new"));
     let gate = |rule: &str, figure: &str, threshold: f64| GateRule {
         rule: rule.to_owned(),

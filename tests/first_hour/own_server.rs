@@ -252,6 +252,33 @@ fn validate_reads_data_files_bounded_and_refuses_devices() {
     clean("data-check");
 }
 
+/// A probe's run of Python's `http.server`: its answers counted (all of them good where it
+/// passed), the process sampled, and never more than one core (the GIL).
+fn assert_one_python_process(
+    phase: &headroom_results::PhaseResults,
+    probe: &headroom_results::SearchProbe,
+) {
+    let run = &phase.points[probe.point].runs[0];
+    let file = run.scenarios.get("file").expect("the scenario `file`");
+    assert!(file.requests > 0, "{file:?}");
+    if probe.verdict == ProbeOutcome::Pass {
+        assert_eq!(file.ok, file.requests, "{file:?}");
+        assert_eq!(file.latency.count, file.requests, "{file:?}");
+    }
+    let steady = run
+        .process
+        .steady
+        .as_ref()
+        .expect("the Python process was sampled");
+    assert!(steady.rss_bytes > 4 * 1_048_576, "{steady:?}");
+    let cores = run.process.hold_cpu_cores.expect("its CPU over the hold");
+    assert!(
+        cores < 1.25,
+        "one Python process, one core: {cores} at {}",
+        probe.load
+    );
+}
+
 /// A server that is not the demo: Python's standard-library `http.server`, as the getting
 /// started guide runs it (`--quick`). The search finds its ceiling (over five runs of it:
 /// a last pass of 1,300 to 1,500/s, the bracket within 6.7 to 7.7 %, 10 to 15 runs), its answers are measured (latency over
@@ -301,25 +328,7 @@ fn the_python_stdlib_example_runs_and_plans_at_one_core() {
     let reached = search.precision_reached.expect("a bracket with both ends");
     assert!(reached <= 0.10, "--quick asks 10 %: {}", search.said);
     for probe in &search.probes {
-        let run = &phase.points[probe.point].runs[0];
-        let file = run.scenarios.get("file").expect("the scenario `file`");
-        assert!(file.requests > 0, "{file:?}");
-        if probe.verdict == ProbeOutcome::Pass {
-            assert_eq!(file.ok, file.requests, "{file:?}");
-            assert_eq!(file.latency.count, file.requests, "{file:?}");
-        }
-        let steady = run
-            .process
-            .steady
-            .as_ref()
-            .expect("the Python process was sampled");
-        assert!(steady.rss_bytes > 4 * 1_048_576, "{steady:?}");
-        let cores = run.process.hold_cpu_cores.expect("its CPU over the hold");
-        assert!(
-            cores < 1.25,
-            "one Python process, one core: {cores} at {}",
-            probe.load
-        );
+        assert_one_python_process(phase, probe);
     }
     // Past its ceiling the server's listen backlog of 5 overflows and a dropped connect waits
     // for the kernel's SYN retry: the probe that failed says its latency was that wait.

@@ -53,6 +53,48 @@ fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
     clean("a-a");
 }
 
+/// The runs of `results` in the order they started are `repeats` rounds of `steps` runs.
+fn assert_ran_in_rounds(results: &Path, repeats: u32, steps: usize) {
+    let results = typed(&read_results(results));
+    let mut starts: Vec<(u64, u32)> = typed_runs(&results)
+        .iter()
+        .map(|run| (run.started_ms, run.repeat))
+        .collect();
+    starts.sort_unstable();
+    let rounds: Vec<u32> = starts.iter().map(|(_, repeat)| *repeat).collect();
+    let expected: Vec<u32> = (1..=repeats)
+        .flat_map(|repeat| vec![repeat; steps])
+        .collect();
+    assert_eq!(rounds, expected);
+}
+
+/// The figure `name` at each of the four steps: worse at `worse_at_least` of them, better at
+/// none, its change within `range`, and where it is not called worse, said to be noisy.
+fn assert_worse_at_steps(
+    report: &Report,
+    name: &str,
+    range: std::ops::Range<f64>,
+    worse_at_least: usize,
+) {
+    let steps: Vec<&FigureReport> = report.figures.iter().filter(|f| f.figure == name).collect();
+    assert_eq!(steps.len(), 4, "{name}: {steps:?}");
+    let worse = steps
+        .iter()
+        .filter(|s| s.verdict == VerdictWord::Worse)
+        .count();
+    assert!(
+        worse >= worse_at_least,
+        "{name}: worse at {worse}: {steps:?}"
+    );
+    for step in steps {
+        assert_ne!(step.verdict, VerdictWord::Better, "{step:?}");
+        let change = step.change.expect("a change");
+        assert!(range.contains(&change), "{step:?}");
+        let said_noisy = step.verdict == VerdictWord::WithinNoise && step.noisy;
+        assert!(step.verdict == VerdictWord::Worse || said_noisy, "{step:?}");
+    }
+}
+
 /// Issue 16: a known regression is caught. The demo target's notes requests cost 4 ms of CPU,
 /// then 4.8 ms (20 % more); a user sends one a second, in four steps of users, five repeats a
 /// side. The latency, the CPU and the cost of a user-month on c7g.medium (priced by the CPU
@@ -80,15 +122,7 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     }
     // The repeats ran in rounds (interleaved, the default): every step once, then again.
-    let before_results = typed(&read_results(&before));
-    let mut starts: Vec<(u64, u32)> = typed_runs(&before_results)
-        .iter()
-        .map(|run| (run.started_ms, run.repeat))
-        .collect();
-    starts.sort_unstable();
-    let rounds: Vec<u32> = starts.iter().map(|(_, repeat)| *repeat).collect();
-    let expected: Vec<u32> = (1..=5).flat_map(|repeat| [repeat; 4]).collect();
-    assert_eq!(rounds, expected);
+    assert_ran_in_rounds(&before, 5, 4);
     let (a, b) = (before.display().to_string(), after.display().to_string());
     // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
     let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
@@ -109,26 +143,8 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     // that step within noise. What must hold: the latency is worse at half the steps at least,
     // better at none, and a step it does not call worse is one it says is noisy (its repeats
     // spread over 10 %): never "within noise" on quiet repeats.
-    for (name, range, worse_at_least) in
-        [("cpu", 0.05..0.35, 4), ("api.latency.p50", 0.05..0.50, 2)]
-    {
-        let steps = figures(name);
-        assert_eq!(steps.len(), 4, "{name}: {steps:?}");
-        let worse = steps
-            .iter()
-            .filter(|s| s.verdict == VerdictWord::Worse)
-            .count();
-        assert!(
-            worse >= worse_at_least,
-            "{name}: worse at {worse}: {steps:?}"
-        );
-        for step in steps {
-            assert_ne!(step.verdict, VerdictWord::Better, "{step:?}");
-            assert!(range.contains(&change(step)), "{step:?}");
-            let said_noisy = step.verdict == VerdictWord::WithinNoise && step.noisy;
-            assert!(step.verdict == VerdictWord::Worse || said_noisy, "{step:?}");
-        }
-    }
+    assert_worse_at_steps(&report, "cpu", 0.05..0.35, 4);
+    assert_worse_at_steps(&report, "api.latency.p50", 0.05..0.50, 2);
     // The cost of a user-month: CPU per user binds on c7g.medium (1 vCPU), so 20 % more CPU
     // is about 20 % more dollars a user (the ceiling is floored to whole users), and fewer users.
     let [cost] = &figures("plan.c7g.medium.usd_per_unit_month")[..] else {

@@ -214,7 +214,7 @@ impl Hosts {
     /// The network named `tag`, the demo target marked `marker` on it, and the folder for
     /// results named `out`; `None` when namespaces cannot be made (then `test` says it
     /// skipped, and why).
-    fn up(test: &str, tag: &str, (marker, out): (&str, &str)) -> Option<Hosts> {
+    fn up(test: &str, tag: &str, marker: &str, out: &str) -> Option<Hosts> {
         let network = network(test, tag)?;
         let target = network.start_target(marker);
         let dir = fresh_out(out).parent().expect("a folder").to_owned();
@@ -264,7 +264,8 @@ fn three_segments_on_three_hosts_merge_into_the_single_host_run() {
     }) = Hosts::up(
         "three_segments_on_three_hosts_merge_into_the_single_host_run",
         "merge",
-        ("1052B", "segments-hosts"),
+        "1052B",
+        "segments-hosts",
     )
     else {
         return;
@@ -319,7 +320,8 @@ fn a_segment_cut_off_mid_load_fails_the_run_and_the_merge_refuses_the_parts() {
     }) = Hosts::up(
         "a_segment_cut_off_mid_load_fails_the_run_and_the_merge_refuses_the_parts",
         "cut",
-        ("1053B", "segments-cut"),
+        "1053B",
+        "segments-cut",
     )
     else {
         return;
@@ -402,7 +404,8 @@ fn a_segment_started_late_loads_from_the_same_start() {
     }) = Hosts::up(
         "a_segment_started_late_loads_from_the_same_start",
         "late",
-        ("1054B", "segments-late"),
+        "1054B",
+        "segments-late",
     )
     else {
         return;

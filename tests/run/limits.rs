@@ -275,43 +275,15 @@ fn limits_larger_than_the_machine_are_refused_before_the_first_run() {
     clean("too-big");
 }
 
-/// Issue 14: `[plan] emulate` measures each instance's SLO ceiling in its shape. Known answer:
-/// the demo target answers one request at a time in 1 ms of CPU, so at a t4g.small's 0.4 CPU
-/// baseline it holds 200 a second and not 500, while a whole CPU (c7g.medium) holds 500; the
-/// planner prices the sustained ceiling and the credits above it from those measurements.
-#[test]
-fn emulated_instances_have_measured_ceilings() {
-    if !cgroups_writable("emulated_instances_have_measured_ceilings") {
-        return;
-    }
-    let out = fresh_out("emulate");
-    let out_arg = out.display().to_string();
-    let output = headroom_alone(&["run", "tests/fixtures/run/emulate.toml", "--out", &out_arg]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let results = typed(&read_results(&out));
-    let phases: Vec<&str> = results.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(
-        phases,
-        [
-            "rate",
-            "rate@c7g.medium",
-            "rate@t4g.small",
-            "rate@t4g.small-baseline"
-        ]
-    );
-    let baseline = &results.phases[3].points;
-    for (point, (rate, pass)) in [("200/s", true), ("500/s", false)].iter().enumerate() {
-        let run = &baseline[point + 1].runs[0];
-        assert_eq!(applied(run).cpus, Some(0.4), "{rate}");
-        let p95 = slo(run, "p95");
-        assert_eq!(p95.pass, Some(*pass), "{rate}: {p95:?}");
-    }
+/// `headroom plan --json` over the emulated results: a t4g.small sustains 200 a second and
+/// holds 500 on credits, priced with its surplus credits; a c7g.medium holds 500.
+fn the_plan_prices_the_measured_ceilings(results: &str) {
     let json = headroom(
         &[
             "plan",
             "tests/fixtures/run/emulate.toml",
             "--results",
-            &out_arg,
+            results,
             "--json",
         ],
         &[],
@@ -352,6 +324,40 @@ fn emulated_instances_have_measured_ceilings() {
     );
     let medium = instance("c7g.medium");
     assert_eq!(ceiling(medium, Resource::Slo), 500.0, "{medium:?}");
+}
+
+/// Issue 14: `[plan] emulate` measures each instance's SLO ceiling in its shape. Known answer:
+/// the demo target answers one request at a time in 1 ms of CPU, so at a t4g.small's 0.4 CPU
+/// baseline it holds 200 a second and not 500, while a whole CPU (c7g.medium) holds 500; the
+/// planner prices the sustained ceiling and the credits above it from those measurements.
+#[test]
+fn emulated_instances_have_measured_ceilings() {
+    if !cgroups_writable("emulated_instances_have_measured_ceilings") {
+        return;
+    }
+    let out = fresh_out("emulate");
+    let out_arg = out.display().to_string();
+    let output = headroom_alone(&["run", "tests/fixtures/run/emulate.toml", "--out", &out_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = typed(&read_results(&out));
+    let phases: Vec<&str> = results.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        phases,
+        [
+            "rate",
+            "rate@c7g.medium",
+            "rate@t4g.small",
+            "rate@t4g.small-baseline"
+        ]
+    );
+    let baseline = &results.phases[3].points;
+    for (point, (rate, pass)) in [("200/s", true), ("500/s", false)].iter().enumerate() {
+        let run = &baseline[point + 1].runs[0];
+        assert_eq!(applied(run).cpus, Some(0.4), "{rate}");
+        let p95 = slo(run, "p95");
+        assert_eq!(p95.pass, Some(*pass), "{rate}: {p95:?}");
+    }
+    the_plan_prices_the_measured_ceilings(&out_arg);
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
     assert!(
         page.contains("| `rate@t4g.small-baseline` | 0.4 CPU, 1536MiB memory, no swap (cgroup v")

@@ -56,27 +56,9 @@ fn a_plain_line_every_second(said: &str, runs: usize) {
     );
 }
 
-#[test]
-fn the_json_lines_stream_is_the_results_windows_line_for_line() {
-    let lines_path =
-        std::env::temp_dir().join(format!("headroom-test-{}-live.jsonl", std::process::id()));
-    let stream = format!("json-lines={}", lines_path.display());
-    let (output, results) = run_live(
-        "live-lines",
-        &[
-            "--stream",
-            &stream,
-            "--run-id",
-            "live-test-1",
-            "--live-every",
-            "1s",
-            "--repeat",
-            "1",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    a_plain_line_every_second(&stderr(&output), 2);
-    let text = std::fs::read_to_string(&lines_path).expect("the stream's file");
+/// The stream's lines, each checked against the schema and its labels: the seconds by
+/// point, repeat and scenario, and how many server readings there were.
+fn streamed_seconds(text: &str) -> (Streamed, usize) {
     let mut seconds: Streamed = BTreeMap::new();
     let mut server = 0;
     for (number, line) in text.lines().enumerate() {
@@ -112,6 +94,31 @@ fn the_json_lines_stream_is_the_results_windows_line_for_line() {
             }
         }
     }
+    (seconds, server)
+}
+
+#[test]
+fn the_json_lines_stream_is_the_results_windows_line_for_line() {
+    let lines_path =
+        std::env::temp_dir().join(format!("headroom-test-{}-live.jsonl", std::process::id()));
+    let stream = format!("json-lines={}", lines_path.display());
+    let (output, results) = run_live(
+        "live-lines",
+        &[
+            "--stream",
+            &stream,
+            "--run-id",
+            "live-test-1",
+            "--live-every",
+            "1s",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    a_plain_line_every_second(&stderr(&output), 2);
+    let text = std::fs::read_to_string(&lines_path).expect("the stream's file");
+    let (seconds, server) = streamed_seconds(&text);
     let results = typed(&results);
     let mut in_results: Streamed = BTreeMap::new();
     let mut with_kinds = 0;

@@ -143,6 +143,34 @@ fn windows_by_run(
 
 use std::collections::BTreeMap;
 
+/// A series' run and scenario: its point, repeat and scenario labels.
+fn run_key(labels: &serde_json::Map<String, Value>) -> (String, String, String) {
+    (
+        label(labels, "point").to_owned(),
+        label(labels, "repeat").to_owned(),
+        label(labels, "scenario").to_owned(),
+    )
+}
+
+/// A p95 series holds the results' windows' p95, in seconds, of the seconds with an expected
+/// answer.
+fn assert_p95_is_the_windows(
+    windows: &BTreeMap<(String, String, String), Vec<headroom_results::Window>>,
+    labels: &serde_json::Map<String, Value>,
+    values: &[f64],
+) {
+    let key = run_key(labels);
+    let expected: Vec<f64> = windows[&key]
+        .iter()
+        .filter(|w| w.requests > w.errors)
+        .map(|w| w.p95_ms / 1000.0)
+        .collect();
+    assert_eq!(values.len(), expected.len(), "{key:?}");
+    for (got, want) in values.iter().zip(&expected) {
+        assert!((got - want).abs() < 1e-9, "{key:?}: {got} against {want}");
+    }
+}
+
 /// The scenarios of tests/fixtures/run/live.toml.
 const HTTP_SCENARIO: &str = "api";
 const ROOMS_SCENARIO: &str = "chat";
@@ -203,30 +231,13 @@ fn prometheus_holds_the_runs_seconds_with_the_documented_labels() {
             ["100/s", "200/s"].contains(&label(labels, "var_rate")),
             "{labels:?}"
         );
-        let key = (
-            label(labels, "point").to_owned(),
-            label(labels, "repeat").to_owned(),
-            label(labels, "scenario").to_owned(),
-        );
+        let key = run_key(labels);
         let expected: Vec<f64> = windows[&key].iter().map(|w| w.requests as f64).collect();
         assert_eq!(values, &expected, "{key:?}");
     }
     assert_eq!(p95.len(), 4, "{p95:?}");
     for (labels, values) in &p95 {
-        let key = (
-            label(labels, "point").to_owned(),
-            label(labels, "repeat").to_owned(),
-            label(labels, "scenario").to_owned(),
-        );
-        let expected: Vec<f64> = windows[&key]
-            .iter()
-            .filter(|w| w.requests > w.errors)
-            .map(|w| w.p95_ms / 1000.0)
-            .collect();
-        assert_eq!(values.len(), expected.len(), "{key:?}");
-        for (got, want) in values.iter().zip(&expected) {
-            assert!((got - want).abs() < 1e-9, "{key:?}: {got} against {want}");
-        }
+        assert_p95_is_the_windows(&windows, labels, values);
     }
     let rss = prometheus.samples(r#"headroom_server_rss_bytes{run_id="prom-test-1"}"#);
     assert_eq!(rss.len(), 2, "a series per run: {rss:?}");

@@ -233,6 +233,37 @@ fn a_probe_the_generator_cannot_send_ends_the_search() {
     clean("search-bound");
 }
 
+/// A search's probes in words: `100/s Explore Pass, …`.
+fn probe_path(record: &SearchRecord) -> String {
+    record
+        .probes
+        .iter()
+        .map(|p| format!("{} {:?} {:?}", p.load, p.stage, p.verdict))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The probes a search took to bracket its ceiling: those before its first confirmation.
+fn bracketing(record: &SearchRecord) -> usize {
+    record
+        .probes
+        .iter()
+        .take_while(|p| p.stage == ProbeStage::Explore)
+        .count()
+}
+
+/// Every run of `phase` was held to `cpus`.
+fn assert_ran_with_cpus(results: &headroom_results::Results, phase: &str, cpus: f64) {
+    let ran = results
+        .phases
+        .iter()
+        .find(|p| p.name == phase)
+        .expect(phase);
+    for run in ran.points.iter().flat_map(|p| p.runs.iter()) {
+        assert_eq!(applied(run).cpus, Some(cpus), "{phase}");
+    }
+}
+
 /// `[plan] emulate` with a search: each priced instance searches in its own shape, and the
 /// second starts from the first's bracket (a warm start, recorded) and runs fewer probes;
 /// the page shows both brackets.
@@ -258,14 +289,7 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
     let results = typed(&read_results(&out));
     let cold = search_of(&results, "rate@c7g.medium");
     let warm = search_of(&results, "rate@t4g.small-baseline");
-    let path = |record: &SearchRecord| {
-        record
-            .probes
-            .iter()
-            .map(|p| format!("{} {:?} {:?}", p.load, p.stage, p.verdict))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let path = probe_path;
     common::say(&format!(
         "emulated searches: c7g.medium {} ({} probes: {}); t4g.small's baseline {} ({} probes: {}; {:?})",
         cold.said,
@@ -292,13 +316,6 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
     // disagrees with its exploring probe (a ceiling within noise of the bracket's end, on a
     // shared machine) costs either search more, whichever started warm: a CI run that
     // compared totals read 11 and 11.
-    let bracketing = |record: &SearchRecord| {
-        record
-            .probes
-            .iter()
-            .take_while(|p| p.stage == ProbeStage::Explore)
-            .count()
-    };
     assert!(
         bracketing(&warm) < bracketing(&cold),
         "warm bracketed in {} probes, cold in {}",
@@ -317,16 +334,8 @@ fn each_emulated_instance_searches_and_the_second_starts_warm() {
         assert!((capacity * 0.3..=most).contains(&pass), "{}", record.said);
     }
     // Every run of each ran in its instance's shape.
-    for (phase, cpus) in [("rate@c7g.medium", 1.0), ("rate@t4g.small-baseline", 0.4)] {
-        let ran = results
-            .phases
-            .iter()
-            .find(|p| p.name == phase)
-            .expect(phase);
-        for run in ran.points.iter().flat_map(|p| p.runs.iter()) {
-            assert_eq!(applied(run).cpus, Some(cpus), "{phase}");
-        }
-    }
+    assert_ran_with_cpus(&results, "rate@c7g.medium", 1.0);
+    assert_ran_with_cpus(&results, "rate@t4g.small-baseline", 0.4);
     let output = headroom(&["render", spec, "--results", &out_arg], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("the page");

@@ -79,12 +79,7 @@ fn every_file(dir: &Path) -> Vec<(String, String)> {
 /// secrets from the environment, streaming JSON lines and remote write, its dashboard
 /// exported: what it printed. The requests carried the query (every one answered) and the
 /// target's value is recorded by its keyed hash.
-fn run_given_secrets(
-    dir: &Path,
-    name: &str,
-    write_url: &str,
-    (target, query): (&str, &str),
-) -> String {
+fn run_given_secrets(dir: &Path, name: &str, write_url: &str, target: &str, query: &str) -> String {
     let results = dir.join(format!("{name}.json"));
     let lines = format!("json-lines={}", dir.join(format!("{name}.jsonl")).display());
     let stream = format!("prometheus-rw={write_url}");
@@ -143,7 +138,7 @@ fn no_secret_leaves_in_clear_through_any_output() {
         ("one", "t4rget-S3cret", "qu3ry-S3cret"),
         ("two", "n3w-t4rget-S3cret", "n3w-qu3ry-S3cret"),
     ] {
-        printed.push_str(&run_given_secrets(&dir, name, &write_url, (target, query)));
+        printed.push_str(&run_given_secrets(&dir, name, &write_url, target, query));
     }
     for format in ["table", "md", "json"] {
         let (code, table, said) = common::headroom_in(

@@ -180,25 +180,7 @@ fn three_segments_merge_into_the_single_process_run() {
         stderr(&refused)
     );
     let barrier = format!("127.0.0.1:{}", free_port());
-    let segments: Vec<std::process::Child> = (0..3)
-        .map(|i| {
-            Command::new(env!("CARGO_BIN_EXE_headroom"))
-                .args(["run", spec, "--segment", &format!("{i}/3")])
-                .args(["--barrier", &barrier, "--out"])
-                .arg(dir.join(format!("part-{i}.json")))
-                .env(env.0, &env.1)
-                .env(steps.0, &steps.1)
-                .current_dir(root())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("a segment")
-        })
-        .collect();
-    for segment in segments {
-        let output = segment.wait_with_output().expect("a segment ran");
-        assert!(output.status.success(), "{}", stderr(&output));
-    }
+    run_three_segments(spec, &barrier, dir, &[&env, &steps]);
     let _ = server.kill();
     let _ = server.wait();
     // Once more, by segment 0 alone: the others' runs say so.
@@ -212,10 +194,48 @@ fn three_segments_merge_into_the_single_process_run() {
         .collect();
     shares_start_together_each_with_its_own(&shares);
 
+    let merged = merge_keeping_what_was_there(dir, &parts);
+    assert!(merged.segment.is_none());
+    let whole = typed(&read_results(&whole_path));
+    the_merge_is_the_whole_run(&whole, &merged, &shares);
+
+    the_merge_without_segment_2_is_refused(&parts);
+    assert!(leftovers("1038B").is_empty());
+    clean("segments");
+}
+
+/// The three segments of `spec`, started together and meeting at `barrier`, each writing
+/// `part-{i}.json` in `dir`; each succeeds.
+fn run_three_segments(spec: &str, barrier: &str, dir: &Path, env: &[&(&str, String)]) {
+    let segments: Vec<std::process::Child> = (0..3)
+        .map(|i| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_headroom"));
+            command
+                .args(["run", spec, "--segment", &format!("{i}/3")])
+                .args(["--barrier", barrier, "--out"])
+                .arg(dir.join(format!("part-{i}.json")));
+            for (name, value) in env {
+                command.env(name, value);
+            }
+            command
+                .current_dir(root())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("a segment")
+        })
+        .collect();
+    for segment in segments {
+        let output = segment.wait_with_output().expect("a segment ran");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+}
+
+/// `headroom merge` of `parts` into `merged.json` in `dir`, where results of another bench
+/// already are: they are kept, as `run --out` keeps them (a merge replaced them silently).
+fn merge_keeping_what_was_there(dir: &Path, parts: &[String]) -> Results {
     let merged_path = dir.join("merged.json");
     let merged_arg = merged_path.display().to_string();
-    // Results of another bench already there are kept, as `run --out` keeps them (a merge
-    // replaced them silently).
     let other = common::fixtures::RELAY_RESULTS;
     std::fs::write(&merged_path, other).expect("written");
     let mut args = vec!["merge", "--out", merged_arg.as_str()];
@@ -231,14 +251,7 @@ fn three_segments_merge_into_the_single_process_run() {
     );
     let kept = std::fs::read_to_string(dir.join("merged.json.prev")).expect("the earlier file");
     assert_eq!(kept, other, "the earlier file is kept whole");
-    let merged = typed(&read_results(&merged_path));
-    assert!(merged.segment.is_none());
-    let whole = typed(&read_results(&whole_path));
-    the_merge_is_the_whole_run(&whole, &merged, &shares);
-
-    the_merge_without_segment_2_is_refused(&parts);
-    assert!(leftovers("1038B").is_empty());
-    clean("segments");
+    typed(&read_results(&merged_path))
 }
 
 /// Every share of the segmented run: its index, one seed, no SLO judged, steps on segment 0

@@ -5,18 +5,8 @@ use headroom_results::{Exit, Failure, PhaseResults, Results, RunLimits, RunResul
 
 use super::*;
 
-/// Issue 19: a stack's failures are named after the service or step, with its last lines:
-/// a service never ready, a setup step that exits 7, a service that dies mid-point; the stack
-/// that works is sampled apart and summed; nothing of any of them is left running.
-#[test]
-fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
-    let (output, results) = run_fixture("stack", &["--no-page"], &[]);
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    let results = typed(&results);
-    let runs = typed_runs(&results);
-    let [never_ready, setup_fails, dies, whole] = runs[..] else {
-        panic!("four runs: {runs:?}");
-    };
+/// The db was never ready: the api never started; the db was stopped.
+fn assert_db_never_ready(never_ready: &RunResult) {
     // The db was never ready: the api never started; the db was stopped.
     let Some(Failure::Service {
         service: failed,
@@ -42,6 +32,10 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     let db_stopped = service(never_ready, "db").stopped.as_ref();
     assert_eq!(db_stopped.and_then(|s| s.exit.clone()), Some(Exit::Code(0)));
     assert!(!never_ready.services.contains_key("api"));
+}
+
+/// The seed step exits 7: its own lines, both streams; no load was sent.
+fn assert_seed_step_failed(setup_fails: &RunResult) {
     // The seed step exits 7: its own lines, both streams; no load was sent.
     let Some(Failure::Step {
         step,
@@ -62,6 +56,10 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     );
     assert!(setup_fails.scenarios.is_empty());
     assert_eq!(setup_fails.steps[0].exit, Some(Exit::Code(7)));
+}
+
+/// The db dies 1.5 s after it started, during the load: named, with its last line.
+fn assert_db_died(dies: &RunResult) {
     // The db dies 1.5 s after it started, during the load: named, with its last line.
     let Some(Failure::Service {
         service: failed,
@@ -77,6 +75,11 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     assert_eq!(*exit, Exit::Code(3));
     assert!(stderr_tail.iter().any(|line| line.contains("--exit-after")));
     assert!(scenario(dies, "api").requests > 0);
+}
+
+/// The stack that works: both services in order, on their own ports, sampled apart; the
+/// run's process is their sum; the api in its own cgroup.
+fn assert_whole_stack(whole: &RunResult) {
     // The stack that works: both services started in order, on their own ports, sampled
     // apart; the run's process is their sum.
     assert!(whole.failure.is_none(), "{:?}", whole.failure);
@@ -98,6 +101,24 @@ fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
     };
     assert_eq!(limits.memory_bytes, Some(256 << 20));
     assert!(db.limits.is_none(), "{:?}", db.limits);
+}
+
+/// Issue 19: a stack's failures are named after the service or step, with its last lines:
+/// a service never ready, a setup step that exits 7, a service that dies mid-point; the stack
+/// that works is sampled apart and summed; nothing of any of them is left running.
+#[test]
+fn a_stack_fails_by_service_and_step_and_leaves_nothing() {
+    let (output, results) = run_fixture("stack", &["--no-page"], &[]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let results = typed(&results);
+    let runs = typed_runs(&results);
+    let [never_ready, setup_fails, dies, whole] = runs[..] else {
+        panic!("four runs: {runs:?}");
+    };
+    assert_db_never_ready(never_ready);
+    assert_seed_step_failed(setup_fails);
+    assert_db_died(dies);
+    assert_whole_stack(whole);
     assert!(leftovers("1040B").is_empty(), "{:?}", leftovers("1040B"));
     clean("stack");
 }

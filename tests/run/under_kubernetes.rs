@@ -148,12 +148,30 @@ fn become_pod_user(
     (in_pod, Some((user, group)))
 }
 
+/// `binary k8s` of the local fixture, one segment, into `dir`: the manifests it wrote.
+fn k8s_manifests(binary: &Path, dir: &Path) -> Manifests {
+    let k8s = Command::new(binary)
+        .args(["k8s", "tests/fixtures/k8s/local.toml", "--segments", "1"])
+        .args(["--image", "registry.example/headroom:0.1.0", "--out"])
+        .arg(dir)
+        .current_dir(root())
+        .output()
+        .expect("headroom k8s");
+    assert!(
+        k8s.status.success(),
+        "{}",
+        String::from_utf8_lossy(&k8s.stderr)
+    );
+    Manifests::read(dir)
+}
+
 /// Runs `argv` (its first word `headroom`, the image's binary) in `pod`, with nothing of this
 /// environment but `env`, as the pod's user where given.
 fn run_in_pod(
     binary: &Path,
     argv: &[String],
-    (pod, user): (&Path, Option<(u32, u32)>),
+    pod: &Path,
+    user: Option<(u32, u32)>,
     env: &BTreeMap<&str, String>,
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt;
@@ -199,19 +217,7 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let pod = std::env::temp_dir().join(format!("headroom-image-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&pod);
     let manifests_dir = pod.with_extension("manifests");
-    let k8s = Command::new(&binary)
-        .args(["k8s", "tests/fixtures/k8s/local.toml", "--segments", "1"])
-        .args(["--image", "registry.example/headroom:0.1.0", "--out"])
-        .arg(&manifests_dir)
-        .current_dir(root())
-        .output()
-        .expect("headroom k8s");
-    assert!(
-        k8s.status.success(),
-        "{}",
-        String::from_utf8_lossy(&k8s.stderr)
-    );
-    let manifests = Manifests::read(&manifests_dir);
+    let manifests = k8s_manifests(&binary, &manifests_dir);
     let written = manifests.write_spec_volume(&pod.join("spec"));
     assert_eq!(written.len(), 2, "the spec and its data file: {written:?}");
     std::fs::create_dir_all(pod.join("results")).expect("the claim's folder");
@@ -230,7 +236,8 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let segment = run_in_pod(
         &binary,
         &as_here(&argv, &pod, &env, &barrier),
-        (&pod, user),
+        &pod,
+        user,
         &env,
     );
     let _ = server.kill();
@@ -245,7 +252,8 @@ fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let merge = run_in_pod(
         &binary,
         &as_here(&argv, &pod, &env, &barrier),
-        (&pod, user),
+        &pod,
+        user,
         &env,
     );
     assert!(

@@ -78,78 +78,80 @@ fn a_search_stops_at_the_units_cap() {
     );
 }
 
+/// Searches that cannot run, each with the key it is refused at.
+const CANNOT_RUN: [Case<'static>; 11] = [
+    (
+        "from = 0, to = 640",
+        "",
+        SLO,
+        &[("E028", "/phase/0/vary/users")],
+    ),
+    (
+        "from = 100, to = 10",
+        "",
+        SLO,
+        &[("E028", "/phase/0/vary/users")],
+    ),
+    (
+        "from = 10, to = 640, precision = \"100%\"",
+        "",
+        SLO,
+        &[("E005", "/phase/0/vary/users/search/precision")],
+    ),
+    (
+        "from = 10, to = 640, max_runs = 5",
+        "",
+        SLO,
+        &[("E046", "/phase/0/vary/users/search/max_runs")],
+    ),
+    (
+        "from = 10, to = 640, probe_hold = \"20s\"",
+        "",
+        SLO,
+        &[("E046", "/phase/0/vary/users/search/probe_hold")],
+    ),
+    (
+        "from = 10, to = 640, probe_hold = \"0s\"",
+        "",
+        SLO,
+        &[("E046", "/phase/0/vary/users/search/probe_hold")],
+    ),
+    (
+        "from = 10, to = 640, max_time = \"0s\"",
+        "",
+        SLO,
+        &[("E046", "/phase/0/vary/users/search/max_time")],
+    ),
+    (
+        "from = 10, to = 640, max_time = \"30d\"",
+        "",
+        SLO,
+        &[("E046", "/phase/0/vary/users/search/max_time")],
+    ),
+    (
+        "from = 10, to = 640",
+        "order = \"grouped\"",
+        SLO,
+        &[("E021", "/phase/0/order")],
+    ),
+    (
+        "from = 10, to = 640",
+        "on_failure = \"stop\"",
+        SLO,
+        &[("E021", "/phase/0/on_failure")],
+    ),
+    (
+        "from = 10, to = 640",
+        "",
+        "",
+        &[("E046", "/phase/0/vary/users/search")],
+    ),
+];
+
 /// Each search that cannot run is refused at the key to change, with the fix.
 #[test]
 fn a_search_that_cannot_run_is_refused_at_its_key() {
-    let cases: [Case<'_>; 11] = [
-        (
-            "from = 0, to = 640",
-            "",
-            SLO,
-            &[("E028", "/phase/0/vary/users")],
-        ),
-        (
-            "from = 100, to = 10",
-            "",
-            SLO,
-            &[("E028", "/phase/0/vary/users")],
-        ),
-        (
-            "from = 10, to = 640, precision = \"100%\"",
-            "",
-            SLO,
-            &[("E005", "/phase/0/vary/users/search/precision")],
-        ),
-        (
-            "from = 10, to = 640, max_runs = 5",
-            "",
-            SLO,
-            &[("E046", "/phase/0/vary/users/search/max_runs")],
-        ),
-        (
-            "from = 10, to = 640, probe_hold = \"20s\"",
-            "",
-            SLO,
-            &[("E046", "/phase/0/vary/users/search/probe_hold")],
-        ),
-        (
-            "from = 10, to = 640, probe_hold = \"0s\"",
-            "",
-            SLO,
-            &[("E046", "/phase/0/vary/users/search/probe_hold")],
-        ),
-        (
-            "from = 10, to = 640, max_time = \"0s\"",
-            "",
-            SLO,
-            &[("E046", "/phase/0/vary/users/search/max_time")],
-        ),
-        (
-            "from = 10, to = 640, max_time = \"30d\"",
-            "",
-            SLO,
-            &[("E046", "/phase/0/vary/users/search/max_time")],
-        ),
-        (
-            "from = 10, to = 640",
-            "order = \"grouped\"",
-            SLO,
-            &[("E021", "/phase/0/order")],
-        ),
-        (
-            "from = 10, to = 640",
-            "on_failure = \"stop\"",
-            SLO,
-            &[("E021", "/phase/0/on_failure")],
-        ),
-        (
-            "from = 10, to = 640",
-            "",
-            "",
-            &[("E046", "/phase/0/vary/users/search")],
-        ),
-    ];
-    for (search, extra, tail, expected) in cases {
+    for (search, extra, tail, expected) in CANNOT_RUN {
         let compilation = compile(&searching(search, extra, tail));
         let found: Vec<_> = codes_at(&compilation)
             .into_iter()

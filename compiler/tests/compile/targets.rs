@@ -103,10 +103,9 @@ fn a_stack_starts_in_order_with_its_steps_filled() {
     assert_eq!(target.teardown[0].name, "clean-up");
 }
 
-/// Each mistake of a stack is named where it was written.
-#[test]
-fn a_stack_that_cannot_start_is_refused() {
-    let source = r#"
+/// A stack with a mistake of each kind: an unknown service and a service after itself, an
+/// unknown port placeholder, no front, a step with no time, series read two ways or none.
+const BROKEN_STACK: &str = r#"
 [bench]
 name = "x"
 
@@ -145,6 +144,11 @@ name = "p"
 hold = "2s"
 repeats = 3
 "#;
+
+/// Each mistake of a stack is named where it was written.
+#[test]
+fn a_stack_that_cannot_start_is_refused() {
+    let source = BROKEN_STACK;
     let compilation = compile(source);
     let found: Vec<(&str, &str, &str)> = compilation
         .diagnostics

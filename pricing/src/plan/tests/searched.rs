@@ -6,7 +6,8 @@ use crate::PriceTable;
 /// A searched phase's record: probes at `loads` with their verdicts, ending as `ending`.
 fn searched(
     probes: &[(i64, bool)],
-    (pass, fail): (Option<i64>, Option<i64>),
+    pass: Option<i64>,
+    fail: Option<i64>,
     ending: headroom_results::SearchEnding,
 ) -> MeasuredSweep {
     use headroom_results::{ProbeOutcome, ProbeStage, SearchProbe, SearchRecord};
@@ -56,7 +57,8 @@ fn a_searched_ceiling_is_its_last_pass_with_its_bracket() {
     model.cpu_ceiling = None;
     let sweep = searched(
         &[(40, true), (42, false)],
-        (Some(40), Some(42)),
+        Some(40),
+        Some(42),
         SearchEnding::Converged,
     );
     model.slo = slo_ceiling(&sweep, "named");
@@ -85,12 +87,12 @@ fn a_searched_ceiling_is_its_last_pass_with_its_bracket() {
         ceiling.note
     );
     // Every probe passed up to `to`: a lower bound, as a listed sweep's.
-    let lower = searched(&[(64, true)], (Some(64), None), SearchEnding::LowerBound);
+    let lower = searched(&[(64, true)], Some(64), None, SearchEnding::LowerBound);
     let slo = slo_ceiling(&lower, "").expect("judged");
     assert!(slo.lower_bound);
     assert_eq!(slo.first_failing, None);
     // `from` failing: the ceiling lies below it, not measured.
-    let below = searched(&[(16, false)], (None, Some(16)), SearchEnding::BelowFrom);
+    let below = searched(&[(16, false)], None, Some(16), SearchEnding::BelowFrom);
     model.slo = slo_ceiling(&below, "named");
     let plan = plan_instance(
         table.instance("m7g.large").expect("m7g.large"),
@@ -118,7 +120,8 @@ fn a_search_that_confirmed_nothing_prices_no_slo_ceiling() {
     model.cpu_ceiling = None;
     let mut sweep = searched(
         &[(40, true), (80, false)],
-        (None, Some(80)),
+        None,
+        Some(80),
         SearchEnding::OutOfBudget,
     );
     let record = sweep.search.as_mut().expect("the record");
