@@ -81,6 +81,15 @@ pub struct DemoTarget {
     /// serializes per recipient does.
     #[arg(long, default_value = "0s")]
     frame_cpu: headroom_spec::Duration,
+    /// Socket.IO (`/socket.io/`): ping every socket this often.
+    #[arg(long, default_value = "25s")]
+    socket_io_ping_interval: headroom_spec::Duration,
+    /// Socket.IO: drop a socket whose pong is this late.
+    #[arg(long, default_value = "20s")]
+    socket_io_ping_timeout: headroom_spec::Duration,
+    /// Socket.IO: disconnect every socket (packet `41`) this long after it connected.
+    #[arg(long)]
+    socket_io_disconnect_after: Option<headroom_spec::Duration>,
     /// Threads that spin on the CPU for as long as the server runs (to test CPU limits).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     busy_threads: u32,
@@ -130,6 +139,9 @@ impl DemoTarget {
             ping_every: self.ping_every,
             idle_close: self.idle_close,
             frame_cpu: self.frame_cpu,
+            socket_io_ping_interval: self.socket_io_ping_interval,
+            socket_io_ping_timeout: self.socket_io_ping_timeout,
+            socket_io_disconnect_after: self.socket_io_disconnect_after,
             busy_threads: self.busy_threads,
             tls: match (self.tls_cert, self.tls_key) {
                 (Some(cert), Some(key)) => Some(headroom_demo::Certificate::Files { cert, key }),

@@ -130,6 +130,7 @@ codes! {
     BadSearch = "E046", "bad-search", Error, "A search (`vary = { x = { search = … } }`) that cannot run as written: beside another axis, a budget of runs or time too small to confirm its ends or a time budget over a week, a probe hold under a second or longer than the hold, or a start at or past `[capacity] cap`.";
     HoldsApart = "E047", "holds-apart", Error, "Scenarios of one run that cannot hold their loads together for one hold: their holds differ, or one has a hold and another none. A run measures every scenario over the one window in which all of them are at their load.";
     MissingPath = "E048", "missing-path", Error, "A working directory or CA file the spec names (relative to it) that is not on this machine: refused before anything starts, not when the point that needs it is reached.";
+    SocketIo = "E049", "socket-io", Error, "A Socket.IO setting the protocol cannot carry: a join that is not a JSON array led by its event's name, an auth that is not a JSON object, a message template that is not one JSON value, a path or namespace without its leading `/`, or a raw WebSocket setting (`join`, a binary stamp) in a Socket.IO scenario.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

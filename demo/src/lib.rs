@@ -20,6 +20,7 @@ mod pg;
 mod ration;
 pub use notes::seed_bytes;
 mod rooms;
+mod socket_io;
 mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -87,6 +88,12 @@ pub struct Options {
     /// CPU spent on each message frame sent to a peer, as a server that encrypts (TLS) or
     /// serializes per recipient does: fan-out then costs CPU in proportion to the frames.
     pub frame_cpu: Duration,
+    /// Socket.IO: the server pings every socket this often.
+    pub socket_io_ping_interval: Duration,
+    /// Socket.IO: a socket whose pong is this late is dropped.
+    pub socket_io_ping_timeout: Duration,
+    /// Socket.IO: disconnect every socket (`41`) this long after it connected.
+    pub socket_io_disconnect_after: Option<Duration>,
     /// Threads that spin on the CPU for as long as the server runs: a server that uses every
     /// core it is given, to test CPU limits against.
     pub busy_threads: u32,
@@ -125,6 +132,9 @@ impl Default for Options {
             ping_every: None,
             idle_close: None,
             frame_cpu: Duration::ZERO,
+            socket_io_ping_interval: Duration::from_secs(25),
+            socket_io_ping_timeout: Duration::from_secs(20),
+            socket_io_disconnect_after: None,
             busy_threads: 0,
             tls: None,
             database: None,
@@ -223,6 +233,7 @@ impl Server {
             })
             .merge(accounts::routes())
             .merge(rooms::routes())
+            .layer(socket_io::layer(&app))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&app),
                 faults::gate,

@@ -43,6 +43,7 @@ const HTTP_AND_REQUESTS: &str = "HTTP, and each named request of a scenario of s
 const ROOMS: &str = "rooms";
 const ROOMS_SENDING: &str = "rooms that send";
 const ROOMS_RELOADING: &str = "rooms that reload";
+const ROOMS_ACKING: &str = "Socket.IO rooms that ask acks";
 
 /// The definition of a scenario's figure.
 pub fn of_scenario(figure: ScenarioFigure) -> Definition {
@@ -76,6 +77,8 @@ fn produced_by(figure: ScenarioFigure) -> (&'static str, Option<Better>) {
         F::Messages => (ROOMS_SENDING, None),
         F::Reload => (ROOMS_RELOADING, Some(Better::Lower)),
         F::ReloadFailed => (ROOMS_RELOADING, Some(Better::Lower)),
+        F::Ack => (ROOMS_ACKING, Some(Better::Lower)),
+        F::Unacked => (ROOMS_ACKING, Some(Better::Lower)),
     }
 }
 
@@ -100,7 +103,8 @@ fn computed(figure: ScenarioFigure) -> &'static str {
         }
         F::Requests => "requests that ended in the hold",
         F::Connect => {
-            "from a socket's scheduled connect time to its open WebSocket (join sent), over the \
+            "from a socket's scheduled connect time to its open WebSocket (join sent; with \
+             Socket.IO, its namespace connected and its joins sent or acknowledged), over the \
              sockets that opened"
         }
         F::SocketsFailed => "planned sockets that did not open, over the sockets planned",
@@ -126,6 +130,14 @@ fn computed(figure: ScenarioFigure) -> &'static str {
              the reloads that ended"
         }
         F::ReloadFailed => "reloads that failed, over the reloads that ended",
+        F::Ack => {
+            "from a message's intended send time to the server's acknowledgement (`43<id>`), \
+             over the acks that came"
+        }
+        F::Unacked => {
+            "messages sent asking an ack whose ack never came (before the socket closed), over \
+             the messages that asked"
+        }
     }
 }
 
@@ -177,6 +189,7 @@ pub fn all() -> Vec<Definition> {
         .chain(ScenarioFigure::ROOMS)
         .chain(ScenarioFigure::ROOMS_SENDING)
         .chain(ScenarioFigure::ROOMS_RELOADING)
+        .chain(ScenarioFigure::ROOMS_ACKING)
         .map(of_scenario);
     point.chain(scenario).collect()
 }
@@ -244,7 +257,7 @@ mod tests {
             let figure = ScenarioFigure::parse(definition.name).expect("an SLO name");
             assert_eq!(figure.unit(), definition.unit, "{}", definition.name);
         }
-        assert_eq!(all.len(), 3 + 16);
+        assert_eq!(all.len(), 3 + 18);
         assert!(markdown().contains(
             "| `seen_by_all.STAT` | time, with a statistic | rooms that send | from a message's"
         ));

@@ -11,9 +11,8 @@ use hdrhistogram::Histogram;
 
 use headroom_results::histogram::{deserialize_histogram, histogram_summary, serialize_histogram};
 use headroom_results::{
-    ConnectFailures, Connections, ErrorCounts, GeneratorResult, HistogramKey, MachinePauses,
-    MessageCounts, ReloadResult, RequestCounts, RequestResult, Results, RoomsResult, RunResult,
-    ScenarioResult, SocketCounts, Summary, TlsFigures, Window,
+    Connections, ErrorCounts, GeneratorResult, HistogramKey, MachinePauses, RequestCounts,
+    RequestResult, Results, RunResult, ScenarioResult, TlsFigures, Window,
 };
 
 /// One segment's results and the file it came from (for the errors).
@@ -315,13 +314,6 @@ fn merge_histograms(
     Ok(merged)
 }
 
-fn summary(histograms: &BTreeMap<HistogramKey, Histogram<u64>>, key: HistogramKey) -> Summary {
-    histograms
-        .get(&key)
-        .map(histogram_summary)
-        .unwrap_or_default()
-}
-
 fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> {
     let first = shares[0];
     if shares.iter().all(|s| s.skipped.is_some()) {
@@ -386,13 +378,6 @@ fn merge_scenario(shares: &[&ScenarioResult]) -> Result<ScenarioResult, String> 
             .iter()
             .map(|(key, h)| (*key, serialize_histogram(h)))
             .collect(),
-    })
-}
-
-fn add_errors<'a>(all: impl Iterator<Item = &'a ErrorCounts>) -> ErrorCounts {
-    all.fold(ErrorCounts::default(), |mut sum, e| {
-        sum.add(e);
-        sum
     })
 }
 
@@ -540,58 +525,11 @@ fn merge_by_request(shares: &[&ScenarioResult]) -> Result<BTreeMap<String, Reque
         .collect())
 }
 
-fn merge_rooms(
-    shares: &[&ScenarioResult],
-    histograms: &BTreeMap<HistogramKey, Histogram<u64>>,
-) -> Option<RoomsResult> {
-    let all: Vec<&RoomsResult> = shares.iter().filter_map(|s| s.rooms.as_ref()).collect();
-    let first = *all.first()?;
-    let sum = |f: &dyn Fn(&RoomsResult) -> u64| all.iter().map(|r| f(r)).sum::<u64>();
-    let reloads: Vec<&ReloadResult> = all.iter().filter_map(|r| r.reload.as_ref()).collect();
-    Some(RoomsResult {
-        rooms: sum(&|r| r.rooms),
-        peers: sum(&|r| r.peers),
-        sockets: SocketCounts {
-            planned: sum(&|r| r.sockets.planned),
-            opened: sum(&|r| r.sockets.opened),
-            failed: ConnectFailures {
-                refused: sum(&|r| r.sockets.failed.refused),
-                status: sum(&|r| r.sockets.failed.status),
-                timeout: sum(&|r| r.sockets.failed.timeout),
-                other: sum(&|r| r.sockets.failed.other),
-                ports: sum(&|r| r.sockets.failed.ports),
-            },
-            closed_by_server: sum(&|r| r.sockets.closed_by_server),
-            closed_by_us: sum(&|r| r.sockets.closed_by_us),
-            pings_sent: sum(&|r| r.sockets.pings_sent),
-            pings_received: sum(&|r| r.sockets.pings_received),
-        },
-        connect: summary(histograms, HistogramKey::Connect),
-        hold_started_s: all.iter().map(|r| r.hold_started_s).fold(0.0, f64::max),
-        hold_s: all.iter().map(|r| r.hold_s).fold(first.hold_s, f64::min),
-        messages: MessageCounts {
-            sent: sum(&|r| r.messages.sent),
-            skipped: sum(&|r| r.messages.skipped),
-            expected: sum(&|r| r.messages.expected),
-            delivered: sum(&|r| r.messages.delivered),
-            on_time: sum(&|r| r.messages.on_time),
-            late: sum(&|r| r.messages.late),
-            reached_all: sum(&|r| r.messages.reached_all),
-            reached_all_on_time: sum(&|r| r.messages.reached_all_on_time),
-            incomplete: sum(&|r| r.messages.incomplete),
-            own_echoes: sum(&|r| r.messages.own_echoes),
-            unstamped: sum(&|r| r.messages.unstamped),
-        },
-        seen: summary(histograms, HistogramKey::Seen),
-        seen_by_all: summary(histograms, HistogramKey::SeenByAll),
-        reload: (!reloads.is_empty()).then(|| ReloadResult {
-            requests: reloads.iter().map(|r| r.requests).sum(),
-            ok: reloads.iter().map(|r| r.ok).sum(),
-            errors: add_errors(reloads.iter().map(|r| &r.errors)),
-            latency: summary(histograms, HistogramKey::Reload),
-        }),
-    })
-}
+mod rooms;
+mod sums;
+
+use rooms::merge_rooms;
+use sums::{add_errors, summary};
 
 #[cfg(test)]
 mod tests;

@@ -312,6 +312,18 @@ fn rooms_figure(
             ),
             None => Err("the scenario has no `reload`".to_owned()),
         },
+        ScenarioFigure::Ack => match &rooms.socket_io {
+            Some(socket_io) => summary_statistic(&socket_io.ack, statistic, "no ack came"),
+            None => Err("the scenario does not speak Socket.IO".to_owned()),
+        },
+        ScenarioFigure::Unacked => match &rooms.socket_io {
+            Some(socket_io) => ratio(
+                socket_io.acks_asked.saturating_sub(socket_io.acks_received),
+                socket_io.acks_asked,
+                "no message asked an ack",
+            ),
+            None => Err("the scenario does not speak Socket.IO".to_owned()),
+        },
         other => Err(format!(
             "`{}` is not measured for a rooms scenario",
             other.as_str()

@@ -6,6 +6,15 @@ use std::path::Path;
 
 use headroom_spec::placeholder::{self, PlaceholderName, builtin};
 
+/// Fills a rooms socket's `{room}` and `{peer}` (the rest was filled before).
+pub fn per_socket(text: &str, room: u32, peer: u32) -> String {
+    placeholder::fill(text, |name| match name {
+        PlaceholderName::Name(builtin::ROOM) => Some(room.to_string()),
+        PlaceholderName::Name(builtin::PEER) => Some(peer.to_string()),
+        _ => None,
+    })
+}
+
 /// No stack: no service ports to fill.
 static NO_SERVICES: BTreeMap<String, u16> = BTreeMap::new();
 

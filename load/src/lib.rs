@@ -27,6 +27,7 @@ pub mod live;
 pub mod pauses;
 pub mod reach;
 pub mod rooms;
+mod socket_io;
 pub mod source;
 pub mod stripe;
 pub mod tls;

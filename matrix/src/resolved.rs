@@ -254,6 +254,9 @@ pub struct RoomsScenario {
     pub name: String,
     /// The socket URL; `{room}` and `{peer}` are filled per socket.
     pub url: String,
+    /// What the sockets speak (raw WebSocket when absent).
+    #[serde(default, skip_serializing_if = "Protocol::is_websocket")]
+    pub protocol: Protocol,
     /// How many rooms (0 at a baseline point).
     pub rooms: u64,
     /// Sockets per room.
@@ -284,6 +287,26 @@ pub struct RoomsScenario {
     pub connect_over: Option<Duration>,
     /// Ramp-up (sockets opening), hold and ramp-down.
     pub stages: Stages,
+}
+
+/// What a rooms scenario's sockets speak, with what the protocol needs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub enum Protocol {
+    /// Raw WebSocket messages.
+    #[default]
+    #[serde(rename = "websocket")]
+    WebSocket,
+    /// Socket.IO v4 over WebSocket; its strings filled at the point (`{room}` and `{peer}`
+    /// are filled per socket).
+    #[serde(rename = "socket.io")]
+    SocketIo(headroom_spec::scenario::SocketIo),
+}
+
+impl Protocol {
+    /// Raw WebSocket, the default.
+    pub fn is_websocket(&self) -> bool {
+        *self == Protocol::WebSocket
+    }
 }
 
 impl RoomsScenario {

@@ -156,6 +156,10 @@ pub enum ScenarioFigure {
     Reload,
     /// Rooms: the share of page reloads that failed.
     ReloadFailed,
+    /// Socket.IO rooms: from a message's intended send time to its acknowledgement.
+    Ack,
+    /// Socket.IO rooms: the share of messages whose acknowledgement never came.
+    Unacked,
 }
 
 impl ScenarioFigure {
@@ -185,6 +189,8 @@ impl ScenarioFigure {
     /// What a rooms scenario that reloads produces too.
     pub const ROOMS_RELOADING: [ScenarioFigure; 2] =
         [ScenarioFigure::Reload, ScenarioFigure::ReloadFailed];
+    /// What a Socket.IO rooms scenario that asks acks (`socket_io.ack`) produces too.
+    pub const ROOMS_ACKING: [ScenarioFigure; 2] = [ScenarioFigure::Ack, ScenarioFigure::Unacked];
     /// What each named request of an HTTP scenario of several produces
     /// (`browse.list.latency.p95`).
     pub const BY_REQUEST: [ScenarioFigure; 3] = [
@@ -212,6 +218,8 @@ impl ScenarioFigure {
             ScenarioFigure::Messages => "messages",
             ScenarioFigure::Reload => "reload",
             ScenarioFigure::ReloadFailed => "reload_failed",
+            ScenarioFigure::Ack => "ack",
+            ScenarioFigure::Unacked => "unacked",
         }
     }
 
@@ -222,6 +230,7 @@ impl ScenarioFigure {
             .chain(Self::ROOMS)
             .chain(Self::ROOMS_SENDING)
             .chain(Self::ROOMS_RELOADING)
+            .chain(Self::ROOMS_ACKING)
             .find(|figure| figure.as_str() == name)
     }
 
@@ -232,7 +241,8 @@ impl ScenarioFigure {
             | ScenarioFigure::Connect
             | ScenarioFigure::Seen
             | ScenarioFigure::SeenByAll
-            | ScenarioFigure::Reload => FigureUnit::Latency,
+            | ScenarioFigure::Reload
+            | ScenarioFigure::Ack => FigureUnit::Latency,
             ScenarioFigure::Failed
             | ScenarioFigure::Dropped
             | ScenarioFigure::SocketsFailed
@@ -240,7 +250,8 @@ impl ScenarioFigure {
             | ScenarioFigure::Delivered
             | ScenarioFigure::Reach
             | ScenarioFigure::Late
-            | ScenarioFigure::ReloadFailed => FigureUnit::Ratio,
+            | ScenarioFigure::ReloadFailed
+            | ScenarioFigure::Unacked => FigureUnit::Ratio,
             ScenarioFigure::Rate => FigureUnit::Rate,
             ScenarioFigure::Requests | ScenarioFigure::Messages => FigureUnit::Count,
         }

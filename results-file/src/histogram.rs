@@ -96,6 +96,14 @@ pub enum HistogramKey {
     Connect,
     /// Rooms: page reloads.
     Reload,
+    /// Socket.IO rooms: from a message's intended send time to its acknowledgement.
+    Ack,
+    /// Socket.IO rooms: from a socket's scheduled connect to the Engine.IO open packet.
+    EngineOpen,
+    /// Socket.IO rooms: from the open packet to the namespace connected.
+    NamespaceConnect,
+    /// Socket.IO rooms: from the namespace connected to the room joined.
+    Joined,
     /// HTTP: the answers that met `expect` among the requests intended outside the run's
     /// hold (`outside_hold`): never in the figures, kept to say how long they took.
     OutsideHoldLatency,
@@ -103,7 +111,7 @@ pub enum HistogramKey {
 
 impl HistogramKey {
     /// Every key, in the order the file writes them.
-    pub const ALL: [HistogramKey; 10] = [
+    pub const ALL: [HistogramKey; 14] = [
         HistogramKey::Latency,
         HistogramKey::UnexpectedLatency,
         HistogramKey::ScheduleLag,
@@ -114,6 +122,10 @@ impl HistogramKey {
         HistogramKey::Connect,
         HistogramKey::Reload,
         HistogramKey::OutsideHoldLatency,
+        HistogramKey::Ack,
+        HistogramKey::EngineOpen,
+        HistogramKey::NamespaceConnect,
+        HistogramKey::Joined,
     ];
 
     /// Its wire name: `seen_by_all`.
@@ -129,6 +141,10 @@ impl HistogramKey {
             HistogramKey::Connect => "connect",
             HistogramKey::Reload => "reload",
             HistogramKey::OutsideHoldLatency => "outside_hold_latency",
+            HistogramKey::Ack => "ack",
+            HistogramKey::EngineOpen => "engine_open",
+            HistogramKey::NamespaceConnect => "namespace_connect",
+            HistogramKey::Joined => "joined",
         }
     }
 }

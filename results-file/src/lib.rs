@@ -37,9 +37,9 @@ pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::masked_url::{MASK, mask_every_url, masked_urls};
 pub use crate::process::{Exit, Stopped};
 pub use crate::scenario::{
-    ConnectFailures, Connections, ErrorCounts, Interval, MessageCounts, ReloadResult,
-    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, TlsFigures, Users,
-    Window,
+    ConnectFailures, Connections, Drops, ErrorCounts, Interval, MessageCounts, ReloadResult,
+    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, SocketIoFigures,
+    TlsFigures, Users, Window,
 };
 pub use crate::search::{
     ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,

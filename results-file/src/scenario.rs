@@ -176,11 +176,13 @@ pub struct ScenarioResult {
     pub connection_wait: Summary,
     /// The full distributions, by which one (`latency`, `unexpected_latency`, `schedule_lag`,
     /// `connection_wait`, `tls_handshake`; rooms: `seen`, `seen_by_all`, `connect`,
-    /// `reload`), HdrHistogram V2 compressed in base64: any percentile can be recomputed and
-    /// repeats merged.
+    /// `reload`; Socket.IO rooms: `ack`, `engine_open`, `namespace_connect`, `joined`),
+    /// HdrHistogram V2 compressed in base64: any percentile can be recomputed and repeats
+    /// merged.
     #[schemars(extend("propertyNames" = {"enum": [
         "latency", "unexpected_latency", "schedule_lag", "connection_wait", "tls_handshake",
-        "seen", "seen_by_all", "connect", "reload", "outside_hold_latency"
+        "seen", "seen_by_all", "connect", "reload", "outside_hold_latency", "ack",
+        "engine_open", "namespace_connect", "joined"
     ]}))]
     pub histograms: BTreeMap<HistogramKey, String>,
     /// Every second of the run, ramps included: the timeline, not the measurement.
@@ -337,6 +339,33 @@ pub struct RoomsResult {
     /// Page reloads (`reload`), when the scenario has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload: Option<ReloadResult>,
+    /// What only a Socket.IO scenario measures: its connect's steps and its acks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_io: Option<SocketIoFigures>,
+}
+
+/// A Socket.IO scenario's own figures. Its sockets' `connect` runs from the scheduled time to
+/// the room joined; these are its steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SocketIoFigures {
+    /// From a socket's scheduled connect to the Engine.IO open packet (the WebSocket upgrade
+    /// included).
+    pub engine_open: Summary,
+    /// From the open packet to the namespace's answer `40{"sid":…}`.
+    pub namespace_connect: Summary,
+    /// From the namespace connected to every join sent (and acknowledged, with `join_ack`).
+    pub joined: Summary,
+    /// Sockets the namespace refused (`connect_error`), by the server's message.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rejections: BTreeMap<String, u64>,
+    /// Messages sent asking an acknowledgement (`socket_io.ack`).
+    pub acks_asked: u64,
+    /// Acknowledgements received.
+    pub acks_received: u64,
+    /// From a message's intended send time to its acknowledgement.
+    pub ack: Summary,
+    /// Pongs sent in answer to the server's pings (Engine.IO `2` → `3`).
+    pub pongs_sent: u64,
 }
 
 /// What became of a rooms scenario's sockets.
@@ -350,12 +379,28 @@ pub struct SocketCounts {
     pub failed: ConnectFailures,
     /// Open sockets the server closed (a close frame, a reset or the end of the stream).
     pub closed_by_server: u64,
+    /// Those, by how.
+    #[serde(default)]
+    pub dropped: Drops,
     /// Open sockets we closed at the end of the run.
     pub closed_by_us: u64,
     /// Pings we sent (`ping.every`).
     pub pings_sent: u64,
     /// Pings the server sent us; tungstenite answers each with a pong.
     pub pings_received: u64,
+}
+
+/// Open sockets the server dropped, by how: they add up to `closed_by_server`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Drops {
+    /// A close frame, or Engine.IO's close packet (`1`).
+    pub closed: u64,
+    /// A reset, a protocol error, or the end of the stream without a close.
+    pub reset: u64,
+    /// Socket.IO: no ping from the server within its ping interval and timeout.
+    pub ping_timeout: u64,
+    /// Socket.IO: the server disconnected the namespace (`41`).
+    pub disconnected: u64,
 }
 
 /// Sockets that did not open, by why.
@@ -373,12 +418,16 @@ pub struct ConnectFailures {
     /// (`[generator] source_addresses` spreads sockets over more).
     #[serde(default)]
     pub ports: u64,
+    /// Socket.IO: the namespace refused the connection (`connect_error`); the messages are in
+    /// `socket_io.rejections`.
+    #[serde(default)]
+    pub rejected: u64,
 }
 
 impl ConnectFailures {
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.refused + self.status + self.timeout + self.other + self.ports
+        self.refused + self.status + self.timeout + self.other + self.ports + self.rejected
     }
 }
 
@@ -434,6 +483,42 @@ impl ScenarioResult {
 }
 
 impl RoomsResult {
+    /// The sockets a Socket.IO namespace refused, with the server's messages:
+    /// `5 refused by the namespace ("Not authorized" × 5)`; `None` when none was.
+    pub fn rejections(&self) -> Option<String> {
+        let rejected = self.sockets.failed.rejected;
+        if rejected == 0 {
+            return None;
+        }
+        let messages: Vec<String> = self
+            .socket_io
+            .iter()
+            .flat_map(|s| &s.rejections)
+            .map(|(message, sockets)| format!("{message:?} × {sockets}"))
+            .collect();
+        Some(format!(
+            "{rejected} refused by the namespace ({})",
+            messages.join(", ")
+        ))
+    }
+
+    /// How the server dropped open sockets, the kinds it did: `3 by a close, 2 by ping
+    /// timeout`; `None` when it dropped none.
+    pub fn drops(&self) -> Option<String> {
+        let dropped = &self.sockets.dropped;
+        let kinds: Vec<String> = [
+            (dropped.closed, "by a close"),
+            (dropped.reset, "by a reset"),
+            (dropped.ping_timeout, "by ping timeout"),
+            (dropped.disconnected, "by a namespace disconnect"),
+        ]
+        .into_iter()
+        .filter(|&(count, _)| count > 0)
+        .map(|(count, how)| format!("{count} {how}"))
+        .collect();
+        (!kinds.is_empty()).then(|| kinds.join(", "))
+    }
+
     /// The time until everyone had a message, at quantile `q` of *all* messages that expected
     /// someone: a message that never reached everyone counts as never. `None` when the quantile
     /// falls among those (the figure is "never"), or no message was expected anywhere.
@@ -448,5 +533,47 @@ impl RoomsResult {
             return None;
         }
         Some(histogram.value_at_quantile(share) as f64 / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schema's list of histogram names is every key's, in the file's order.
+    #[test]
+    fn the_schema_names_every_histogram() {
+        let schema = serde_json::to_value(schemars::schema_for!(ScenarioResult)).expect("schema");
+        let names = &schema["properties"]["histograms"]["propertyNames"]["enum"];
+        let keys: Vec<&str> = HistogramKey::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names, &serde_json::json!(keys));
+    }
+
+    #[test]
+    fn refused_and_dropped_sockets_are_said_with_the_servers_words() {
+        let mut rooms = RoomsResult::default();
+        assert_eq!(rooms.rejections(), None);
+        assert_eq!(rooms.drops(), None);
+        rooms.sockets.failed.rejected = 7;
+        rooms.socket_io = Some(SocketIoFigures {
+            rejections: BTreeMap::from([
+                ("Not authorized".to_owned(), 5),
+                ("room full".to_owned(), 2),
+            ]),
+            ..SocketIoFigures::default()
+        });
+        rooms.sockets.dropped = Drops {
+            closed: 3,
+            ping_timeout: 2,
+            ..Drops::default()
+        };
+        assert_eq!(
+            rooms.rejections().as_deref(),
+            Some(r#"7 refused by the namespace ("Not authorized" × 5, "room full" × 2)"#)
+        );
+        assert_eq!(
+            rooms.drops().as_deref(),
+            Some("3 by a close, 2 by ping timeout")
+        );
     }
 }

@@ -32,14 +32,19 @@ pub(crate) fn nothing_measured(
         let why = match (scenario, &result.rooms) {
             (_, Some(rooms)) if rooms.sockets.planned > 0 && rooms.sockets.opened == 0 => {
                 let failed = &rooms.sockets.failed;
-                format!(
-                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other)",
+                let mut why = format!(
+                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other",
                     rooms.sockets.planned,
                     failed.refused,
                     failed.status,
                     failed.timeout,
                     failed.other
-                )
+                );
+                if let Some(rejected) = rooms.rejections() {
+                    why.push_str(&format!(", {rejected}"));
+                }
+                why.push(')');
+                why
             }
             (Scenario::Http(http), None) => {
                 let load = if http.executor.is_open() {

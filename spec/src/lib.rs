@@ -21,6 +21,7 @@ pub mod placeholder;
 pub mod scenario;
 pub mod search;
 pub mod segment;
+mod socket_io;
 pub mod source;
 pub mod sweep;
 pub mod target;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::expect::{Checks, Expect, Statuses};
 use crate::param::Param;
+pub use crate::socket_io::{RoomsProtocol, SocketIo};
 pub use crate::think::{DrawnThink, Think, UserStart};
 use crate::units::{Duration, Rate, Size};
 
@@ -383,8 +384,16 @@ pub struct RoomsScenario {
     #[schemars(regex(pattern = SCENARIO_NAME_PATTERN), length(max = 64))]
     pub name: String,
     /// The socket URL; `{room}` and `{peer}` are filled per socket:
-    /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`.
+    /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`. With `protocol = "socket.io"`, the
+    /// server (`"http://127.0.0.1:{port}"`): the Engine.IO path is `socket_io.path`.
     pub url: String,
+    /// What the sockets speak: raw WebSocket messages, or Socket.IO v4 (Engine.IO v4 over
+    /// WebSocket: the server's pings answered, a namespace connected, rooms joined by events).
+    #[serde(default, skip_serializing_if = "RoomsProtocol::is_websocket")]
+    pub protocol: RoomsProtocol,
+    /// How a Socket.IO scenario connects, joins and sends (`protocol = "socket.io"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_io: Option<SocketIo>,
     /// How many rooms.
     pub rooms: Param<u64>,
     /// Sockets per room; every message sent in a room is expected at the other peers.

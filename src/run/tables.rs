@@ -116,6 +116,15 @@ fn rooms_words(rooms: &RoomsResult) -> String {
             thousands(sockets.failed.ports)
         ));
     }
+    if let Some(rejected) = rooms.rejections() {
+        text.push_str(&format!(" ({rejected})"));
+    }
+    if let Some(drops) = rooms.drops() {
+        text.push_str(&format!(
+            ", {} dropped by the server ({drops})",
+            thousands(sockets.closed_by_server)
+        ));
+    }
     if messages.sent > 0 {
         text.push_str(&format!(
             ", {} messages, {} of {} frames delivered",

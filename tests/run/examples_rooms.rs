@@ -162,3 +162,58 @@ fn relay_runs_quick_end_to_end() {
     assert!(delivery.windows(2).all(|w| w[0] < w[1]), "{delivery:?}");
     clean("relay");
 }
+
+/// Issue 45: the Socket.IO chat finds its searched ceiling against the demo target (socketioxide)
+/// and renders its page. The search starts at 160 rooms (the example starts at 10): the
+/// doublings below take a minute of the test's time for probes that hold by a wide margin.
+#[test]
+fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
+    let _alone = examples_one_at_a_time();
+    let out = fresh_out("socketio-chat");
+    let example =
+        std::fs::read_to_string(root().join("examples/socketio-chat.toml")).expect("the example");
+    let from = "search = { from = 10,";
+    assert_eq!(example.matches(from).count(), 1, "the example's search");
+    let spec = out.with_file_name("socketio-chat.toml");
+    std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
+    std::fs::write(&spec, example.replace(from, "search = { from = 160,")).expect("the spec");
+    let spec_arg = spec.display().to_string();
+    let results = typed(&run_spec_quick("socketio-chat", &spec_arg, &out, &[]));
+    let phase = &results.phases[0];
+    let search = phase.search.as_ref().expect("the phase's search record");
+    let (Some(VarValue::Integer(pass)), Some(VarValue::Integer(fail))) =
+        (&search.pass, &search.fail)
+    else {
+        panic!("a bracket with both ends: {search:?}");
+    };
+    // One CPU sends for about 400 rooms at 250 µs a frame: the ceiling is below, well above
+    // the search's start on any machine that runs the test.
+    assert!((160..=480).contains(pass), "{search:?}");
+    assert!(fail > pass, "{search:?}");
+    for point in &phase.points {
+        let run = &point.runs[0];
+        let rooms = rooms_in(run, "chat");
+        let socket_io = rooms.socket_io.as_ref().expect("Socket.IO figures");
+        assert_eq!(rooms.sockets.closed_by_server, 0, "{:?}", rooms.sockets);
+        if slo(run, "ack").pass == Some(true) {
+            assert_eq!(
+                socket_io.acks_received, socket_io.acks_asked,
+                "{socket_io:?}"
+            );
+            assert_eq!(rooms.messages.delivered, rooms.messages.expected);
+        }
+    }
+    let page = std::fs::read_to_string(out.with_file_name("capacity.md")).expect("page");
+    common::assert_opens_with_the_answer(&page, "room");
+    assert!(
+        page.contains("`chat`: Socket.IO rooms (namespace `/`, 1 join event acknowledged, messages as `chat` events, acks asked)"),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "passes at rooms = {pass}, fails at rooms = {fail}"
+        )),
+        "{page}"
+    );
+    clean("socketio-chat");
+}

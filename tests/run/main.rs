@@ -28,6 +28,7 @@ mod search;
 mod secrets;
 mod segments;
 mod signals;
+mod socket_io;
 mod stacks;
 mod targets;
 mod tls;

@@ -8,6 +8,7 @@ mod phases;
 mod references;
 mod scenarios;
 mod search;
+mod socket_io;
 mod stack;
 mod target;
 mod variables;

@@ -294,6 +294,7 @@ impl<'a> Checker<'a> {
             "a rooms scenario",
         );
         self.host(&format!("{base}/url"), &rooms.url);
+        self.rooms_protocol(base, rooms);
         if let Some(join) = &rooms.join {
             self.string(&format!("{base}/join"), join, &context, "a rooms scenario");
         }
@@ -344,6 +345,11 @@ impl<'a> Checker<'a> {
             self.host(&format!("{base}/reload/url"), &reload.url);
             self.param(&format!("{base}/reload/every"), &reload.every);
         }
+        self.sends_or_idles(base, rooms);
+    }
+
+    /// A rooms scenario sends or says it is idle, not both.
+    fn sends_or_idles(&mut self, base: &str, rooms: &headroom_spec::RoomsScenario) {
         match (rooms.idle, &rooms.send) {
             (true, Some(_)) => self.push(
                 Diagnostic::new(Code::ConflictingSettings, "an idle scenario cannot `send`")

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use headroom_matrix::resolved::{self, Bench, Limits, Messages, Reload, ThinkTime};
 use headroom_spec::placeholder::{self, PlaceholderName};
-use headroom_spec::scenario::{Messages as WrittenMessages, Reload as WrittenReload};
+use headroom_spec::scenario::{
+    Messages as WrittenMessages, Reload as WrittenReload, RoomsProtocol, SocketIo,
+};
 use headroom_spec::target::{Limits as WrittenLimits, Step};
 use headroom_spec::think::Think;
 use headroom_spec::{Duration, Param, ParamValue, Scenario, Target, VarValue};
@@ -304,6 +306,7 @@ pub(super) fn scenario_at(
         Scenario::Rooms(rooms) => resolved::Scenario::Rooms(resolved::RoomsScenario {
             name: rooms.name.clone(),
             url: filled(&rooms.url),
+            protocol: protocol_at(rooms, &filled),
             rooms: value(&rooms.rooms, vars)?,
             peers_per_room: optional(rooms.peers_per_room.as_ref(), vars)?,
             peers: optional(rooms.peers.as_ref(), vars)?,
@@ -326,4 +329,25 @@ pub(super) fn scenario_at(
             stages: stages(&rooms.stages)?,
         }),
     })
+}
+
+/// What a rooms scenario speaks, its Socket.IO strings filled at the point.
+fn protocol_at(
+    rooms: &headroom_spec::RoomsScenario,
+    filled: &dyn Fn(&String) -> String,
+) -> resolved::Protocol {
+    match rooms.protocol {
+        RoomsProtocol::WebSocket => resolved::Protocol::WebSocket,
+        RoomsProtocol::SocketIo => {
+            let written = rooms.socket_io.clone().unwrap_or_default();
+            resolved::Protocol::SocketIo(SocketIo {
+                path: filled(&written.path),
+                namespace: filled(&written.namespace),
+                auth: written.auth.as_ref().map(filled),
+                joins: written.joins.iter().map(filled).collect(),
+                event: filled(&written.event),
+                ..written
+            })
+        }
+    }
 }

@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use headroom_matrix::slo::{FigureUnit, ScenarioFigure};
 use headroom_spec::phase::SeriesUnit;
+use headroom_spec::scenario::RoomsProtocol;
 use headroom_spec::{Scenario, Spec};
 
 /// A figure some scenario or the sampler produces.
@@ -61,6 +62,14 @@ pub fn catalogue(spec: &Spec) -> Vec<Figure> {
                 if rooms.reload.is_some() {
                     produced.extend(ScenarioFigure::ROOMS_RELOADING);
                 }
+                let acks = rooms.socket_io.as_ref().is_some_and(|s| s.ack);
+                if acks
+                    && rooms.protocol == RoomsProtocol::SocketIo
+                    && rooms.send.is_some()
+                    && !rooms.idle
+                {
+                    produced.extend(ScenarioFigure::ROOMS_ACKING);
+                }
                 produced
             }
         };
@@ -97,6 +106,10 @@ fn conditional_figure(name: &str) -> Option<&'static str> {
         Some("a rooms scenario produces it when it sends (`send = {…}` and not `idle = true`)")
     } else if ScenarioFigure::ROOMS_RELOADING.contains(&figure) {
         Some("a rooms scenario produces it when it has `reload = {…}`")
+    } else if ScenarioFigure::ROOMS_ACKING.contains(&figure) {
+        Some(
+            "a Socket.IO rooms scenario produces it when it sends asking acks (`protocol = \"socket.io\"`, `socket_io = { ack = true }`)",
+        )
     } else {
         None
     }

@@ -84,6 +84,8 @@ enum Piece {
     Seq,
     Stamp,
     Payload,
+    /// The message's id, as a Socket.IO ack id.
+    Id,
 }
 
 /// A message template, split once so each send only writes numbers into it.
@@ -126,6 +128,8 @@ struct Shared {
     /// The source addresses sockets bind (socket `k` client `k`), when spread.
     sources: Option<crate::source::Sources>,
     join: Option<String>,
+    /// Socket.IO's session plan and figures, when the sockets speak it.
+    socket_io: Option<crate::socket_io::Plan>,
     template: Option<Template>,
     socket_config: WebSocketConfig,
     stamp_form: StampForm,
@@ -171,9 +175,17 @@ struct Counters {
     other: AtomicU64,
     ports: AtomicU64,
     closed_by_server: AtomicU64,
+    dropped_closed: AtomicU64,
+    dropped_reset: AtomicU64,
+    dropped_ping_timeout: AtomicU64,
+    dropped_disconnected: AtomicU64,
     closed_by_us: AtomicU64,
     pings_sent: AtomicU64,
     pings_received: AtomicU64,
+    /// Socket.IO: pongs sent in answer to the server's pings.
+    pongs_sent: AtomicU64,
+    /// Socket.IO: sockets the namespace refused.
+    rejected: AtomicU64,
     own_echoes: AtomicU64,
     unstamped: AtomicU64,
     skipped: AtomicU64,
@@ -214,10 +226,23 @@ struct Timeline<'a> {
 /// Why a socket's loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// The server closed it (a close frame, an error, the end of the stream).
-    ByServer,
+    /// The server dropped it, as the drop says.
+    ByServer(Drop),
     /// We closed it.
     ByUs,
+}
+
+/// How the server dropped a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drop {
+    /// A close frame, or Engine.IO's close packet.
+    Closed,
+    /// A reset, a protocol error or the end of the stream without a close.
+    Reset,
+    /// Socket.IO: no ping from the server within its interval and timeout.
+    PingTimeout,
+    /// Socket.IO: the server disconnected the namespace (`41`).
+    Disconnected,
 }
 
 /// The receive side of one socket: stamps read in place, latencies batched.
@@ -233,6 +258,8 @@ pub struct Inbox<'a> {
     pub unstamped: u64,
     /// Pings from the server.
     pub pings: u64,
+    /// The Socket.IO session's receive side, when the socket speaks it.
+    socket_io: Option<crate::socket_io::Session>,
     received: u64,
     /// The time frames of one wake-up are seen at: read once per burst (refreshed every
     /// `BURST` frames), since they were all in the socket together.
@@ -246,6 +273,8 @@ const BURST: u32 = 32;
 /// Why a socket did not open.
 enum OpenFailure {
     Refused,
+    /// Socket.IO: the namespace refused the socket (`connect_error`), with its message.
+    Rejected(String),
     /// No local port free for the source address.
     Ports,
     Status,

@@ -1,9 +1,13 @@
 //! One socket's task: open, send what is due, read and stamp-match frames, ping, close.
 
 use super::reload::spawn_reload;
-use super::topology::{Gaps, exponential, per_socket};
-use super::{BURST, CLOSE_TIMEOUT, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
+use super::topology::{Gaps, exponential};
+use super::{
+    BURST, CLOSE_TIMEOUT, Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage,
+};
 use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
+use crate::fill::per_socket;
+use crate::socket_io::{HandshakeFailure, Heartbeat, Incoming, Seat};
 use crate::tls::Transport;
 use futures_util::{FutureExt, SinkExt, Stream, StreamExt};
 use headroom_results::histogram::micros;
@@ -29,10 +33,18 @@ impl<'a> Inbox<'a> {
             own_echoes: 0,
             unstamped: 0,
             pings: 0,
+            socket_io: None,
             received: 0,
             now_us: None,
             in_burst: 0,
         }
+    }
+
+    /// The inbox of a Socket.IO socket connected to `namespace`: pings owed pongs, packets
+    /// told apart, acks timed.
+    pub(super) fn speaking_socket_io(mut self, namespace: &str) -> Inbox<'a> {
+        self.socket_io = Some(crate::socket_io::Session::new(namespace));
+        self
     }
 
     /// Messages taken off the socket so far, of every kind.
@@ -43,9 +55,19 @@ impl<'a> Inbox<'a> {
     /// One message off the socket; `Some` when it ended the socket.
     pub fn on_message(&mut self, message: Result<Message, WsError>) -> Option<Ended> {
         let Ok(message) = message else {
-            return Some(Ended::ByServer);
+            return Some(Ended::ByServer(Drop::Reset));
         };
         self.received += 1;
+        if let (Some(session), Message::Text(text)) = (self.socket_io.as_mut(), &message) {
+            let tracker = self.tracker;
+            let event = session.on_text(text, || tracker.micros_since_epoch(Instant::now()));
+            match session.ended {
+                Some(Incoming::Disconnect) => return Some(Ended::ByServer(Drop::Disconnected)),
+                Some(_) => return Some(Ended::ByServer(Drop::Closed)),
+                None if !event => return None,
+                None => {}
+            }
+        }
         let stamp = match &message {
             Message::Text(text) => self.finder.find(text.as_bytes()),
             Message::Binary(bytes) if self.binary_stamps => Stamp::from_binary(bytes),
@@ -56,7 +78,7 @@ impl<'a> Inbox<'a> {
                 return None;
             }
             Message::Pong(_) | Message::Frame(_) => return None,
-            Message::Close(_) => return Some(Ended::ByServer),
+            Message::Close(_) => return Some(Ended::ByServer(Drop::Closed)),
         };
         let Some(stamp) = stamp else {
             self.unstamped += 1;
@@ -94,7 +116,7 @@ impl<'a> Inbox<'a> {
         let mut next = first;
         let ended = loop {
             match next {
-                None => break Some(Ended::ByServer),
+                None => break Some(Ended::ByServer(Drop::Reset)),
                 Some(message) => {
                     if let Some(ended) = self.on_message(message) {
                         break Some(ended);
@@ -121,6 +143,8 @@ struct Deadlines {
     next_ping: Instant,
     next_reload: Instant,
     close_at: Instant,
+    /// Socket.IO: the server is taken for gone when no ping came by then.
+    ping_deadline: Instant,
 }
 
 impl Deadlines {
@@ -136,6 +160,7 @@ impl Deadlines {
                 .map_or(far, |every| Instant::now() + every),
             next_reload: far,
             close_at: far,
+            ping_deadline: far,
         }
     }
 
@@ -145,6 +170,7 @@ impl Deadlines {
             .min(self.next_ping)
             .min(self.next_reload)
             .min(self.close_at)
+            .min(self.ping_deadline)
     }
 
     /// The run moved to `stage`: the hold schedules sends and reloads, the drain stops them,
@@ -203,7 +229,7 @@ async fn connect(
     address: SocketAddr,
     scheduled: Instant,
     stages: &mut watch::Receiver<Stage>,
-) -> Option<WebSocketStream<Transport>> {
+) -> Option<(WebSocketStream<Transport>, Option<Heartbeat>)> {
     let counts = &shared.counts;
     tokio::select! {
         _ = tokio::time::sleep_until(scheduled) => {}
@@ -216,14 +242,22 @@ async fn connect(
     // Boxed: the handshake's state is large and only needed while connecting.
     let opened = tokio::time::timeout(
         shared.connect_timeout,
-        Box::pin(open(shared, socket, address)),
+        Box::pin(open(shared, socket, address, scheduled)),
     )
     .await;
-    let ws = match opened {
-        Ok(Ok(ws)) => ws,
+    let opened = match opened {
+        Ok(Ok(opened)) => opened,
         Ok(Err(failure)) => {
             let counter = match failure {
                 OpenFailure::Refused => &counts.refused,
+                OpenFailure::Rejected(message) => {
+                    if let Some(plan) = &shared.socket_io
+                        && let Ok(mut rejections) = plan.figures.rejections.lock()
+                    {
+                        *rejections.entry(message).or_default() += 1;
+                    }
+                    &counts.rejected
+                }
                 OpenFailure::Status => &counts.status,
                 OpenFailure::Ports => &counts.ports,
                 OpenFailure::Other => &counts.other,
@@ -243,7 +277,7 @@ async fn connect(
     counts.opened.fetch_add(1, Ordering::Relaxed);
     counts.settled.fetch_add(1, Ordering::Release);
     shared.settled.notify_one();
-    Some(ws)
+    Some(opened)
 }
 
 pub(super) async fn peer(
@@ -256,7 +290,8 @@ pub(super) async fn peer(
     // The scheduled connect time: sockets spread evenly over `connect_over`.
     let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
-    let Some(mut ws) = connect(&shared, socket, address, scheduled, &mut stages).await else {
+    let Some((mut ws, heartbeat)) = connect(&shared, socket, address, scheduled, &mut stages).await
+    else {
         return;
     };
     let mut inbox = Inbox::new(
@@ -264,7 +299,13 @@ pub(super) async fn peer(
         socket.index,
         shared.stamp_form == StampForm::BinaryPrefix,
     );
+    if let Some(plan) = &shared.socket_io {
+        inbox = inbox.speaking_socket_io(&plan.namespace_of(seat(socket)));
+    }
     let mut at = Deadlines::new(&shared, socket);
+    if let Some(heartbeat) = heartbeat {
+        at.ping_deadline = Instant::now() + heartbeat.patience();
+    }
     let far = at.far;
     let mut seq = 0u64;
     let timer = tokio::time::sleep_until(far);
@@ -290,25 +331,29 @@ pub(super) async fn peer(
                 stage = Some(*stages.borrow_and_update());
             }
             message = ws.next() => {
-                if let Some(ended) = inbox.on_ready(message, &mut ws) {
+                let read = Box::pin(read_ready(&mut inbox, message, &mut ws, heartbeat, &mut at, &shared));
+                if let Some(ended) = read.await {
                     break ended;
                 }
             }
             () = &mut timer => {
                 let now = Instant::now();
+                if now >= at.ping_deadline {
+                    break Ended::ByServer(Drop::PingTimeout);
+                }
                 if now >= at.close_at {
                     let _ = tokio::time::timeout(CLOSE_TIMEOUT, Box::pin(ws.close(None))).await;
                     break Ended::ByUs;
                 }
                 if now >= at.next_send
                     && let Some(plan) = socket.sends
-                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut at, &mut seq)).await.is_err()
+                    && Box::pin(send_due(&shared, socket, plan, &mut ws, &mut at, &mut seq, inbox.socket_io.as_mut())).await.is_err()
                 {
-                    break Ended::ByServer;
+                    break Ended::ByServer(Drop::Reset);
                 }
                 if now >= at.next_ping {
                     if Box::pin(ws.send(Message::Ping(Vec::new().into()))).await.is_err() {
-                        break Ended::ByServer;
+                        break Ended::ByServer(Drop::Reset);
                     }
                     counts.pings_sent.fetch_add(1, Ordering::Relaxed);
                     at.next_ping = shared.ping_every.map_or(far, |every| now + every);
@@ -346,9 +391,21 @@ fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: Inbox<'_>) {
     inbox.batch.flush(&shared.tracker, socket.index);
     shared.rooms_open[socket.room as usize].fetch_sub(1, Ordering::AcqRel);
     match ended {
-        Ended::ByServer => counts.closed_by_server.fetch_add(1, Ordering::Relaxed),
+        Ended::ByServer(drop) => {
+            counts.closed_by_server.fetch_add(1, Ordering::Relaxed);
+            let kind = match drop {
+                Drop::Closed => &counts.dropped_closed,
+                Drop::Reset => &counts.dropped_reset,
+                Drop::PingTimeout => &counts.dropped_ping_timeout,
+                Drop::Disconnected => &counts.dropped_disconnected,
+            };
+            kind.fetch_add(1, Ordering::Relaxed)
+        }
         Ended::ByUs => counts.closed_by_us.fetch_add(1, Ordering::Relaxed),
     };
+    if let (Some(session), Some(plan)) = (inbox.socket_io.as_mut(), &shared.socket_io) {
+        plan.figures.record_acks(session);
+    }
     counts
         .own_echoes
         .fetch_add(inbox.own_echoes, Ordering::Relaxed);
@@ -372,7 +429,8 @@ pub(super) async fn open(
     shared: &Shared,
     socket: Socket,
     address: SocketAddr,
-) -> Result<WebSocketStream<Transport>, OpenFailure> {
+    scheduled: Instant,
+) -> Result<(WebSocketStream<Transport>, Option<Heartbeat>), OpenFailure> {
     let origin = crate::tls::Origin {
         sources: shared.sources.as_ref(),
         client: u64::from(socket.index),
@@ -407,7 +465,73 @@ pub(super) async fn open(
             .await
             .map_err(|_| OpenFailure::Other)?;
     }
-    Ok(ws)
+    let heartbeat = match &shared.socket_io {
+        Some(plan) => Some(
+            crate::socket_io::handshake(&mut ws, plan, seat(socket), scheduled)
+                .await
+                .map_err(|failure| match failure {
+                    HandshakeFailure::Rejected(message) => OpenFailure::Rejected(message),
+                    HandshakeFailure::Broken => OpenFailure::Other,
+                })?,
+        ),
+        None => None,
+    };
+    Ok((ws, heartbeat))
+}
+
+/// Where a socket sits, as a Socket.IO session fills it.
+fn seat(socket: Socket) -> Seat {
+    Seat {
+        room: socket.room,
+        peer: socket.peer,
+    }
+}
+
+/// What a socket does when it wakes up to read: every message taken, and for Socket.IO, the
+/// server's pings answered and the next one awaited. `Some` when the socket ended.
+async fn read_ready(
+    inbox: &mut Inbox<'_>,
+    message: Option<Result<Message, WsError>>,
+    ws: &mut WebSocketStream<Transport>,
+    heartbeat: Option<Heartbeat>,
+    at: &mut Deadlines,
+    shared: &Shared,
+) -> Option<Ended> {
+    if let Some(ended) = inbox.on_ready(message, ws) {
+        return Some(ended);
+    }
+    if let (Some(session), Some(heartbeat)) = (inbox.socket_io.as_mut(), heartbeat) {
+        at.ping_deadline = session.last_ping + heartbeat.patience();
+        if answer_pings(session, ws, shared).await.is_err() {
+            return Some(Ended::ByServer(Drop::Reset));
+        }
+    }
+    None
+}
+
+/// Answers every ping the last read saw, and records the acks it timed.
+async fn answer_pings(
+    session: &mut crate::socket_io::Session,
+    ws: &mut WebSocketStream<Transport>,
+    shared: &Shared,
+) -> Result<(), WsError> {
+    if let Some(plan) = &shared.socket_io
+        && !session.acked.is_empty()
+    {
+        plan.figures.record_acks(session);
+    }
+    if session.pongs_due == 0 {
+        return Ok(());
+    }
+    for _ in 0..session.pongs_due {
+        ws.feed(Message::Text("3".into())).await?;
+    }
+    shared
+        .counts
+        .pongs_sent
+        .fetch_add(u64::from(session.pongs_due), Ordering::Relaxed);
+    session.pongs_due = 0;
+    ws.flush().await
 }
 
 /// Sends every message due by now (a blocked socket catches up: the stamps keep the intended
@@ -419,6 +543,7 @@ async fn send_due(
     ws: &mut WebSocketStream<Transport>,
     at: &mut Deadlines,
     seq: &mut u64,
+    mut session: Option<&mut crate::socket_io::Session>,
 ) -> Result<(), ()> {
     let far = Instant::now() + Duration::from_secs(86_400 * 365);
     let Some(template) = &shared.template else {
@@ -438,6 +563,12 @@ async fn send_due(
                     sent_us: shared.tracker.micros_since_epoch(intended),
                 };
                 let message = template.render(socket.room, socket.peer, *seq, stamp);
+                if let Some(session) = session.as_deref_mut()
+                    && let Some(plan) = shared.socket_io.as_ref().filter(|plan| plan.ack)
+                {
+                    session.asked(id, stamp.sent_us);
+                    plan.figures.acks_asked.fetch_add(1, Ordering::Relaxed);
+                }
                 let sent = Instant::now();
                 ws.feed(message).await.map_err(|_| ())?;
                 if let Ok(mut lag) = shared.lag.lock() {

@@ -1,7 +1,7 @@
 //! Page reloads of a socket's room, over HTTP beside the socket.
 
-use super::topology::per_socket;
 use super::{Shared, Socket};
+use crate::fill::per_socket;
 use headroom_results::histogram::micros;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

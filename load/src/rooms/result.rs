@@ -3,8 +3,8 @@
 use super::Shared;
 use crate::http::histogram;
 use crate::results::{
-    ConnectFailures, ErrorCounts, HistogramKey, MessageCounts, ReloadResult, RoomsResult,
-    ScenarioResult, SocketCounts, Window, histogram_summary, serialize_histogram,
+    ConnectFailures, Drops, ErrorCounts, HistogramKey, MessageCounts, ReloadResult, RoomsResult,
+    ScenarioResult, SocketCounts, SocketIoFigures, Window, histogram_summary, serialize_histogram,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -37,6 +37,7 @@ pub(super) fn result(
     histograms.insert(HistogramKey::Connect, serialize_histogram(&connect));
     histograms.insert(HistogramKey::ScheduleLag, serialize_histogram(&lag));
     let reload = reload_figures(shared, &mut histograms);
+    let socket_io = socket_io_figures(shared, &mut histograms);
     let tls = tls_figures(shared, &mut histograms);
     let duration_s = shared.epoch.elapsed().as_secs_f64();
     ScenarioResult {
@@ -46,7 +47,7 @@ pub(super) fn result(
         ok: counts.sent,
         dropped: load(&c.skipped),
         errors: ErrorCounts {
-            connect: failed.refused + failed.other + failed.ports,
+            connect: failed.refused + failed.other + failed.ports + failed.rejected,
             timeout: failed.timeout,
             status: failed.status,
             protocol: 0,
@@ -90,6 +91,7 @@ pub(super) fn result(
             seen: histogram_summary(&seen),
             seen_by_all: histogram_summary(&all),
             reload,
+            socket_io,
         }),
         tls,
         source_addresses: shared.sources.as_ref().map(crate::source::Sources::used),
@@ -109,12 +111,53 @@ fn socket_counts(shared: &Shared) -> SocketCounts {
             timeout: load(&c.timeout),
             other: load(&c.other),
             ports: load(&c.ports),
+            rejected: load(&c.rejected),
         },
         closed_by_server: load(&c.closed_by_server),
+        dropped: Drops {
+            closed: load(&c.dropped_closed),
+            reset: load(&c.dropped_reset),
+            ping_timeout: load(&c.dropped_ping_timeout),
+            disconnected: load(&c.dropped_disconnected),
+        },
         closed_by_us: load(&c.closed_by_us),
         pings_sent: load(&c.pings_sent),
         pings_received: load(&c.pings_received),
     }
+}
+
+/// A Socket.IO run's connect steps and acks, their histograms into `histograms`.
+fn socket_io_figures(
+    shared: &Shared,
+    histograms: &mut std::collections::BTreeMap<HistogramKey, String>,
+) -> Option<SocketIoFigures> {
+    let figures = &shared.socket_io.as_ref()?.figures;
+    let mut summary = |key, histogram: &std::sync::Mutex<hdrhistogram::Histogram<u64>>| {
+        let histogram = histogram
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or_else(|_| histogram_new());
+        histograms.insert(key, serialize_histogram(&histogram));
+        histogram_summary(&histogram)
+    };
+    Some(SocketIoFigures {
+        engine_open: summary(HistogramKey::EngineOpen, &figures.open),
+        namespace_connect: summary(HistogramKey::NamespaceConnect, &figures.namespace),
+        joined: summary(HistogramKey::Joined, &figures.joined),
+        ack: summary(HistogramKey::Ack, &figures.ack),
+        rejections: figures
+            .rejections
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default(),
+        acks_asked: figures.acks_asked.load(Ordering::Relaxed),
+        acks_received: figures.acks_received.load(Ordering::Relaxed),
+        pongs_sent: shared.counts.pongs_sent.load(Ordering::Relaxed),
+    })
+}
+
+fn histogram_new() -> hdrhistogram::Histogram<u64> {
+    histogram()
 }
 
 /// The page reloads made (`reload = {…}`), their histogram into `histograms`.

@@ -2,17 +2,18 @@
 
 use super::peer::peer;
 use super::result::result;
-use super::topology::{per_socket, resolve, topology};
+use super::topology::{resolve, topology};
 use super::{
     CLOSE_TIMEOUT, Counters, ReloadPlan, Reloads, Shared, Socket, Stage, Template, Timeline,
     socket_config,
 };
 use crate::fanout::Tracker;
+use crate::fill::per_socket;
 use crate::handover::ScenarioHandover;
 use crate::http::histogram;
 use crate::live::Live;
 use crate::results::ScenarioResult;
-use headroom_matrix::resolved::{Messages, RoomsScenario};
+use headroom_matrix::resolved::{Messages, Protocol, RoomsScenario};
 use headroom_spec::scenario::{Arrivals, StampForm};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -37,18 +38,15 @@ pub async fn run(
     // a room never spans segments, so seen-by-everyone stays on one clock.
     let scheduled_over = sockets.len() as u32;
     sockets.retain(|s| reach.segment.owns(u64::from(s.room)));
-    let url = fill(&scenario.url)?;
-    let (address, secure) = resolve(&per_socket(&url, 0, 0), &scenario.url, allowed).await?;
+    let wire = wire(scenario, &fill)?;
+    let (address, secure) = resolve(&per_socket(&wire.url, 0, 0), &scenario.url, allowed).await?;
     let tls = match secure {
-        Some(authority) => Some(wss(reach, address, &authority, &url, scenario).await?),
+        Some(authority) => Some(wss(reach, address, &authority, &wire.url, scenario).await?),
         None => None,
     };
     let (ramp_up, hold, ramp_down) = stage_times(scenario);
     let connect_over = scenario.connect_over.map_or(ramp_up, |over| over.as_std());
     let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
-    let template = sending
-        .map(|send| fill(&send.template).map(|filled| template(send, &filled)))
-        .transpose()?;
     let capacity = tracker_capacity(&sockets, hold);
     let reload = reload_plan(scenario, reach).await?;
     let sources = crate::source::Sources::optional(
@@ -63,13 +61,14 @@ pub async fn run(
     let epoch = Instant::now();
     let shared = Arc::new(Shared {
         seed: crate::stripe::derive_seed(reach.seed, &scenario.name),
-        url,
+        url: wire.url,
         tls,
         sources,
         handshakes: Mutex::new(histogram()),
         join: scenario.join.as_deref().map(fill).transpose()?,
-        socket_config: socket_config(template.as_ref().map(|t| t.size)),
-        template,
+        socket_io: wire.socket_io,
+        socket_config: socket_config(wire.template.as_ref().map(|t| t.size)),
+        template: wire.template,
         stamp_form: sending.map_or(StampForm::Json, |s| s.stamp),
         connect_timeout: scenario.connect_timeout.as_std(),
         connect_over,
@@ -110,6 +109,47 @@ pub async fn run(
     let mut result = result(&shared, &sizes, hold_started, hold_s, windows);
     result.held = held;
     Ok(result)
+}
+
+/// What goes on the wire: the socket URL, the Socket.IO session's plan and the message.
+struct Wire {
+    url: String,
+    socket_io: Option<crate::socket_io::Plan>,
+    template: Option<Template>,
+}
+
+/// The scenario's socket URL and message, its point's values filled by `fill`; for Socket.IO,
+/// the Engine.IO URL and the message as an event packet.
+fn wire(
+    scenario: &RoomsScenario,
+    fill: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Wire, String> {
+    let session = match &scenario.protocol {
+        Protocol::SocketIo(session) => Some(session),
+        Protocol::WebSocket => None,
+    };
+    let url = match session {
+        Some(session) => crate::socket_io::engine_url(&fill(&scenario.url)?, &session.path)?,
+        None => fill(&scenario.url)?,
+    };
+    let socket_io = session.map(crate::socket_io::Plan::new);
+    let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
+    let template = sending
+        .map(|send| {
+            fill(&send.template).map(|filled| match (session, &socket_io) {
+                (Some(session), Some(plan)) => {
+                    let (prefix, body) = plan.message(&session.event, &filled);
+                    Template::socket_io(&prefix, plan.ack, &body, send.size.bytes() as usize)
+                }
+                _ => template(send, &filled),
+            })
+        })
+        .transpose()?;
+    Ok(Wire {
+        url,
+        socket_io,
+        template,
+    })
 }
 
 /// The scenario's ramp-up, hold (none when it measures the whole run) and ramp-down.

@@ -36,6 +36,19 @@ impl Template {
         }
     }
 
+    /// A Socket.IO message: `prefix` (`42/chat,`), the message's id as its ack id when `ack`,
+    /// then `body` (`["event",{…}]`).
+    pub(crate) fn socket_io(prefix: &str, ack: bool, body: &str, size: usize) -> Template {
+        let mut template = Template::parse(prefix, size, false);
+        if ack {
+            template.pieces.push(Piece::Id);
+        }
+        template
+            .pieces
+            .extend(Template::parse(body, size, false).pieces);
+        template
+    }
+
     /// The message for one send: `{payload}` fills it to `size` (the binary stamp included).
     pub fn render(&self, room: u32, peer: u32, seq: u64, stamp: Stamp) -> Message {
         use std::fmt::Write;
@@ -57,6 +70,9 @@ impl Template {
                 }
                 Piece::Seq => {
                     let _ = write!(text, "{seq}");
+                }
+                Piece::Id => {
+                    let _ = write!(text, "{}", stamp.id);
                 }
                 Piece::Stamp if !self.binary => stamp.write_text(&mut text),
                 Piece::Stamp => {}

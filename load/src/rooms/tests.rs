@@ -14,6 +14,7 @@ fn scenario(rooms: u64, per_room: Option<u64>, peers: Option<u64>) -> RoomsScena
     RoomsScenario {
         name: "t".into(),
         url: "ws://127.0.0.1:{port}/rooms/{room}".into(),
+        protocol: Default::default(),
         rooms,
         peers_per_room: per_room,
         peers,

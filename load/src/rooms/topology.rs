@@ -2,8 +2,6 @@
 
 use super::{SendSchedule, Socket};
 use headroom_matrix::resolved::RoomsScenario;
-use headroom_spec::placeholder;
-use headroom_spec::placeholder::{PlaceholderName, builtin};
 use headroom_spec::scenario::{Arrivals, RatePer, Senders};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -162,15 +160,6 @@ pub(super) async fn resolve(
     let dial = crate::web::with_port(authority, secure);
     let address = crate::web::resolve(&dial, url, written, allowed).await?;
     Ok((address, secure.then(|| authority.to_owned())))
-}
-
-/// Fills `{room}` and `{peer}` (the rest was filled before).
-pub(super) fn per_socket(text: &str, room: u32, peer: u32) -> String {
-    placeholder::fill(text, |name| match name {
-        PlaceholderName::Name(builtin::ROOM) => Some(room.to_string()),
-        PlaceholderName::Name(builtin::PEER) => Some(peer.to_string()),
-        _ => None,
-    })
 }
 
 #[cfg(test)]

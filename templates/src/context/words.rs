@@ -1,7 +1,7 @@
 //! The spec in words: each scenario, the steady-state rules, the latency SLOs to draw.
 
 use super::{LatencySlo, ScenarioText};
-use headroom_matrix::resolved::{HttpScenario, RoomsScenario, Scenario, Stages};
+use headroom_matrix::resolved::{HttpScenario, Protocol, RoomsScenario, Scenario, Stages};
 use headroom_matrix::slo::{FigureUnit, ScenarioFigure};
 use headroom_results::Results;
 use headroom_spec::scenario::{DataMode, HttpVersion};
@@ -166,10 +166,34 @@ pub(super) fn rooms_text(scenario: &RoomsScenario) -> String {
     };
     let rooms = scenario.rooms.to_string();
     format!(
-        "WebSocket rooms, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
+        "{}, {rooms} room{} of {peers}, {opened}; {traffic}; {}",
+        protocol_text(scenario),
         if rooms == "1" { "" } else { "s" },
         stages_text(&scenario.stages)
     )
+}
+
+/// What the sockets speak, with what a reader needs to know of a Socket.IO session.
+fn protocol_text(scenario: &RoomsScenario) -> String {
+    match &scenario.protocol {
+        Protocol::WebSocket => "WebSocket rooms".to_owned(),
+        Protocol::SocketIo(session) => {
+            let joins = match (session.joins.len(), session.join_ack) {
+                (0, _) => "no join".to_owned(),
+                (n, true) => format!("{n} join event{} acknowledged", plural(n)),
+                (n, false) => format!("{n} join event{}", plural(n)),
+            };
+            let acks = if session.ack { ", acks asked" } else { "" };
+            format!(
+                "Socket.IO rooms (namespace `{}`, {joins}, messages as `{}` events{acks})",
+                session.namespace, session.event
+            )
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The phases' steady-state rules in words; phases that share a rule share a sentence.
