@@ -113,3 +113,52 @@ fn a_server_that_stops_pinging_is_a_ping_timeout() {
     );
     clean("socketio-silent");
 }
+
+/// Issue 45: the reference Socket.IO server (the `socket.io` package on Node, a chat as its
+/// docs write one), pinging every second with a one-second timeout: 200 rooms of 10 for a
+/// 10 s hold, no socket dropped, every frame delivered, and headroom's count of what arrived
+/// (deliveries and the senders' own echoes) equal to the frames the server says it sent.
+#[test]
+fn the_reference_socket_io_server_delivers_every_frame_it_counts() {
+    if let Err(why) = installed_by("socketio.sh") {
+        common::say(&format!(
+            "skipped the reference Socket.IO server's test: {why}"
+        ));
+        return;
+    }
+    let (output, results) = run_fixture("socketio-node", &[], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = typed(&results);
+    let run = typed_runs(&results)[0];
+    assert!(run.failure.is_none(), "{:?}", run.failure);
+    let rooms = rooms_in(run, "chat");
+    let sockets = &rooms.sockets;
+    assert_eq!(sockets.opened, 2000, "{sockets:?}");
+    assert_eq!(sockets.closed_by_server, 0, "{sockets:?}");
+    let socket_io = rooms.socket_io.as_ref().expect("Socket.IO figures");
+    // A ping a second to each socket from its open to its close (≥ 14 s).
+    assert!(socket_io.pongs_sent >= 2000 * 10, "{socket_io:?}");
+    let messages = &rooms.messages;
+    // 2,000 peers posting every 2 s over 10 s (Poisson: ±5 σ).
+    assert!((9_300..=10_700).contains(&messages.sent), "{messages:?}");
+    assert_eq!(messages.expected, messages.sent * 9, "{messages:?}");
+    assert_eq!(messages.delivered, messages.expected, "{messages:?}");
+    assert_eq!(messages.reached_all, messages.sent, "{messages:?}");
+    // `io.to(room).emit` sends to the sender too: its own echo, not a delivery.
+    assert_eq!(messages.own_echoes, messages.sent, "{messages:?}");
+    let steady = &run.metrics.steady;
+    assert_eq!(steady.get("chats"), Some(&(messages.sent as f64)));
+    assert_eq!(
+        steady.get("frames_sent"),
+        Some(&((messages.delivered + messages.own_echoes) as f64)),
+        "{steady:?}"
+    );
+    assert_eq!(steady.get("sockets"), Some(&2000.0), "{steady:?}");
+    assert_eq!(socket_io.acks_received, messages.sent, "{socket_io:?}");
+    assert!(socket_io.ack.count > 0 && socket_io.ack.p95_ms > 0.0);
+    assert!(rooms.seen_by_all.count > 0 && rooms.seen_by_all.p95_ms > 0.0);
+    for name in ["delivered", "sockets", "closed", "unacked"] {
+        assert_eq!(slo(run, name).pass, Some(true), "{:?}", slo(run, name));
+    }
+    clean("socketio-node");
+}
