@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""The generator's memory per idle WebSocket: `headroom run` holding 10,000 idle sockets to the
-demo target on loopback, against the same run holding 100, measured in the same session.
+"""The generator's memory per idle socket, by protocol: `headroom run` holding 10,000 idle
+sockets to the demo target on loopback, against the same run holding 100, measured in the same
+session, for raw WebSocket and for Socket.IO (Engine.IO v4 over WebSocket).
 
-Usage: python3 scripts/bench-sockets.py [--sockets N] [--runs N]
+Usage: python3 scripts/bench-sockets.py [--sockets N] [--runs N] [--protocols websocket,socket.io]
 
-Builds the release binary, writes two specs (an idle rooms scenario of N sockets and one of 100
-sockets, ten per room), and alternates them. While each run holds its sockets, the script reads
+Builds the release binary, writes two specs per protocol (an idle rooms scenario of N sockets
+and one of 100 sockets, ten per room), and alternates them all. While each run holds its sockets, the script reads
 the resident set of the `headroom` process itself (not the target, a separate process) from
 /proc every 20 ms and keeps the peak. The memory per socket is the difference of the median
 peaks over the difference in sockets, so what every run holds anyway (the runtime, the spec,
-the histograms) cancels out. Each run's results file is checked: every socket opened.
+the histograms) cancels out. Each run's results file is checked: every socket opened. A
+protocol's cost is also given as a ratio to raw WebSocket's, measured in the same session.
 """
 
 import argparse
@@ -35,7 +37,7 @@ ready = {{ http = "/healthz", timeout = "30s" }}
 [[scenario]]
 name = "idle"
 kind = "rooms"
-url = "ws://127.0.0.1:{{port}}/rooms/{{room}}"
+{protocol}
 rooms = {rooms}
 peers_per_room = 10
 idle = true
@@ -48,6 +50,13 @@ hold = "3s"
 repeats = 1
 cooldown = "0s"
 """
+
+
+# What each protocol's scenario says of its sockets.
+PROTOCOLS = {
+    "websocket": 'url = "ws://127.0.0.1:{port}/rooms/{room}"',
+    "socket.io": 'protocol = "socket.io"\nurl = "http://127.0.0.1:{port}"',
+}
 
 
 def rss_bytes(pid):
@@ -85,38 +94,63 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sockets", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     options = parser.parse_args()
+    protocols = options.protocols.split(",")
+    for protocol in protocols:
+        if protocol not in PROTOCOLS:
+            sys.exit(f"--protocols: `{protocol}` is not one of {', '.join(PROTOCOLS)}")
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     sizes = {"small": 100, "large": options.sockets}
+    runs = [(protocol, name) for protocol in protocols for name in sizes]
+    peaks = {key: [] for key in runs}
+    targets = {key: [] for key in runs}
     with tempfile.TemporaryDirectory() as work:
         specs = {}
-        for name, sockets in sizes.items():
-            path = os.path.join(work, f"{name}.toml")
+        for protocol, name in runs:
+            sockets = sizes[name]
+            path = os.path.join(work, f"{protocol}-{name}.toml")
             with open(path, "w") as f:
-                f.write(SPEC.format(rooms=sockets // 10, connect_over="2s" if sockets > 1000 else "200ms"))
-            specs[name] = path
-        peaks = {name: [] for name in sizes}
-        targets = {name: [] for name in sizes}
+                f.write(
+                    SPEC.format(
+                        protocol=PROTOCOLS[protocol],
+                        rooms=sockets // 10,
+                        connect_over="2s" if sockets > 1000 else "200ms",
+                    )
+                )
+            specs[(protocol, name)] = path
         for _ in range(options.runs):
-            for name, path in specs.items():
-                peak, opened, target = run(path, os.path.join(work, f"{name}.json"))
-                if opened != sizes[name]:
-                    sys.exit(f"{name}: {opened} of {sizes[name]} sockets opened")
-                peaks[name].append(peak)
-                targets[name].append(target)
+            for key, path in specs.items():
+                peak, opened, target = run(path, os.path.join(work, "results.json"))
+                if opened != sizes[key[1]]:
+                    sys.exit(f"{key}: {opened} of {sizes[key[1]]} sockets opened")
+                peaks[key].append(peak)
+                targets[key].append(target)
     mib = lambda b: b / 1024 / 1024
     print(f"{options.runs} runs each, alternating; peak RSS of the headroom process while it held the sockets")
-    for name, sockets in sizes.items():
-        values = peaks[name]
-        print(
-            f"{sockets:>6} sockets: median {mib(statistics.median(values)):7.1f} MiB"
-            f"  (min {mib(min(values)):.1f}, max {mib(max(values)):.1f})"
-        )
     span = sizes["large"] - sizes["small"]
-    per_socket = (statistics.median(peaks["large"]) - statistics.median(peaks["small"])) / span
-    print(f"generator: {per_socket / 1024:.2f} KiB per idle socket (goal: 8 KiB or less)")
-    target = (statistics.median(targets["large"]) - statistics.median(targets["small"])) / span
-    print(f"for scale, the demo target (axum, tungstenite defaults): {target / 1024:.1f} KiB per socket")
+    per_socket = {}
+    for protocol in protocols:
+        for name, sockets in sizes.items():
+            values = peaks[(protocol, name)]
+            print(
+                f"{protocol:>10} {sockets:>6} sockets: median {mib(statistics.median(values)):7.1f} MiB"
+                f"  (min {mib(min(values)):.1f}, max {mib(max(values)):.1f})"
+            )
+        large, small = (statistics.median(peaks[(protocol, n)]) for n in ("large", "small"))
+        per_socket[protocol] = (large - small) / span
+        target = (
+            statistics.median(targets[(protocol, "large")]) - statistics.median(targets[(protocol, "small")])
+        ) / span
+        print(
+            f"{protocol:>10}: generator {per_socket[protocol] / 1024:.2f} KiB per idle socket (goal: 8 KiB or less);"
+            f" for scale, the demo target {target / 1024:.1f} KiB"
+        )
+    if "websocket" in per_socket:
+        for protocol, cost in per_socket.items():
+            if protocol != "websocket":
+                ratio = cost / per_socket["websocket"]
+                print(f"{protocol}: {ratio:.2f}× a raw WebSocket's idle cost (goal: 1.5× or less)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ mod examples;
 mod properties;
 mod refusals;
 mod searches;
+mod socket_io;
 mod targets;
 
 use std::collections::BTreeSet;

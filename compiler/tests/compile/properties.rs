@@ -43,7 +43,22 @@ vary = {{ {} }}
 }
 
 const KEYS: &[&str] = &[
-    "rooms", "rate", "hold", "name", "kind", "vary", "cap", "url", "send", "repeats",
+    "rooms",
+    "rate",
+    "hold",
+    "name",
+    "kind",
+    "vary",
+    "cap",
+    "url",
+    "send",
+    "repeats",
+    "protocol",
+    "socket_io",
+    "joins",
+    "namespace",
+    "auth",
+    "event",
 ];
 const VALUES: &[&str] = &[
     "0",
@@ -67,6 +82,11 @@ const VALUES: &[&str] = &[
     "inf",
     "1979-05-27T07:32:00Z",
     "\"browse.latency.p95 <\"",
+    "\"socket.io\"",
+    "\"chat\"",
+    "['[\"join\", \"room-{room}\"]', '{}', '[1]']",
+    "'{\"token\": {peer}}'",
+    "{ namespace = \"nsp\", path = \"\", auth = '[' }",
 ];
 
 fn toml_value() -> impl Strategy<Value = toml::Value> {
@@ -251,10 +271,10 @@ reserve = "{reserve_mib}MiB"
     /// which reaches the deep checks that random bytes never do.
     #[test]
     fn mutated_examples_never_panic(
-        which in 0usize..4,
+        which in 0usize..5,
         edits in prop::collection::vec((0usize..200, 0usize..4, 0usize..VALUES.len()), 1..6),
     ) {
-        let source = example(["relay", "chat", "notes-api", "pad"][which]);
+        let source = example(["relay", "chat", "notes-api", "pad", "socketio-chat"][which]);
         let mut lines: Vec<String> = source.lines().map(str::to_owned).collect();
         for (at, how, value) in edits {
             if lines.is_empty() {
