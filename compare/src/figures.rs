@@ -78,8 +78,13 @@ const JUDGED_ROOMS: [ScenarioFigure; 3] = [
 
 /// The figures of a scenario a comparison judges: its own, and each named request's.
 fn scenario_figures<'a>(name: &'a str, scenario: &'a ScenarioResult) -> Vec<Named<'a>> {
-    if scenario.rooms.is_some() {
-        return JUDGED_ROOMS.map(|f| Named::scenario(name, f)).to_vec();
+    if let Some(rooms) = &scenario.rooms {
+        let mut judged = JUDGED_ROOMS.map(|f| Named::scenario(name, f)).to_vec();
+        // A Socket.IO scenario that asks acks: the sender's wait is a figure of its own.
+        if rooms.socket_io.as_ref().is_some_and(|s| s.acks_asked > 0) {
+            judged.push(Named::scenario(name, ScenarioFigure::Ack));
+        }
+        return judged;
     }
     let own = JUDGED_HTTP.map(|f| Named::scenario(name, f));
     let apart = scenario
@@ -204,5 +209,42 @@ mod tests {
             message: "no such program".to_owned(),
         });
         assert!(of_run(&run, &declared).is_empty());
+    }
+
+    /// A Socket.IO rooms run that asked acks: its ack wait is judged beside its delivery.
+    #[test]
+    fn a_socket_io_run_that_asks_acks_is_judged_on_its_ack_wait() {
+        let mut run = RunResult::started(1, 0);
+        let mut rooms = headroom_results::RoomsResult::default();
+        rooms.messages.sent = 10;
+        rooms.messages.expected = 90;
+        rooms.messages.delivered = 90;
+        rooms.socket_io = Some(headroom_results::SocketIoFigures {
+            acks_asked: 10,
+            acks_received: 10,
+            ack: Summary {
+                count: 10,
+                p95_ms: 4.0,
+                ..Summary::default()
+            },
+            ..Default::default()
+        });
+        let chat = ScenarioResult {
+            kind: "rooms".to_owned(),
+            requests: 10,
+            rooms: Some(rooms),
+            ..ScenarioResult::default()
+        };
+        run.scenarios.insert("chat".to_owned(), chat);
+        let figures = of_run(&run, &[]);
+        assert_eq!(
+            figures.get("chat.ack.p95"),
+            Some(&(Direction::LowerIsBetter, 0.004)),
+            "{figures:?}"
+        );
+        assert_eq!(
+            figures.get("chat.delivered"),
+            Some(&(Direction::HigherIsBetter, 1.0))
+        );
     }
 }
