@@ -17,8 +17,8 @@ second per socket, for S seconds; the server sends each to the whole room.
             a loop: a closed loop, so its rate is 1/(1 s + the ack time), about 1/s here
 
 Each round runs both, alternating which goes first; the table gives medians over the rounds of
-emit→ack p50 and p95 (headroom: from the intended send time; Artillery: from its emit), the
-messages emitted, and each generator's CPU per message (user + system of its whole process
+emit→ack p50 and p95 (headroom: from the intended send time, so its own send lag, in its own
+column, is inside the figure; Artillery: from its emit call), the messages emitted, and each generator's CPU per message (user + system of its whole process
 tree, by wait4 rusage, start-up included). Artillery is installed with npm into
 target/bench-tools/artillery when it is not there.
 """
@@ -139,8 +139,16 @@ def run_headroom(work, port, options):
     if rooms["sockets"]["opened"] != options.rooms * 10 or rooms["sockets"]["closed_by_server"]:
         sys.exit(f"headroom: sockets {rooms['sockets']}")
     ack = rooms["socket_io"]["ack"]
+    lag = run["scenarios"]["chat"]["schedule_lag"]
     sent = rooms["messages"]["sent"]
-    return {"p50": ack["p50_ms"], "p95": ack["p95_ms"], "messages": sent, "cpu_per_message": cpu / sent}
+    return {
+        "p50": ack["p50_ms"],
+        "p95": ack["p95_ms"],
+        "lag_p50": lag["p50_ms"],
+        "lag_p95": lag["p95_ms"],
+        "messages": sent,
+        "cpu_per_message": cpu / sent,
+    }
 
 
 def run_artillery(work, port, options):
@@ -175,6 +183,8 @@ def run_artillery(work, port, options):
     return {
         "p50": summary.get("p50", summary.get("median")),
         "p95": summary["p95"],
+        "lag_p50": None,
+        "lag_p95": None,
         "messages": messages,
         "cpu_per_message": cpu / max(messages, 1),
     }
@@ -216,11 +226,19 @@ def main():
         f"{options.rooms} rooms of 10 sockets, 1 emit a second each asking an ack, {options.seconds} s;"
         f" medians of {options.rounds} rounds"
     )
-    print(f"{'generator':<10} {'ack p50':>9} {'ack p95':>9} {'messages':>9} {'CPU per message':>16}")
+    print(
+        f"{'generator':<10} {'ack p50':>9} {'ack p95':>9} {'send lag p50/p95':>17} {'messages':>9}"
+        f" {'CPU per message':>16}"
+    )
     median = lambda tool, key: statistics.median(r[key] for r in results[tool])
     for tool in results:
+        lag = (
+            f"{median(tool, 'lag_p50'):.2f}/{median(tool, 'lag_p95'):.2f}ms"
+            if results[tool][0]["lag_p50"] is not None
+            else "-"
+        )
         print(
-            f"{tool:<10} {median(tool, 'p50'):7.2f}ms {median(tool, 'p95'):7.2f}ms"
+            f"{tool:<10} {median(tool, 'p50'):7.2f}ms {median(tool, 'p95'):7.2f}ms {lag:>17}"
             f" {median(tool, 'messages'):9.0f} {median(tool, 'cpu_per_message') * 1e6:13.1f} µs"
         )
     ratio = median("artillery", "cpu_per_message") / median("headroom", "cpu_per_message")
