@@ -88,6 +88,22 @@ impl Figures {
         }
     }
 
+    /// A socket the namespace refused with `message`. A server's messages are kept word for
+    /// word up to `REJECTION_MESSAGES` of them, each cut to `REJECTION_LENGTH` characters;
+    /// past that (a server that puts an id in each) they are counted together.
+    pub fn rejected(&self, message: &str) {
+        let Ok(mut rejections) = self.rejections.lock() else {
+            return;
+        };
+        let message: String = message.chars().take(REJECTION_LENGTH).collect();
+        let key = if rejections.contains_key(&message) || rejections.len() < REJECTION_MESSAGES {
+            message
+        } else {
+            OTHER_REJECTIONS.to_owned()
+        };
+        *rejections.entry(key).or_default() += 1;
+    }
+
     /// The acks a socket timed since the last call.
     pub fn record_acks(&self, session: &mut Session) {
         if let Ok(mut ack) = self.ack.lock() {
@@ -106,6 +122,13 @@ impl Figures {
         }
     }
 }
+
+/// Distinct refusal messages kept; the rest are counted as [`OTHER_REJECTIONS`].
+const REJECTION_MESSAGES: usize = 16;
+/// A refusal message is kept to this many characters.
+const REJECTION_LENGTH: usize = 200;
+/// What refusals past the first [`REJECTION_MESSAGES`] messages are counted under.
+const OTHER_REJECTIONS: &str = "(other messages)";
 
 /// The server's heartbeat, from its open packet: it pings every `interval` and drops a
 /// client whose pong is `timeout` late; a client that sees no ping for both takes the server

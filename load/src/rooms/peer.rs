@@ -251,10 +251,8 @@ async fn connect(
             let counter = match failure {
                 OpenFailure::Refused => &counts.refused,
                 OpenFailure::Rejected(message) => {
-                    if let Some(plan) = &shared.socket_io
-                        && let Ok(mut rejections) = plan.figures.rejections.lock()
-                    {
-                        *rejections.entry(message).or_default() += 1;
+                    if let Some(plan) = &shared.socket_io {
+                        plan.figures.rejected(&message);
                     }
                     &counts.rejected
                 }

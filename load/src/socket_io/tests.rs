@@ -165,3 +165,21 @@ fn a_session_answers_pings_times_acks_and_sees_the_end() {
     assert!(!session.on_text("41", || 0));
     assert_eq!(session.ended, Some(Incoming::Disconnect));
 }
+
+#[test]
+fn refusal_messages_are_kept_word_for_word_and_bounded() {
+    let figures = Figures::new();
+    for _ in 0..3 {
+        figures.rejected("Not authorized");
+    }
+    // A server that names each socket in its refusal: 16 messages kept, the rest together.
+    for i in 0..40 {
+        figures.rejected(&format!("socket {i} refused"));
+    }
+    figures.rejected(&"x".repeat(1000));
+    let rejections = figures.rejections.lock().expect("the rejections");
+    assert_eq!(rejections.get("Not authorized"), Some(&3));
+    assert_eq!(rejections.len(), 17, "{rejections:?}");
+    assert_eq!(rejections.get(OTHER_REJECTIONS), Some(&26));
+    assert_eq!(rejections.values().sum::<u64>(), 44);
+}
