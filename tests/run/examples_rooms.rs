@@ -164,9 +164,10 @@ fn relay_runs_quick_end_to_end() {
 }
 
 /// Issue 45: the Socket.IO chat finds its searched ceiling against the demo target (socketioxide)
-/// and renders its page. The search starts at 160 rooms (the example starts at 10) and stops at
-/// 20 % (the example's 10 %): the doublings below and the last halvings would take a minute
-/// of the test's time for probes that hold by a wide margin or tell nothing more of it.
+/// and renders its page, beside the other tests: their load takes CPU from its target (a
+/// fresh-clone CI run saw its acks miss the SLO at 160 rooms, where it holds 380 alone), so
+/// the test claims a bracket, not where it lies. The search starts at 40 rooms (the example
+/// at 10) and stops at 20 % (the example's 10 %), to keep its probes few.
 #[test]
 fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
     let _alone = examples_one_at_a_time();
@@ -178,7 +179,7 @@ fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
     let spec = out.with_file_name("socketio-chat.toml");
     std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
     let cut = example
-        .replace(from, "search = { from = 160,")
+        .replace(from, "search = { from = 40,")
         .replace(r#"precision = "10%""#, r#"precision = "20%""#);
     std::fs::write(&spec, cut).expect("the spec");
     let spec_arg = spec.display().to_string();
@@ -190,9 +191,8 @@ fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
     else {
         panic!("a bracket with both ends: {search:?}");
     };
-    // One CPU sends for about 400 rooms at 250 µs a frame: the ceiling is below, well above
-    // the search's start on any machine that runs the test.
-    assert!((160..=480).contains(pass), "{search:?}");
+    // One CPU sends for about 400 rooms at 250 µs a frame: the ceiling is below that.
+    assert!((40..=480).contains(pass), "{search:?}");
     assert!(fail > pass, "{search:?}");
     for point in &phase.points {
         let run = &point.runs[0];

@@ -72,10 +72,8 @@ fn run_spec_quick(name: &str, spec: &str, out: &Path, extra: &[&str]) -> Value {
     let out_arg = out.display().to_string();
     let mut args = vec!["run", "--quick", spec, "--out", &out_arg];
     args.extend(extra);
-    // The chat's phases are CPU sizes, and the Socket.IO chat searches what one CPU holds:
-    // another test's load would take CPU from their targets (a fresh-clone CI run saw the
-    // Socket.IO chat's acks miss their SLO at 160 rooms beside the other tests, 380 alone).
-    let output = if name == "chat" || name == "socketio-chat" {
+    // The chat's phases are CPU sizes: another test's load would take CPU from its targets.
+    let output = if name == "chat" {
         headroom_alone(&args)
     } else {
         headroom(&args, &[])
