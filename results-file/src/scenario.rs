@@ -386,7 +386,8 @@ pub struct SocketCounts {
     pub closed_by_us: u64,
     /// Pings we sent (`ping.every`).
     pub pings_sent: u64,
-    /// Pings the server sent us; tungstenite answers each with a pong.
+    /// Pings the server sent us (WebSocket pings, which tungstenite answers with a pong; with
+    /// Socket.IO, Engine.IO's `2`, each answered `3`: `socket_io.pongs_sent`).
     pub pings_received: u64,
 }
 

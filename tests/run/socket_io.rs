@@ -21,8 +21,10 @@ fn socket_io_rooms_deliver_every_frame_and_ack_every_message() {
     assert_eq!(sockets.closed_by_server, 0, "{sockets:?}");
     assert_eq!(sockets.closed_by_us, 200, "{sockets:?}");
     let socket_io = rooms.socket_io.as_ref().expect("Socket.IO figures");
-    // Each socket saw a ping about every 300 ms from its open to its close (≥ 3.3 s).
+    // Each socket saw a ping about every 300 ms from its open to its close (≥ 3.3 s), every
+    // one counted as the server's and answered.
     assert!(socket_io.pongs_sent >= 200 * 8, "{socket_io:?}");
+    assert_eq!(sockets.pings_received, socket_io.pongs_sent, "{sockets:?}");
     // Every step of every socket's connect was timed: open packet, namespace, join acked.
     for step in [
         &socket_io.engine_open,

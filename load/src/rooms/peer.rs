@@ -524,10 +524,14 @@ async fn answer_pings(
     for _ in 0..session.pongs_due {
         ws.feed(Message::Text("3".into())).await?;
     }
+    let pings = u64::from(session.pongs_due);
+    // A Socket.IO server's pings are Engine.IO's: counted as the server's pings, as a raw
+    // WebSocket's are, and as the pongs that answered them.
     shared
         .counts
-        .pongs_sent
-        .fetch_add(u64::from(session.pongs_due), Ordering::Relaxed);
+        .pings_received
+        .fetch_add(pings, Ordering::Relaxed);
+    shared.counts.pongs_sent.fetch_add(pings, Ordering::Relaxed);
     session.pongs_due = 0;
     ws.flush().await
 }
