@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The generator's memory per idle socket, by protocol: `headroom run` holding 10,000 idle
 sockets to the demo target on loopback, against the same run holding 100, measured in the same
-session, for raw WebSocket and for Socket.IO (Engine.IO v4 over WebSocket).
+session, for raw WebSocket, for Socket.IO (Engine.IO v4 over WebSocket) and for Server-Sent
+Events streams.
 
-Usage: python3 scripts/bench-sockets.py [--sockets N] [--runs N] [--protocols websocket,socket.io]
+Usage: python3 scripts/bench-sockets.py [--sockets N] [--runs N] [--protocols websocket,socket.io,sse]
 
 Builds the release binary, writes two specs per protocol (an idle rooms scenario of N sockets
 and one of 100 sockets, ten per room), and alternates them all. While each run holds its sockets, the script reads
@@ -56,6 +57,7 @@ cooldown = "0s"
 PROTOCOLS = {
     "websocket": 'url = "ws://127.0.0.1:{port}/rooms/{room}"',
     "socket.io": 'protocol = "socket.io"\nurl = "http://127.0.0.1:{port}"',
+    "sse": 'protocol = "sse"\nurl = "http://127.0.0.1:{port}/sse/{room}"',
 }
 
 

@@ -90,6 +90,10 @@ pub struct DemoTarget {
     /// Socket.IO: disconnect every socket (packet `41`) this long after it connected.
     #[arg(long)]
     socket_io_disconnect_after: Option<headroom_spec::Duration>,
+    /// SSE (`/sse/{room}`): end every stream this long after it opened, so clients reopen it
+    /// with `Last-Event-ID`.
+    #[arg(long)]
+    sse_end_after: Option<headroom_spec::Duration>,
     /// Threads that spin on the CPU for as long as the server runs (to test CPU limits).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     busy_threads: u32,
@@ -142,6 +146,7 @@ impl DemoTarget {
             socket_io_ping_interval: self.socket_io_ping_interval,
             socket_io_ping_timeout: self.socket_io_ping_timeout,
             socket_io_disconnect_after: self.socket_io_disconnect_after,
+            sse_end_after: self.sse_end_after,
             busy_threads: self.busy_threads,
             tls: match (self.tls_cert, self.tls_key) {
                 (Some(cert), Some(key)) => Some(headroom_demo::Certificate::Files { cert, key }),

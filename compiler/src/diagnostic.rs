@@ -131,6 +131,7 @@ codes! {
     HoldsApart = "E047", "holds-apart", Error, "Scenarios of one run that cannot hold their loads together for one hold: their holds differ, or one has a hold and another none. A run measures every scenario over the one window in which all of them are at their load.";
     MissingPath = "E048", "missing-path", Error, "A working directory or CA file the spec names (relative to it) that is not on this machine: refused before anything starts, not when the point that needs it is reached.";
     SocketIo = "E049", "socket-io", Error, "A Socket.IO setting the protocol cannot carry: a join that is not a JSON array led by its event's name, an auth that is not a JSON object, a message template that is not one JSON value, a path or namespace without its leading `/`, or a raw WebSocket setting (`join`, a binary stamp) in a Socket.IO scenario.";
+    Sse = "E050", "sse", Error, "An SSE setting the protocol cannot carry: a stream or publish URL that is not http:// or https://, a header name that is not an HTTP token, or a WebSocket setting (`join`, `ping`, a binary stamp) in an SSE scenario.";
     UnusedVariable = "W001", "unused-variable", Warning, "A variable nothing uses.";
     UnsourcedPrice = "W002", "unsourced-price", Warning, "A price-table entry without a sourced price, so it cannot be costed.";
     SingleRepeat = "W003", "single-repeat", Warning, "A phase with one repeat: its points get no spread, so noise cannot be told from effect.";

@@ -21,6 +21,7 @@ mod ration;
 pub use notes::seed_bytes;
 mod rooms;
 mod socket_io;
+mod sse;
 mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -94,6 +95,9 @@ pub struct Options {
     pub socket_io_ping_timeout: Duration,
     /// Socket.IO: disconnect every socket (`41`) this long after it connected.
     pub socket_io_disconnect_after: Option<Duration>,
+    /// SSE: end every stream this long after it opened, as a server that recycles its
+    /// streams does: EventSource clients reopen them with `Last-Event-ID`.
+    pub sse_end_after: Option<Duration>,
     /// Threads that spin on the CPU for as long as the server runs: a server that uses every
     /// core it is given, to test CPU limits against.
     pub busy_threads: u32,
@@ -135,6 +139,7 @@ impl Default for Options {
             socket_io_ping_interval: Duration::from_secs(25),
             socket_io_ping_timeout: Duration::from_secs(20),
             socket_io_disconnect_after: None,
+            sse_end_after: None,
             busy_threads: 0,
             tls: None,
             database: None,
@@ -164,6 +169,7 @@ pub(crate) struct App {
     pub started: Instant,
     pub notes: notes::Notes,
     pub rooms: rooms::Rooms,
+    pub channels: sse::Channels,
     pub metrics: metrics::Counters,
     pub stall: faults::Stall,
     /// `answer_rate`'s bucket.
@@ -200,6 +206,7 @@ pub async fn bind(options: Options) -> std::io::Result<Server> {
         database,
         notes: notes::Notes::seeded(options.seed_notes, options.note_size.bytes()),
         rooms: rooms::Rooms::default(),
+        channels: sse::Channels::default(),
         metrics: metrics::Counters::default(),
         stall: faults::Stall::default(),
         ration: options
@@ -233,6 +240,7 @@ impl Server {
             })
             .merge(accounts::routes())
             .merge(rooms::routes())
+            .merge(sse::routes())
             .layer(socket_io::layer(&app))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&app),

@@ -29,6 +29,7 @@ pub mod reach;
 pub mod rooms;
 mod socket_io;
 pub mod source;
+mod sse;
 pub mod stripe;
 pub mod tls;
 pub mod web;

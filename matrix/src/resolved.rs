@@ -300,6 +300,10 @@ pub enum Protocol {
     /// are filled per socket).
     #[serde(rename = "socket.io")]
     SocketIo(headroom_spec::scenario::SocketIo),
+    /// Server-Sent Events streams, messages published by HTTP; its strings filled at the
+    /// point (`{room}` and `{peer}` are filled per peer).
+    #[serde(rename = "sse")]
+    Sse(headroom_spec::scenario::Sse),
 }
 
 impl Protocol {

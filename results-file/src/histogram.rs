@@ -104,6 +104,8 @@ pub enum HistogramKey {
     NamespaceConnect,
     /// Socket.IO rooms: from the namespace connected to the room joined.
     Joined,
+    /// SSE rooms: from a message's intended send time to its publish request's answer.
+    Publish,
     /// HTTP: the answers that met `expect` among the requests intended outside the run's
     /// hold (`outside_hold`): never in the figures, kept to say how long they took.
     OutsideHoldLatency,
@@ -111,7 +113,7 @@ pub enum HistogramKey {
 
 impl HistogramKey {
     /// Every key, in the order the file writes them.
-    pub const ALL: [HistogramKey; 14] = [
+    pub const ALL: [HistogramKey; 15] = [
         HistogramKey::Latency,
         HistogramKey::UnexpectedLatency,
         HistogramKey::ScheduleLag,
@@ -126,6 +128,7 @@ impl HistogramKey {
         HistogramKey::EngineOpen,
         HistogramKey::NamespaceConnect,
         HistogramKey::Joined,
+        HistogramKey::Publish,
     ];
 
     /// Its wire name: `seen_by_all`.
@@ -145,6 +148,7 @@ impl HistogramKey {
             HistogramKey::EngineOpen => "engine_open",
             HistogramKey::NamespaceConnect => "namespace_connect",
             HistogramKey::Joined => "joined",
+            HistogramKey::Publish => "publish",
         }
     }
 }

@@ -7,12 +7,14 @@
 
 mod env_fill;
 pub mod environment;
+mod error_counts;
 mod failure;
 mod file;
 pub mod histogram;
 mod limits;
 mod masked_url;
 pub mod process;
+mod protocols;
 pub mod provenance;
 mod scenario;
 mod search;
@@ -28,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::env_fill::EnvFill;
 pub use crate::environment::{Environment, LoadAverage, MachineCpu};
+pub use crate::error_counts::ErrorCounts;
 pub use crate::failure::Failure;
 pub use crate::file::{ReadError, ResultsError, spec_hash, write_atomically};
 pub use crate::histogram::{
@@ -36,10 +39,10 @@ pub use crate::histogram::{
 pub use crate::limits::{AppliedLimits, CgroupVersion, RunLimits};
 pub use crate::masked_url::{MASK, mask_every_url, masked_urls};
 pub use crate::process::{Exit, Stopped};
+pub use crate::protocols::{SocketIoFigures, SseFigures};
 pub use crate::scenario::{
-    ConnectFailures, Connections, Drops, ErrorCounts, Interval, MessageCounts, ReloadResult,
-    RequestCounts, RequestResult, RoomsResult, ScenarioResult, SocketCounts, SocketIoFigures,
-    TlsFigures, Users, Window,
+    ConnectFailures, Connections, Drops, Interval, MessageCounts, ReloadResult, RequestCounts,
+    RequestResult, RoomsResult, ScenarioResult, SocketCounts, TlsFigures, Users, Window,
 };
 pub use crate::search::{
     ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,

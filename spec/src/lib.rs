@@ -23,6 +23,7 @@ pub mod search;
 pub mod segment;
 mod socket_io;
 pub mod source;
+mod sse;
 pub mod sweep;
 pub mod target;
 pub mod think;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::expect::{Checks, Expect, Statuses};
 use crate::param::Param;
 pub use crate::socket_io::{RoomsProtocol, SocketIo};
+pub use crate::sse::Sse;
 pub use crate::think::{DrawnThink, Think, UserStart};
 use crate::units::{Duration, Rate, Size};
 
@@ -385,15 +386,21 @@ pub struct RoomsScenario {
     pub name: String,
     /// The socket URL; `{room}` and `{peer}` are filled per socket:
     /// `"ws://127.0.0.1:{port}/rooms/{room}?peer={peer}"`. With `protocol = "socket.io"`, the
-    /// server (`"http://127.0.0.1:{port}"`): the Engine.IO path is `socket_io.path`.
+    /// server (`"http://127.0.0.1:{port}"`): the Engine.IO path is `socket_io.path`. With
+    /// `protocol = "sse"`, each peer's event stream (`"http://127.0.0.1:{port}/sub/{room}"`).
     pub url: String,
-    /// What the sockets speak: raw WebSocket messages, or Socket.IO v4 (Engine.IO v4 over
-    /// WebSocket: the server's pings answered, a namespace connected, rooms joined by events).
+    /// What the sockets speak: raw WebSocket messages, Socket.IO v4 (Engine.IO v4 over
+    /// WebSocket: the server's pings answered, a namespace connected, rooms joined by events),
+    /// or Server-Sent Events (each peer a `GET` stream, each message published by HTTP).
     #[serde(default, skip_serializing_if = "RoomsProtocol::is_websocket")]
     pub protocol: RoomsProtocol,
     /// How a Socket.IO scenario connects, joins and sends (`protocol = "socket.io"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket_io: Option<SocketIo>,
+    /// Where an SSE scenario publishes, and how its streams are opened (`protocol = "sse"`
+    /// only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse: Option<Box<Sse>>,
     /// How many rooms.
     pub rooms: Param<u64>,
     /// Sockets per room; every message sent in a room is expected at the other peers.

@@ -1,4 +1,5 @@
-//! A rooms scenario's protocol: raw WebSocket, or Socket.IO v4 with its session (`socket_io`).
+//! A rooms scenario's protocol: raw WebSocket, Socket.IO v4 with its session (`socket_io`), or
+//! Server-Sent Events streams with their publish requests (`sse`, in [`crate::sse`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,10 @@ pub enum RoomsProtocol {
     /// Socket.IO v4 over WebSocket (Engine.IO v4, Socket.IO protocol v5).
     #[serde(rename = "socket.io")]
     SocketIo,
+    /// Server-Sent Events: every peer a `GET` stream (`text/event-stream`), every message an
+    /// HTTP request to the publish URL.
+    #[serde(rename = "sse")]
+    Sse,
 }
 
 impl RoomsProtocol {
@@ -21,6 +26,7 @@ impl RoomsProtocol {
         match self {
             RoomsProtocol::WebSocket => "websocket",
             RoomsProtocol::SocketIo => "socket.io",
+            RoomsProtocol::Sse => "sse",
         }
     }
 

@@ -29,6 +29,7 @@ mod secrets;
 mod segments;
 mod signals;
 mod socket_io;
+mod sse;
 mod stacks;
 mod targets;
 mod tls;

@@ -9,6 +9,7 @@ mod references;
 mod scenarios;
 mod search;
 mod socket_io;
+mod sse;
 mod stack;
 mod target;
 mod variables;

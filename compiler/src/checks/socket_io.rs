@@ -1,5 +1,6 @@
-//! A rooms scenario's protocol: the Socket.IO table only with `protocol = "socket.io"`, and
-//! what the protocol carries (JSON joins, auth and messages; a server URL, not a path).
+//! A rooms scenario's protocol: the Socket.IO and SSE tables only with their protocol, and
+//! what Socket.IO carries (JSON joins, auth and messages; a server URL, not a path). SSE's own
+//! checks are in `sse.rs`.
 
 use super::Checker;
 use crate::diagnostic::{Code, Diagnostic};
@@ -9,24 +10,39 @@ use headroom_spec::scenario::{RoomsProtocol, StampForm};
 
 impl Checker<'_> {
     pub(super) fn rooms_protocol(&mut self, base: &str, rooms: &RoomsScenario) {
-        match rooms.protocol {
-            RoomsProtocol::WebSocket => {
-                let at = format!("{base}/socket_io");
-                if rooms.socket_io.is_some() {
-                    self.push(
-                        Diagnostic::new(
-                            Code::ConflictingSettings,
-                            "`socket_io` needs `protocol = \"socket.io\"`",
-                        )
-                        .at(&at, self.key_span(&at))
-                        .label("this scenario speaks raw WebSocket")
-                        .hint(
-                            "add `protocol = \"socket.io\"` to the scenario, or remove `socket_io`",
-                        ),
-                    );
-                }
+        let tables = [
+            (
+                "socket_io",
+                rooms.socket_io.is_some(),
+                RoomsProtocol::SocketIo,
+            ),
+            ("sse", rooms.sse.is_some(), RoomsProtocol::Sse),
+        ];
+        for (table, given, needs) in tables {
+            if given && rooms.protocol != needs {
+                let at = format!("{base}/{table}");
+                self.push(
+                    Diagnostic::new(
+                        Code::ConflictingSettings,
+                        format!("`{table}` needs `protocol = \"{}\"`", needs.as_str()),
+                    )
+                    .at(&at, self.key_span(&at))
+                    .label(match rooms.protocol {
+                        RoomsProtocol::WebSocket => "this scenario speaks raw WebSocket",
+                        RoomsProtocol::SocketIo => "this scenario speaks Socket.IO",
+                        RoomsProtocol::Sse => "this scenario speaks Server-Sent Events",
+                    })
+                    .hint(format!(
+                        "add `protocol = \"{}\"` to the scenario, or remove `{table}`",
+                        needs.as_str()
+                    )),
+                );
             }
+        }
+        match rooms.protocol {
+            RoomsProtocol::WebSocket => {}
             RoomsProtocol::SocketIo => self.socket_io(base, rooms),
+            RoomsProtocol::Sse => self.sse(base, rooms),
         }
     }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use headroom_matrix::resolved::{self, Bench, Limits, Messages, Reload, ThinkTime};
 use headroom_spec::placeholder::{self, PlaceholderName};
 use headroom_spec::scenario::{
-    Messages as WrittenMessages, Reload as WrittenReload, RoomsProtocol, SocketIo,
+    Messages as WrittenMessages, Reload as WrittenReload, RoomsProtocol, SocketIo, Sse,
 };
 use headroom_spec::target::{Limits as WrittenLimits, Step};
 use headroom_spec::think::Think;
@@ -347,6 +347,25 @@ fn protocol_at(
                 joins: written.joins.iter().map(filled).collect(),
                 event: filled(&written.event),
                 ..written
+            })
+        }
+        RoomsProtocol::Sse => {
+            let written = rooms.sse.as_deref().cloned().unwrap_or_else(|| Sse {
+                publish: String::new(),
+                publish_headers: Default::default(),
+                headers: Default::default(),
+                reconnect: false,
+            });
+            let headers = |map: &std::collections::BTreeMap<String, String>| {
+                map.iter()
+                    .map(|(name, value)| (name.clone(), filled(value)))
+                    .collect()
+            };
+            resolved::Protocol::Sse(Sse {
+                publish: filled(&written.publish),
+                publish_headers: headers(&written.publish_headers),
+                headers: headers(&written.headers),
+                reconnect: written.reconnect,
             })
         }
     }

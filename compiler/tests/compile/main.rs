@@ -6,6 +6,7 @@ mod properties;
 mod refusals;
 mod searches;
 mod socket_io;
+mod sse;
 mod targets;
 
 use std::collections::BTreeSet;

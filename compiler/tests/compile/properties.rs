@@ -59,6 +59,11 @@ const KEYS: &[&str] = &[
     "namespace",
     "auth",
     "event",
+    "sse",
+    "publish",
+    "publish_headers",
+    "headers",
+    "reconnect",
 ];
 const VALUES: &[&str] = &[
     "0",
@@ -87,6 +92,8 @@ const VALUES: &[&str] = &[
     "['[\"join\", \"room-{room}\"]', '{}', '[1]']",
     "'{\"token\": {peer}}'",
     "{ namespace = \"nsp\", path = \"\", auth = '[' }",
+    "\"sse\"",
+    "{ publish = \"ftp://x/{room}\", headers = { \"a b\" = \"\\n\" }, reconnect = 1 }",
 ];
 
 fn toml_value() -> impl Strategy<Value = toml::Value> {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use headroom_results::{
     ConnectFailures, Drops, HistogramKey, MessageCounts, ReloadResult, RoomsResult, ScenarioResult,
-    SocketCounts, SocketIoFigures,
+    SocketCounts, SocketIoFigures, SseFigures,
 };
 
 use super::sums::{add_errors, summary};
@@ -69,6 +69,27 @@ pub(super) fn merge_rooms(
             latency: summary(histograms, HistogramKey::Reload),
         }),
         socket_io: merge_socket_io(&all, histograms),
+        sse: merge_sse(&all, histograms),
+    })
+}
+
+/// The segments' SSE figures: counts summed, errors added, the publish histogram merged.
+fn merge_sse(
+    all: &[&RoomsResult],
+    histograms: &BTreeMap<HistogramKey, Histogram<u64>>,
+) -> Option<SseFigures> {
+    let shares: Vec<&SseFigures> = all.iter().filter_map(|r| r.sse.as_ref()).collect();
+    if shares.is_empty() {
+        return None;
+    }
+    let sum = |f: &dyn Fn(&SseFigures) -> u64| shares.iter().map(|s| f(s)).sum::<u64>();
+    Some(SseFigures {
+        published: sum(&|s| s.published),
+        publish_errors: add_errors(shares.iter().map(|s| &s.publish_errors)),
+        publish: summary(histograms, HistogramKey::Publish),
+        events: sum(&|s| s.events),
+        reconnects: sum(&|s| s.reconnects),
+        resumed: sum(&|s| s.resumed),
     })
 }
 

@@ -16,7 +16,9 @@
 //! 5. **Ramp-down.** Sockets close evenly over `ramp_down`, each with a close handshake.
 //!
 //! One task per socket reads, sends, pings and reloads; the receive path parses the stamp in
-//! place, updates the message's atomics and batches latencies (see [`crate::fanout`]).
+//! place, updates the message's atomics and batches latencies (see [`crate::fanout`]). With
+//! Server-Sent Events a socket is a stream and a sender's messages go by HTTP from a task of
+//! their own (`stream.rs`).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64};
@@ -38,6 +40,7 @@ mod peer;
 mod reload;
 mod result;
 mod scenario;
+mod stream;
 mod template;
 mod timeline;
 mod topology;
@@ -130,6 +133,8 @@ struct Shared {
     join: Option<String>,
     /// Socket.IO's session plan and figures, when the sockets speak it.
     socket_io: Option<crate::socket_io::Plan>,
+    /// SSE's endpoints and figures, when the peers are event streams.
+    sse: Option<crate::sse::Plan>,
     template: Option<Template>,
     socket_config: WebSocketConfig,
     stamp_form: StampForm,

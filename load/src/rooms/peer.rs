@@ -80,9 +80,15 @@ impl<'a> Inbox<'a> {
             Message::Pong(_) | Message::Frame(_) => return None,
             Message::Close(_) => return Some(Ended::ByServer(Drop::Closed)),
         };
+        self.receive(stamp);
+        None
+    }
+
+    /// A message's stamp, if it had one, matched to the message it was sent with.
+    pub(super) fn receive(&mut self, stamp: Option<Stamp>) {
         let Some(stamp) = stamp else {
             self.unstamped += 1;
-            return None;
+            return;
         };
         self.in_burst += 1;
         if self.in_burst > BURST {
@@ -98,7 +104,6 @@ impl<'a> Inbox<'a> {
             Receipt::OwnEcho => self.own_echoes += 1,
             delivered => self.batch.push(self.tracker, self.socket, delivered),
         }
-        None
     }
 
     /// A message, then every message already buffered, then the batch flushed: what the socket
@@ -221,15 +226,15 @@ fn failed_to_open(shared: &Shared, counter: &AtomicU64) {
     shared.settled.notify_one();
 }
 
-/// Opens the socket at its scheduled time; `None` when the run aborted first or it failed to
-/// open (counted either way).
-async fn connect(
+/// Opens the socket at its scheduled time by `open` (a WebSocket's handshake, an SSE stream's
+/// request); `None` when the run aborted first or it failed to open (counted either way).
+pub(super) async fn connect<T>(
     shared: &Shared,
     socket: Socket,
-    address: SocketAddr,
     scheduled: Instant,
     stages: &mut watch::Receiver<Stage>,
-) -> Option<(WebSocketStream<Transport>, Option<Heartbeat>)> {
+    open: impl std::future::Future<Output = Result<T, OpenFailure>>,
+) -> Option<T> {
     let counts = &shared.counts;
     tokio::select! {
         _ = tokio::time::sleep_until(scheduled) => {}
@@ -240,11 +245,7 @@ async fn connect(
         }
     }
     // Boxed: the handshake's state is large and only needed while connecting.
-    let opened = tokio::time::timeout(
-        shared.connect_timeout,
-        Box::pin(open(shared, socket, address, scheduled)),
-    )
-    .await;
+    let opened = tokio::time::timeout(shared.connect_timeout, Box::pin(open)).await;
     let opened = match opened {
         Ok(Ok(opened)) => opened,
         Ok(Err(failure)) => {
@@ -288,7 +289,8 @@ pub(super) async fn peer(
     // The scheduled connect time: sockets spread evenly over `connect_over`.
     let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
-    let Some((mut ws, heartbeat)) = connect(&shared, socket, address, scheduled, &mut stages).await
+    let opening = open(&shared, socket, address, scheduled);
+    let Some((mut ws, heartbeat)) = connect(&shared, socket, scheduled, &mut stages, opening).await
     else {
         return;
     };
@@ -384,7 +386,7 @@ fn reload_due(shared: &Arc<Shared>, socket: Socket, at: &mut Deadlines) {
 
 /// A socket closed: what its inbox holds flushed, its room one socket emptier, how it ended
 /// and what it received counted.
-fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: Inbox<'_>) {
+pub(super) fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: Inbox<'_>) {
     let counts = &shared.counts;
     inbox.batch.flush(&shared.tracker, socket.index);
     shared.rooms_open[socket.room as usize].fetch_sub(1, Ordering::AcqRel);
@@ -429,26 +431,7 @@ pub(super) async fn open(
     address: SocketAddr,
     scheduled: Instant,
 ) -> Result<(WebSocketStream<Transport>, Option<Heartbeat>), OpenFailure> {
-    let origin = crate::tls::Origin {
-        sources: shared.sources.as_ref(),
-        client: u64::from(socket.index),
-    };
-    let (stream, handshake) = Transport::open(address, origin, shared.tls.as_ref())
-        .await
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::ConnectionRefused {
-                OpenFailure::Refused
-            } else if crate::source::out_of_ports(&e) {
-                OpenFailure::Ports
-            } else {
-                OpenFailure::Other
-            }
-        })?;
-    if let Some(took) = handshake
-        && let Ok(mut handshakes) = shared.handshakes.lock()
-    {
-        let _ = handshakes.record(micros(took).max(1));
-    }
+    let stream = connection(shared, socket, address, shared.tls.as_ref()).await?;
     let url = per_socket(&shared.url, socket.room, socket.peer);
     let (mut ws, _) =
         tokio_tungstenite::client_async_with_config(url, stream, Some(shared.socket_config))
@@ -475,6 +458,35 @@ pub(super) async fn open(
         None => None,
     };
     Ok((ws, heartbeat))
+}
+
+/// Socket `socket`'s connection to `address` (from its source address, TLS when `tls` says),
+/// its TLS handshake timed; a failure told apart as a socket's open failures are.
+pub(super) async fn connection(
+    shared: &Shared,
+    socket: Socket,
+    address: SocketAddr,
+    tls: Option<&crate::tls::TlsTo>,
+) -> Result<Transport, OpenFailure> {
+    let origin = crate::tls::Origin {
+        sources: shared.sources.as_ref(),
+        client: u64::from(socket.index),
+    };
+    let (stream, handshake) = Transport::open(address, origin, tls).await.map_err(|e| {
+        if e.kind() == std::io::ErrorKind::ConnectionRefused {
+            OpenFailure::Refused
+        } else if crate::source::out_of_ports(&e) {
+            OpenFailure::Ports
+        } else {
+            OpenFailure::Other
+        }
+    })?;
+    if let Some(took) = handshake
+        && let Ok(mut handshakes) = shared.handshakes.lock()
+    {
+        let _ = handshakes.record(micros(took).max(1));
+    }
+    Ok(stream)
 }
 
 /// Where a socket sits, as a Socket.IO session fills it.

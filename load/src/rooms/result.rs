@@ -4,7 +4,8 @@ use super::Shared;
 use crate::http::histogram;
 use crate::results::{
     ConnectFailures, Drops, ErrorCounts, HistogramKey, MessageCounts, ReloadResult, RoomsResult,
-    ScenarioResult, SocketCounts, SocketIoFigures, Window, histogram_summary, serialize_histogram,
+    ScenarioResult, SocketCounts, SocketIoFigures, SseFigures, Window, histogram_summary,
+    serialize_histogram,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,7 +31,6 @@ pub(super) fn result(
         .map(|h| h.clone())
         .unwrap_or_else(|_| histogram());
     let sockets = socket_counts(shared);
-    let failed = &sockets.failed;
     let mut histograms = std::collections::BTreeMap::new();
     histograms.insert(HistogramKey::Seen, serialize_histogram(&seen));
     histograms.insert(HistogramKey::SeenByAll, serialize_histogram(&all));
@@ -38,6 +38,7 @@ pub(super) fn result(
     histograms.insert(HistogramKey::ScheduleLag, serialize_histogram(&lag));
     let reload = reload_figures(shared, &mut histograms);
     let socket_io = socket_io_figures(shared, &mut histograms);
+    let sse = sse_figures(shared, &mut histograms);
     let tls = tls_figures(shared, &mut histograms);
     let duration_s = shared.epoch.elapsed().as_secs_f64();
     ScenarioResult {
@@ -46,14 +47,7 @@ pub(super) fn result(
         requests: counts.sent,
         ok: counts.sent,
         dropped: load(&c.skipped),
-        errors: ErrorCounts {
-            connect: failed.refused + failed.other + failed.ports + failed.rejected,
-            timeout: failed.timeout,
-            status: failed.status,
-            protocol: 0,
-            check: 0,
-            statuses: Default::default(),
-        },
+        errors: open_errors(&sockets.failed),
         duration_s,
         rate: if hold_s > 0.0 {
             counts.sent as f64 / hold_s
@@ -92,9 +86,22 @@ pub(super) fn result(
             seen_by_all: histogram_summary(&all),
             reload,
             socket_io,
+            sse,
         }),
         tls,
         source_addresses: shared.sources.as_ref().map(crate::source::Sources::used),
+    }
+}
+
+/// The sockets that did not open, as a scenario's errors.
+fn open_errors(failed: &ConnectFailures) -> ErrorCounts {
+    ErrorCounts {
+        connect: failed.refused + failed.other + failed.ports + failed.rejected,
+        timeout: failed.timeout,
+        status: failed.status,
+        protocol: 0,
+        check: 0,
+        statuses: Default::default(),
     }
 }
 
@@ -153,6 +160,33 @@ fn socket_io_figures(
         acks_asked: figures.acks_asked.load(Ordering::Relaxed),
         acks_received: figures.acks_received.load(Ordering::Relaxed),
         pongs_sent: shared.counts.pongs_sent.load(Ordering::Relaxed),
+    })
+}
+
+/// An SSE run's publish requests, events and reconnects, the publish histogram into
+/// `histograms`.
+fn sse_figures(
+    shared: &Shared,
+    histograms: &mut std::collections::BTreeMap<HistogramKey, String>,
+) -> Option<SseFigures> {
+    let figures = &shared.sse.as_ref()?.figures;
+    let publish = figures
+        .publish
+        .lock()
+        .map(|h| h.clone())
+        .unwrap_or_else(|_| histogram_new());
+    histograms.insert(HistogramKey::Publish, serialize_histogram(&publish));
+    Some(SseFigures {
+        published: figures.published.load(Ordering::Relaxed),
+        publish_errors: figures
+            .publish_errors
+            .lock()
+            .map(|e| e.clone())
+            .unwrap_or_default(),
+        publish: histogram_summary(&publish),
+        events: figures.events.load(Ordering::Relaxed),
+        reconnects: figures.reconnects.load(Ordering::Relaxed),
+        resumed: figures.resumed.load(Ordering::Relaxed),
     })
 }
 

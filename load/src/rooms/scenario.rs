@@ -31,7 +31,6 @@ pub async fn run(
     handover: ScenarioHandover,
     member: crate::hold::Member,
 ) -> Result<ScenarioResult, String> {
-    let allowed = &reach.allowed;
     let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
     let (sizes, mut sockets) = topology(scenario)?;
     // A segment opens the sockets of its rooms only, each at the instant one machine would:
@@ -39,14 +38,10 @@ pub async fn run(
     let scheduled_over = sockets.len() as u32;
     sockets.retain(|s| reach.segment.owns(u64::from(s.room)));
     let wire = wire(scenario, &fill)?;
-    let (address, secure) = resolve(&per_socket(&wire.url, 0, 0), &scenario.url, allowed).await?;
-    let tls = match secure {
-        Some(authority) => Some(wss(reach, address, &authority, &wire.url, scenario).await?),
-        None => None,
-    };
+    let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
+    let (address, tls, sse) = endpoints(scenario, reach, &wire.url, sending.is_some()).await?;
     let (ramp_up, hold, ramp_down) = stage_times(scenario);
     let connect_over = scenario.connect_over.map_or(ramp_up, |over| over.as_std());
-    let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
     let capacity = tracker_capacity(&sockets, hold);
     let reload = reload_plan(scenario, reach).await?;
     let sources = crate::source::Sources::optional(
@@ -67,6 +62,7 @@ pub async fn run(
         handshakes: Mutex::new(histogram()),
         join: scenario.join.as_deref().map(fill).transpose()?,
         socket_io: wire.socket_io,
+        sse,
         socket_config: socket_config(wire.template.as_ref().map(|t| t.size)),
         template: wire.template,
         stamp_form: sending.map_or(StampForm::Json, |s| s.stamp),
@@ -91,7 +87,7 @@ pub async fn run(
     let (stage, stages) = watch::channel(Stage::Connecting);
     let peers = sockets
         .iter()
-        .map(|&socket| peer(Arc::clone(&shared), socket, address, stages.clone()))
+        .map(|&socket| socket_task(Arc::clone(&shared), socket, address, stages.clone()))
         .collect::<tokio::task::JoinSet<()>>();
     let mut windows = Vec::new();
     let timeline = Timeline {
@@ -111,6 +107,49 @@ pub async fn run(
     Ok(result)
 }
 
+/// A socket's task: a WebSocket peer, or an SSE stream.
+async fn socket_task(
+    shared: Arc<Shared>,
+    socket: Socket,
+    address: SocketAddr,
+    stages: watch::Receiver<Stage>,
+) {
+    if shared.sse.is_some() {
+        super::stream::subscriber(shared, socket, stages).await;
+    } else {
+        peer(shared, socket, address, stages).await;
+    }
+}
+
+/// Where the sockets connect, checked before any opens: the WebSocket address and its TLS;
+/// for SSE, the plan with the stream's and the publish requests' endpoints (TLS included).
+async fn endpoints(
+    scenario: &RoomsScenario,
+    reach: &crate::reach::Reach,
+    url: &str,
+    sending: bool,
+) -> Result<
+    (
+        SocketAddr,
+        Option<crate::tls::TlsTo>,
+        Option<crate::sse::Plan>,
+    ),
+    String,
+> {
+    if let Protocol::Sse(sse) = &scenario.protocol {
+        let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
+        let publish = sending.then(|| fill(&sse.publish)).transpose()?;
+        let plan = crate::sse::Plan::new(sse, url, publish.as_deref(), scenario, reach).await?;
+        return Ok((plan.stream.address, None, Some(plan)));
+    }
+    let (address, secure) = resolve(&per_socket(url, 0, 0), &scenario.url, &reach.allowed).await?;
+    let tls = match secure {
+        Some(authority) => Some(wss(reach, address, &authority, url, scenario).await?),
+        None => None,
+    };
+    Ok((address, tls, None))
+}
+
 /// What goes on the wire: the socket URL, the Socket.IO session's plan and the message.
 struct Wire {
     url: String,
@@ -119,14 +158,15 @@ struct Wire {
 }
 
 /// The scenario's socket URL and message, its point's values filled by `fill`; for Socket.IO,
-/// the Engine.IO URL and the message as an event packet.
+/// the Engine.IO URL and the message as an event packet. An SSE message is the template as
+/// written: the publish request's body.
 fn wire(
     scenario: &RoomsScenario,
     fill: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<Wire, String> {
     let session = match &scenario.protocol {
         Protocol::SocketIo(session) => Some(session),
-        Protocol::WebSocket => None,
+        Protocol::WebSocket | Protocol::Sse(_) => None,
     };
     let url = match session {
         Some(session) => crate::socket_io::engine_url(&fill(&scenario.url)?, &session.path)?,

@@ -51,6 +51,19 @@ impl Template {
 
     /// The message for one send: `{payload}` fills it to `size` (the binary stamp included).
     pub fn render(&self, room: u32, peer: u32, seq: u64, stamp: Stamp) -> Message {
+        let text = self.render_text(room, peer, seq, stamp);
+        if self.binary {
+            let mut bytes = Vec::with_capacity(crate::fanout::BINARY_STAMP_LEN + text.len());
+            bytes.extend_from_slice(&stamp.binary());
+            bytes.extend_from_slice(text.as_bytes());
+            Message::Binary(bytes.into())
+        } else {
+            Message::Text(text.into())
+        }
+    }
+
+    /// The message's text (after the binary stamp, when it has one).
+    pub fn render_text(&self, room: u32, peer: u32, seq: u64, stamp: Stamp) -> String {
         use std::fmt::Write;
         let stamp_len = if self.binary {
             crate::fanout::BINARY_STAMP_LEN
@@ -87,13 +100,6 @@ impl Template {
             let fill = self.size.saturating_sub(text.len() + stamp_len);
             text.insert_str(at, &"x".repeat(fill));
         }
-        if self.binary {
-            let mut bytes = Vec::with_capacity(stamp_len + text.len());
-            bytes.extend_from_slice(&stamp.binary());
-            bytes.extend_from_slice(text.as_bytes());
-            Message::Binary(bytes.into())
-        } else {
-            Message::Text(text.into())
-        }
+        text
     }
 }

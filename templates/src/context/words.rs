@@ -189,6 +189,22 @@ fn protocol_text(scenario: &RoomsScenario) -> String {
                 session.namespace, session.event
             )
         }
+        Protocol::Sse(sse) => {
+            let reconnect = if sse.reconnect {
+                ", dropped streams reopened with `Last-Event-ID`"
+            } else {
+                ""
+            };
+            // The path says where; the scheme and `{port}` are the run's.
+            let path = sse
+                .publish
+                .split_once("://")
+                .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
+                .unwrap_or("/");
+            format!(
+                "Server-Sent Events rooms (each peer a stream, messages POSTed to `{path}`{reconnect})"
+            )
+        }
     }
 }
 

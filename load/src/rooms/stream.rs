@@ -1,0 +1,280 @@
+//! An SSE peer's tasks: its stream, opened at its scheduled time, read event by event, opened
+//! again when the server drops it and the spec asks; and, for a sender, its publisher, which
+//! `POST`s the room's messages at their intended times.
+
+use super::peer::{closed, connect, connection, wait_for_abort};
+use super::topology::Gaps;
+use super::{Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
+use crate::fanout::Stamp;
+use crate::fill::per_socket;
+use crate::sse::{Plan, Refused, Stream};
+use headroom_results::histogram::micros;
+use http_body_util::BodyExt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+impl Inbox<'_> {
+    /// One event's data off a stream: its stamp matched to the message it was sent with.
+    fn on_event(&mut self, data: &[u8]) {
+        self.received += 1;
+        let stamp = self.finder.find(data);
+        self.receive(stamp);
+    }
+}
+
+/// Peer `socket`'s stream from its scheduled open to its close; a sender's publisher beside it
+/// while it is open.
+pub(super) async fn subscriber(
+    shared: Arc<Shared>,
+    socket: Socket,
+    mut stages: watch::Receiver<Stage>,
+) {
+    let Some(plan) = shared.sse.as_ref() else {
+        return;
+    };
+    let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
+    let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
+    let opening = open(&shared, plan, socket, None);
+    let Some(mut stream) = connect(&shared, socket, scheduled, &mut stages, opening).await else {
+        return;
+    };
+    let publisher = socket.sends.map(|schedule| {
+        tokio::spawn(publish(
+            Arc::clone(&shared),
+            socket,
+            schedule,
+            stages.clone(),
+        ))
+    });
+    let mut inbox = Inbox::new(&shared.tracker, socket.index, false);
+    let far = Instant::now() + Duration::from_secs(86_400 * 365);
+    let close = tokio::time::sleep_until(far);
+    tokio::pin!(close);
+    let mut stage = Some(*stages.borrow_and_update());
+    let ended = loop {
+        match stage.take() {
+            Some(Stage::Abort) => break Ended::ByUs,
+            Some(Stage::Close { start, over }) => close.as_mut().reset(start + over.mul_f64(share)),
+            _ => {}
+        }
+        tokio::select! {
+            biased;
+            changed = stages.changed() => {
+                if changed.is_err() {
+                    break Ended::ByUs;
+                }
+                stage = Some(*stages.borrow_and_update());
+            }
+            frame = stream.body.frame() => {
+                let drop = match read_frame(&mut inbox, frame, &mut stream, plan) {
+                    None => continue,
+                    Some(drop) => drop,
+                };
+                let closing = !matches!(*stages.borrow(), Stage::Connecting | Stage::Hold { .. } | Stage::Drain);
+                if !plan.reconnect || closing {
+                    break Ended::ByServer(drop);
+                }
+                let retry = stream.parser.retry().unwrap_or(crate::sse::DEFAULT_RETRY);
+                let last_event_id = String::from_utf8_lossy(stream.parser.last_event_id()).into_owned();
+                match reopen(&shared, plan, socket, &mut stages, retry, &last_event_id).await {
+                    Some(reopened) => stream = reopened,
+                    None => break Ended::ByServer(drop),
+                }
+            }
+            () = &mut close => break Ended::ByUs,
+        }
+    };
+    if let Some(publisher) = publisher {
+        publisher.abort();
+    }
+    closed(&shared, socket, ended, inbox);
+}
+
+/// A frame of the stream's body: its events read, their stamps matched, the batch flushed;
+/// `Some` when the stream ended (its end: closed; an error or an event past the bound: reset).
+fn read_frame(
+    inbox: &mut Inbox<'_>,
+    frame: Option<Result<hyper::body::Frame<bytes::Bytes>, hyper::Error>>,
+    stream: &mut Stream,
+    plan: &Plan,
+) -> Option<Drop> {
+    let data = match frame {
+        None => return Some(Drop::Closed),
+        Some(Err(_)) => return Some(Drop::Reset),
+        Some(Ok(frame)) => match frame.into_data() {
+            Ok(data) => data,
+            // Trailers: nothing to read.
+            Err(_) => return None,
+        },
+    };
+    inbox.now_us = None;
+    inbox.in_burst = 0;
+    let mut events = 0u64;
+    let fed = stream.parser.feed(&data, |event| {
+        events += 1;
+        inbox.on_event(event.data);
+    });
+    inbox.batch.flush(inbox.tracker, inbox.socket);
+    plan.figures.events.fetch_add(events, Ordering::Relaxed);
+    fed.err().map(|_| Drop::Reset)
+}
+
+/// Opens peer `socket`'s stream, resuming after `last_event_id` when given.
+async fn open(
+    shared: &Shared,
+    plan: &Plan,
+    socket: Socket,
+    last_event_id: Option<&str>,
+) -> Result<Stream, OpenFailure> {
+    let address = plan.stream.address;
+    let transport = connection(shared, socket, address, plan.stream.tls.as_ref()).await?;
+    crate::sse::subscribe(transport, plan, (socket.room, socket.peer), last_event_id)
+        .await
+        .map_err(|refused| match refused {
+            Refused::Status => OpenFailure::Status,
+            Refused::Broken => OpenFailure::Other,
+        })
+}
+
+/// A dropped stream opened again as EventSource does: after `retry`, with the last event's id,
+/// again while the connection fails, until the run closes. An answer that is not a stream
+/// ends it (EventSource gives up on those too). `None` when it could not be reopened.
+async fn reopen(
+    shared: &Shared,
+    plan: &Plan,
+    socket: Socket,
+    stages: &mut watch::Receiver<Stage>,
+    retry: Duration,
+    last_event_id: &str,
+) -> Option<Stream> {
+    let resume = (!last_event_id.is_empty()).then_some(last_event_id);
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(retry) => {}
+            () = wait_for_abort(stages) => return None,
+        }
+        if !matches!(
+            *stages.borrow(),
+            Stage::Connecting | Stage::Hold { .. } | Stage::Drain
+        ) {
+            return None;
+        }
+        let opened = tokio::time::timeout(
+            shared.connect_timeout,
+            Box::pin(open(shared, plan, socket, resume)),
+        )
+        .await;
+        match opened {
+            Ok(Ok(stream)) => {
+                plan.figures.reconnects.fetch_add(1, Ordering::Relaxed);
+                if resume.is_some() {
+                    plan.figures.resumed.fetch_add(1, Ordering::Relaxed);
+                }
+                return Some(stream);
+            }
+            Ok(Err(OpenFailure::Status)) => return None,
+            Ok(Err(_)) | Err(_) => {}
+        }
+    }
+}
+
+/// A sender's publisher: from the hold's start, each message `POST`ed at its intended time
+/// (late ones as soon as the last answer is in: the stamp keeps the intended time, so the
+/// delay is in the latencies), until the hold ends.
+async fn publish(
+    shared: Arc<Shared>,
+    socket: Socket,
+    schedule: SendSchedule,
+    mut stages: watch::Receiver<Stage>,
+) {
+    let (Some(plan), Some(template)) = (shared.sse.as_ref(), shared.template.as_ref()) else {
+        return;
+    };
+    let Some(endpoint) = plan.publish.as_ref() else {
+        return;
+    };
+    let (start, end) = loop {
+        match *stages.borrow_and_update() {
+            Stage::Hold { start, end } => break (start, end),
+            Stage::Connecting => {}
+            _ => return,
+        }
+        if stages.changed().await.is_err() {
+            return;
+        }
+    };
+    let path = per_socket(&endpoint.path, socket.room, socket.peer);
+    let headers = match crate::sse::filled_headers(&plan.publish_headers, socket.room, socket.peer)
+    {
+        Ok(headers) => headers,
+        Err(_) => {
+            if let Ok(mut errors) = plan.figures.publish_errors.lock() {
+                errors.protocol += 1;
+            }
+            return;
+        }
+    };
+    let mut gaps = Gaps::of(shared.seed, socket.index);
+    let mut next = schedule.first(start, &mut gaps);
+    let mut publisher = crate::sse::Publisher::default();
+    let mut seq = 0u64;
+    while next < end {
+        tokio::select! {
+            () = tokio::time::sleep_until(next) => {}
+            () = wait_for_abort(&mut stages) => return,
+        }
+        let intended = next;
+        next = schedule.next(intended, &mut gaps);
+        // Expected at the room's open peers other than the sender, whose stream is open.
+        let expected = shared.rooms_open[socket.room as usize]
+            .load(Ordering::Acquire)
+            .saturating_sub(1);
+        let Some(id) = shared.tracker.open(socket.index, expected) else {
+            shared.counts.skipped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let stamp = Stamp {
+            id,
+            sent_us: shared.tracker.micros_since_epoch(intended),
+        };
+        let body = template.render_text(socket.room, socket.peer, seq, stamp);
+        seq += 1;
+        let sent = Instant::now();
+        if let Ok(mut lag) = shared.lag.lock() {
+            let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+        }
+        shared.live.requests.fetch_add(1, Ordering::Relaxed);
+        let outcome = publisher
+            .post(endpoint, &path, &headers, body, plan.timeout)
+            .await;
+        published(plan, intended, outcome);
+    }
+}
+
+/// A publish request's answer recorded: its time from the message's intended send, and
+/// whether it published.
+fn published(plan: &Plan, intended: Instant, outcome: Result<u16, crate::web::ErrorKind>) {
+    use crate::web::ErrorKind;
+    let figures = &plan.figures;
+    if let Ok(mut publish) = figures.publish.lock() {
+        let _ = publish.record(micros(intended.elapsed()));
+    }
+    match outcome {
+        Ok(status) if (200..300).contains(&status) => {
+            figures.published.fetch_add(1, Ordering::Relaxed);
+        }
+        failed => {
+            if let Ok(mut errors) = figures.publish_errors.lock() {
+                match failed {
+                    Ok(status) => errors.unexpected(status),
+                    Err(ErrorKind::Connect) => errors.connect += 1,
+                    Err(ErrorKind::Timeout) => errors.timeout += 1,
+                    Err(ErrorKind::Protocol) => errors.protocol += 1,
+                }
+            }
+        }
+    }
+}
