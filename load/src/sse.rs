@@ -1,6 +1,6 @@
-//! Server-Sent Events for rooms: a peer's stream opened by `GET` (`Accept: text/event-stream`)
-//! and read as EventSource reads it ([`parser`]), and a sender's messages published by `POST`
-//! on a connection kept open.
+//! Server-Sent Events for rooms: a peer's stream opened by `GET` (`Accept: text/event-stream`,
+//! [`body`]) and read as EventSource reads it ([`parser`]), and a sender's messages published
+//! by `POST` on a connection kept open (hyper's client: senders are few).
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Empty, Full};
-use hyper::body::Incoming;
+use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper_util::rt::TokioIo;
@@ -19,21 +18,16 @@ use crate::fill::per_socket;
 use crate::results::ErrorCounts;
 use crate::tls::{TlsTo, Transport};
 
-/// hyper's read buffer for one stream: a response head fits, events larger than it are read
-/// in pieces. An idle stream keeps this much, so it is small (the socket bench measures it).
-const READ_BUFFER: usize = 2048;
-
 /// Until the server says otherwise (`retry:`), a dropped stream is opened again after this.
 pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
+pub(crate) mod body;
 pub(crate) mod parser;
 
-/// An open stream: its body, the parser its chunks go through, and the request's sender, kept
-/// so the connection lives as long as the stream.
+/// An open stream: its body, and the parser its bytes go through.
 pub(crate) struct Stream {
-    pub(crate) body: Incoming,
+    pub(crate) body: body::Body,
     pub(crate) parser: parser::Parser,
-    _sender: http1::SendRequest<Empty<Bytes>>,
 }
 
 /// Why a stream did not open.
@@ -185,46 +179,35 @@ pub(crate) async fn subscribe(
     last_event_id: Option<&str>,
 ) -> Result<Stream, Refused> {
     let (room, peer) = seat;
-    let (mut sender, connection) = http1::Builder::new()
-        .read_buf_exact_size(Some(READ_BUFFER))
-        .handshake::<_, Empty<Bytes>>(TokioIo::new(transport))
-        .await
-        .map_err(|_| Refused::Broken)?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    let mut request = hyper::Request::get(per_socket(&plan.stream.path, room, peer))
-        .header(header::HOST, &plan.stream.authority)
-        .header(header::ACCEPT, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache");
+    let mut request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n",
+        per_socket(&plan.stream.path, room, peer),
+        plan.stream.authority
+    )
+    .into_bytes();
     for (name, value) in &plan.headers {
-        request = request.header(name, header_value(value, room, peer)?);
+        let value = header_value(value, room, peer)?;
+        request.extend_from_slice(name.as_str().as_bytes());
+        request.extend_from_slice(b": ");
+        request.extend_from_slice(value.as_bytes());
+        request.extend_from_slice(b"\r\n");
     }
     if let Some(id) = last_event_id {
-        request = request.header("last-event-id", id);
+        let id = HeaderValue::from_str(id).map_err(|_| Refused::Broken)?;
+        request.extend_from_slice(b"Last-Event-ID: ");
+        request.extend_from_slice(id.as_bytes());
+        request.extend_from_slice(b"\r\n");
     }
-    let request = request.body(Empty::new()).map_err(|_| Refused::Broken)?;
-    let response = sender
-        .send_request(request)
+    request.extend_from_slice(b"\r\n");
+    let (head, body) = body::Body::exchange(transport, &request)
         .await
         .map_err(|_| Refused::Broken)?;
-    let is_event_stream = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| {
-            value
-                .split(';')
-                .next()
-                .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("text/event-stream"))
-        });
-    if response.status() != hyper::StatusCode::OK || !is_event_stream {
+    if head.status != 200 || !head.event_stream {
         return Err(Refused::Status);
     }
     Ok(Stream {
-        body: response.into_body(),
+        body,
         parser: parser::Parser::default(),
-        _sender: sender,
     })
 }
 

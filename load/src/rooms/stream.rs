@@ -7,9 +7,9 @@ use super::topology::Gaps;
 use super::{Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
 use crate::fanout::Stamp;
 use crate::fill::per_socket;
+use crate::sse::body::BodyEnd;
 use crate::sse::{Plan, Refused, Stream};
 use headroom_results::histogram::micros;
-use http_body_util::BodyExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -37,7 +37,7 @@ pub(super) async fn subscriber(
     };
     let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
-    let opening = open(&shared, plan, socket, None);
+    let opening = Box::pin(open(&shared, plan, socket, None));
     let Some(mut stream) = connect(&shared, socket, scheduled, &mut stages, opening).await else {
         return;
     };
@@ -68,8 +68,8 @@ pub(super) async fn subscriber(
                 }
                 stage = Some(*stages.borrow_and_update());
             }
-            frame = stream.body.frame() => {
-                let drop = match read_frame(&mut inbox, frame, &mut stream, plan) {
+            filled = stream.body.fill() => {
+                let drop = match read_more(&mut inbox, filled, &mut stream, plan) {
                     None => continue,
                     Some(drop) => drop,
                 };
@@ -93,33 +93,42 @@ pub(super) async fn subscriber(
     closed(&shared, socket, ended, inbox);
 }
 
-/// A frame of the stream's body: its events read, their stamps matched, the batch flushed;
-/// `Some` when the stream ended (its end: closed; an error or an event past the bound: reset).
-fn read_frame(
+/// What the stream's last read brought: its events read, their stamps matched, the batch
+/// flushed; `Some` when the stream ended (its end: closed; an error, a broken body or an event
+/// past the bound: reset).
+fn read_more(
     inbox: &mut Inbox<'_>,
-    frame: Option<Result<hyper::body::Frame<bytes::Bytes>, hyper::Error>>,
+    filled: std::io::Result<bool>,
     stream: &mut Stream,
     plan: &Plan,
 ) -> Option<Drop> {
-    let data = match frame {
-        None => return Some(Drop::Closed),
-        Some(Err(_)) => return Some(Drop::Reset),
-        Some(Ok(frame)) => match frame.into_data() {
-            Ok(data) => data,
-            // Trailers: nothing to read.
-            Err(_) => return None,
-        },
+    let drop_of = |end: BodyEnd| match end {
+        BodyEnd::Ended => Drop::Closed,
+        BodyEnd::Broken => Drop::Reset,
     };
+    match filled {
+        Err(_) => return Some(Drop::Reset),
+        Ok(false) => return Some(drop_of(stream.body.at_close())),
+        Ok(true) => {}
+    }
     inbox.now_us = None;
     inbox.in_burst = 0;
     let mut events = 0u64;
-    let fed = stream.parser.feed(&data, |event| {
-        events += 1;
-        inbox.on_event(event.data);
+    let mut too_large = false;
+    let Stream { body, parser } = stream;
+    let ended = body.decode(&mut |data| {
+        let fed = parser.feed(data, |event| {
+            events += 1;
+            inbox.on_event(event.data);
+        });
+        too_large |= fed.is_err();
     });
     inbox.batch.flush(inbox.tracker, inbox.socket);
     plan.figures.events.fetch_add(events, Ordering::Relaxed);
-    fed.err().map(|_| Drop::Reset)
+    if too_large {
+        return Some(Drop::Reset);
+    }
+    ended.map(drop_of)
 }
 
 /// Opens peer `socket`'s stream, resuming after `last_event_id` when given.

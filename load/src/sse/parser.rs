@@ -14,6 +14,10 @@ use std::time::Duration;
 /// memory stays bounded whatever a server writes.
 pub(crate) const MAX_EVENT: usize = 8 << 20;
 
+/// A buffer grown past this by a large event is shrunk back after it: an idle stream keeps
+/// little.
+const KEPT: usize = 4096;
+
 /// The UTF-8 byte order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -132,6 +136,7 @@ impl Parser {
         // The line's buffer is kept for the next line.
         self.line = line;
         self.line.clear();
+        self.line.shrink_to(KEPT);
     }
 
     fn field(&mut self, field: &[u8], value: &[u8]) {
@@ -181,6 +186,7 @@ impl Parser {
             id: &self.last_event_id,
         });
         self.data.clear();
+        self.data.shrink_to(KEPT);
         self.kind.clear();
     }
 }

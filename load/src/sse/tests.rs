@@ -86,15 +86,22 @@ async fn events_written_a_byte_at_a_time_are_parsed_exactly() {
         .await
         .expect("the stream opened");
     let mut read = Vec::new();
-    while let Some(frame) = tokio::time::timeout(Duration::from_secs(10), stream.body.frame())
-        .await
-        .expect("the stream ends by itself")
-    {
-        let data = frame.expect("a frame").into_data().expect("data");
-        stream
-            .parser
-            .feed(&data, |event| read.push(owned(event)))
-            .expect("within the bound");
+    let Stream { body, parser } = &mut stream;
+    loop {
+        let more = tokio::time::timeout(Duration::from_secs(10), body.fill())
+            .await
+            .expect("the stream ends by itself")
+            .expect("read");
+        let ended = body.decode(&mut |data| {
+            parser
+                .feed(data, |event| read.push(owned(event)))
+                .expect("within the bound");
+        });
+        if let Some(end) = ended {
+            assert_eq!(end, body::BodyEnd::Ended);
+            break;
+        }
+        assert!(more, "the connection closed before the last chunk");
     }
     let request = server.await.expect("the server");
     assert!(request.starts_with("GET /sub/7 HTTP/1.1\r\n"), "{request}");
@@ -209,4 +216,50 @@ fn a_header_name_that_is_not_a_token_is_refused_by_name() {
     )
     .expect_err("a newline is no header value");
     assert!(filled.contains("room 4"), "{filled}");
+}
+
+/// Events that come in the same read as the head (a resumed stream's replay, written at once)
+/// are read at once, not when the next bytes arrive.
+#[tokio::test]
+async fn events_that_come_with_the_head_are_read_at_once() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("bound");
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("a connection");
+        let mut buffer = [0u8; 1024];
+        let _ = socket.read(&mut buffer).await.expect("the request");
+        socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nid: 7\ndata: replayed\n\n")
+            .await
+            .expect("the answer");
+        // Nothing more for longer than the reader waits.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    let plan = plan(address);
+    let (transport, _) = Transport::open(address, crate::tls::Origin::default(), None)
+        .await
+        .expect("connected");
+    let mut stream = subscribe(transport, &plan, (0, 0), Some("6"))
+        .await
+        .expect("the stream opened");
+    let more = tokio::time::timeout(Duration::from_secs(1), stream.body.fill())
+        .await
+        .expect("the bytes that came with the head, at once")
+        .expect("read");
+    assert!(more);
+    let mut read = Vec::new();
+    let Stream { body, parser } = &mut stream;
+    let ended = body.decode(&mut |data| {
+        parser
+            .feed(data, |event| read.push(owned(event)))
+            .expect("bounded");
+    });
+    assert_eq!(ended, None, "a body to the close goes on");
+    assert_eq!(
+        read,
+        vec![("message".to_owned(), "replayed".to_owned(), "7".to_owned())]
+    );
+    server.abort();
 }
