@@ -42,6 +42,10 @@ fn sse_rooms_reopen_dropped_streams_and_deliver_every_message() {
     // least once, most after an event, so with the id they resumed after.
     assert!(sse.reconnects >= 200, "{sse:?}");
     assert!(sse.resumed > 0 && sse.resumed <= sse.reconnects, "{sse:?}");
+    // Each stream's page reloaded beside it about once a second over the 3 s hold (Poisson).
+    let reload = rooms.reload.as_ref().expect("the reloads");
+    assert!((300..=900).contains(&reload.requests), "{reload:?}");
+    assert_eq!(reload.ok, reload.requests, "{reload:?}");
     // Every event the server wrote was read: its count is the streams' (replays included).
     let steady = &run.metrics.steady;
     assert_eq!(steady.get("events_sent"), Some(&(sse.events as f64)));

@@ -36,6 +36,7 @@ use crate::handover::ScenarioHandover;
 use crate::live::Live;
 use crate::results::{ErrorCounts, Window};
 
+mod deadlines;
 mod peer;
 mod reload;
 mod result;

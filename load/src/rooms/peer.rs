@@ -1,7 +1,6 @@
 //! One socket's task: open, send what is due, read and stamp-match frames, ping, close.
 
-use super::reload::spawn_reload;
-use super::topology::{Gaps, exponential};
+use super::deadlines::{Deadlines, reload_due};
 use super::{
     BURST, CLOSE_TIMEOUT, Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage,
 };
@@ -135,86 +134,6 @@ impl<'a> Inbox<'a> {
         };
         self.batch.flush(self.tracker, self.socket);
         ended
-    }
-}
-
-/// When this socket next has something to do; `far` is never.
-struct Deadlines {
-    /// The socket's random gaps (Poisson sends and reloads).
-    gaps: Gaps,
-    far: Instant,
-    hold_end: Instant,
-    next_send: Instant,
-    next_ping: Instant,
-    next_reload: Instant,
-    close_at: Instant,
-    /// Socket.IO: the server is taken for gone when no ping came by then.
-    ping_deadline: Instant,
-}
-
-impl Deadlines {
-    fn new(shared: &Shared, socket: Socket) -> Deadlines {
-        let far = Instant::now() + Duration::from_secs(86_400 * 365);
-        Deadlines {
-            gaps: Gaps::of(shared.seed, socket.index),
-            far,
-            hold_end: far,
-            next_send: far,
-            next_ping: shared
-                .ping_every
-                .map_or(far, |every| Instant::now() + every),
-            next_reload: far,
-            close_at: far,
-            ping_deadline: far,
-        }
-    }
-
-    /// The next of them.
-    fn due(&self) -> Instant {
-        self.next_send
-            .min(self.next_ping)
-            .min(self.next_reload)
-            .min(self.close_at)
-            .min(self.ping_deadline)
-    }
-
-    /// The run moved to `stage`: the hold schedules sends and reloads, the drain stops them,
-    /// the close sets this socket's turn (its `share` of the ramp-down). `Some` on abort.
-    fn enter(
-        &mut self,
-        stage: Stage,
-        shared: &Shared,
-        socket: Socket,
-        share: f64,
-    ) -> Option<Ended> {
-        match stage {
-            Stage::Connecting => {}
-            Stage::Hold { start, end } => {
-                self.hold_end = end;
-                if let Some(plan) = socket.sends {
-                    self.next_send = plan.first(start, &mut self.gaps);
-                }
-                if let Some(reload) = &shared.reload {
-                    let first = if reload.poisson {
-                        exponential(1.0 / reload.mean, &mut self.gaps)
-                    } else {
-                        reload.mean * share
-                    };
-                    self.next_reload = start + Duration::from_secs_f64(first);
-                }
-            }
-            Stage::Drain => {
-                self.next_send = self.far;
-                self.next_reload = self.far;
-            }
-            Stage::Close { start, over } => {
-                self.next_send = self.far;
-                self.next_reload = self.far;
-                self.close_at = start + over.mul_f64(share);
-            }
-            Stage::Abort => return Some(Ended::ByUs),
-        }
-        None
     }
 }
 
@@ -367,23 +286,6 @@ pub(super) async fn peer(
         }
     };
     closed(&shared, socket, ended, inbox);
-}
-
-/// A page reload due now: started, and the next one scheduled (none past the hold).
-fn reload_due(shared: &Arc<Shared>, socket: Socket, at: &mut Deadlines) {
-    let Some(reload) = &shared.reload else {
-        return;
-    };
-    spawn_reload(shared, socket, at.next_reload);
-    let gap = if reload.poisson {
-        exponential(1.0 / reload.mean, &mut at.gaps)
-    } else {
-        reload.mean
-    };
-    at.next_reload += Duration::from_secs_f64(gap);
-    if at.next_reload >= at.hold_end {
-        at.next_reload = at.far;
-    }
 }
 
 /// A socket closed: what its inbox holds flushed, its room one socket emptier, how it ended

@@ -2,6 +2,7 @@
 //! again when the server drops it and the spec asks; and, for a sender, its publisher, which
 //! `POST`s the room's messages at their intended times.
 
+use super::deadlines::{Deadlines, reload_due};
 use super::peer::{closed, connect, connection, wait_for_abort};
 use super::topology::Gaps;
 use super::{Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
@@ -50,15 +51,25 @@ pub(super) async fn subscriber(
         ))
     });
     let mut inbox = Inbox::new(&shared.tracker, socket.index, false);
-    let far = Instant::now() + Duration::from_secs(86_400 * 365);
-    let close = tokio::time::sleep_until(far);
-    tokio::pin!(close);
+    // The stream's own deadlines: its page reloads and its close (its sends are the
+    // publisher's).
+    let quiet = Socket {
+        sends: None,
+        ..socket
+    };
+    let mut at = Deadlines::new(&shared, quiet);
+    let timer = tokio::time::sleep_until(at.far);
+    tokio::pin!(timer);
     let mut stage = Some(*stages.borrow_and_update());
     let ended = loop {
-        match stage.take() {
-            Some(Stage::Abort) => break Ended::ByUs,
-            Some(Stage::Close { start, over }) => close.as_mut().reset(start + over.mul_f64(share)),
-            _ => {}
+        if let Some(current) = stage.take()
+            && let Some(ended) = at.enter(current, &shared, quiet, share)
+        {
+            break ended;
+        }
+        let due = at.due();
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
         }
         tokio::select! {
             biased;
@@ -84,7 +95,15 @@ pub(super) async fn subscriber(
                     None => break Ended::ByServer(drop),
                 }
             }
-            () = &mut close => break Ended::ByUs,
+            () = &mut timer => {
+                let now = Instant::now();
+                if now >= at.close_at {
+                    break Ended::ByUs;
+                }
+                if now >= at.next_reload {
+                    reload_due(&shared, socket, &mut at);
+                }
+            }
         }
     };
     if let Some(publisher) = publisher {

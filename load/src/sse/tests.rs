@@ -263,3 +263,65 @@ async fn events_that_come_with_the_head_are_read_at_once() {
     );
     server.abort();
 }
+
+/// A publish request: `POST` to the sender's path, its headers filled, `content-type:
+/// application/json` unless given, the body as rendered; the answer's status returned, and the
+/// connection used again for the next message.
+#[tokio::test]
+async fn a_publish_posts_the_message_with_its_headers_on_a_kept_connection() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("bound");
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("one connection for both");
+        let mut requests = Vec::new();
+        for _ in 0..2 {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 1024];
+            // A head and a 7-byte body.
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") || !request.ends_with(b"message") {
+                let n = socket.read(&mut buffer).await.expect("the request");
+                assert!(n > 0, "the request ended early");
+                request.extend_from_slice(&buffer[..n]);
+            }
+            requests.push(String::from_utf8_lossy(&request).into_owned());
+            socket
+                .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 2\r\n\r\nok")
+                .await
+                .expect("the answer");
+        }
+        requests
+    });
+    let publish = endpoint(address);
+    let headers = filled_headers(
+        &[(HeaderName::from_static("x-room"), "room-{room}".to_owned())],
+        5,
+        1,
+    )
+    .expect("a header value");
+    let mut publisher = Publisher::default();
+    for _ in 0..2 {
+        let status = publisher
+            .post(
+                &publish,
+                "/pub/5",
+                &headers,
+                "message".to_owned(),
+                Duration::from_secs(5),
+            )
+            .await;
+        assert_eq!(status, Ok(202));
+    }
+    let requests = server.await.expect("the server");
+    for request in &requests {
+        let lower = request.to_ascii_lowercase();
+        assert!(request.starts_with("POST /pub/5 HTTP/1.1\r\n"), "{request}");
+        assert!(lower.contains("x-room: room-5"), "{request}");
+        assert!(
+            lower.contains("content-type: application/json"),
+            "{request}"
+        );
+        assert!(request.ends_with("\r\n\r\nmessage"), "{request}");
+    }
+}
