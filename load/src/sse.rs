@@ -46,6 +46,8 @@ pub(crate) struct Endpoint {
     pub(crate) authority: String,
     pub(crate) path: String,
     pub(crate) tls: Option<TlsTo>,
+    /// The URL's `user:password@` as a Basic `Authorization`, sent, never shown.
+    pub(crate) authorization: Option<String>,
 }
 
 /// A header with its value still to fill for each peer (`{room}`, `{peer}`).
@@ -149,6 +151,7 @@ async fn endpoint(
     };
     Ok(Endpoint {
         address,
+        authorization: parsed.basic_authorization(),
         authority: parsed.authority,
         path: parsed.path,
         tls,
@@ -185,6 +188,11 @@ pub(crate) async fn subscribe(
         plan.stream.authority
     )
     .into_bytes();
+    if let Some(authorization) = &plan.stream.authorization {
+        request.extend_from_slice(b"Authorization: ");
+        request.extend_from_slice(authorization.as_bytes());
+        request.extend_from_slice(b"\r\n");
+    }
     for (name, value) in &plan.headers {
         let value = header_value(value, room, peer)?;
         request.extend_from_slice(name.as_str().as_bytes());
@@ -273,6 +281,9 @@ impl Publisher {
         let has_type = headers.iter().any(|(name, _)| name == header::CONTENT_TYPE);
         if !has_type {
             request = request.header(header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(authorization) = &publish.authorization {
+            request = request.header(header::AUTHORIZATION, authorization);
         }
         for (name, value) in headers {
             request = request.header(name, value);

@@ -172,7 +172,7 @@ fn relay_runs_quick_end_to_end() {
 fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
     let _alone = examples_one_at_a_time();
     let out = fresh_out("socketio-chat");
-    let results = searched_from_40_to_20_percent("socketio-chat", &out);
+    let results = searched_quick_to_20_percent("socketio-chat", &out, 40);
     let phase = &results.phases[0];
     let (search, pass, fail) = bracket(phase);
     // One CPU sends for about 400 rooms at 250 µs a frame: the ceiling is below that.
@@ -208,25 +208,27 @@ fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
 
 /// Issue 45: the SSE feed finds its searched ceiling against the demo target (axum's SSE) and
 /// renders its page, beside the other tests: the test claims a bracket, not where it lies.
-/// The search starts at 40 rooms (the example at 10) and stops at 20 % (the example's 10 %),
-/// to keep its probes few.
+/// The search starts at 10 rooms, as the example does (a fresh-clone CI run saw 40 fail, the
+/// target starved by a neighbour's 1.9 cores), and stops at 20 % (the example's 10 %).
 #[test]
 fn sse_feed_searches_its_ceiling_quick_end_to_end() {
     let _alone = examples_one_at_a_time();
     let out = fresh_out("sse-feed");
-    let results = searched_from_40_to_20_percent("sse-feed", &out);
+    let results = searched_quick_to_20_percent("sse-feed", &out, 10);
     let phase = &results.phases[0];
     let (search, pass, fail) = bracket(phase);
     // One CPU writes for about 100 rooms at 250 µs an event: the ceiling is below that.
-    assert!((40..=120).contains(&pass), "{search:?}");
+    assert!((10..=120).contains(&pass), "{search:?}");
     assert!(fail > pass, "{search:?}");
     for point in &phase.points {
         let run = &point.runs[0];
         let rooms = rooms_in(run, "feed");
         let sse = rooms.sse.as_ref().expect("SSE figures");
-        assert_eq!(sse.published, rooms.messages.sent, "{sse:?}");
-        assert_eq!(sse.publish_errors.total(), 0, "{sse:?}");
+        // Past the ceiling a publish may time out, or still wait for its answer at the close.
+        let answered = sse.published + sse.publish_errors.total();
+        assert!(answered <= rooms.messages.sent, "{sse:?}");
         if slo(run, "seen").pass == Some(true) {
+            assert_eq!(sse.published, rooms.messages.sent, "{sse:?}");
             assert_eq!(rooms.messages.delivered, rooms.messages.expected);
         }
     }
@@ -245,17 +247,21 @@ fn sse_feed_searches_its_ceiling_quick_end_to_end() {
     clean("sse-feed");
 }
 
-/// `examples/NAME.toml`, its search from 40 rooms (the example's from 10) to 20 % (its 10 %),
-/// run `--quick` into `out`: fewer probes, the same bracket's claims.
-fn searched_from_40_to_20_percent(name: &str, out: &std::path::Path) -> headroom_results::Results {
+/// `examples/NAME.toml`, its search from `from` rooms (the example's from 10) to 20 % (its
+/// 10 %), run `--quick` into `out`: fewer probes, the same bracket's claims.
+fn searched_quick_to_20_percent(
+    name: &str,
+    out: &std::path::Path,
+    from: u32,
+) -> headroom_results::Results {
     let example =
         std::fs::read_to_string(root().join(format!("examples/{name}.toml"))).expect("the example");
-    let from = "search = { from = 10,";
-    assert_eq!(example.matches(from).count(), 1, "the example's search");
+    let written = "search = { from = 10,";
+    assert_eq!(example.matches(written).count(), 1, "the example's search");
     let spec = out.with_file_name(format!("{name}.toml"));
     std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
     let cut = example
-        .replace(from, "search = { from = 40,")
+        .replace(written, &format!("search = {{ from = {from},"))
         .replace(r#"precision = "10%""#, r#"precision = "20%""#);
     std::fs::write(&spec, cut).expect("the spec");
     let spec_arg = spec.display().to_string();

@@ -136,10 +136,19 @@ async fn endpoints(
     ),
     String,
 > {
-    if let Protocol::Sse(sse) = &scenario.protocol {
+    if let Protocol::Sse(written) = &scenario.protocol {
         let fill = |text: &str| crate::fill::fill(text, reach.port, &reach.headroom_bin);
+        // `{port}` and `{env:NAME}` filled here; `{room}` and `{peer}` by each peer.
+        let mut sse = written.clone();
+        for value in sse
+            .headers
+            .values_mut()
+            .chain(sse.publish_headers.values_mut())
+        {
+            *value = fill(value)?;
+        }
         let publish = sending.then(|| fill(&sse.publish)).transpose()?;
-        let plan = crate::sse::Plan::new(sse, url, publish.as_deref(), scenario, reach).await?;
+        let plan = crate::sse::Plan::new(&sse, url, publish.as_deref(), scenario, reach).await?;
         return Ok((plan.stream.address, None, Some(plan)));
     }
     let (address, secure) = resolve(&per_socket(url, 0, 0), &scenario.url, &reach.allowed).await?;

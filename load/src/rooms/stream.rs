@@ -17,6 +17,9 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+/// The shortest wait before a dropped stream is opened again.
+const MIN_RETRY: Duration = Duration::from_millis(10);
+
 impl Inbox<'_> {
     /// One event's data off a stream: its stamp matched to the message it was sent with.
     fn on_event(&mut self, data: &[u8]) {
@@ -180,8 +183,9 @@ async fn reopen(
 ) -> Option<Stream> {
     let resume = (!last_event_id.is_empty()).then_some(last_event_id);
     loop {
+        // A server that asks `retry: 0` of a stream it refuses is not hammered: 10 ms at least.
         tokio::select! {
-            () = tokio::time::sleep(retry) => {}
+            () = tokio::time::sleep(retry.max(MIN_RETRY)) => {}
             () = wait_for_abort(stages) => return None,
         }
         if !matches!(
@@ -249,6 +253,10 @@ async fn publish(
     let mut next = schedule.first(start, &mut gaps);
     let mut publisher = crate::sse::Publisher::default();
     let mut seq = 0u64;
+    // When the last publish was answered: one request at a time on the connection, so a slow
+    // answer delays the next message. That delay is the server's (in `seen`, from the intended
+    // time, and in `sse.publish`), not the generator's: its lag counts from here.
+    let mut answered = start;
     while next < end {
         tokio::select! {
             () = tokio::time::sleep_until(next) => {}
@@ -272,12 +280,15 @@ async fn publish(
         seq += 1;
         let sent = Instant::now();
         if let Ok(mut lag) = shared.lag.lock() {
-            let _ = lag.record(micros(sent.saturating_duration_since(intended)));
+            let _ = lag.record(micros(
+                sent.saturating_duration_since(intended.max(answered)),
+            ));
         }
         shared.live.requests.fetch_add(1, Ordering::Relaxed);
         let outcome = publisher
             .post(endpoint, &path, &headers, body, plan.timeout)
             .await;
+        answered = Instant::now();
         published(plan, intended, outcome);
     }
 }

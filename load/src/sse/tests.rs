@@ -21,6 +21,7 @@ fn endpoint(address: SocketAddr) -> Endpoint {
         authority: address.to_string(),
         path: "/sub/{room}".to_owned(),
         tls: None,
+        authorization: Some("Basic dTpw".to_owned()),
     }
 }
 
@@ -111,6 +112,7 @@ async fn events_written_a_byte_at_a_time_are_parsed_exactly() {
         "cache-control: no-cache",
         "last-event-id: 41",
         "x-peer: p-3",
+        "authorization: basic dtpw",
     ] {
         assert!(lower.contains(header), "{header} in {request}");
     }
@@ -318,6 +320,7 @@ async fn a_publish_posts_the_message_with_its_headers_on_a_kept_connection() {
         let lower = request.to_ascii_lowercase();
         assert!(request.starts_with("POST /pub/5 HTTP/1.1\r\n"), "{request}");
         assert!(lower.contains("x-room: room-5"), "{request}");
+        assert!(lower.contains("authorization: basic dtpw"), "{request}");
         assert!(
             lower.contains("content-type: application/json"),
             "{request}"
