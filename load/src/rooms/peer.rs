@@ -145,15 +145,19 @@ fn failed_to_open(shared: &Shared, counter: &AtomicU64) {
     shared.settled.notify_one();
 }
 
+/// A socket's open step, boxed.
+pub(super) type Opening<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, OpenFailure>> + Send + 'a>>;
+
 /// Opens the socket at its scheduled time by `open` (a WebSocket's handshake, an SSE stream's
 /// request, boxed so its state is not kept in the socket's task); `None` when the run aborted
 /// first or it failed to open (counted either way).
-pub(super) async fn connect<T>(
-    shared: &Shared,
+pub(super) async fn connect<'a, T>(
+    shared: &'a Shared,
     socket: Socket,
     scheduled: Instant,
     stages: &mut watch::Receiver<Stage>,
-    open: std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, OpenFailure>> + Send + '_>>,
+    open: impl FnOnce() -> Opening<'a, T>,
 ) -> Option<T> {
     let counts = &shared.counts;
     tokio::select! {
@@ -164,7 +168,8 @@ pub(super) async fn connect<T>(
             return None;
         }
     }
-    let opened = tokio::time::timeout(shared.connect_timeout, open).await;
+    // Made only now: thousands of sockets wait for their turn, and a handshake's state is large.
+    let opened = tokio::time::timeout(shared.connect_timeout, open()).await;
     let opened = match opened {
         Ok(Ok(opened)) => opened,
         Ok(Err(failure)) => {
@@ -210,7 +215,7 @@ pub(super) async fn peer(
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
     // Boxed: the handshake's state is large and only needed while connecting; inline, every
     // open socket's task would keep its room (the socket bench saw 10.4 KiB, not 6.5).
-    let opening = Box::pin(open(&shared, socket, address, scheduled));
+    let opening = || -> Opening<'_, _> { Box::pin(open(&shared, socket, address, scheduled)) };
     let Some((mut ws, heartbeat)) = connect(&shared, socket, scheduled, &mut stages, opening).await
     else {
         return;

@@ -3,7 +3,7 @@
 //! `POST`s the room's messages at their intended times.
 
 use super::deadlines::{Deadlines, reload_due};
-use super::peer::{closed, connect, connection, wait_for_abort};
+use super::peer::{Opening, closed, connect, connection, wait_for_abort};
 use super::topology::Gaps;
 use super::{Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage};
 use crate::fanout::Stamp;
@@ -41,7 +41,7 @@ pub(super) async fn subscriber(
     };
     let share = f64::from(socket.index) / f64::from(shared.scheduled_over.max(1));
     let scheduled = shared.epoch + shared.connect_over.mul_f64(share);
-    let opening = Box::pin(open(&shared, plan, socket, None));
+    let opening = || -> Opening<'_, _> { Box::pin(open(&shared, plan, socket, None)) };
     let Some(mut stream) = connect(&shared, socket, scheduled, &mut stages, opening).await else {
         return;
     };
