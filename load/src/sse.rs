@@ -1,6 +1,6 @@
 //! Server-Sent Events for rooms: a peer's stream opened by `GET` (`Accept: text/event-stream`,
 //! [`body`]) and read as EventSource reads it ([`parser`]), and a sender's messages published
-//! by `POST` on a connection kept open (hyper's client: senders are few).
+//! by `POST` on connections kept open (hyper's client: senders are few).
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
@@ -223,17 +223,19 @@ fn header_value(value: &str, room: u32, peer: u32) -> Result<HeaderValue, Refuse
     HeaderValue::from_str(&per_socket(value, room, peer)).map_err(|_| Refused::Broken)
 }
 
-/// A sender's publish connection, opened on first use and again after a failure.
+/// A sender's publish connections: each message is posted on an idle one, or a new one when
+/// every one is busy, so a slow answer never holds the next message back (the open model, as
+/// the HTTP scenarios keep it). A connection that failed is dropped.
 #[derive(Default)]
 pub(crate) struct Publisher {
-    sender: Option<http1::SendRequest<Full<Bytes>>>,
+    idle: std::sync::Mutex<Vec<http1::SendRequest<Full<Bytes>>>>,
 }
 
 impl Publisher {
     /// `POST`s `body` to the publish endpoint (path and headers filled for the sender) within
     /// `timeout`: the answer's status, or why there was none.
     pub(crate) async fn post(
-        &mut self,
+        &self,
         publish: &Endpoint,
         path: &str,
         headers: &[(HeaderName, HeaderValue)],
@@ -241,23 +243,29 @@ impl Publisher {
         timeout: Duration,
     ) -> Result<u16, crate::web::ErrorKind> {
         let sent = tokio::time::timeout(timeout, self.exchange(publish, path, headers, body)).await;
-        let outcome = sent.unwrap_or(Err(crate::web::ErrorKind::Timeout));
-        if outcome.is_err() {
-            // A connection that failed or timed out mid-exchange is not used again.
-            self.sender = None;
+        sent.unwrap_or(Err(crate::web::ErrorKind::Timeout))
+    }
+
+    /// An idle connection, if one is still open.
+    fn idle(&self) -> Option<http1::SendRequest<Full<Bytes>>> {
+        let mut idle = self.idle.lock().ok()?;
+        while let Some(sender) = idle.pop() {
+            if !sender.is_closed() {
+                return Some(sender);
+            }
         }
-        outcome
+        None
     }
 
     async fn exchange(
-        &mut self,
+        &self,
         publish: &Endpoint,
         path: &str,
         headers: &[(HeaderName, HeaderValue)],
         body: String,
     ) -> Result<u16, crate::web::ErrorKind> {
         use crate::web::ErrorKind;
-        let sender = match self.sender.as_mut().filter(|sender| !sender.is_closed()) {
+        let mut sender = match self.idle() {
             Some(sender) => sender,
             None => {
                 let (stream, _) = Transport::open(
@@ -273,7 +281,7 @@ impl Publisher {
                 tokio::spawn(async move {
                     let _ = connection.await;
                 });
-                self.sender.insert(sender)
+                sender
             }
         };
         sender.ready().await.map_err(|_| ErrorKind::Connect)?;
@@ -296,12 +304,15 @@ impl Publisher {
             .await
             .map_err(|_| ErrorKind::Protocol)?;
         let status = response.status().as_u16();
-        // Read to its end, so the connection can carry the next message.
+        // Read to its end, so the connection can carry another message.
         response
             .into_body()
             .collect()
             .await
             .map_err(|_| ErrorKind::Protocol)?;
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(sender);
+        }
         Ok(status)
     }
 }

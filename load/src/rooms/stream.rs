@@ -251,17 +251,18 @@ async fn publish(
     };
     let mut gaps = Gaps::of(shared.seed, socket.index);
     let mut next = schedule.first(start, &mut gaps);
-    let mut publisher = crate::sse::Publisher::default();
+    let publisher = Arc::new(crate::sse::Publisher::default());
+    let target = Arc::new((path, headers));
+    // Each message on its own task: a slow answer never holds the next message back, so the
+    // generator's lag is its own. Dropped with this task (the stream closed).
+    let mut in_flight = tokio::task::JoinSet::new();
     let mut seq = 0u64;
-    // When the last publish was answered: one request at a time on the connection, so a slow
-    // answer delays the next message. That delay is the server's (in `seen`, from the intended
-    // time, and in `sse.publish`), not the generator's: its lag counts from here.
-    let mut answered = start;
     while next < end {
         tokio::select! {
             () = tokio::time::sleep_until(next) => {}
             () = wait_for_abort(&mut stages) => return,
         }
+        while in_flight.try_join_next().is_some() {}
         let intended = next;
         next = schedule.next(intended, &mut gaps);
         // Expected at the room's open peers other than the sender, whose stream is open.
@@ -280,17 +281,46 @@ async fn publish(
         seq += 1;
         let sent = Instant::now();
         if let Ok(mut lag) = shared.lag.lock() {
-            let _ = lag.record(micros(
-                sent.saturating_duration_since(intended.max(answered)),
-            ));
+            let _ = lag.record(micros(sent.saturating_duration_since(intended)));
         }
         shared.live.requests.fetch_add(1, Ordering::Relaxed);
-        let outcome = publisher
-            .post(endpoint, &path, &headers, body, plan.timeout)
-            .await;
-        answered = Instant::now();
-        published(plan, intended, outcome);
+        in_flight.spawn(post_one(
+            Arc::clone(&shared),
+            Arc::clone(&publisher),
+            Arc::clone(&target),
+            body,
+            intended,
+        ));
     }
+    // The last messages' answers, each bounded by the publish timeout.
+    while in_flight.join_next().await.is_some() {}
+}
+
+/// Where a sender publishes: its path and headers, filled.
+type Target = (
+    String,
+    Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
+);
+
+/// One message posted, and its answer recorded.
+async fn post_one(
+    shared: Arc<Shared>,
+    publisher: Arc<crate::sse::Publisher>,
+    target: Arc<Target>,
+    body: String,
+    intended: Instant,
+) {
+    let Some(plan) = shared.sse.as_ref() else {
+        return;
+    };
+    let Some(endpoint) = plan.publish.as_ref() else {
+        return;
+    };
+    let (path, headers) = &*target;
+    let outcome = publisher
+        .post(endpoint, path, headers, body, plan.timeout)
+        .await;
+    published(plan, intended, outcome);
 }
 
 /// A publish request's answer recorded: its time from the message's intended send, and

@@ -302,7 +302,7 @@ async fn a_publish_posts_the_message_with_its_headers_on_a_kept_connection() {
         1,
     )
     .expect("a header value");
-    let mut publisher = Publisher::default();
+    let publisher = Publisher::default();
     for _ in 0..2 {
         let status = publisher
             .post(
