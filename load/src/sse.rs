@@ -106,11 +106,19 @@ impl Plan {
             Some(publish) => Some(endpoint(publish, &sse.publish, reach, timeout).await?),
             None => None,
         };
+        let (headers, publish_headers) = (
+            headers(&sse.headers, "headers")?,
+            headers(&sse.publish_headers, "publish_headers")?,
+        );
+        // A value that is no header value (a newline from `{env:NAME}`) fails the run here,
+        // not each stream or publish: `{room}` and `{peer}` add digits only.
+        filled_headers(&headers, 0, 0)?;
+        filled_headers(&publish_headers, 0, 0)?;
         Ok(Plan {
             stream,
             publish,
-            headers: headers(&sse.headers, "headers")?,
-            publish_headers: headers(&sse.publish_headers, "publish_headers")?,
+            headers,
+            publish_headers,
             reconnect: sse.reconnect,
             timeout: written.deadline.as_std(),
             figures: Figures::new(),
@@ -317,7 +325,7 @@ impl Publisher {
     }
 }
 
-/// The publish headers of one sender, filled; a value that is not a header value after
+/// Headers of one stream or sender, filled; a value that is not a header value after
 /// filling is said.
 pub(crate) fn filled_headers(
     headers: &[Header],
@@ -330,7 +338,7 @@ pub(crate) fn filled_headers(
             let filled = per_socket(value, room, peer);
             HeaderValue::from_str(&filled)
                 .map(|value| (name.clone(), value))
-                .map_err(|_| format!("`sse.publish_headers.{name}` is `{filled}` for room {room}, which is not a header value"))
+                .map_err(|_| format!("an SSE header `{name}` is `{filled}` for room {room}, which is not a header value: remove its line breaks and control characters (`sse.headers` or `sse.publish_headers`, or the `{{env:…}}` it reads)"))
         })
         .collect()
 }

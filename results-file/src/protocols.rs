@@ -42,7 +42,8 @@ pub struct SseFigures {
     /// Publish requests that failed, by why (a message not published is expected all the
     /// same, and shows as lost).
     pub publish_errors: ErrorCounts,
-    /// From a message's intended send time to its publish request's answer.
+    /// From a message's intended send time to its publish request's 2xx answer, over the
+    /// publishes answered so (the failed ones are in `publish_errors`).
     pub publish: Summary,
     /// Events the streams parsed (data events; comments and empty events are not events).
     pub events: u64,
