@@ -163,32 +163,50 @@ pub(crate) fn read_machine(start: Instant) -> Option<MachineReading> {
     })
 }
 
-/// What others took of the machine over `window`: the first and last readings inside it,
-/// less the target's cores over the hold (`target_cores`). `None` with fewer than two seconds
-/// of readings inside the window. Others' cores never read below 0 (the ticks of /proc/stat
-/// and of a process are counted apart, and round apart).
+/// What others took of the machine over `window`: the counters read at its edges (between the
+/// readings around each edge, as the readings come every half second and a hold need not
+/// start or end on one), less the target's cores over the hold (`target_cores`). Where the
+/// readings start after the window or end before it, over the part they cover. `None` with
+/// less than 1.5 s of readings inside the window. Others' cores never read below 0 (the ticks
+/// of /proc/stat and of a process are counted apart, and round apart).
 pub(crate) fn machine_cpu_over(
     readings: &[MachineReading],
     window: (f64, f64),
     target_cores: f64,
 ) -> Option<crate::results::MachineCpu> {
     use crate::results::MachineCpu;
-    let (start, end) = window;
-    let inside: Vec<&MachineReading> = readings
-        .iter()
-        .filter(|r| r.t_s >= start && r.t_s <= end)
-        .collect();
-    let (first, last) = (inside.first()?, inside.last()?);
-    let span = last.t_s - first.t_s;
-    if inside.len() < 3 || span < 1.5 {
+    let (first, last) = (readings.first()?, readings.last()?);
+    let (start, end) = (window.0.max(first.t_s), window.1.min(last.t_s));
+    let span = end - start;
+    if span < 1.5 {
         return None;
     }
+    let (before, after) = (reading_at(readings, start)?, reading_at(readings, end)?);
     let cores = |before: f64, after: f64| (after - before) / span;
-    let others = cores(first.busy_s, last.busy_s) - cores(first.own_s, last.own_s) - target_cores;
+    let others =
+        cores(before.busy_s, after.busy_s) - cores(before.own_s, after.own_s) - target_cores;
     Some(MachineCpu {
         others_cores: (others.max(0.0) * 100.0).round() / 100.0,
-        stolen_cores: (cores(first.stolen_s, last.stolen_s).max(0.0) * 100.0).round() / 100.0,
+        stolen_cores: (cores(before.stolen_s, after.stolen_s).max(0.0) * 100.0).round() / 100.0,
         notable_others_cores: MachineCpu::notable_on(machine_cpus()),
+    })
+}
+
+/// The counters at `t_s`, read on the line between the readings around it (they only grow);
+/// `None` outside the readings.
+fn reading_at(readings: &[MachineReading], t_s: f64) -> Option<MachineReading> {
+    let after = readings.iter().position(|r| r.t_s >= t_s)?;
+    let next = readings[after];
+    let Some(previous) = after.checked_sub(1).map(|i| readings[i]) else {
+        return Some(next);
+    };
+    let share = (t_s - previous.t_s) / (next.t_s - previous.t_s);
+    let between = |a: f64, b: f64| a + (b - a) * share;
+    Some(MachineReading {
+        t_s,
+        busy_s: between(previous.busy_s, next.busy_s),
+        stolen_s: between(previous.stolen_s, next.stolen_s),
+        own_s: between(previous.own_s, next.own_s),
     })
 }
 
@@ -429,8 +447,16 @@ mod tests {
         // A target busier than the machine's count (ticks rounded apart): none, not negative.
         let machine = machine_cpu_over(&readings, (1.0, 5.0), 1.4).expect("four seconds");
         assert_eq!(machine.others_cores, 0.0);
+        // A hold that starts and ends between readings (every half second, a 2 s hold from
+        // 0.02 s): read at its edges, not only over the readings inside it (1 s of them).
+        let half_seconds: Vec<MachineReading> = (0..=6).map(|i| at(f64::from(i) * 0.5)).collect();
+        let machine = machine_cpu_over(&half_seconds, (0.02, 2.02), 0.5).expect("two seconds");
+        assert_eq!(machine.others_cores, 0.75);
         // One second of readings is not a share to report.
         assert_eq!(machine_cpu_over(&readings, (1.0, 2.0), 0.5), None);
+        // Readings that end inside the window: over the part they cover.
+        let machine = machine_cpu_over(&readings, (2.0, 9.0), 0.5).expect("four seconds");
+        assert_eq!(machine.others_cores, 0.75);
         assert_eq!(machine_cpu_over(&[], (1.0, 5.0), 0.5), None);
         // This machine's own /proc/stat reads, and moves forward.
         let start = Instant::now();
