@@ -105,7 +105,11 @@ fn a_run_that_other_work_competed_with_is_run_again() {
         "{said}"
     );
     let machine = rerun.machine_cpu.expect("read");
-    assert!(!machine.competed(), "the try kept competed: {machine:?}");
+    // Other processes, not the hypervisor: its steal is the VM's lot (0.15 cores once here).
+    assert!(
+        !machine.others_competed(),
+        "the try kept competed: {machine:?}"
+    );
     assert!(machine.others_cores < 0.25, "{machine:?}");
     assert_eq!(said.matches("other processes used").count(), 1, "{said}");
     assert!(
@@ -121,7 +125,7 @@ fn a_run_that_other_work_competed_with_is_run_again() {
     drop(busy_loop);
     assert_eq!(said.matches("run again: ").count(), 1, "{said}");
     let machine = busy.machine_cpu.expect("read");
-    assert!(machine.competed(), "{machine:?}");
+    assert!(machine.others_competed(), "{machine:?}");
     assert!((0.7..1.3).contains(&machine.others_cores), "{machine:?}");
     assert!(
         said.contains(&format!(

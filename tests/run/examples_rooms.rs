@@ -14,14 +14,12 @@ fn integer(point: &PointResults, name: &str) -> u64 {
     }
 }
 
-#[test]
-fn chat_runs_quick_end_to_end() {
+pub(super) fn chat_runs_quick_end_to_end() {
     // The half and the whole CPU hold the known answers; the two-CPU phase (the whole of this
     // machine's cores, none left to the generator) would double the test's time for none. Each
     // phase searches its people; here they are listed instead, at 100 and 1,600 people, where
     // the known answers are: a search's probes of thousands of sockets would take minutes of
     // the test's time for answers `tests/run/search.rs` checks on targets of known ceilings.
-    let _alone = examples_one_at_a_time();
     let out = fresh_out("chat");
     let example = std::fs::read_to_string(root().join("examples/chat.toml")).expect("the example");
     // Half a CPU is loaded at 2,400 people, twice what it holds (1,600 take 0.65 of a core: a
@@ -115,8 +113,7 @@ fn chat_runs_quick_end_to_end() {
     clean("chat");
 }
 
-#[test]
-fn relay_runs_quick_end_to_end() {
+pub(super) fn relay_runs_quick_end_to_end() {
     let results = typed(&run_example_quick("relay", &[]));
     let phases = &results.phases;
     let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
@@ -168,9 +165,7 @@ fn relay_runs_quick_end_to_end() {
 /// fresh-clone CI run saw its acks miss the SLO at 160 rooms, where it holds 380 alone), so
 /// the test claims a bracket, not where it lies. The search starts at 40 rooms (the example
 /// at 10) and stops at 20 % (the example's 10 %), to keep its probes few.
-#[test]
-fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
-    let _alone = examples_one_at_a_time();
+pub(super) fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
     let out = fresh_out("socketio-chat");
     let results = searched_quick_to_20_percent("socketio-chat", &out, 40);
     let phase = &results.phases[0];
@@ -210,9 +205,7 @@ fn socketio_chat_searches_its_ceiling_quick_end_to_end() {
 /// renders its page, beside the other tests: the test claims a bracket, not where it lies.
 /// The search starts at 10 rooms, as the example does (a fresh-clone CI run saw 40 fail, the
 /// target starved by a neighbour's 1.9 cores), and stops at 20 % (the example's 10 %).
-#[test]
-fn sse_feed_searches_its_ceiling_quick_end_to_end() {
-    let _alone = examples_one_at_a_time();
+pub(super) fn sse_feed_searches_its_ceiling_quick_end_to_end() {
     let out = fresh_out("sse-feed");
     let results = searched_quick_to_20_percent("sse-feed", &out, 10);
     let phase = &results.phases[0];

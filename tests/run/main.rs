@@ -44,10 +44,65 @@ use serde_json::Value;
 use common::root;
 use common::run::*;
 
-/// `headroom run --quick` on an example, checked against its schema; the runs, each whole.
 /// The examples' quick runs load the machine (chat opens 12,800 sockets, and the demo target
 /// holds 1.8 GiB for them): run together on two cores they starve each other's targets, and
-/// sockets time out for reasons that are the test's, not the target's. One at a time.
+/// sockets time out for reasons that are the test's, not the target's. So they run one after
+/// another, in one test: as tests of their own, each waiting for the one before held a thread
+/// of the suite's two idle (a run of this binary took 1,283 s, 545 of them with one thread
+/// waiting for an example). `HEADROOM_EXAMPLES=chat,relay` runs some of
+/// them; every one runs even where one before it failed, and the test names the ones that did.
+#[test]
+fn a_quick_run_of_each_example_end_to_end() {
+    let _alone = examples_one_at_a_time();
+    let examples: [(&str, fn()); 6] = [
+        ("notes_api", examples::notes_api_runs_quick_end_to_end),
+        (
+            "getting_started",
+            examples::the_getting_started_spec_finds_its_ceiling_and_prices_it,
+        ),
+        ("chat", examples_rooms::chat_runs_quick_end_to_end),
+        ("relay", examples_rooms::relay_runs_quick_end_to_end),
+        (
+            "socketio_chat",
+            examples_rooms::socketio_chat_searches_its_ceiling_quick_end_to_end,
+        ),
+        (
+            "sse_feed",
+            examples_rooms::sse_feed_searches_its_ceiling_quick_end_to_end,
+        ),
+    ];
+    let chosen = std::env::var("HEADROOM_EXAMPLES").ok();
+    let chosen: Option<Vec<&str>> = chosen.as_deref().map(|names| names.split(',').collect());
+    if let Some(names) = &chosen {
+        let known: Vec<&str> = examples.iter().map(|(name, _)| *name).collect();
+        for name in names {
+            assert!(
+                known.contains(name),
+                "HEADROOM_EXAMPLES: no example `{name}` in {known:?}"
+            );
+        }
+    }
+    let mut failed = Vec::new();
+    for (name, example) in examples {
+        if chosen.as_ref().is_some_and(|names| !names.contains(&name)) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        let outcome = std::panic::catch_unwind(example);
+        let took = started.elapsed().as_secs_f64();
+        let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
+        common::say(&format!("example {name}: {verdict} in {took:.0} s"));
+        if outcome.is_err() {
+            failed.push(name);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "examples failed (their panics above): {failed:?}"
+    );
+}
+
+/// A mutex for the tests that run an example, so they run one at a time.
 fn examples_one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static EXAMPLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
     EXAMPLES
@@ -55,15 +110,8 @@ fn examples_one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// `headroom run --quick` on an example, checked against its schema; the runs, each whole.
 fn run_example_quick(name: &str, extra: &[&str]) -> Value {
-    let _alone = examples_one_at_a_time();
-    run_example_quick_beside_others(name, extra)
-}
-
-/// An example whose checks hold whatever runs beside it (counts, limits, what the page says;
-/// no latency or CPU known answer), so it need not wait for the others: it shares the
-/// machine with them.
-fn run_example_quick_beside_others(name: &str, extra: &[&str]) -> Value {
     let out = fresh_out(name);
     run_spec_quick(name, &format!("examples/{name}.toml"), &out, extra)
 }

@@ -18,7 +18,7 @@ fn notes_api_postgres_runs_quick_end_to_end() {
     }
     // Its services run in half a CPU each and its checks are counts, limits and words (the
     // tier's slower reads are 4 s against 3 ms): it runs beside the other examples.
-    let results = typed(&run_example_quick_beside_others("notes-api-postgres", &[]));
+    let results = typed(&run_example_quick("notes-api-postgres", &[]));
     let out = out("notes-api-postgres");
     assert_eq!(results.phases.len(), 2);
     for run in typed_runs(&results) {
