@@ -76,6 +76,10 @@ pub struct PlanArgs {
     /// What a unit is called (`room`), when no spec says.
     #[arg(long)]
     unit: Option<String>,
+    /// A price table of your own (same format as the shipped one, or what `headroom prices`
+    /// lists from): its entries replace or extend the shipped ones and the spec's.
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
     /// Print the plan as JSON (the contract in docs/planning.md, schemas/plan.schema.json).
     #[arg(long)]
     json: bool,
@@ -116,6 +120,10 @@ fn request(
             None,
         ),
     };
+    let mut table = table;
+    if let Some(path) = &args.prices {
+        table.extend(crate::read_price_table(path, "named by --prices")?);
+    }
     let mut provenance = None;
     let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {

@@ -1,6 +1,6 @@
 //! The figures a plan derives from a results file, per instance the spec prices: the units to
 //! plan with (`plan.t4g.medium.units`) and the cost of a unit-month in the instance's currency
-//! (`plan.t4g.medium.usd_per_unit_month`, `plan.CX22.eur_per_unit_month`). Each is worked out from one repeat of every point at a
+//! (`plan.t4g.medium.usd_per_unit_month`, `plan.CX23.eur_per_unit_month`). Each is worked out from one repeat of every point at a
 //! time (the first runs, then the second, …), so a derived figure has repeats like a measured
 //! one and is judged the same way; a plan from the median would have none to judge. A plan
 //! stands on every phase, so there are as many as the point with the fewest repeats has.

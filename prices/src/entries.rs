@@ -45,7 +45,8 @@ pub struct Entry {
     /// US dollars per 730-hour month, where the price is per hour or per month.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usd_per_month: Option<f64>,
-    /// Euros per month (Hetzner).
+    /// Euros per month (Hetzner): a server's as the planner prices it, without its primary
+    /// IPv4 where the table gives that price (its `price` says which).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eur_per_month: Option<f64>,
     /// Where the price was read.
@@ -168,17 +169,28 @@ struct Priced {
 }
 
 fn of_instance(instance: &Instance) -> Priced {
+    let eur = instance.eur_month();
     let price = instance
         .usd_per_hour
         .map(|hour| format!("${hour}/hour"))
-        .or_else(|| instance.eur_per_month.map(|eur| format!("€{eur}/month")));
+        .or_else(|| {
+            eur.map(|(eur, with_ipv4)| {
+                let earlier = instance
+                    .eur_per_month_ipv6_only_pre_2026_06_15
+                    .map_or(String::new(), |earlier| {
+                        format!("; €{earlier} if ordered before 2026-06-15")
+                    });
+                let address = if with_ipv4 { "with" } else { "without" };
+                format!("€{eur}/month {address} its IPv4{earlier}")
+            })
+        });
     Priced {
         provider: instance.provider.clone(),
         vcpu: Some(instance.vcpu),
         memory: memory(instance.memory_gib, instance.memory_gb),
         price,
         usd_per_month: instance.usd_per_hour.map(|hour| hour * HOURS_PER_MONTH),
-        eur_per_month: instance.eur_per_month,
+        eur_per_month: eur.map(|(eur, _)| eur),
         source: instance.source.clone(),
         as_of: instance.as_of.clone(),
         stale_after: instance.stale_after.clone(),
@@ -308,7 +320,7 @@ mod tests {
     fn every_entry_of_the_shipped_table_is_listed() {
         let table = PriceTable::embedded().expect("table");
         let entries = list(&table, on("2026-11-30"), 180);
-        assert_eq!(entries.len(), 58);
+        assert_eq!(entries.len(), 66);
         let medium = entries
             .iter()
             .find(|e| e.id == "t4g.medium")
@@ -318,29 +330,37 @@ mod tests {
         assert!((monthly - 24.528).abs() < 1e-9, "{monthly}");
         assert_eq!(medium.as_of, "2026-07-20");
         assert!(medium.warnings.is_empty());
-        let cx22 = entries.iter().find(|e| e.id == "CX22").expect("CX22");
-        assert!(cx22.warnings.iter().any(|w| w.contains("stale since")));
+        // Hetzner's server prices without the primary IPv4, and the tier of servers ordered
+        // before 2026-06-15 beside them.
+        let cx23 = entries.iter().find(|e| e.id == "CX23").expect("CX23");
+        assert_eq!(
+            cx23.price,
+            "€5.49/month without its IPv4; €3.99 if ordered before 2026-06-15"
+        );
+        assert_eq!(cx23.eur_per_month, Some(5.49));
+        assert!(cx23.warnings.is_empty(), "{:?}", cx23.warnings);
+        assert!(
+            !entries.iter().any(|e| e.id == "CX22"),
+            "not sold: left out"
+        );
         let backups = entries
             .iter()
             .find(|e| e.id == "hetzner-backups")
             .expect("a Hetzner extra");
         assert_eq!(backups.kind, EntryKind::Extra);
         assert_eq!(backups.price, "20 % of the instance price");
+        // Priced from the AWS Price List since 2026-09 (a MySQL stand-in before).
         let large = entries
             .iter()
             .find(|e| e.id == "db.t4g.large")
             .expect("db.t4g.large");
-        assert_eq!(large.price, "no sourced price");
-        assert!(
-            large
-                .source
-                .starts_with("no source for this price; a proxy")
-        );
+        assert_eq!(large.price, "$0.129/hour");
+        assert_eq!(large.as_of, "2026-09-09");
         let kinds: Vec<EntryKind> = entries.iter().map(|e| e.kind).collect();
         let first_extra = kinds.iter().position(|k| *k == EntryKind::Extra);
         assert_eq!(
             first_extra,
-            Some(kinds.len() - 4),
+            Some(kinds.len() - 5),
             "file order, extras last"
         );
     }

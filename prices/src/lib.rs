@@ -54,9 +54,17 @@ pub struct Instance {
     /// On-demand price an hour, in US dollars (AWS).
     #[serde(default)]
     pub usd_per_hour: Option<f64>,
-    /// Price a month, in euros (Hetzner).
+    /// Price a month, in euros, with one primary IPv4 address (Hetzner; derived where
+    /// `eur_per_month_ipv6_only` is the sourced figure).
     #[serde(default)]
     pub eur_per_month: Option<f64>,
+    /// Price a month, in euros, without the primary IPv4 (as Hetzner quotes its servers since
+    /// 2026): the server priced, its addresses a line of their own. New orders' tier.
+    #[serde(default)]
+    pub eur_per_month_ipv6_only: Option<f64>,
+    /// The same for servers ordered before 2026-06-15, which keep Hetzner's 2026-04-01 rate.
+    #[serde(default)]
+    pub eur_per_month_ipv6_only_pre_2026_06_15: Option<f64>,
     /// A burstable instance: full speed only while CPU credits last.
     #[serde(default)]
     pub burstable: bool,
@@ -370,6 +378,17 @@ impl PriceTable {
     }
 }
 
+impl Instance {
+    /// The server's price a month in euros as the planner prices it, and whether it holds a
+    /// primary IPv4 address: the price without one where the table has it (the addresses are
+    /// a line of their own), else `eur_per_month`, which includes one.
+    pub fn eur_month(&self) -> Option<(f64, bool)> {
+        self.eur_per_month_ipv6_only
+            .map(|eur| (eur, false))
+            .or(self.eur_per_month.map(|eur| (eur, true)))
+    }
+}
+
 impl RawTable {
     /// Prices and sizes are facts about money and machines: finite, and not negative; an
     /// instance has a vCPU.
@@ -382,6 +401,11 @@ impl RawTable {
                 [
                     ("usd_per_hour", i.usd_per_hour),
                     ("eur_per_month", i.eur_per_month),
+                    ("eur_per_month_ipv6_only", i.eur_per_month_ipv6_only),
+                    (
+                        "eur_per_month_ipv6_only_pre_2026_06_15",
+                        i.eur_per_month_ipv6_only_pre_2026_06_15,
+                    ),
                     ("memory_gib", i.memory_gib),
                     ("memory_gb", i.memory_gb),
                     ("baseline_cpu_pct_per_vcpu", i.baseline_cpu_pct_per_vcpu),
@@ -472,113 +496,4 @@ impl RawTable {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_shipped_table_reads_with_provenance() {
-        let table = PriceTable::embedded().expect("embedded table");
-        let medium = table.instance("t4g.medium").expect("t4g.medium");
-        assert_eq!(medium.vcpu, 2);
-        assert_eq!(medium.memory_gib, Some(4.0));
-        assert_eq!(medium.usd_per_hour, Some(0.0336));
-        assert_eq!(medium.as_of, "2026-07-20");
-        assert!(medium.burstable);
-        assert_eq!(table.instance_ids("aws").count(), 27);
-        assert_eq!(table.instance_ids("hetzner").count(), 9);
-        // Sourced where a source exists, absent (not guessed) where none does.
-        assert_eq!(
-            table.database("db.t4g.micro").and_then(|d| d.usd_per_hour),
-            Some(0.016)
-        );
-        assert_eq!(
-            table.database("db.t4g.large").and_then(|d| d.usd_per_hour),
-            None
-        );
-    }
-
-    #[test]
-    fn a_user_table_overrides_and_extends() {
-        let mut table = PriceTable::embedded().expect("embedded table");
-        let user = PriceTable::from_toml(
-            r#"
-[[aws_ec2]]
-id = "t4g.medium"
-provider = "aws"
-vcpu = 2
-memory_gib = 4.0
-usd_per_hour = 0.03
-source = "our invoice"
-as_of = "2026-11-01"
-
-[[aws_ec2]]
-id = "x9.huge"
-provider = "aws"
-vcpu = 64
-memory_gib = 512.0
-usd_per_hour = 9.0
-source = "our invoice"
-as_of = "2026-11-01"
-"#,
-        )
-        .expect("user table");
-        table.extend(user);
-        assert_eq!(
-            table.instance("t4g.medium").and_then(|i| i.usd_per_hour),
-            Some(0.03)
-        );
-        assert!(table.instance("x9.huge").is_some());
-    }
-
-    /// Issue 12: a negative price or memory is refused, naming the entry and the key, and so
-    /// is a file with no price entries at all (a spec given as a price table).
-    #[test]
-    fn nonsense_in_a_user_table_is_refused() {
-        let entry = |extra: &str| {
-            format!(
-                "[[aws_ec2]]\nid = \"x1\"\nprovider = \"aws\"\nvcpu = 2\nmemory_gib = 4.0\nsource = \"ours\"\nas_of = \"2026-11-01\"\n{extra}"
-            )
-        };
-        let error = PriceTable::from_toml(&entry("usd_per_hour = -0.5\n")).expect_err("negative");
-        assert_eq!(
-            error.to_string(),
-            "the price table is not valid: `usd_per_hour` of `x1` is -0.5: a price or a size is a finite number of 0 or more"
-        );
-        assert!(PriceTable::from_toml(&entry("usd_per_hour = nan\n")).is_err());
-        let spec = "[bench]\nname = \"relay\"\n\n[target]\ncommand = [\"server\"]\n";
-        let error = PriceTable::from_toml(spec).expect_err("a spec is no price table");
-        assert!(error.to_string().contains("is this a spec?"), "{error}");
-        assert!(PriceTable::from_toml(&entry("usd_per_hour = 0.05\n")).is_ok());
-    }
-
-    /// Issue 11, item 12: every as-of date of the shipped table is a date, and a table whose
-    /// date is a research note is refused, naming the entry.
-    #[test]
-    fn as_of_dates_are_dates() {
-        let table = PriceTable::embedded().expect("embedded table");
-        let credit = table.cpu_credit("t4g.medium").expect("t4g credits");
-        assert_eq!(credit.as_of, None, "the t4g credit price has no known date");
-        assert_eq!(
-            table
-                .database("db.t4g.micro")
-                .and_then(|d| d.as_of.clone())
-                .as_deref(),
-            Some("2024-02-02")
-        );
-        let error = PriceTable::from_toml(
-            "[[aws_rds]]\nid = \"db.x\"\nprovider = \"aws\"\nas_of = \"2026 (article date not shown)\"\n",
-        )
-        .expect_err("a note is not a date");
-        assert!(error.to_string().contains("`db.x`"), "{error}");
-        assert!(error.to_string().contains("YYYY-MM-DD"), "{error}");
-        assert!(!EMBEDDED.contains("confidence"));
-        assert!(!EMBEDDED.contains("not shown in stored copy"));
-    }
-
-    #[test]
-    fn a_broken_table_says_where() {
-        let error = PriceTable::from_toml("[[aws_ec2]]\nid = 3\n").expect_err("broken");
-        let PriceTableError::Parse { span, .. } = error;
-        assert!(span.is_some());
-    }
-}
+mod tests;

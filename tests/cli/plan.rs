@@ -58,7 +58,7 @@ fn prices_list_every_entry_with_its_as_of_date() {
     assert_eq!(listing.format, PRICES_FORMAT);
     assert_eq!(listing.hours_per_month, 730.0);
     assert_eq!(listing.today, "2026-11-30", "HEADROOM_TODAY, as a date");
-    assert_eq!(listing.entries.len(), 58);
+    assert_eq!(listing.entries.len(), 66);
     assert!(listing.entries.iter().all(|e| !e.as_of.is_empty()));
     assert!(listing.entries.iter().all(|e| !e.source.is_empty()));
     let entry = |id: &str| {
@@ -72,14 +72,9 @@ fn prices_list_every_entry_with_its_as_of_date() {
     assert_eq!(medium.kind, EntryKind::Instance);
     let monthly = medium.usd_per_month.expect("a monthly price");
     assert!((monthly - 24.528).abs() < 1e-9, "{monthly}");
-    // A price past its `stale_after` date warns; a recent one does not.
+    // A recent price does not warn; Hetzner's 2026 prices are today's.
     assert!(medium.warnings.is_empty());
-    assert!(
-        entry("CX22")
-            .warnings
-            .iter()
-            .any(|w| w.contains("stale since 2026-04-01"))
-    );
+    assert!(entry("CX23").warnings.is_empty(), "{:?}", entry("CX23"));
 }
 
 /// The relay capacity page's model: its six memory points, its room cap and its CPU ceiling.
@@ -210,6 +205,8 @@ fn plan_warns_about_stale_prices_and_refuses_a_bad_csv() {
         "100",
         "--instance",
         "CX22",
+        "--prices",
+        "tests/fixtures/prices/hetzner-2025.toml",
         "--json",
     ]);
     let warnings = report.warnings.join("\n");
@@ -235,7 +232,15 @@ fn plan_warns_about_stale_prices_and_refuses_a_bad_csv() {
 
 #[test]
 fn plan_shows_stale_prices_and_judges_points_by_an_slo() {
-    let stale = transcript(&["plan", "--cpu-ceiling", "100", "--instance", "CX22"]);
+    let stale = transcript(&[
+        "plan",
+        "--cpu-ceiling",
+        "100",
+        "--instance",
+        "CX22",
+        "--prices",
+        "tests/fixtures/prices/hetzner-2025.toml",
+    ]);
     insta::assert_snapshot!("plan-stale", stale);
     assert!(
         stale.contains("stale since 2026-04-01") && stale.contains("€3.79"),
@@ -409,7 +414,7 @@ fn a_sweep_that_passes_every_slo_is_a_lower_bound() {
 /// not a number, a spec given as a price table, and results of another bench.
 #[test]
 fn plan_refuses_values_that_make_no_sense() {
-    let base = ["plan", "--cpu-ceiling", "100", "--instance", "CX22"];
+    let base = ["plan", "--cpu-ceiling", "100", "--instance", "CX23"];
     let mut transcripts = Vec::new();
     for extra in [
         &["--headroom", "150%"][..],

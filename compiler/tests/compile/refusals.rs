@@ -11,7 +11,7 @@ use super::*;
 fn keys_that_would_do_nothing_are_refused_or_warned() {
     let spec = spec_with(
         "ready = { tcp = false }",
-        "\n[plan]\nprovider = \"hetzner\"\nregion = \"us-west-2\"\ninstances = [\"CX22\"]\nebs_gb = 40\negress_gb = 100\nbudget_usd_per_month = 50",
+        "\n[plan]\nprovider = \"hetzner\"\nregion = \"us-west-2\"\ninstances = [\"CX23\"]\nebs_gb = 40\negress_gb = 100\nbudget_usd_per_month = 50",
     );
     let compilation = compile(&spec);
     let found = codes(&compilation);

@@ -5,18 +5,55 @@ use super::{CostLine, Model, dated};
 use crate::entries::HOURS_PER_MONTH;
 use crate::{Instance, PriceTable};
 
-/// The instance's currency and its price a month (730 hours of its hourly price).
+/// The instance's currency and its price a month (730 hours of its hourly price; a Hetzner
+/// server's without its primary IPv4 where the table has that price).
 pub(super) fn instance_month(
     instance: &Instance,
     warnings: &mut Vec<String>,
 ) -> (&'static str, f64) {
-    match (instance.usd_per_hour, instance.eur_per_month) {
+    match (instance.usd_per_hour, instance.eur_month()) {
         (Some(hour), _) => ("USD", hour * HOURS_PER_MONTH),
-        (None, Some(eur)) => ("EUR", eur),
+        (None, Some((eur, _))) => ("EUR", eur),
         (None, None) => {
             warnings.push(format!("{} has no sourced price", instance.id));
             ("USD", 0.0)
         }
+    }
+}
+
+/// The monthly lines of a Hetzner server: its primary IPv4 addresses (`[plan] public_ipv4`),
+/// where its price is without them. A price that includes one (an older table's
+/// `eur_per_month` alone) takes no line, and more than one address is said, not priced.
+pub(super) fn eur_lines(
+    instance: &Instance,
+    model: &Model,
+    table: &PriceTable,
+    lines: &mut Vec<CostLine>,
+    warnings: &mut Vec<String>,
+) {
+    let addresses = model.lines.public_ipv4;
+    match instance.eur_month() {
+        Some((_, true)) if addresses != 1 => warnings.push(format!(
+            "{}'s price includes one primary IPv4 and the table has no price without it: {addresses} addresses asked, priced as one",
+            instance.id
+        )),
+        Some((_, false)) if addresses > 0 => {
+            match table
+                .line("hetzner-primary-ipv4")
+                .and_then(|l| l.eur_per_month.map(|p| (p, dated(&l.as_of))))
+            {
+                Some((price, as_of)) => lines.push(CostLine {
+                    name: format!("primary IPv4 × {addresses}"),
+                    per_month: f64::from(addresses) * price,
+                    shared: false,
+                    as_of,
+                }),
+                None => warnings.push(
+                    "the price table has no `hetzner-primary-ipv4` line: the servers' addresses are not in the all-in cost".to_owned(),
+                ),
+            }
+        }
+        _ => {}
     }
 }
 

@@ -33,6 +33,8 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     let (currency, per_month) = costs::instance_month(instance, &mut warnings);
     if currency == "USD" {
         costs::usd_lines(model, table, &mut lines, &mut warnings);
+    } else {
+        costs::eur_lines(instance, model, table, &mut lines, &mut warnings);
     }
     // A line's price ages like the instance's; an undated one is counted stale.
     for line in &lines {

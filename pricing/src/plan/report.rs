@@ -209,7 +209,7 @@ pub struct LineJson {
 /// The plan on one instance type.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct InstanceJson {
-    /// The instance type (`t4g.medium`, `CX22`).
+    /// The instance type (`t4g.medium`, `CX23`).
     pub name: String,
     /// Its vCPUs, as the price table lists them.
     pub vcpu: u32,

@@ -214,7 +214,7 @@ fn a_flat_or_falling_memory_fit_says_why_there_is_no_memory_ceiling() {
         cap: Some(100.0),
         ..Model::default()
     };
-    let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+    let plan = plan_instance(table.instance("CX23").expect("CX23"), &model, &table);
     assert!(!plan.ceilings.contains_key(&Resource::Memory));
     assert!(
         plan.warnings
@@ -273,7 +273,7 @@ fn a_lower_bound_ceiling_prices_an_upper_bound() {
 #[test]
 fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
     let table = PriceTable::embedded().expect("table");
-    // 25–100 users at 8 KiB each over 60 MiB: a CX22's 4 GiB holds ~450,000.
+    // 25–100 users at 8 KiB each over 60 MiB: a CX23's 4 GiB holds ~450,000.
     let points: Vec<(f64, f64)> = [25.0, 50.0, 75.0, 100.0]
         .map(|u| (u, 60.0 * 1_048_576.0 + u * 8192.0))
         .into();
@@ -284,7 +284,7 @@ fn a_memory_ceiling_far_past_the_data_is_flagged_and_not_priced() {
         reserve_bytes: 512.0 * 1_048_576.0,
         ..Model::default()
     };
-    let plan = plan_instance(table.instance("CX22").expect("CX22"), &model, &table);
+    let plan = plan_instance(table.instance("CX23").expect("CX23"), &model, &table);
     let memory = &plan.ceilings[&Resource::Memory];
     let times = memory.extrapolated.expect("flagged");
     assert!(times > 1000.0, "{times}");
@@ -456,3 +456,52 @@ fn credits_without_a_measured_baseline_ceiling_are_an_upper_bound() {
 }
 
 mod searched;
+
+/// Issue 46: a Hetzner server is priced as Hetzner quotes it since 2026, without its primary
+/// IPv4; the spec's addresses are a line at the table's IPv4 price (none for an IPv6-only
+/// plan). A price that includes one address (an older table's `eur_per_month` alone) takes no
+/// line, and more addresses than it holds are said, not priced.
+#[test]
+fn a_hetzner_server_and_its_addresses_are_priced_apart() {
+    let table = PriceTable::embedded().expect("table");
+    let cx23 = table.instance("CX23").expect("CX23");
+    let priced = |public_ipv4: u32, instance: &crate::Instance, table: &PriceTable| {
+        let model = Model {
+            cpu_ceiling: Some(100.0),
+            lines: Lines {
+                public_ipv4,
+                ..Lines::default()
+            },
+            ..relay_model()
+        };
+        plan_instance(instance, &model, table)
+    };
+    let plan = priced(1, cx23, &table);
+    assert_eq!((plan.currency, plan.per_month), ("EUR", 5.49));
+    let names: Vec<(&str, f64)> = plan
+        .all_in
+        .lines
+        .iter()
+        .map(|l| (l.name.as_str(), l.per_month))
+        .collect();
+    assert_eq!(names, [("primary IPv4 × 1", 0.5)]);
+    assert!((plan.all_in.per_month - 5.99).abs() < 1e-9, "{plan:?}");
+    let ipv6_only = priced(0, cx23, &table);
+    assert!(ipv6_only.all_in.lines.is_empty(), "{ipv6_only:?}");
+    assert!((ipv6_only.all_in.per_month - 5.49).abs() < 1e-9);
+    let older = PriceTable::from_toml(
+        "[[hetzner_cloud]]\nid = \"CX22\"\nprovider = \"hetzner\"\nvcpu = 2\nmemory_gb = 4.0\neur_per_month = 3.79\nsource = \"a 2025 snapshot\"\nas_of = \"2025-08-19\"\n",
+    )
+    .expect("an older table");
+    let cx22 = older.instance("CX22").expect("CX22");
+    let one = priced(1, cx22, &older);
+    assert_eq!(one.per_month, 3.79);
+    assert!(one.all_in.lines.is_empty(), "{one:?}");
+    let two = priced(2, cx22, &older);
+    assert!(
+        two.warnings.iter().any(|w| w
+            == "CX22's price includes one primary IPv4 and the table has no price without it: 2 addresses asked, priced as one"),
+        "{:?}",
+        two.warnings
+    );
+}
