@@ -62,9 +62,20 @@ fn a_server_started_in_the_background_of_headrooms_script_is_measured_alone() {
 /// `headroom run` of the `external` fixture into the test's own results (`name`), loading
 /// the server on `port` with `pid_file`: its output and results.
 fn run_external(name: &str, port: u16, pid_file: &std::path::Path) -> (Output, Value) {
+    let _machine = shared();
+    run_external_unlocked(name, port, pid_file)
+}
+
+/// `run_external` by a test that holds its share of the machine already.
+fn run_external_unlocked(name: &str, port: u16, pid_file: &std::path::Path) -> (Output, Value) {
     let out = out(name);
     let out_arg = out.display().to_string();
-    let output = headroom(
+    let mut envs = vec![
+        ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
+        ("HEADROOM_TEST_PID_FILE", pid_file.display().to_string()),
+    ];
+    envs.push(beside_other_tests());
+    let output = headroom_unlocked(
         &[
             "run",
             "tests/fixtures/run/external.toml",
@@ -72,10 +83,7 @@ fn run_external(name: &str, port: u16, pid_file: &std::path::Path) -> (Output, V
             "--out",
             &out_arg,
         ],
-        &[
-            ("HEADROOM_TEST_EXTERNAL_PORT", port.to_string()),
-            ("HEADROOM_TEST_PID_FILE", pid_file.display().to_string()),
-        ],
+        &envs,
     );
     (output, read_results(&out))
 }
@@ -136,8 +144,11 @@ fn a_pid_file_that_is_a_fifo_or_a_device_is_refused_at_once() {
         (&fifo, "is a FIFO, not a pid file"),
         (&zero, "is a device, not a pid file"),
     ] {
+        // The clock starts with the run's share of the machine, not before the wait for it.
+        let machine = shared();
         let started = std::time::Instant::now();
-        let (output, results) = run_external("external-fifo", port, file);
+        let (output, results) = run_external_unlocked("external-fifo", port, file);
+        drop(machine);
         assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
         assert!(
             started.elapsed() < Duration::from_secs(60),
