@@ -1,5 +1,5 @@
 //! `headroom fit`: a straight line through every series of every sweep, with the figures that
-//! say how far to trust it.
+//! say how far to trust it; and the lines `plan` prints of the fits it stands on.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,4 +98,41 @@ fn amount(value: f64, unit: Unit) -> String {
         Unit::Fraction => format!("{:.2} %", value * 100.0),
         Unit::Plain => format!("{value:.4}"),
     }
+}
+
+/// Where the memory and CPU fits come from, a line each.
+pub(crate) fn write_fits(
+    out: &mut impl Write,
+    report: &headroom_pricing::plan::PlanReport,
+    unit: &str,
+) -> Result<()> {
+    for fit in report.fits.iter().filter(|f| f.series != "cpu") {
+        writeln!(
+            out,
+            "memory fit, from `{}` ({}): {} points{}",
+            fit.phase,
+            fit.chosen_because,
+            fit.n,
+            if fit.weak { ", weak" } else { "" }
+        )?;
+    }
+    for fit in report.fits.iter().filter(|f| f.series == "cpu") {
+        writeln!(
+            out,
+            "CPU fit over the hold, from `{}`: {} points, {:.3} cores + {:.5} cores per {} (R² {}){}",
+            fit.phase,
+            fit.n,
+            fit.intercept,
+            fit.slope,
+            unit,
+            fit.r2
+                .map_or_else(|| "-".to_owned(), |r2| format!("{r2:.3}")),
+            if fit.weak {
+                ", weak: not planned with"
+            } else {
+                ""
+            }
+        )?;
+    }
+    Ok(())
 }

@@ -19,6 +19,7 @@ mod outputs;
 mod page;
 mod placed;
 mod plan;
+mod plan_prices;
 mod prices;
 mod provenance;
 mod render;
@@ -266,7 +267,7 @@ pub(crate) fn read_price_table(path: &Path, named: &str) -> Result<PriceTable> {
         "the price table",
         &format!(" {named}"),
     )?;
-    PriceTable::from_toml(&text).map_err(|error| {
+    let table = PriceTable::from_toml(&text).map_err(|error| {
         let place = match &error {
             headroom_pricing::PriceTableError::Parse {
                 span: Some(span), ..
@@ -277,7 +278,8 @@ pub(crate) fn read_price_table(path: &Path, named: &str) -> Result<PriceTable> {
             headroom_pricing::PriceTableError::Parse { .. } => path.display().to_string(),
         };
         anyhow::anyhow!("{place}: {error} ({named})")
-    })
+    })?;
+    Ok(table.named(&path.display().to_string()))
 }
 
 pub(crate) fn compile_file(compiler: &Compiler, path: &Path) -> Result<Compiled> {

@@ -84,9 +84,18 @@ pub struct PlanArgs {
     #[arg(long)]
     json: bool,
     /// Exit 2 when an instance cannot be priced: its binding ceiling was not measured (the SLOs
-    /// failed already at the first step) or lies far past the data.
+    /// failed already at the first step) or lies far past the data; or when a price it uses is
+    /// out of date (older than the allowed age, or changed by its provider since), unless
+    /// `--stale-ok`.
     #[arg(long)]
     check: bool,
+    /// Prices older than this are out of date ("90d"; the spec's `[plan] max_price_age`, 180
+    /// days by default).
+    #[arg(long, value_name = "AGE", value_parser = crate::flags::positive_duration)]
+    max_price_age: Option<headroom_spec::Duration>,
+    /// With --check: out-of-date prices are said, not refused.
+    #[arg(long, requires = "check")]
+    stale_ok: bool,
 }
 
 /// The request the flags make: the spec's own (when given) with each flag over it, the
@@ -207,6 +216,9 @@ fn overrides(args: &PlanArgs, request: &mut Request) {
     if let Some(ipv4) = args.ipv4 {
         model.lines.public_ipv4 = ipv4;
     }
+    if let Some(age) = args.max_price_age {
+        model.max_price_age_days = (age.as_secs_f64() / 86_400.0).round() as i64;
+    }
     if let Some(memory) = &args.memory {
         request.memory_series = memory.clone();
     }
@@ -230,7 +242,10 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     let planned = planner::plan(&request, &measured, &table)?;
     let plans = &planned.plans;
     let unpriced = plans.iter().filter(|p| p.not_priced.is_some()).count();
-    let code = if args.check && unpriced > 0 {
+    let placed = planned.placement.iter().flat_map(|p| &p.services);
+    let stale = crate::plan_prices::stale_prices(plans.iter().chain(placed.map(|s| &s.plan)));
+    let refused_stale = args.check && !args.stale_ok && !stale.is_empty();
+    let code = if args.check && unpriced > 0 || refused_stale {
         exit::SLO_FAILED
     } else {
         exit::OK
@@ -239,53 +254,19 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     if args.json {
         serde_json::to_writer_pretty(&mut stdout, &planned.report)?;
         writeln!(stdout)?;
-        return Ok(code);
+    } else {
+        write_text(&mut stdout, &planned, &request)?;
     }
-    write_text(&mut stdout, &planned, &request)?;
     if args.check && unpriced > 0 {
         eprintln!(
             "error: {unpriced} of {} instances cannot be priced (--check)",
             plans.len()
         );
     }
+    if args.check {
+        crate::plan_prices::say_stale(&stale, args.stale_ok, request.model.max_price_age_days);
+    }
     Ok(code)
-}
-
-/// Where the memory and CPU fits come from, a line each.
-fn write_fits(
-    out: &mut impl Write,
-    report: &headroom_pricing::plan::PlanReport,
-    unit: &str,
-) -> Result<()> {
-    for fit in report.fits.iter().filter(|f| f.series != "cpu") {
-        writeln!(
-            out,
-            "memory fit, from `{}` ({}): {} points{}",
-            fit.phase,
-            fit.chosen_because,
-            fit.n,
-            if fit.weak { ", weak" } else { "" }
-        )?;
-    }
-    for fit in report.fits.iter().filter(|f| f.series == "cpu") {
-        writeln!(
-            out,
-            "CPU fit over the hold, from `{}`: {} points, {:.3} cores + {:.5} cores per {} (R² {}){}",
-            fit.phase,
-            fit.n,
-            fit.intercept,
-            fit.slope,
-            unit,
-            fit.r2
-                .map_or_else(|| "-".to_owned(), |r2| format!("{r2:.3}")),
-            if fit.weak {
-                ", weak: not planned with"
-            } else {
-                ""
-            }
-        )?;
-    }
-    Ok(())
 }
 
 /// The fleets asked for: for a number of units, and for a budget, the cheapest first.
@@ -328,7 +309,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
     if let Some(slo) = &report.slo_ceiling {
         writeln!(out, "{}", crate::slo_line::slo_sentence(slo))?;
     }
-    write_fits(out, report, &model.unit)?;
+    crate::fit::write_fits(out, report, &model.unit)?;
     if !plans.is_empty() {
         writeln!(out, "{}", plan_table(plans, model))?;
     }
@@ -379,6 +360,11 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             as_of.into_iter().collect::<Vec<_>>().join(", "),
             model.unit,
             model.headroom * 100.0
+        )?;
+        writeln!(
+            out,
+            "{}",
+            crate::plan_prices::priced_from(&report.price_tables)
         )?;
     }
     Ok(())

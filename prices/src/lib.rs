@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub mod entries;
 
@@ -258,6 +258,25 @@ pub struct Listed {
     pub id: String,
 }
 
+/// Where a price table came from: named beside every dollar a plan gives, so a reader knows
+/// which list, of which day, the cost stands on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TableSource {
+    /// `the shipped table` or the file as it was named (`--prices our-prices.toml`).
+    pub name: String,
+    /// The SHA-256 of the file's bytes, in hex: the same digest means the same prices.
+    pub sha256: String,
+    /// Its price entries.
+    pub entries: usize,
+    /// The oldest as-of date among its entries (`YYYY-MM-DD`); `null` when none is dated.
+    pub oldest_as_of: Option<String>,
+    /// The newest.
+    pub newest_as_of: Option<String>,
+}
+
+/// What the shipped table is called where its provenance is named.
+pub const SHIPPED: &str = "prices/data/prices.toml, the shipped table";
+
 /// Instances, databases and lines by id, with their provenance, and the order they are
 /// listed in.
 #[derive(Debug, Clone, Default)]
@@ -266,12 +285,27 @@ pub struct PriceTable {
     databases: BTreeMap<String, Database>,
     lines: BTreeMap<String, Line>,
     listed: Vec<Listed>,
+    sources: Vec<TableSource>,
 }
 
 impl PriceTable {
     /// The shipped table.
     pub fn embedded() -> Result<PriceTable, PriceTableError> {
-        PriceTable::from_toml(EMBEDDED)
+        Ok(PriceTable::from_toml(EMBEDDED)?.named(SHIPPED))
+    }
+
+    /// The table, its source called `name` (a file's path as given).
+    #[must_use]
+    pub fn named(mut self, name: &str) -> PriceTable {
+        for source in &mut self.sources {
+            name.clone_into(&mut source.name);
+        }
+        self
+    }
+
+    /// The tables this one was read from, the shipped one first.
+    pub fn sources(&self) -> &[TableSource] {
+        &self.sources
     }
 
     /// Reads a table in the shipped format.
@@ -316,6 +350,23 @@ impl PriceTable {
             });
             table.lines.insert(line.id.clone(), line.clone());
         }
+        let mut days: Vec<&str> = raw
+            .aws_ec2
+            .iter()
+            .chain(&raw.hetzner_cloud)
+            .map(|i| i.as_of.as_str())
+            .chain(raw.aws_rds.iter().filter_map(|d| d.as_of.as_deref()))
+            .chain(raw.lines().filter_map(|(_, l)| l.as_of.as_deref()))
+            .filter(|day| entries::day(day).is_some())
+            .collect();
+        days.sort_unstable();
+        table.sources.push(TableSource {
+            name: "a price table".to_owned(),
+            sha256: sha256_hex(text.as_bytes()),
+            entries: table.listed.len(),
+            oldest_as_of: days.first().map(|d| (*d).to_owned()),
+            newest_as_of: days.last().map(|d| (*d).to_owned()),
+        });
         Ok(table)
     }
 
@@ -334,6 +385,7 @@ impl PriceTable {
         self.instances.extend(other.instances);
         self.databases.extend(other.databases);
         self.lines.extend(other.lines);
+        self.sources.extend(other.sources);
     }
 
     /// Every entry, in the order the table lists it (a user table's after the shipped one's).
@@ -497,3 +549,12 @@ impl RawTable {
 
 #[cfg(test)]
 mod tests;
+
+/// The SHA-256 of `bytes`, in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}

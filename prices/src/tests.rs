@@ -55,12 +55,43 @@ as_of = "2026-11-01"
 "#,
     )
     .expect("user table");
+    let user = user.named("our-prices.toml");
     table.extend(user);
     assert_eq!(
         table.instance("t4g.medium").and_then(|i| i.usd_per_hour),
         Some(0.03)
     );
     assert!(table.instance("x9.huge").is_some());
+    // Issue 46: both tables named where the plan's dollars are, the shipped one first.
+    let names: Vec<&str> = table.sources().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, [SHIPPED, "our-prices.toml"]);
+    let ours = &table.sources()[1];
+    assert_eq!(ours.entries, 2);
+    assert_eq!(
+        (ours.oldest_as_of.as_deref(), ours.newest_as_of.as_deref()),
+        (Some("2026-11-01"), Some("2026-11-01"))
+    );
+    assert_eq!(ours.sha256.len(), 64);
+}
+
+/// A table's digest is the SHA-256 of its bytes (the known digest of "abc", FIPS 180-2), and
+/// the shipped table's span of dates runs from its oldest dated entry to its newest.
+#[test]
+fn a_table_is_named_by_its_digest_and_its_dates() {
+    assert_eq!(
+        sha256_hex(b"abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    let table = PriceTable::embedded().expect("embedded table");
+    let [shipped] = table.sources() else {
+        panic!("one source: {:?}", table.sources())
+    };
+    assert_eq!(shipped.sha256, sha256_hex(EMBEDDED.as_bytes()));
+    assert_eq!(shipped.entries, table.listed().len());
+    let oldest = shipped.oldest_as_of.as_deref().expect("dated entries");
+    let newest = shipped.newest_as_of.as_deref().expect("dated entries");
+    assert!(oldest < newest, "{oldest} to {newest}");
+    assert!(newest.starts_with("2026-"), "{newest}");
 }
 
 /// Issue 12: a negative price or memory is refused, naming the entry and the key, and so

@@ -299,6 +299,7 @@ pub fn plan(
         placement: placement.as_ref().map(PlacementJson::from),
         hours_per_month: HOURS_PER_MONTH,
         warnings,
+        price_tables: table.sources().to_vec(),
     };
     Ok(Planned {
         model,

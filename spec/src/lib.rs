@@ -244,7 +244,8 @@ pub struct Plan {
     /// SLO ceiling; the stack holds what its most constrained service holds.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub place: BTreeMap<String, String>,
-    /// Prices older than this draw a warning.
+    /// Prices older than this draw a warning, and `plan --check` refuses them unless
+    /// `--stale-ok` (`--max-price-age` overrides it).
     #[serde(default = "default_price_age")]
     pub max_price_age: Duration,
     /// Run `[capacity] ceiling_phase` once more per instance, inside its vCPUs and memory (less

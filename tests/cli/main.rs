@@ -9,6 +9,7 @@ mod compare;
 mod k8s;
 mod outputs;
 mod plan;
+mod prices;
 mod refusals;
 mod spec;
 

@@ -121,19 +121,29 @@ pub(super) fn usd_lines(
     }
 }
 
-/// Warns of a price older than the model allows (an undated one counts as stale); nothing
-/// without today's date.
+/// A price older than the model allows (an undated one counts as stale), or changed by its
+/// provider since: a warning and a stale price; nothing without today's date.
 pub(super) fn stale_price(
     as_of: &str,
     stale_after: Option<&str>,
     name: &str,
     model: &Model,
     warnings: &mut Vec<String>,
+    stale: &mut Vec<super::StalePrice>,
 ) {
     let Some(today) = model.today else {
         return;
     };
-    for warning in crate::entries::staleness(as_of, stale_after, today, model.max_price_age_days) {
-        warnings.push(format!("the price of {name}: {warning}"));
+    let why = crate::entries::staleness(as_of, stale_after, today, model.max_price_age_days);
+    if why.is_empty() {
+        return;
     }
+    for reason in &why {
+        warnings.push(format!("the price of {name}: {reason}"));
+    }
+    stale.push(super::StalePrice {
+        name: name.to_owned(),
+        as_of: as_of.to_owned(),
+        why,
+    });
 }

@@ -23,12 +23,14 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
             Err(warning) => warnings.push(warning),
         }
     }
+    let mut stale_prices = Vec::new();
     costs::stale_price(
         &instance.as_of,
         instance.stale_after.as_deref(),
         &instance.id,
         model,
         &mut warnings,
+        &mut stale_prices,
     );
     let (currency, per_month) = costs::instance_month(instance, &mut warnings);
     if currency == "USD" {
@@ -38,7 +40,14 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
     }
     // A line's price ages like the instance's; an undated one is counted stale.
     for line in &lines {
-        costs::stale_price(&line.as_of, None, &line.name, model, &mut warnings);
+        costs::stale_price(
+            &line.as_of,
+            None,
+            &line.name,
+            model,
+            &mut warnings,
+            &mut stale_prices,
+        );
     }
     let per_unit = |total: f64| {
         bound
@@ -71,5 +80,6 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         not_priced: bound.not_priced,
         cost_is_upper_bound: bound.cost_is_upper_bound,
         warnings,
+        stale_prices,
     }
 }

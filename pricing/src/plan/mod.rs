@@ -367,6 +367,20 @@ pub struct InstancePlan {
     pub all_in: AllIn,
     /// What a reader should know before trusting this plan.
     pub warnings: Vec<String>,
+    /// The prices this plan used that are older than the model allows, or that the provider
+    /// changed since (`plan --check` refuses them without `--stale-ok`).
+    pub stale_prices: Vec<StalePrice>,
+}
+
+/// A price a plan used that is out of date on the plan's day.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct StalePrice {
+    /// The instance or the line it prices (`t4g.medium`, `EBS gp3, 20 GB`).
+    pub name: String,
+    /// The day the price was read (`YYYY-MM-DD`), or what the table says instead.
+    pub as_of: String,
+    /// Why it is out of date: its age over the allowed one, or the provider's change.
+    pub why: Vec<String>,
 }
 
 /// The monthly cost with the lines beside the instance.

@@ -43,6 +43,10 @@ pub struct PlanReport {
     pub hours_per_month: f64,
     /// What a reader should know before trusting the plan, once each.
     pub warnings: Vec<String>,
+    /// The price tables the plan priced from, the shipped one first: each named, with its
+    /// SHA-256 and the span of its as-of dates.
+    #[serde(default)]
+    pub price_tables: Vec<crate::TableSource>,
 }
 
 /// A least-squares line `y = intercept + slope × x` over one sweep.
@@ -245,6 +249,10 @@ pub struct InstanceJson {
     pub all_in: AllInJson,
     /// This instance's warnings (also in the report's `warnings`).
     pub warnings: Vec<String>,
+    /// The prices this plan used that are out of date (older than `[plan] max_price_age` or
+    /// changed by the provider since): `plan --check` refuses them without `--stale-ok`.
+    #[serde(default)]
+    pub stale_prices: Vec<super::StalePrice>,
 }
 
 /// A fleet of one instance type.
@@ -345,6 +353,7 @@ impl From<&InstancePlan> for InstanceJson {
                     .collect(),
             },
             warnings: plan.warnings.clone(),
+            stale_prices: plan.stale_prices.clone(),
         }
     }
 }
