@@ -17,7 +17,7 @@ pub(super) fn notes_api_runs_quick_end_to_end() {
     let lines = out.with_file_name("live.jsonl");
     std::fs::create_dir_all(out.parent().expect("a folder")).expect("the test's folder");
     let port = headroom_test_support::harness::free_port();
-    let machine = headroom_test_support::harness::shared();
+    let machine = headroom_test_support::harness::whole();
     let mut run = super::live_dashboard::Stopped(
         Command::new(env!("CARGO_BIN_EXE_headroom"))
             .args(["run", "--quick", "examples/notes-api.toml", "--out"])

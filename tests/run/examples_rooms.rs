@@ -38,7 +38,7 @@ pub(super) fn chat_runs_quick_end_to_end() {
     std::fs::write(&spec, cut).expect("the example, its sweeps cut");
     let spec_arg = spec.display().to_string();
     let phases_run = ["--phase", "cpu-0.5", "--phase", "cpu-1"];
-    let results = typed(&run_spec_quick("chat", &spec_arg, &out, &phases_run));
+    let results = typed(&run_spec_quick(&spec_arg, &out, &phases_run));
     let phases = &results.phases;
     assert_eq!(phases.len(), 2);
     let limited = headroom_runner::cgroup::detect().is_ok();
@@ -258,7 +258,7 @@ fn searched_quick_to_20_percent(
         .replace(r#"precision = "10%""#, r#"precision = "20%""#);
     std::fs::write(&spec, cut).expect("the spec");
     let spec_arg = spec.display().to_string();
-    typed(&run_spec_quick(name, &spec_arg, out, &[]))
+    typed(&run_spec_quick(&spec_arg, out, &[]))
 }
 
 /// A searched phase's record and both ends of its bracket.

@@ -17,7 +17,7 @@ fn notes_api_postgres_runs_quick_end_to_end() {
         return;
     }
     // Its services run in half a CPU each and its checks are counts, limits and words (the
-    // tier's slower reads are 4 s against 3 ms): it runs beside the other examples.
+    // tier's slower reads are 4 s against 3 ms); like every example, it has the machine whole.
     let results = typed(&run_example_quick("notes-api-postgres", &[]));
     let out = out("notes-api-postgres");
     assert_eq!(results.phases.len(), 2);
