@@ -264,7 +264,12 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         );
     }
     if args.check {
-        crate::plan_prices::say_stale(&stale, args.stale_ok, request.model.max_price_age_days);
+        crate::plan_prices::say_stale(
+            &stale,
+            args.stale_ok,
+            request.model.max_price_age_days,
+            &planned.report.price_tables,
+        );
     }
     Ok(code)
 }

@@ -42,11 +42,21 @@ pub(crate) fn priced_from(tables: &[headroom_pricing::TableSource]) -> String {
 
 /// With `--check`: the out-of-date prices refused (an error naming each and the ways out), or
 /// accepted by `--stale-ok` (a note); nothing when every price is within its age.
-pub(crate) fn say_stale(stale: &[String], stale_ok: bool, days: i64) {
+pub(crate) fn say_stale(
+    stale: &[String],
+    stale_ok: bool,
+    days: i64,
+    tables: &[headroom_pricing::TableSource],
+) {
     if stale.is_empty() {
         return;
     }
-    let rows = stale.join("; ");
+    let from: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    let rows = format!(
+        "{} (priced from {})",
+        stale.join("; "),
+        from.join(", then ")
+    );
     if stale_ok {
         eprintln!(
             "note: priced with {} out-of-date price(s), accepted by --stale-ok: {rows}",

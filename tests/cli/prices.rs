@@ -24,6 +24,9 @@ fn plan_check_refuses_stale_prices_unless_stale_ok() {
             && stderr.contains(
                 "CX22: as of 2025-08-19: 468 days old (over 180), stale since 2026-04-01: the provider changed its prices"
             )
+            && stderr.contains(
+                "(priced from prices/data/prices.toml, the shipped table, then tests/fixtures/prices/hetzner-2025.toml)"
+            )
             && stderr.contains("(--stale-ok)"),
         "{stderr}"
     );
