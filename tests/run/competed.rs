@@ -87,7 +87,8 @@ fn competed_run(
 /// run again: beside a busy loop of one core that ends when the run is run again, the try kept
 /// is the quiet one (under the threshold, 0.25 cores on two) and says why it is a second try;
 /// beside one that lasts, the try kept after the last rerun reads about one core of other
-/// processes and says so on its line.
+/// processes and says so on its line (with the hypervisor's steal beside it where that was
+/// notable too: 0.17 cores on a CI machine).
 #[test]
 fn a_run_that_other_work_competed_with_is_run_again() {
     let _machine = whole();
@@ -129,8 +130,8 @@ fn a_run_that_other_work_competed_with_is_run_again() {
     assert!((0.7..1.3).contains(&machine.others_cores), "{machine:?}");
     assert!(
         said.contains(&format!(
-            "(other processes used {:.2} cores over the hold: the server had less of the machine than a quiet one gives)",
-            machine.others_cores
+            "({} over the hold: the server had less of the machine than a quiet one gives)",
+            machine.describe()
         )),
         "{said}"
     );

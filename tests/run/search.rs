@@ -51,7 +51,10 @@ fn a_search_brackets_a_known_ceiling() {
     };
     let hold = spec.phases[0].hold.expect("the phase's hold").as_secs_f64();
     let truth = answer * (1.0 + 0.1 / hold);
-    let _machine = shared();
+    // The whole machine: beside other tests (1.4 to 1.8 cores of other processes over every
+    // probe), the generator fell 85 ms behind its schedule at 500/s, and the search ended
+    // there, bound, before it bracketed the answer.
+    let _machine = whole();
     let out = fresh_out("search-known");
     let mut child = start_in_background("search-known", &out, "1048B");
     std::thread::sleep(Duration::from_millis(500));
@@ -76,7 +79,11 @@ fn a_search_brackets_a_known_ceiling() {
         paused.iter().any(|p| p.longest_ms >= 15.0),
         "the pauses were not seen: {paused:?}"
     );
-    assert!(typed_runs(&results).iter().all(|run| !run.generator.bound));
+    let bound: Vec<_> = typed_runs(&results)
+        .iter()
+        .filter_map(|run| run.generator.reason.clone())
+        .collect();
+    assert!(bound.is_empty(), "the generator was bound: {bound:?}");
     let record = search_of(&results, "load");
     common::say(&format!(
         "search: {} ({} runs, {:.0} s); truth {truth:.1}/s",
