@@ -12,6 +12,7 @@ pub mod given;
 pub mod plan;
 pub mod planner;
 pub mod points;
+pub mod scaling;
 pub mod tool_points;
 
 pub use headroom_prices::*;
