@@ -35,6 +35,10 @@ pub struct DemoTarget {
     /// would: the API answers at most 1/DURATION requests a second
     #[arg(long, default_value = "0s")]
     request_cpu: headroom_spec::Duration,
+    /// CPU time each notes API request takes on a thread of its own, in parallel with the
+    /// others: the API answers at most 1/DURATION requests a second on each core it is given
+    #[arg(long, default_value = "0s")]
+    request_cpu_each: headroom_spec::Duration,
     /// Answer at most N requests a second (all but /healthz and /metrics) and the rest 503 at
     /// once: a known ceiling (a token bucket holding a tenth of a second's)
     #[arg(long, value_name = "N", value_parser = answer_rate)]
@@ -129,6 +133,7 @@ impl DemoTarget {
             rebuild_cpu_per_room: self.rebuild_cpu_per_room,
             save_window: self.save_window,
             request_cpu: self.request_cpu,
+            request_cpu_each: self.request_cpu_each,
             answer_rate: self.answer_rate,
             stall_every: self.stall_every,
             stall_for: self.stall_for,

@@ -19,11 +19,13 @@ mod outputs;
 mod page;
 mod placed;
 mod plan;
+mod plan_fleets;
 mod plan_prices;
 mod prices;
 mod provenance;
 mod render;
 mod run;
+mod scaled;
 mod slo_line;
 
 use files::data_columns;

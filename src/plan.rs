@@ -8,7 +8,7 @@ use annotate_snippets::Renderer;
 use anyhow::{Context, Result};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use headroom_pricing::PriceTable;
-use headroom_pricing::plan::{InstancePlan, Model, Resource, for_budget, for_units};
+use headroom_pricing::plan::{InstancePlan, Model, Resource};
 use headroom_pricing::planner::{self, Measured, Planned, Request};
 use headroom_pricing::points;
 use headroom_spec::{Percent, Size};
@@ -96,6 +96,10 @@ pub struct PlanArgs {
     /// With --check: out-of-date prices are said, not refused.
     #[arg(long, requires = "check")]
     stale_ok: bool,
+    /// Carry an SLO ceiling measured at several core counts (`[plan] scale_cores`) past twice
+    /// the largest of them: a guess past the data, marked wherever it is shown.
+    #[arg(long)]
+    extrapolate: bool,
 }
 
 /// The request the flags make: the spec's own (when given) with each flag over it, the
@@ -219,6 +223,7 @@ fn overrides(args: &PlanArgs, request: &mut Request) {
     if let Some(age) = args.max_price_age {
         model.max_price_age_days = (age.as_secs_f64() / 86_400.0).round() as i64;
     }
+    model.extrapolate = args.extrapolate;
     if let Some(memory) = &args.memory {
         request.memory_series = memory.clone();
     }
@@ -274,32 +279,6 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
     Ok(code)
 }
 
-/// The fleets asked for: for a number of units, and for a budget, the cheapest first.
-fn write_fleets(
-    out: &mut impl Write,
-    plans: &[InstancePlan],
-    request: &Request,
-    unit: &str,
-) -> Result<()> {
-    if let Some(units) = request.units {
-        writeln!(
-            out,
-            "\nTo hold {units} {}, the cheapest first:",
-            headroom_pricing::numbers::plural(unit)
-        )?;
-        writeln!(out, "{}", fleet_table(&for_units(plans, units as f64)))?;
-    }
-    if let Some(budget) = request.budget {
-        writeln!(
-            out,
-            "\nWith {budget:.2} a month, the most {} first:",
-            headroom_pricing::numbers::plural(unit)
-        )?;
-        writeln!(out, "{}", fleet_table(&for_budget(plans, budget)))?;
-    }
-    Ok(())
-}
-
 /// The plan as people read it: the SLO ceiling, the fits, the table, a line per instance on
 /// what binds, the cost lines, notes and warnings, the fleets asked for, and the footing.
 fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Result<()> {
@@ -315,6 +294,9 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
         writeln!(out, "{}", crate::slo_line::slo_sentence(slo))?;
     }
     crate::fit::write_fits(out, report, &model.unit)?;
+    if let Some(scaled) = &report.scaled_ceilings {
+        crate::scaled::write_scaled(out, scaled, &model.unit)?;
+    }
     if !plans.is_empty() {
         writeln!(out, "{}", plan_table(plans, model))?;
     }
@@ -356,7 +338,7 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
             }
         }
     }
-    write_fleets(out, plans, request, &model.unit)?;
+    crate::plan_fleets::write_fleets(out, plans, request, &model.unit)?;
     let as_of: std::collections::BTreeSet<&str> = plans.iter().map(|p| p.as_of.as_str()).collect();
     if !plans.is_empty() {
         writeln!(
@@ -442,7 +424,20 @@ fn write_binding(out: &mut impl Write, plan: &InstancePlan, model: &Model) -> Re
             runner_up.reads,
         )?;
     }
-    if plan.cost_is_upper_bound {
+    // A ceiling carried to more cores is a range: its own note says where its top lies.
+    let carried = plan
+        .ceilings
+        .get(&plan.binding.resource)
+        .is_some_and(|c| c.high.is_some());
+    if plan.cost_is_upper_bound && carried {
+        writeln!(
+            out,
+            "{}: the {} ceiling is the lower end of a range carried to its cores, so each cost per {} is at most what is shown; measure it at those cores to narrow it",
+            plan.name,
+            plan.binding.resource.name(),
+            model.unit,
+        )?;
+    } else if plan.cost_is_upper_bound {
         writeln!(
             out,
             "{}: the {} ceiling is a lower bound, so each cost per {} is at most what is shown; sweep past {} to find the real ceiling",
@@ -547,34 +542,6 @@ fn plan_table(plans: &[InstancePlan], model: &Model) -> String {
             Cell::new(per_unit(plan.all_in.per_unit_month)).set_alignment(CellAlignment::Right),
         ]);
         table.add_row(row);
-    }
-    table.to_string()
-}
-
-fn fleet_table(fleets: &[headroom_pricing::plan::Fleet]) -> String {
-    let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header([
-        "rank",
-        "instance",
-        "count",
-        "holds",
-        "per month",
-        "why not first",
-    ]);
-    for (rank, fleet) in fleets.iter().enumerate() {
-        table.add_row(vec![
-            Cell::new(rank + 1).set_alignment(CellAlignment::Right),
-            Cell::new(&fleet.instance),
-            Cell::new(fleet.count).set_alignment(CellAlignment::Right),
-            Cell::new(units(fleet.units)).set_alignment(CellAlignment::Right),
-            Cell::new(if fleet.per_month.is_finite() {
-                money(fleet.currency, fleet.per_month)
-            } else {
-                "-".to_owned()
-            })
-            .set_alignment(CellAlignment::Right),
-            Cell::new(fleet.note.clone().unwrap_or_default()),
-        ]);
     }
     table.to_string()
 }

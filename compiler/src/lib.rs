@@ -162,6 +162,18 @@ impl Compiler {
                     .hint("price instances the table has, with memory past `[capacity] reserve`, or remove `emulate`"),
             );
         }
+        // `[plan] scale_cores`: the ceiling phase once more per core count, pinned.
+        if let (Some(matrix), Some(priced)) = (plan.as_mut(), spec.plan.as_ref())
+            && !priced.scale_cores.is_empty()
+            && let Err(why) = matrix::scale_cores(matrix, &priced.scale_cores)
+        {
+            diagnostics.push(
+                Diagnostic::new(Code::OutOfRange, why)
+                    .at("/plan/scale_cores", document.value_span("/plan/scale_cores"))
+                    .label("no ceiling phase to run at these core counts")
+                    .hint("name the searched phase in `[capacity] ceiling_phase`, start the server with `command`, or remove `scale_cores`"),
+            );
+        }
         sort(&mut diagnostics);
         let has_errors = diagnostics.iter().any(|d| d.severity() == Severity::Error);
         Compilation {

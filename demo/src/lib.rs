@@ -57,6 +57,9 @@ pub struct Options {
     /// CPU each notes API request takes, one request at a time (a single-threaded server):
     /// the API answers at most one request per `request_cpu`.
     pub request_cpu: Duration,
+    /// CPU each notes API request takes on a thread of its own, in parallel with the others:
+    /// the API answers at most one request per `request_cpu_each` on each core it is given.
+    pub request_cpu_each: Duration,
     /// Hold every request for `stall_for` once every `stall_every`.
     pub stall_every: Option<Duration>,
     /// How long a stall lasts.
@@ -122,6 +125,7 @@ impl Default for Options {
             rebuild_cpu_per_room: Duration::ZERO,
             save_window: Duration::ZERO,
             request_cpu: Duration::ZERO,
+            request_cpu_each: Duration::ZERO,
             stall_every: None,
             stall_for: Duration::ZERO,
             stall_one_in: None,

@@ -75,10 +75,18 @@ impl Notes {
     }
 }
 
-/// The CPU an API request costs (`--request-cpu`), one request at a time: requests queue for
-/// the one worker as they would on a single-threaded server, so the API answers at most one
-/// request per `request_cpu` and its latency is that service time plus the queue.
+/// The CPU an API request costs: `--request-cpu-each` on a thread of its own, in parallel
+/// with the others (the API scales with its cores), then `--request-cpu` one request at a
+/// time: requests queue for the one worker as they would on a single-threaded server, so the
+/// API answers at most one request per `request_cpu` and its latency is that service time
+/// plus the queue.
 pub(crate) async fn serve(app: &App) {
+    let each = app.options.request_cpu_each.as_std();
+    if !each.is_zero() {
+        // Counted on the thread's own CPU clock: a request costs this much of a core
+        // however many share it.
+        let _ = tokio::task::spawn_blocking(move || crate::busy_cpu(each)).await;
+    }
     let work = app.options.request_cpu.as_std();
     if work.is_zero() {
         return;

@@ -94,6 +94,10 @@ pub struct MatrixPhase {
     /// ceiling phase again, every point held to the instance's vCPUs and memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulates: Option<EmulatedInstance>,
+    /// The core count this phase runs the ceiling phase at (`[plan] scale_cores`): every
+    /// point's server pinned to that many whole cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scales: Option<ScaledCores>,
     /// The search of a phase that finds its ceiling instead of listing steps: its points are
     /// then its two ends until it runs, and the probes it made once it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +223,23 @@ pub struct EmulatedInstance {
     pub memory: Size,
     /// At a burstable instance's sustained baseline (no credits), not its full vCPUs.
     pub baseline: bool,
+}
+
+/// The ceiling phase run at a core count (`[plan] scale_cores`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScaledCores {
+    /// The phase it runs again (`[capacity] ceiling_phase`).
+    pub of_phase: String,
+    /// The whole cores the server is pinned to.
+    pub cores: u32,
+}
+
+impl ScaledCores {
+    /// The phase's name: `load@1-core`, `load@3-cores`.
+    pub fn phase_name(of_phase: &str, cores: u32) -> String {
+        let plural = if cores == 1 { "core" } else { "cores" };
+        format!("{of_phase}@{cores}-{plural}")
+    }
 }
 
 /// The search of a phase, resolved: its ends (`to` lowered to `[capacity] cap` when the

@@ -15,8 +15,8 @@ use crate::entries::HOURS_PER_MONTH;
 use crate::fit::fit;
 use crate::plan::{
     Emulated, EmulatedCeiling, FitJson, FleetJson, InstanceJson, InstancePlan, Lines, Model,
-    Placement, PlacementJson, PlanReport, Selection, ServiceFits, SloCeilingJson, ceiling_sweep,
-    for_budget, for_units, memory_sweep, place, plan_instance, slo_ceiling,
+    Placement, PlacementJson, PlanReport, ScaledCeilings, Selection, ServiceFits, SloCeilingJson,
+    ceiling_sweep, for_budget, for_units, memory_sweep, place, plan_instance, slo_ceiling,
 };
 use crate::points::{self, MeasuredSweep};
 use jiff::civil::Date;
@@ -286,6 +286,7 @@ pub fn plan(
         unit: model.unit.clone(),
         fits,
         slo_ceiling: model.slo.as_ref().map(SloCeilingJson::from),
+        scaled_ceilings: model.scaled.as_ref().map(ScaledCeilings::json),
         instances: plans.iter().map(InstanceJson::from).collect(),
         for_units: request.units.map(|n| {
             for_units(&plans, n as f64)
@@ -400,8 +401,22 @@ fn fit_measured(
             Err(why) => notes.push(why),
         }
         model.emulated = emulated_ceilings(sweeps);
+        scaled_ceilings(sweeps, model, notes);
     }
     fits
+}
+
+/// The SLO ceilings measured at several core counts (`[plan] scale_cores`), into `model`;
+/// why they carry nothing, to `notes`.
+fn scaled_ceilings(sweeps: &[MeasuredSweep], model: &mut Model, notes: &mut Vec<String>) {
+    match ScaledCeilings::of(sweeps, model.slo.as_ref(), model.measured_cores) {
+        Ok(Some(mut scaled)) => {
+            scaled.extrapolate = model.extrapolate;
+            model.scaled = Some(scaled);
+        }
+        Ok(None) => {}
+        Err(why) => notes.push(why),
+    }
 }
 
 /// The SLO ceilings of the phases run in an instance's shape, by instance type.

@@ -55,6 +55,9 @@ pub struct MeasuredSweep {
     /// The instance whose shape the sweep ran in (`[plan] emulate`); `None` for a phase of the
     /// spec's own.
     pub emulates: Option<headroom_matrix::EmulatedInstance>,
+    /// The core count the sweep ran the ceiling phase at (`[plan] scale_cores`); `None` for
+    /// a phase of the spec's own.
+    pub scales: Option<headroom_matrix::ScaledCores>,
     /// The cgroup shape its runs were measured in, in words (`2 CPU, 3.5GiB memory, no swap
     /// (cgroup v1)`); `None` when no limits were applied.
     pub measured_in: Option<String>,
@@ -78,6 +81,7 @@ impl MeasuredSweep {
             x: x.to_owned(),
             series,
             emulates: None,
+            scales: None,
             measured_in: None,
             verdicts,
             search: None,
@@ -264,6 +268,7 @@ pub fn from_results(results: &Results) -> Vec<MeasuredSweep> {
             x: x.to_owned(),
             series: by_series.into_values().collect(),
             emulates: plan.emulates.clone(),
+            scales: plan.scales.clone(),
             measured_in,
             verdicts,
             search: phase.search.clone(),

@@ -71,6 +71,19 @@ pub(crate) fn prepare(phases: &[&MatrixPhase], ignore: bool) -> Result<Emulation
                 .map(|at| format!(" ({at})"))
                 .unwrap_or_default()
         );
+        if let Some(scaled) = &phase.scales
+            && scaled.cores as usize >= cores.len()
+        {
+            return Err(format!(
+                "phase `{}` pins the server to {} whole cores and this machine has {}: the load generator would have none. The ceiling phase `{}` itself measures this machine's {} cores; list counts under {} in `[plan] scale_cores`, or run on a machine with more cores",
+                phase.name,
+                scaled.cores,
+                cores.len(),
+                scaled.of_phase,
+                cores.len(),
+                cores.len()
+            ));
+        }
         if let Some(cpus) = limits.cpus
             && cpus > cores.len() as f64
         {

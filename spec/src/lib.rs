@@ -253,6 +253,15 @@ pub struct Plan {
     /// machine; a burstable instance twice, at its full vCPUs and at its sustained baseline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub emulate: bool,
+    /// Run `[capacity] ceiling_phase` once more per core count (`[1]`, `[1, 2, 3]`), the
+    /// server pinned to that many whole cores and the load generator to the others; the
+    /// ceiling phase itself is this machine's size. With six sizes or more `plan` fits the
+    /// Universal Scalability Law through their ceilings and predicts each priced instance's
+    /// with an interval and the peak size; with fewer it gives the range (at least the
+    /// largest smaller size's ceiling, at most linear scaling from it). Counts under this
+    /// machine's cores; a prediction past twice the largest size needs `plan --extrapolate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scale_cores: Vec<u32>,
 }
 
 fn one_address() -> u32 {

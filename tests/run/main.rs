@@ -24,6 +24,7 @@ mod pictures;
 mod postgres;
 mod rooms;
 mod runs;
+mod scaling;
 mod search;
 mod secrets;
 mod segments;

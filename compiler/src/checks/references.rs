@@ -265,6 +265,7 @@ impl<'a> Checker<'a> {
     pub(super) fn plan(&mut self) {
         let Some(plan) = &self.spec.plan else { return };
         self.plan_emulate(plan);
+        self.plan_scale_cores(plan);
         self.plan_instances(plan);
         self.plan_place(plan);
         self.plan_lines(plan);
@@ -300,6 +301,58 @@ impl<'a> Checker<'a> {
                 .label("the target is external")
                 .hint("start the server with `command` in [target], or remove `emulate`"),
             );
+        }
+    }
+
+    /// `scale_cores` runs the ceiling phase per core count: there must be one, a target
+    /// headroom starts (only it can be pinned), and whole counts from one, each once.
+    fn plan_scale_cores(&mut self, plan: &headroom_spec::Plan) {
+        if plan.scale_cores.is_empty() {
+            return;
+        }
+        let pointer = "/plan/scale_cores";
+        if self.spec.capacity.ceiling_phase.is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::MissingSetting,
+                    "`scale_cores` runs the ceiling phase once per core count, and [capacity] names no `ceiling_phase`",
+                )
+                .at(pointer, self.value_span(pointer))
+                .label("which phase to run at each core count?")
+                .hint("name the phase whose SLOs find the ceiling: `ceiling_phase = \"load\"` in [capacity]"),
+            );
+        }
+        if self.spec.target.command.is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::ConflictingSettings,
+                    "`scale_cores` pins the server headroom starts to whole cores: an external server (`url`) or a stack cannot be pinned yet",
+                )
+                .at(pointer, self.value_span(pointer))
+                .label("no server of headroom's own to pin")
+                .hint("start the server with `command` in [target], or remove `scale_cores`"),
+            );
+        }
+        for (i, &count) in plan.scale_cores.iter().enumerate() {
+            let at = format!("{pointer}/{i}");
+            if count == 0 {
+                self.push(
+                    Diagnostic::new(Code::OutOfRange, "a server pinned to 0 cores cannot run")
+                        .at(&at, self.value_span(&at))
+                        .label("no cores")
+                        .hint("list whole core counts from 1, under this machine's cores"),
+                );
+            } else if plan.scale_cores[..i].contains(&count) {
+                self.push(
+                    Diagnostic::new(
+                        Code::OutOfRange,
+                        format!("{count} cores is listed twice: the ceiling phase would run twice at one size"),
+                    )
+                    .at(&at, self.value_span(&at))
+                    .label("listed before")
+                    .hint("list each core count once"),
+                );
+            }
         }
     }
 

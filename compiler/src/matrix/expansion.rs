@@ -111,6 +111,7 @@ impl Expansion<'_, '_> {
             points,
             estimated,
             emulates: None,
+            scales: None,
             search,
         };
         if let Some(worst) = expanded.search_worst_case() {

@@ -13,10 +13,12 @@ mod expansion;
 mod phase_target;
 mod point_checks;
 mod resolve;
+mod scaling;
 mod search;
 
 pub use emulation::{emulate, emulated_name};
 pub use expansion::expand;
+pub use scaling::scale_cores;
 pub use search::probe_point;
 
 /// Points one phase may have: the product of its axes, counted before they are expanded.

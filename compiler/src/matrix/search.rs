@@ -11,7 +11,7 @@ use super::resolve::{scenario_at, target_at};
 
 /// The point of a search at `load` (its `index` among the probes): `phase`'s first point with
 /// the variable at `load`, its scenarios and target resolved again from what the spec wrote
-/// (`written_target`). An emulated instance's limits stay.
+/// (`written_target`). An emulated instance's limits stay, as do a core count's pinning.
 pub fn probe_point(
     phase: &MatrixPhase,
     written_target: &Target,
@@ -36,7 +36,7 @@ pub fn probe_point(
         .map(|scenario| scenario_at(scenario, search.hold, &vars))
         .collect::<Result<Vec<_>, _>>()?;
     let mut target = target_at(written_target, &vars)?;
-    if phase.emulates.is_some() {
+    if phase.emulates.is_some() || phase.scales.is_some() {
         target.limits.clone_from(&first.target.limits);
     }
     let run_time = run_time(&scenarios, &phase.measure, phase.cooldown);

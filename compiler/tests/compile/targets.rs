@@ -70,6 +70,127 @@ fn emulate_runs_the_ceiling_phase_in_each_instances_shape() {
     assert_eq!(missing.code, Code::MissingSetting);
 }
 
+/// Issue 46: `[plan] scale_cores` runs the ceiling phase once more per core count, each
+/// point's server pinned to that many whole cores (its memory limit kept), and each probe of
+/// a searched phase keeps the pinning. A count of 0, one listed twice, or no ceiling phase
+/// is refused where it is written.
+#[test]
+fn scale_cores_runs_the_ceiling_phase_pinned_at_each_count() {
+    let spec = spec_with(
+        "limits = { memory = \"1GiB\" }",
+        "ceiling_phase = \"load\"\n\n[plan]\ninstances = [\"c7g.large\"]\nscale_cores = [1, 3]",
+    );
+    let compilation = compile(&spec);
+    assert!(
+        compilation.diagnostics.is_empty(),
+        "{:?}",
+        compilation.diagnostics
+    );
+    let matrix = compilation.matrix.expect("a matrix");
+    let names: Vec<&str> = matrix.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["load", "load@1-core", "load@3-cores"]);
+    for (name, cores) in [("load@1-core", 1), ("load@3-cores", 3)] {
+        let phase = matrix
+            .phases
+            .iter()
+            .find(|p| p.name == name)
+            .expect("the phase");
+        let scaled = phase.scales.as_ref().expect("scaled");
+        assert_eq!((scaled.of_phase.as_str(), scaled.cores), ("load", cores));
+        for point in &phase.points {
+            let limits = point.target.limits.as_ref().expect("limits");
+            assert_eq!(limits.cpus, Some(f64::from(cores)));
+            assert!(limits.pin);
+            assert_eq!(
+                limits.memory.map(|m| m.to_string()).as_deref(),
+                Some("1GiB")
+            );
+        }
+    }
+    // Three repeats of three points in each of three phases.
+    assert_eq!(matrix.runs.len(), 27);
+}
+
+/// A searched ceiling phase at a core count: its probes, made as the search goes, keep the
+/// pinning.
+#[test]
+fn a_probe_at_a_core_count_is_pinned() {
+    let source = r#"
+[bench]
+name = "searched"
+unit = "req/s"
+
+[vars]
+rate = "100/s"
+
+[target]
+command = ["{headroom}", "demo-target", "--port", "{port}", "--request-cpu-each", "2ms"]
+
+[[scenario]]
+name = "api"
+kind = "http"
+executor = "constant-arrival-rate"
+rate = "{rate}"
+requests = [{ url = "http://127.0.0.1:{port}/api/groups/1/notes" }]
+
+[[phase]]
+name = "rate"
+hold = "3s"
+vary = { rate = { search = { from = "100/s", to = "6400/s" } } }
+
+[slo]
+p95 = "api.latency.p95 < 100ms"
+
+[capacity]
+units = "rate"
+ceiling_phase = "rate"
+
+[plan]
+instances = ["c7g.large"]
+scale_cores = [1]
+"#;
+    let searched = compile(source);
+    assert!(
+        searched
+            .diagnostics
+            .iter()
+            .all(|d| d.severity() != Severity::Error)
+    );
+    let matrix = searched.matrix.expect("a matrix");
+    let phase = matrix
+        .phases
+        .iter()
+        .find(|p| p.name == "rate@1-core")
+        .expect("the ceiling phase at 1 core");
+    let written: headroom_spec::Spec = toml::from_str(source).expect("the spec");
+    let probe =
+        headroom_compiler::matrix::probe_point(phase, &written.target, 4, 300.0).expect("a probe");
+    let limits = probe.target.limits.expect("the probe is pinned too");
+    assert_eq!((limits.cpus, limits.pin), (Some(1.0), true));
+}
+
+/// `scale_cores` with no ceiling phase, a count of 0 or one listed twice is refused where it
+/// is written.
+#[test]
+fn scale_cores_refuses_what_it_cannot_run() {
+    let refused = compile(&spec_with(
+        "",
+        "\n[plan]\ninstances = [\"c7g.large\"]\nscale_cores = [0, 2, 2]",
+    ));
+    let at = |pointer: &str| {
+        refused
+            .diagnostics
+            .iter()
+            .find(|d| d.pointer == pointer)
+            .unwrap_or_else(|| panic!("nothing at {pointer}: {:?}", refused.diagnostics))
+            .code
+    };
+    assert_eq!(at("/plan/scale_cores"), Code::MissingSetting);
+    assert_eq!(at("/plan/scale_cores/0"), Code::OutOfRange);
+    assert_eq!(at("/plan/scale_cores/2"), Code::OutOfRange);
+    assert!(refused.matrix.is_none());
+}
+
 /// A stack compiles to its services in start order, each point's steps with its variables
 /// filled; `{port}` and `{port.NAME}` are left for the runner.
 #[test]

@@ -1,5 +1,6 @@
 //! The ceilings on one instance (memory, SLO or given CPU, cap) and the one that binds.
 
+use super::scaled::cores_phrase;
 use super::sweeps::SloCeiling;
 use super::{Binding, Ceiling, EXTRAPOLATION_LIMIT, Model, Resource, factor};
 use crate::Instance;
@@ -79,6 +80,17 @@ pub(super) fn of_instance(
             Resource::Slo,
             slo_ceiling_with(&emulated.slo, None, &how, warnings),
         );
+    } else if let Some(scaled) = &model.scaled {
+        // Measured at several core counts: as measured at the instance's, else carried to it.
+        let cores = model.usable_cores(instance);
+        let ceiling = match scaled.measured_at(cores) {
+            Some(slo) => {
+                let how = format!("; measured with the server on {}", cores_phrase(cores));
+                slo_ceiling_with(slo, None, &how, warnings)
+            }
+            None => super::carried::ceiling_on(instance, model, scaled, warnings),
+        };
+        ceilings.insert(Resource::Slo, ceiling);
     } else if let Some(slo) = &model.slo {
         ceilings.insert(
             Resource::Slo,
@@ -213,15 +225,6 @@ fn measured_cpu_ceiling(
     })
 }
 
-/// `1 core`, `2 cores`, `1.5 cores`.
-fn cores_phrase(cores: f64) -> String {
-    if (cores - 1.0).abs() < f64::EPSILON {
-        "1 core".to_owned()
-    } else {
-        format!("{cores} cores")
-    }
-}
-
 impl Model {
     /// The cores of `instance` the server can use: its vCPUs, or `[target] cores` if fewer.
     pub(super) fn usable_cores(&self, instance: &Instance) -> f64 {
@@ -273,6 +276,22 @@ fn measured_phrase(instance: &Instance, model: &Model) -> String {
     }
     let emulated = model.emulated.get(&instance.id);
     let full = emulated.and_then(|e| e.full.as_ref());
+    if let (Some(scaled), None) = (&model.scaled, full) {
+        let cores = model.usable_cores(instance);
+        let sizes: Vec<String> = scaled.sizes.iter().map(|(n, _)| cores_phrase(*n)).collect();
+        return if scaled.sizes.iter().any(|(n, _)| *n == cores) {
+            format!(
+                "SLO ceiling measured with the server on {}",
+                cores_phrase(cores)
+            )
+        } else {
+            format!(
+                "SLO ceiling carried to {} from the ceilings measured at {} ([plan] scale_cores), not measured there",
+                cores_phrase(cores),
+                sizes.join(", ")
+            )
+        };
+    }
     let baseline = emulated.and_then(|e| e.baseline.as_ref());
     match (full, baseline) {
         (Some(full), Some(baseline)) => format!(
@@ -503,6 +522,13 @@ pub(super) fn bind(
             );
             Some("no ceiling was measured or given".to_owned())
         }
+        Some(c) if c.units.is_none() && c.below.is_none() && c.unconfirmed.is_none() => {
+            Some(c.note.clone())
+        }
+        Some(c) if c.high.is_some() && c.extrapolated.is_some() => Some(format!(
+            "its cores are {} the largest core count measured, past twice it: the SLO ceiling is not predicted that far; measure a larger size ([plan] scale_cores on a bigger machine), or pass --extrapolate to plan on the guess, marked",
+            factor(c.extrapolated.unwrap_or_default()),
+        )),
         Some(c) if c.units.is_none() => Some(format!(
             "the {} ceiling lies below {}, the first step, and was not measured: there is no ceiling to plan with",
             binding.resource.name(),

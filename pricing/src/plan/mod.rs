@@ -5,12 +5,14 @@
 //! names it, the runner-up and how far it trails, then divides the month's cost by it.
 
 mod burstable;
+mod carried;
 mod ceilings;
 mod costs;
 mod fleets;
 mod instance;
 mod placement;
 mod report;
+mod scaled;
 mod sweeps;
 
 use std::collections::BTreeMap;
@@ -27,6 +29,7 @@ pub use report::{
     AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, PLAN_FORMAT,
     PlacedServiceJson, PlacementJson, PlanReport, SloCeilingJson,
 };
+pub use scaled::{CoreSizeJson, LawJson, ScaledCeilings, ScaledCeilingsJson};
 pub use sweeps::{
     Chosen, SearchedCeiling, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points,
     search_spent, slo_ceiling,
@@ -75,6 +78,12 @@ pub struct Model {
     pub today: Option<jiff::civil::Date>,
     /// Prices older than this many days draw a warning.
     pub max_price_age_days: i64,
+    /// SLO ceilings measured at several core counts (`[plan] scale_cores`), carried to each
+    /// instance's cores.
+    pub scaled: Option<ScaledCeilings>,
+    /// Carry a ceiling past twice the largest core count measured (`plan --extrapolate`),
+    /// marked.
+    pub extrapolate: bool,
 }
 
 /// The SLO ceilings of one instance type measured in its shape.
@@ -145,12 +154,18 @@ pub struct Ceiling {
     /// A searched load that passed a shorter probe and no full-hold probe confirmed; with no
     /// `units`, the search confirmed nothing and no plan stands on it.
     pub unconfirmed: Option<f64>,
+    /// The upper end of a ceiling carried to other cores: the law's 95 % prediction interval
+    /// top, or linear scaling from the largest smaller core count measured.
+    pub high: Option<f64>,
+    /// How many times the largest core count measured the instance's cores are, past twice
+    /// it, planned on because `--extrapolate` asked: marked wherever the ceiling is shown.
+    pub extrapolation_asked: Option<f64>,
     /// How it was worked out.
     pub note: String,
 }
 
 impl Ceiling {
-    fn at(units: f64, note: String) -> Ceiling {
+    pub(super) fn at(units: f64, note: String) -> Ceiling {
         Ceiling {
             units: Some(units),
             below: None,
@@ -160,6 +175,8 @@ impl Ceiling {
             weak: false,
             fails_at: None,
             unconfirmed: None,
+            high: None,
+            extrapolation_asked: None,
             note,
         }
     }
@@ -190,23 +207,41 @@ impl Ceiling {
                 (None, None) => "not measured".to_owned(),
             };
         };
-        let mut text = match self.low {
-            Some(low) if low < units => format!("{}–{}", count(low), count(units)),
+        let mut text = match (self.low, self.high) {
+            // Carried to other cores by the law: the prediction and its interval.
+            (Some(low), Some(high)) => {
+                format!("{} (95 %: {}–{})", count(units), count(low), count(high))
+            }
+            (Some(low), None) if low < units => format!("{}–{}", count(low), count(units)),
             _ => count(units),
         };
         if self.lower_bound {
             text = format!("≥ {text}");
+            if let (None, Some(high)) = (self.low, self.high) {
+                text.push_str(&format!(", ≤ {} linear", count(high)));
+            }
         }
         if let Some(fails_at) = self.fails_at {
             text.push_str(&format!(" (fails at {})", count(fails_at)));
         }
-        if let Some(factor) = self.extrapolated {
+        if let (Some(factor), Some(_)) = (self.extrapolated, self.high) {
+            text.push_str(&format!(
+                ", at {} the largest core count measured: not predicted (--extrapolate)",
+                self::factor(factor)
+            ));
+        } else if let Some(factor) = self.extrapolated {
             text.push_str(&format!(
                 ", extrapolated to {} the largest measured: not a ceiling to plan with",
                 self::factor(factor)
             ));
         } else if self.weak {
             text.push_str(", weak fit");
+        }
+        if let Some(factor) = self.extrapolation_asked {
+            text.push_str(&format!(
+                ", extrapolated to {} the largest core count measured (--extrapolate)",
+                self::factor(factor)
+            ));
         }
         text
     }

@@ -27,6 +27,10 @@ pub struct PlanReport {
     pub fits: Vec<FitJson>,
     /// Where the SLOs broke in the ceiling sweep; `null` when no sweep was judged by SLOs.
     pub slo_ceiling: Option<SloCeilingJson>,
+    /// The SLO ceiling measured at several core counts (`[plan] scale_cores`), and the law
+    /// through them that carries it to each instance's cores; absent when measured at one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled_ceilings: Option<super::ScaledCeilingsJson>,
     /// One plan per priced instance type, in the order asked.
     pub instances: Vec<InstanceJson>,
     /// `--units N`: the cheapest fleet of each instance type that holds N units, cheapest first.
@@ -165,6 +169,15 @@ pub struct CeilingJson {
     /// A searched load that passed a shorter probe and no full-hold probe confirmed; with
     /// `units` null, nothing was confirmed and nothing is priced.
     pub unconfirmed: Option<f64>,
+    /// The upper end of an SLO ceiling carried to the instance's cores (`[plan]
+    /// scale_cores`): the law's 95 % prediction interval top (then `low` is its bottom), or
+    /// linear scaling from the largest smaller core count measured (then `lower_bound`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<f64>,
+    /// How many times the largest core count measured the instance's cores are, planned on
+    /// because `--extrapolate` asked: a guess past the data, marked in `reads`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extrapolation_asked: Option<f64>,
     /// The ceiling as a table reads it: `< 16, not measured`, `≥ 100`, `325–334, weak fit`.
     pub reads: String,
     /// How it was worked out.
@@ -288,6 +301,8 @@ impl From<&Ceiling> for CeilingJson {
             weak: c.weak,
             fails_at: c.fails_at,
             unconfirmed: c.unconfirmed,
+            high: c.high,
+            extrapolation_asked: c.extrapolation_asked,
             reads: c.reads(),
             note: c.note.clone(),
         }

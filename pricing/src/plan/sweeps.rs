@@ -220,7 +220,7 @@ pub fn memory_sweep<'a>(
         }
         None => sweeps
             .iter()
-            .filter(|s| s.emulates.is_none())
+            .filter(|s| s.emulates.is_none() && s.scales.is_none())
             .find(|s| selection.units.is_none_or(|u| s.x == u) && has_series(s))
             .map(|sweep| Chosen {
                 sweep,
@@ -257,9 +257,11 @@ pub fn ceiling_sweep<'a>(
             })
         }
         None => {
-            // A phase run in an instance's shape is that instance's ceiling, not the bench's.
+            // A phase run in an instance's shape (or at a core count) is that shape's ceiling,
+            // not the bench's.
             let over_units = |s: &&MeasuredSweep| {
                 s.emulates.is_none()
+                    && s.scales.is_none()
                     && selection.units.is_none_or(|u| s.x == u)
                     && !s.verdicts.is_empty()
             };

@@ -153,6 +153,7 @@ fn sweep_of(verdicts: &[(f64, bool)]) -> MeasuredSweep {
         x: "rooms".to_owned(),
         series: Vec::new(),
         emulates: None,
+        scales: None,
         measured_in: None,
         search: None,
         verdicts: verdicts

@@ -22,6 +22,7 @@ fn measured(cpu: Vec<(f64, f64)>) -> Measured {
                 },
             ],
             emulates: None,
+            scales: None,
             measured_in: None,
             verdicts: Default::default(),
             search: None,

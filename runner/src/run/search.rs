@@ -30,6 +30,9 @@ fn warm_start(
     results: &Results,
     ends: &SearchEnds,
 ) -> Option<(f64, crate::results::WarmStart)> {
+    if let Some(scaled) = &phase.scales {
+        return warm_at_cores(scaled, results, ends);
+    }
     let here = phase.emulates.as_ref()?;
     let usable = |cpus: f64| matrix.target.cores.map_or(cpus, |cores| cpus.min(cores));
     results.phases.iter().rev().find_map(|done| {
@@ -43,18 +46,44 @@ fn warm_start(
             .as_ref()
             .filter(|there| there.of_phase == here.of_phase && done.name != phase.name)?;
         let scale = usable(here.cpus) / usable(there.cpus);
-        let start = (pass * scale).clamp(ends.from, ends.to);
-        let start = if ends.whole { start.floor() } else { start };
-        Some((
-            start,
-            crate::results::WarmStart {
-                from_phase: done.name.clone(),
-                its_pass: ends.value(pass),
-                scale: (scale * 1000.0).round() / 1000.0,
-                start: ends.value(start),
-            },
-        ))
+        Some(warm_from(&done.name, pass, scale, ends))
     })
+}
+
+/// A start at `pass` (of the phase `from_phase`) times `scale`, within the search's ends.
+fn warm_from(
+    from_phase: &str,
+    pass: f64,
+    scale: f64,
+    ends: &SearchEnds,
+) -> (f64, crate::results::WarmStart) {
+    let start = (pass * scale).clamp(ends.from, ends.to);
+    let start = if ends.whole { start.floor() } else { start };
+    (
+        start,
+        crate::results::WarmStart {
+            from_phase: from_phase.to_owned(),
+            its_pass: ends.value(pass),
+            scale: (scale * 1000.0).round() / 1000.0,
+            start: ends.value(start),
+        },
+    )
+}
+
+/// Where the search at a core count (`[plan] scale_cores`) starts once the ceiling phase has
+/// found its last pass on this machine's cores: that pass times the cores here over the
+/// machine's. A server scales no better than its cores, so the ceiling here is at least that
+/// share, and the search grows from it.
+fn warm_at_cores(
+    scaled: &headroom_matrix::ScaledCores,
+    results: &Results,
+    ends: &SearchEnds,
+) -> Option<(f64, crate::results::WarmStart)> {
+    let done = results.phases.iter().find(|p| p.name == scaled.of_phase)?;
+    let pass = done.search.as_ref()?.pass_number()?;
+    let machine = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let scale = f64::from(scaled.cores) / machine;
+    Some(warm_from(&done.name, pass, scale, ends))
 }
 
 impl Walker<'_> {
