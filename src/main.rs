@@ -22,6 +22,7 @@ mod plan;
 mod plan_fleets;
 mod plan_prices;
 mod prices;
+mod prices_import;
 mod provenance;
 mod render;
 mod run;
@@ -141,7 +142,7 @@ enum Command {
     },
     /// List the price table: every entry with its price, $/month, as-of date and warnings.
     #[command(
-        after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
+        after_help = "Examples:\n  headroom prices\n  headroom prices --provider hetzner\n  headroom prices --prices our-prices.toml --json\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n\nA month is 730 hours. A price older than --max-age, or past its stale_after date, draws a\nwarning. HEADROOM_TODAY=YYYY-MM-DD sets the day ages count from, for reproducible output."
     )]
     Prices(prices::PricesArgs),
     /// List the figures an SLO, a gate, `compare` and the page name: each one's unit, what

@@ -12,7 +12,11 @@ use jiff::civil::Date;
 use crate::exit;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct PricesArgs {
+    /// Read a provider's own price list into a price table (`--prices FILE` takes it).
+    #[command(subcommand)]
+    import: Option<PricesCommand>,
     /// Only this provider's entries.
     #[arg(long, value_parser = ["aws", "hetzner"])]
     provider: Option<String>,
@@ -36,7 +40,21 @@ pub fn today() -> Result<Date> {
     }
 }
 
+#[derive(clap::Subcommand)]
+enum PricesCommand {
+    /// Read a provider's own price list (AWS's bulk offer file, Hetzner's `/v1/pricing`
+    /// answer) into a price table, each row naming the file, its date and its SHA-256.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom plan spec.toml --prices aws-prices.toml\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format."
+    )]
+    Import(crate::prices_import::ImportCommand),
+}
+
 pub fn run(args: PricesArgs) -> Result<u8> {
+    if let Some(PricesCommand::Import(command)) = &args.import {
+        return crate::prices_import::run(command);
+    }
     let today = today()?;
     let max_age = (args.max_age.as_secs_f64() / 86_400.0).round() as i64;
     let mut table = PriceTable::embedded().context("the shipped price table is broken")?;

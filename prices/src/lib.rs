@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod entries;
+pub mod import;
 
 /// The as-of date of a price whose source gives none.
 pub const UNDATED: &str = "undated";

@@ -1,6 +1,6 @@
 //! Prices over time: `plan --check` and the age of the prices a plan stands on (issue 46).
 
-use crate::common::headroom;
+use crate::common::{headroom, root};
 
 /// Issue 46: `plan --check` refuses out-of-date prices, naming each row and why; `--stale-ok`
 /// says them and passes; today's shipped prices pass.
@@ -65,4 +65,40 @@ fn plan_check_refuses_stale_prices_unless_stale_ok() {
     let (exit, _, stderr) = headroom(&["plan", "--instance", "CX23", "--stale-ok"]);
     assert_eq!(exit, 1, "{stderr}");
     assert!(stderr.contains("--check"), "{stderr}");
+}
+
+/// Issue 46: `prices import` writes a table from a provider's own file that `plan --prices`
+/// prices from: the AWS excerpt's gp3 line, dated by the file and fingerprinted by its bytes,
+/// with what it left out on stderr; a file that is not the format is named with its line and
+/// column, and exits 1.
+#[test]
+fn prices_import_writes_a_table_plan_prices_from() {
+    let out = std::env::temp_dir().join(format!("headroom-import-{}.toml", std::process::id()));
+    let out_arg = out.display().to_string();
+    let fixture = "test-support/fixtures/prices/aws-ec2-us-east-2.json";
+    let (exit, _, stderr) = headroom(&["prices", "import", "aws", fixture, "--out", &out_arg]);
+    assert_eq!(exit, 0, "{stderr}");
+    let sha = headroom_pricing::sha256_hex(&std::fs::read(root().join(fixture)).expect("fixture"));
+    assert!(
+        stderr.contains(&format!("1 rows from AWS Price List bulk offer AmazonEC2 ({fixture}, published 2023-03-22, sha256 {sha})")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: left out: m5.large (sku 8D49XP354UEYTHGM): no on-demand price"),
+        "{stderr}"
+    );
+    let (exit, stdout, stderr) = headroom(&["prices", "--prices", &out_arg, "--provider", "aws"]);
+    assert_eq!(exit, 0, "{stderr}");
+    let gp3 = stdout
+        .lines()
+        .rfind(|line| line.contains("ebs-gp3-storage"))
+        .expect("the imported gp3 line");
+    assert!(
+        gp3.contains("2023-03-22") && gp3.contains("$0.08 per GB-month"),
+        "{gp3}"
+    );
+    let _ = std::fs::remove_file(&out);
+    let (exit, _, stderr) = headroom(&["prices", "import", "aws", "README.md"]);
+    assert_eq!(exit, 1, "{stderr}");
+    assert!(stderr.contains("README.md:1:1: expected value"), "{stderr}");
 }

@@ -1,0 +1,141 @@
+//! `headroom prices import`: a provider's own price list read into a price table that
+//! `--prices FILE` and `[plan] prices` take, every row naming the file, its date and its
+//! SHA-256.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use headroom_pricing::PriceTable;
+use headroom_pricing::import::{Import, ImportError, aws, hetzner};
+
+use crate::exit;
+
+#[derive(clap::Subcommand)]
+pub enum ImportCommand {
+    /// The AWS Price List bulk offer file for EC2 (no credentials:
+    /// https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/<region>/index.json),
+    /// streamed: Linux instances on shared tenancy and EBS volumes, on demand.
+    Aws {
+        /// The offer file (JSON).
+        file: PathBuf,
+        /// Only this region's products (`us-east-1`); the file's own region otherwise.
+        #[arg(long)]
+        region: Option<String>,
+        /// Write the table here (atomically) instead of to stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Hetzner Cloud's `GET /v1/pricing` answer (JSON, with a project's API token): server
+    /// types at one location, net of VAT and without their primary IPv4, which is a line of
+    /// its own with volumes and backups.
+    Hetzner {
+        /// The answer (JSON).
+        file: PathBuf,
+        /// The location priced: `fsn1`, `nbg1`, `hel1`, `ash`, `hil`, `sin`.
+        #[arg(long)]
+        location: String,
+        /// Whose prices the answer's are: new orders and rescales (today's), or servers
+        /// ordered before 2026-06-15, which keep the 2026-04-01 rate.
+        #[arg(long, value_enum, default_value = "new-orders")]
+        tier: Tier,
+        /// A price table with the server types' cores and memory (the answer has neither);
+        /// the shipped one by default.
+        #[arg(long, value_name = "FILE")]
+        specs: Option<PathBuf>,
+        /// Write the table here (atomically) instead of to stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Tier {
+    NewOrders,
+    OrderedBefore20260615,
+}
+
+pub fn run(command: &ImportCommand) -> Result<u8> {
+    let (import, out) = match command {
+        ImportCommand::Aws { file, region, out } => {
+            let reader = std::fs::File::open(file)
+                .with_context(|| format!("{}: cannot open the offer file", file.display()))?;
+            let filter = aws::Filter {
+                region: region.clone(),
+            };
+            let read = aws::import(reader, &file.display().to_string(), &filter);
+            (said(file, read)?, out)
+        }
+        ImportCommand::Hetzner {
+            file,
+            location,
+            tier,
+            specs,
+            out,
+        } => {
+            let (table, name) = match specs {
+                Some(path) => {
+                    let text = crate::read_bounded(
+                        path,
+                        crate::MAX_PRICE_TABLE_BYTES,
+                        "the price table",
+                        "",
+                    )?;
+                    let table = PriceTable::from_toml(&text)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                    (table, path.display().to_string())
+                }
+                None => (
+                    PriceTable::embedded().context("the shipped price table is broken")?,
+                    headroom_pricing::SHIPPED.to_owned(),
+                ),
+            };
+            let reader = std::fs::File::open(file)
+                .with_context(|| format!("{}: cannot open the pricing answer", file.display()))?;
+            let options = hetzner::Options {
+                location: location.clone(),
+                tier: match tier {
+                    Tier::NewOrders => hetzner::Tier::NewOrders,
+                    Tier::OrderedBefore20260615 => hetzner::Tier::OrderedBefore,
+                },
+                specs: (&table, &name),
+                today: crate::prices::today()?.to_string(),
+            };
+            let read = hetzner::import(reader, &file.display().to_string(), &options);
+            (said(file, read)?, out)
+        }
+    };
+    let text = import
+        .to_toml()
+        .context("the imported table could not be written as TOML")?;
+    match out {
+        Some(path) => {
+            headroom_runner::results::write_atomically(path, &text)
+                .with_context(|| format!("{}: cannot write the table", path.display()))?;
+            eprintln!(
+                "{}: {} rows from {}",
+                path.display(),
+                import.table.rows(),
+                import.provenance.source()
+            );
+        }
+        None => print!("{text}"),
+    }
+    for note in &import.notes {
+        eprintln!("note: left out: {note}");
+    }
+    Ok(exit::OK)
+}
+
+/// The import, or its error naming the file and where in it.
+fn said(file: &std::path::Path, read: Result<Import, ImportError>) -> Result<Import> {
+    read.map_err(|error| match &error {
+        ImportError::Json {
+            message,
+            line,
+            column,
+        } => {
+            anyhow::anyhow!("{}:{line}:{column}: {message}", file.display())
+        }
+        other => anyhow::anyhow!("{}: {other}", file.display()),
+    })
+}
