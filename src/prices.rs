@@ -53,7 +53,7 @@ enum PricesCommand {
 
 pub fn run(args: PricesArgs) -> Result<u8> {
     if let Some(PricesCommand::Import(command)) = &args.import {
-        return crate::prices_import::run(command);
+        return crate::prices_import::run(command, today()?);
     }
     let today = today()?;
     let max_age = (args.max_age.as_secs_f64() / 86_400.0).round() as i64;

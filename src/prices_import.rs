@@ -54,7 +54,8 @@ pub enum Tier {
     OrderedBefore20260615,
 }
 
-pub fn run(command: &ImportCommand) -> Result<u8> {
+/// Imports as `command` asks; `today` dates a file that carries no date of its own.
+pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
     let (import, out) = match command {
         ImportCommand::Aws { file, region, out } => {
             let reader = std::fs::File::open(file)
@@ -98,7 +99,7 @@ pub fn run(command: &ImportCommand) -> Result<u8> {
                     Tier::OrderedBefore20260615 => hetzner::Tier::OrderedBefore,
                 },
                 specs: (&table, &name),
-                today: crate::prices::today()?.to_string(),
+                today: today.to_string(),
             };
             let read = hetzner::import(reader, &file.display().to_string(), &options);
             (said(file, read)?, out)
