@@ -47,6 +47,8 @@ pub use crate::scenario::{
 pub use crate::search::{
     ProbeOutcome, ProbeStage, SearchEnding, SearchProbe, SearchRecord, WarmStart,
 };
+/// Where a price table came from, as the results file records it.
+pub use headroom_prices::TableSource;
 
 /// The version of this file's shape, as written. Format 2 (issue 31): a scenario's
 /// `histograms` are keyed by a closed set of names ([`HistogramKey`]), `latency` counts the
@@ -93,6 +95,11 @@ pub struct Results {
     /// files written before it was recorded.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, EnvFill>,
+    /// The price tables the spec's plan priced from when it ran (the shipped one, then the
+    /// spec's own `[plan] prices`): each named, with its SHA-256, its entries and the span of
+    /// their as-of dates. Empty in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_tables: Vec<TableSource>,
 }
 
 /// Which share of every run a partial results file holds, and where it ran.

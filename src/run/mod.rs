@@ -158,6 +158,7 @@ fn run_options(
         barrier_timeout: args.barrier_timeout.as_std(),
         run_id,
         competed_reruns: args.competed_reruns,
+        price_tables: compiled.prices.sources().to_vec(),
     })
 }
 

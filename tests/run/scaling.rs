@@ -16,6 +16,14 @@ fn ceilings_at_one_and_two_cores_give_the_range_of_a_bigger_box() {
     let (output, results) = run_fixture_alone("scale-cores", &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = typed(&results);
+    // Issue 46: the results name the price table the plan prices from.
+    let tables: Vec<&str> = results
+        .price_tables
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(tables, [headroom_pricing::SHIPPED]);
+    assert_eq!(results.price_tables[0].sha256.len(), 64);
     let phase = |name: &str| {
         results
             .phases
@@ -55,6 +63,9 @@ fn ceilings_at_one_and_two_cores_give_the_range_of_a_bigger_box() {
     );
     let range = format!("≥ {}, ≤ {} linear", count(two), count((two * 2.0).floor()));
     assert!(page.contains(&range), "{page}");
+    assert!(page.contains("(scaling.svg)"), "{page}");
+    let plot = std::fs::read_to_string(out.with_file_name("scaling.svg")).expect("the plot");
+    assert!(plot.contains("at most: linear scaling from it"), "{plot}");
     assert!(leftovers("1061B").is_empty());
     clean("scale-cores");
 }
@@ -92,6 +103,21 @@ fn planned_from_both_sizes(out: &std::path::Path, one: f64, two: f64) {
     let sizes: Vec<(f64, Option<f64>)> = scaled.sizes.iter().map(|s| (s.cores, s.units)).collect();
     assert_eq!(sizes, [(1.0, Some(one)), (2.0, Some(two))]);
     assert!(scaled.law.is_none(), "two sizes fit no law");
+    // What the page plots: each whole core count to twice the largest, measured or ranged.
+    let curve: Vec<(f64, f64, f64)> = scaled
+        .curve
+        .iter()
+        .map(|p| (p.cores, p.low, p.high))
+        .collect();
+    assert_eq!(
+        curve,
+        [
+            (1.0, one, one),
+            (2.0, two, two),
+            (3.0, two, two * 1.5),
+            (4.0, two, two * 2.0)
+        ]
+    );
     let (medium, _) = slo_of(&report, "c7g.medium");
     assert_eq!(medium.units, Some(one), "{medium:?}");
     let (large, _) = slo_of(&report, "c7g.large");

@@ -29,7 +29,7 @@ pub use report::{
     AllInJson, BindingJson, CeilingJson, FitJson, FleetJson, InstanceJson, LineJson, PLAN_FORMAT,
     PlacedServiceJson, PlacementJson, PlanReport, SloCeilingJson,
 };
-pub use scaled::{CoreSizeJson, LawJson, ScaledCeilings, ScaledCeilingsJson};
+pub use scaled::{CoreSizeJson, CurvePointJson, LawJson, ScaledCeilings, ScaledCeilingsJson};
 pub use sweeps::{
     Chosen, SearchedCeiling, Selection, SloCeiling, ceiling_sweep, memory_sweep, passing_points,
     search_spent, slo_ceiling,

@@ -146,7 +146,23 @@ impl ScaledCeilings {
             }),
             largest_cores: self.scaling.largest(),
             extrapolate: self.extrapolate,
+            curve: self.curve(),
         }
+    }
+
+    /// The ceiling carried to each whole core count up to twice the largest measured (at
+    /// most 256 of them): what the page plots.
+    fn curve(&self) -> Vec<CurvePointJson> {
+        let top = (2.0 * self.scaling.largest()).ceil().clamp(1.0, 256.0) as u32;
+        (1..=top)
+            .filter_map(|n| self.scaling.estimate(f64::from(n), true).ok())
+            .map(|estimate| CurvePointJson {
+                cores: estimate.cores,
+                ceiling: estimate.ceiling,
+                low: estimate.low,
+                high: estimate.high,
+            })
+            .collect()
     }
 }
 
@@ -173,6 +189,23 @@ pub struct ScaledCeilingsJson {
     pub largest_cores: f64,
     /// `plan --extrapolate` asked for predictions past twice the largest size, marked.
     pub extrapolate: bool,
+    /// The ceiling at each whole core count from 1 to twice the largest measured: as measured,
+    /// the law's prediction and its 95 % interval, or the range's lower end and its bounds.
+    #[serde(default)]
+    pub curve: Vec<CurvePointJson>,
+}
+
+/// The ceiling carried to one core count.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CurvePointJson {
+    /// The cores.
+    pub cores: f64,
+    /// The ceiling planned on: as measured, the law's prediction, or the range's lower end.
+    pub ceiling: f64,
+    /// The low end: the law's interval bottom, or the range's lower bound.
+    pub low: f64,
+    /// The high end: the law's interval top, or linear scaling.
+    pub high: f64,
 }
 
 /// One core count measured.

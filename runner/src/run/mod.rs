@@ -61,6 +61,8 @@ pub struct RunOptions {
     /// How many times a run over whose hold other work competed for the machine is run
     /// again before it is kept as it is (`--competed-reruns`).
     pub competed_reruns: u32,
+    /// The price tables the spec's plan prices from, for the results file.
+    pub price_tables: Vec<headroom_results::TableSource>,
 }
 
 /// How the whole run went.

@@ -277,6 +277,7 @@ pub(super) fn results_to_write(
             seed: None,
             segment: None,
             env: std::collections::BTreeMap::new(),
+            price_tables: Vec::new(),
         },
     };
     // The target's working directory tells which revision of it ran, when it is a checkout.
@@ -298,6 +299,7 @@ pub(super) fn results_to_write(
     };
     results.seed = Some(options.seed);
     results.env = crate::names::env_fills(matrix);
+    results.price_tables.clone_from(&options.price_tables);
     results.segment = (options.segment.count > 1).then(|| SegmentRef {
         index: options.segment.index,
         count: options.segment.count,

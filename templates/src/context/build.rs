@@ -137,11 +137,7 @@ impl PageContext {
             ceiling(results, &phases, chosen.sweep.name.as_str(), chosen.because)
         });
         let phase_ceilings = ceiling::by_phase(results, &phases);
-        let has_rooms = phases
-            .iter()
-            .flat_map(|p| p.points.iter())
-            .flat_map(|p| p.scenarios.iter())
-            .any(|c| c.kind == "rooms");
+        let has_rooms = runs_rooms(&phases);
         let (mut runs, load_average, generator) = tally.finish();
         runs.kept_per_phase = results.matrix.target.process == ProcessMode::PerPhase
             && (results.matrix.target.command.is_some()
@@ -153,6 +149,7 @@ impl PageContext {
             ceiling.as_ref(),
             &phase_ceilings,
             &phases,
+            inputs.plan.as_ref(),
         );
         let scenarios = scenario_texts(results);
         let steady_state = steady_state(results);
@@ -198,4 +195,13 @@ impl PageContext {
             plots,
         }
     }
+}
+
+/// Whether any point of `phases` runs a rooms scenario.
+fn runs_rooms(phases: &[super::Phase]) -> bool {
+    phases
+        .iter()
+        .flat_map(|p| &p.points)
+        .flat_map(|p| &p.scenarios)
+        .any(|c| c.kind == "rooms")
 }

@@ -11,14 +11,15 @@ fn slug(text: &str) -> String {
 }
 
 /// The plots a page has: memory over the memory sweep when there is a fit, each searched
-/// phase's search path, and the latency percentiles of each scenario over the ceiling phase
-/// (else the first sweep of several steps).
+/// phase's search path, the latency percentiles of each scenario over the ceiling phase
+/// (else the first sweep of several steps), each series, and the ceiling per core count.
 pub(super) fn plots(
     bench: &Bench,
     fits: &[FitRow],
     ceiling: Option<&Ceiling>,
     phase_ceilings: &[PhaseCeiling],
     phases: &[Phase],
+    plan: Option<&headroom_pricing::plan::PlanReport>,
 ) -> Vec<Plot> {
     let mut plots = Vec::new();
     if let Some(fit) = fits.first() {
@@ -38,7 +39,22 @@ pub(super) fn plots(
     plots.extend(search_plots(ceiling, phase_ceilings));
     plots.extend(latency_plots(ceiling, phases));
     plots.extend(series_plots(phases));
+    plots.extend(scaling_plot(plan));
     plots
+}
+
+/// The SLO ceiling per core count, when the plan measured several (`[plan] scale_cores`).
+fn scaling_plot(plan: Option<&headroom_pricing::plan::PlanReport>) -> Option<Plot> {
+    plan.and_then(|plan| plan.scaled_ceilings.as_ref())?;
+    Some(Plot {
+        kind: "scaling".to_owned(),
+        file: "scaling.svg".to_owned(),
+        title: "The SLO ceiling per core count, carried to bigger boxes".to_owned(),
+        phase: None,
+        scenario: None,
+        request: None,
+        series: None,
+    })
 }
 
 /// A plot of each searched phase's search path, once each.

@@ -8,6 +8,8 @@
 //! - search: a searched phase's probes in the order they ran, at their loads, marked by
 //!   verdict, the final bracket shaded (`search.rs`).
 //! - series: a `[measure]` series over the variable its phase swept (`series.rs`).
+//! - scaling: the SLO ceiling per core count, carried to bigger boxes by the law or the range
+//!   (`scaling.rs`).
 //!
 //! Every plot is as wide as the HTML page's column (960 px), its text at least the page's body
 //! size there (16 px), and its legend in a strip under the chart (`legend.rs`), never over data.
@@ -20,12 +22,14 @@ mod legend;
 mod memory;
 mod phase;
 mod scale;
+mod scaling;
 mod search;
 mod series;
 mod style;
 
 use latency::latency;
 use memory::memory;
+use scaling::scaling;
 use search::search;
 use series::series;
 
@@ -49,6 +53,7 @@ pub fn draw(context: &PageContext) -> Result<Vec<Drawn>, PageError> {
                 "latency" => latency(context, plot, &mut svg),
                 "search" => search(context, plot, &mut svg),
                 "series" => series(context, plot, &mut svg),
+                "scaling" => scaling(context, plot, &mut svg),
                 other => Err(format!("no plot of kind `{other}`").into()),
             };
             drawn.map_err(|e| PageError::Plot {
