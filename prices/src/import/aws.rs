@@ -186,6 +186,7 @@ fn rows(
             }),
         }
     }
+    dedupe(&mut table.aws_ec2, &mut notes);
     if table.rows() == 0 {
         let region = filter
             .region
@@ -208,6 +209,37 @@ fn rows(
     })
 }
 
+/// One row per instance type: a type the file lists more than once (another SKU with the
+/// same attributes kept here) is kept at its first price, and each other price is said.
+fn dedupe(rows: &mut Vec<InstanceRow>, notes: &mut Vec<String>) {
+    let mut seen: BTreeMap<String, Option<f64>> = BTreeMap::new();
+    let mut repeated = 0;
+    rows.retain(|row| match seen.get(&row.id) {
+        None => {
+            seen.insert(row.id.clone(), row.usd_per_hour);
+            true
+        }
+        Some(first) if *first == row.usd_per_hour => {
+            repeated += 1;
+            false
+        }
+        Some(first) => {
+            notes.push(format!(
+                "{}: listed again at ${}/hour; kept the first listing, ${}/hour",
+                row.id,
+                row.usd_per_hour.unwrap_or_default(),
+                first.unwrap_or_default()
+            ));
+            false
+        }
+    });
+    if repeated > 0 {
+        notes.push(format!(
+            "{repeated} more listings of instance types already read, at the same price: kept once"
+        ));
+    }
+}
+
 impl Kept {
     fn name(&self) -> String {
         match self {
@@ -228,6 +260,7 @@ impl Kept {
         match product.family.as_deref()? {
             "Compute Instance" => {
                 let linux = attribute("operatingSystem") == Some("Linux")
+                    && attribute("operation") == Some("RunInstances")
                     && attribute("tenancy") == Some("Shared")
                     && attribute("preInstalledSw") == Some("NA")
                     && attribute("capacitystatus") == Some("Used")

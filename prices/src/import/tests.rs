@@ -193,3 +193,33 @@ as_of = "2023-01-01"
         "{error}"
     );
 }
+
+/// An instance type listed twice (two SKUs with the attributes kept here) is one row at its
+/// first price, and the other price is said.
+#[test]
+fn an_instance_type_listed_twice_is_one_row_and_said() {
+    let product = |sku: &str| {
+        serde_json::json!({ "sku": sku, "productFamily": "Compute Instance", "attributes": {
+            "instanceType": "c7g.large", "vcpu": "2", "memory": "4 GiB", "regionCode": "us-east-1",
+            "operatingSystem": "Linux", "operation": "RunInstances", "tenancy": "Shared",
+            "preInstalledSw": "NA", "capacitystatus": "Used", "licenseModel": "No License required" } })
+    };
+    let term = |sku: &str, usd: &str| {
+        serde_json::json!({ format!("{sku}.JRTCKXETXF"): { "offerTermCode": "JRTCKXETXF",
+            "priceDimensions": { "d": { "unit": "Hrs", "beginRange": "0", "pricePerUnit": { "USD": usd } } } } })
+    };
+    let offer = serde_json::json!({
+        "offerCode": "AmazonEC2", "publicationDate": "2026-09-09T00:46:05Z",
+        "products": { "A": product("A"), "B": product("B") },
+        "terms": { "OnDemand": { "A": term("A", "0.0725"), "B": term("B", "0.0800") } }
+    });
+    let text = serde_json::to_string(&offer).expect("JSON");
+    let import =
+        aws::import(text.as_bytes(), "twice.json", &aws::Filter::default()).expect("import");
+    assert_eq!(import.table.aws_ec2.len(), 1);
+    assert_eq!(import.table.aws_ec2[0].usd_per_hour, Some(0.0725));
+    assert_eq!(
+        import.notes,
+        ["c7g.large: listed again at $0.08/hour; kept the first listing, $0.0725/hour"]
+    );
+}
