@@ -135,7 +135,10 @@ fn said(file: &std::path::Path, read: Result<Import, ImportError>) -> Result<Imp
             line,
             column,
         } => {
-            anyhow::anyhow!("{}:{line}:{column}: {message}", file.display())
+            anyhow::anyhow!(
+                "{}:{line}:{column}: {message}: not the provider's JSON file as downloaded (`headroom prices import --help` says where each comes from)",
+                file.display()
+            )
         }
         other => anyhow::anyhow!("{}: {other}", file.display()),
     })

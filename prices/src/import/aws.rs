@@ -94,7 +94,7 @@ pub fn import(reader: impl Read, file: &str, filter: &Filter) -> Result<Import, 
         .deserialize(&mut deserializer)?;
         deserializer.end()?;
     }
-    let (sha256, _) = hashing
+    let sha256 = hashing
         .finish()
         .map_err(|e| ImportError::Format(format!("the file could not be read to its end: {e}")))?;
     match gathered.offer_code.as_deref() {

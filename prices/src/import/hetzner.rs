@@ -107,7 +107,7 @@ struct Amount {
 pub fn import(reader: impl Read, file: &str, options: &Options) -> Result<Import, ImportError> {
     let mut hashing = Hashing::new(reader);
     let value: serde_json::Value = serde_json::from_reader(&mut hashing)?;
-    let (sha256, _) = hashing
+    let sha256 = hashing
         .finish()
         .map_err(|e| ImportError::Format(format!("the file could not be read to its end: {e}")))?;
     let pricing = if value.get("pricing").is_some() {

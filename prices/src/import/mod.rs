@@ -116,7 +116,6 @@ impl Import {
 pub struct Hashing<R> {
     inner: R,
     hasher: sha2::Sha256,
-    bytes: u64,
 }
 
 impl<R: Read> Hashing<R> {
@@ -125,17 +124,19 @@ impl<R: Read> Hashing<R> {
         Hashing {
             inner,
             hasher: sha2::Sha256::new(),
-            bytes: 0,
         }
     }
 
-    /// The SHA-256 of everything read so far, hex, after reading `inner` to its end (JSON
-    /// may be followed by whitespace the parser does not read).
-    pub fn finish(mut self) -> std::io::Result<(String, u64)> {
+    /// The SHA-256 of everything `inner` yields, hex, once it is read to its end (JSON may be
+    /// followed by whitespace the parser does not read).
+    pub fn finish(mut self) -> std::io::Result<String> {
         std::io::copy(&mut self, &mut std::io::sink())?;
-        let digest = self.hasher.finalize();
-        let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
-        Ok((hex, self.bytes))
+        Ok(self
+            .hasher
+            .finalize()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect())
     }
 }
 
@@ -143,7 +144,6 @@ impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hasher.update(&buf[..n]);
-        self.bytes += n as u64;
         Ok(n)
     }
 }
