@@ -163,11 +163,15 @@ pub(crate) fn read_machine(start: Instant) -> Option<MachineReading> {
     })
 }
 
+/// The least of a hold that others' share of the machine is read over: /proc/stat counts in
+/// hundredths of a second per CPU, so over a second it reads to a hundredth of a core.
+const MACHINE_SPAN_S: f64 = 1.0;
+
 /// What others took of the machine over `window`: the counters read at its edges (between the
 /// readings around each edge, as the readings come every half second and a hold need not
 /// start or end on one), less the target's cores over the hold (`target_cores`). Where the
 /// readings start after the window or end before it, over the part they cover. `None` with
-/// less than 1.5 s of readings inside the window. Others' cores never read below 0 (the ticks
+/// less than [`MACHINE_SPAN_S`] of readings inside the window. Others' cores never read below 0 (the ticks
 /// of /proc/stat and of a process are counted apart, and round apart).
 pub(crate) fn machine_cpu_over(
     readings: &[MachineReading],
@@ -178,7 +182,7 @@ pub(crate) fn machine_cpu_over(
     let (first, last) = (readings.first()?, readings.last()?);
     let (start, end) = (window.0.max(first.t_s), window.1.min(last.t_s));
     let span = end - start;
-    if span < 1.5 {
+    if span < MACHINE_SPAN_S {
         return None;
     }
     let (before, after) = (reading_at(readings, start)?, reading_at(readings, end)?);
@@ -240,7 +244,12 @@ pub(crate) async fn sampler(
         sampled.machine.extend(read_machine(start));
         tokio::select! {
             _ = tokio::time::sleep(every.max(Duration::from_millis(10))) => {}
-            _ = stop.changed() => break,
+            _ = stop.changed() => {
+                // The machine once more at the load's end, so that others' share covers a
+                // hold to its end, whenever the last reading fell.
+                sampled.machine.extend(read_machine(start));
+                break;
+            }
         }
     }
     (sampled, load)
@@ -452,8 +461,10 @@ mod tests {
         let half_seconds: Vec<MachineReading> = (0..=6).map(|i| at(f64::from(i) * 0.5)).collect();
         let machine = machine_cpu_over(&half_seconds, (0.02, 2.02), 0.5).expect("two seconds");
         assert_eq!(machine.others_cores, 0.75);
-        // One second of readings is not a share to report.
-        assert_eq!(machine_cpu_over(&readings, (1.0, 2.0), 0.5), None);
+        // Half a second of readings is not a share to report; a second is.
+        assert_eq!(machine_cpu_over(&readings, (1.0, 1.5), 0.5), None);
+        let machine = machine_cpu_over(&readings, (1.0, 2.0), 0.5).expect("one second");
+        assert_eq!(machine.others_cores, 0.75);
         // Readings that end inside the window: over the part they cover.
         let machine = machine_cpu_over(&readings, (2.0, 9.0), 0.5).expect("four seconds");
         assert_eq!(machine.others_cores, 0.75);

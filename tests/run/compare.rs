@@ -69,44 +69,67 @@ fn assert_ran_in_rounds(results: &Path, repeats: u32, steps: usize) {
 }
 
 /// The figure `name` at each of the four steps: worse at `worse_at_least` of them, better at
-/// none, its change within `range`, and where it is not called worse, said to be noisy.
-fn assert_worse_at_steps(
+/// none, its change within `range`, and where it is not called worse, said to be noisy; what
+/// does not hold, said.
+fn worse_at_steps(
     report: &Report,
     name: &str,
     range: std::ops::Range<f64>,
     worse_at_least: usize,
-) {
+) -> Result<(), String> {
     let steps: Vec<&FigureReport> = report.figures.iter().filter(|f| f.figure == name).collect();
     assert_eq!(steps.len(), 4, "{name}: {steps:?}");
     let worse = steps
         .iter()
         .filter(|s| s.verdict == VerdictWord::Worse)
         .count();
-    assert!(
-        worse >= worse_at_least,
-        "{name}: worse at {worse}: {steps:?}"
-    );
+    if worse < worse_at_least {
+        return Err(format!("{name}: worse at {worse} of 4 steps: {steps:?}"));
+    }
     for step in steps {
         assert_ne!(step.verdict, VerdictWord::Better, "{step:?}");
         let change = step.change.expect("a change");
-        assert!(range.contains(&change), "{step:?}");
+        if !range.contains(&change) {
+            return Err(format!("{name}: changed {change:.3}: {step:?}"));
+        }
         let said_noisy = step.verdict == VerdictWord::WithinNoise && step.noisy;
         let lowest_cpu = name == "cpu" && step.point.ends_with("= 30/s");
-        assert!(
-            step.verdict == VerdictWord::Worse || said_noisy || lowest_cpu,
-            "{step:?}"
-        );
+        if !(step.verdict == VerdictWord::Worse || said_noisy || lowest_cpu) {
+            return Err(format!("{name}: neither worse nor said noisy: {step:?}"));
+        }
     }
+    Ok(())
 }
 
-/// Issue 16: a known regression is caught. The demo target's notes requests cost 4 ms of CPU,
-/// then 4.8 ms (20 % more); a user sends one a second, in four steps of users, five repeats a
-/// side. The latency, the CPU and the cost of a user-month on c7g.medium (priced by the CPU
-/// per user) are worse beyond noise, and the spec's 10 % gates on the latency and the cost
-/// (`[compare] fail_on`) exit 2.
-#[test]
-fn a_known_regression_is_worse_and_fails_the_gate() {
-    let out = fresh_out("regression");
+/// The runs of either side over whose hold other work or the hypervisor took a notable share
+/// of the machine (`machine_cpu`), each said: "base users = 30/s run 1: the hypervisor took
+/// 0.32 cores".
+fn disturbed_runs(sides: [(&str, &Path); 2]) -> Vec<String> {
+    let mut said = Vec::new();
+    for (side, file) in sides {
+        let results = typed(&read_results(file));
+        for phase in &results.phases {
+            for point in &phase.points {
+                for run in &point.runs {
+                    let Some(machine) = run.machine_cpu.filter(|m| m.competed()) else {
+                        continue;
+                    };
+                    said.push(format!(
+                        "{side} point {} run {}: {}",
+                        point.index,
+                        run.repeat,
+                        machine.describe()
+                    ));
+                }
+            }
+        }
+    }
+    said
+}
+
+/// Both sides run, one after the other (4 ms, then 4.8 ms of CPU a request), into `out`'s
+/// folder; their files.
+fn regression_sides(out: &Path) -> (PathBuf, PathBuf) {
     let (before, after) = (
         out.with_file_name("4ms.json"),
         out.with_file_name("4.8ms.json"),
@@ -127,10 +150,60 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
     }
     // The repeats ran in rounds (interleaved, the default): every step once, then again.
     assert_ran_in_rounds(&before, 5, 4);
-    let (a, b) = (before.display().to_string(), after.display().to_string());
-    // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
-    let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
-    let report = compare_report(&output.stdout);
+    (before, after)
+}
+
+/// Issue 16: a known regression is caught. The demo target's notes requests cost 4 ms of CPU,
+/// then 4.8 ms (20 % more); a user sends one a second, in four steps of users, five repeats a
+/// side. The latency, the CPU and the cost of a user-month on c7g.medium (priced by the CPU
+/// per user) are worse beyond noise, and the spec's 10 % gates on the latency and the cost
+/// (`[compare] fail_on`) exit 2.
+///
+/// The two sides run one after the other, not interleaved (two files), so a share of the
+/// machine taken during one side only falls on that side: the hypervisor taking 0.2 to 0.3
+/// cores over the base's first rounds (and none over the new side's) put the base's median
+/// latency 10 % up at every step, within noise of the 20 % regression; 0.6 cores taken over
+/// the new side's first rounds put its CPU down to the base's (the demo spends its CPU per
+/// request by the clock). Where the CPU or the latency does not hold and the runs say the
+/// machine was not the server's alone, both sides run again (twice at most), saying so; on a
+/// machine that was the server's alone it fails at once.
+#[test]
+fn a_known_regression_is_worse_and_fails_the_gate() {
+    let out = fresh_out("regression");
+    let mut tries = 0;
+    let (output, report) = loop {
+        tries += 1;
+        let (before, after) = regression_sides(&out);
+        let (a, b) = (before.display().to_string(), after.display().to_string());
+        // The gates are the spec's (`[compare] fail_on`): 10 % on the latency and on the cost.
+        let output = headroom(&["compare", &a, &b, "--format", "json"], &[]);
+        let report = compare_report(&output.stdout);
+        // Every step of users: the CPU worse (by 11 to 20 % in the runs this was written
+        // from: the demo's own work on a request, about 0.3 ms, and the idle process are not
+        // scaled, and a step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %),
+        // the median latency worse (by 13 to 26 %; a request's wait for a busy worker adds
+        // noise: 5 to 50 %). What must hold: the latency is worse at half the steps at least,
+        // better at none, and a step it does not call worse is one it says is noisy (its
+        // repeats spread over 10 %), or, for the CPU, the lowest step: 0.14 cores read over
+        // 1.5 s from 100 Hz ticks rose 10 % on a fresh clone with the sides overlapping
+        // (p 0.15), within noise on quiet repeats, and rightly so.
+        let Err(why) = worse_at_steps(&report, "cpu", 0.05..0.35, 3)
+            .and_then(|()| worse_at_steps(&report, "api.latency.p50", 0.05..0.50, 2))
+        else {
+            break (output, report);
+        };
+        let disturbed = disturbed_runs([("base", &before), ("new", &after)]);
+        assert!(
+            tries < 3 && !disturbed.is_empty(),
+            "{why}; try {tries}; runs the machine was not the server's alone over: {disturbed:?}"
+        );
+        common::say(&format!(
+            "regression, try {tries}: {why}; the machine was not the server's alone over {} \
+             runs ({}): both sides run again",
+            disturbed.len(),
+            disturbed.join("; ")
+        ));
+    };
     let figures = |name: &str| -> Vec<&FigureReport> {
         let found: Vec<&FigureReport> =
             report.figures.iter().filter(|f| f.figure == name).collect();
@@ -138,19 +211,6 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
         found
     };
     let change = |figure: &FigureReport| figure.change.expect("a change");
-    // Every step of users: the CPU worse (by 11 to 20 % in the runs this was written from: the
-    // demo's own work on a request, about 0.3 ms, and the idle process are not scaled, and a
-    // step of 30 users is 0.14 cores read from 100 Hz ticks: 5 to 35 %), the median latency
-    // worse (by 13 to 26 %; a request's wait for a busy worker adds noise: 5 to 50 %).
-    // The latency's five repeats a side at a step can hold one slow outlier (a base repeat at
-    // 6.4 ms among 4.9 ms ones, on a fresh clone's CI; two steps so in one run), which puts
-    // that step within noise. What must hold: the latency is worse at half the steps at least,
-    // better at none, and a step it does not call worse is one it says is noisy (its repeats
-    // spread over 10 %), or, for the CPU, the lowest step: 0.14 cores read over 1.5 s from
-    // 100 Hz ticks rose 10 % on a fresh clone with the sides overlapping (p 0.15), within
-    // noise on quiet repeats, and rightly so.
-    assert_worse_at_steps(&report, "cpu", 0.05..0.35, 3);
-    assert_worse_at_steps(&report, "api.latency.p50", 0.05..0.50, 2);
     // The cost of a user-month: CPU per user binds on c7g.medium (1 vCPU), so 20 % more CPU
     // is about 20 % more dollars a user (the ceiling is floored to whole users), and fewer users.
     let [cost] = &figures("plan.c7g.medium.usd_per_unit_month")[..] else {
