@@ -182,7 +182,8 @@ pub(crate) fn machine_cpu_over(
     let (first, last) = (readings.first()?, readings.last()?);
     let (start, end) = (window.0.max(first.t_s), window.1.min(last.t_s));
     let span = end - start;
-    if span < MACHINE_SPAN_S {
+    // A hold of exactly a second is one: its edges are sums of floats.
+    if span < MACHINE_SPAN_S - 1e-6 {
         return None;
     }
     let (before, after) = (reading_at(readings, start)?, reading_at(readings, end)?);
@@ -461,8 +462,11 @@ mod tests {
         let half_seconds: Vec<MachineReading> = (0..=6).map(|i| at(f64::from(i) * 0.5)).collect();
         let machine = machine_cpu_over(&half_seconds, (0.02, 2.02), 0.5).expect("two seconds");
         assert_eq!(machine.others_cores, 0.75);
-        // Half a second of readings is not a share to report; a second is.
+        // Half a second of readings is not a share to report; a second is, to its float sum.
         assert_eq!(machine_cpu_over(&readings, (1.0, 1.5), 0.5), None);
+        let hold = (0.1 + 0.2, 0.7 + 0.6);
+        assert!(hold.1 - hold.0 < 1.0);
+        assert!(machine_cpu_over(&readings, hold, 0.5).is_some());
         let machine = machine_cpu_over(&readings, (1.0, 2.0), 0.5).expect("one second");
         assert_eq!(machine.others_cores, 0.75);
         // Readings that end inside the window: over the part they cover.
