@@ -18,7 +18,7 @@ pub struct PricesArgs {
     #[command(subcommand)]
     import: Option<PricesCommand>,
     /// Only this provider's entries.
-    #[arg(long, value_parser = ["aws", "hetzner"])]
+    #[arg(long, value_parser = ["aws", "hetzner", "azure"])]
     provider: Option<String>,
     /// A price table of your own (same format): its entries replace or extend the shipped ones.
     #[arg(long, value_name = "FILE")]
@@ -46,7 +46,7 @@ enum PricesCommand {
     /// answer) into a price table, each row naming the file, its date and its SHA-256.
     #[command(
         subcommand,
-        after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom plan spec.toml --prices aws-prices.toml\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format."
+        after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom prices import azure page-*.json --region eastus --sizes sizes.json\n  headroom plan spec.toml --prices aws-prices.toml\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format."
     )]
     Import(crate::prices_import::ImportCommand),
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use headroom_pricing::PriceTable;
-use headroom_pricing::import::{Import, ImportError, aws, hetzner};
+use headroom_pricing::import::{Import, ImportError, aws, azure, hetzner};
 
 use crate::exit;
 
@@ -42,6 +42,27 @@ pub enum ImportCommand {
         /// the shipped one by default.
         #[arg(long, value_name = "FILE")]
         specs: Option<PathBuf>,
+        /// Write the table here (atomically) instead of to stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Pages of Azure's Retail Prices API (JSON, no credentials:
+    /// https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines' and
+    /// armRegionName eq '<region>', each page's `NextPageLink` the next): Linux virtual
+    /// machines, pay as you go, in US dollars. The pages carry no cores or memory: give the
+    /// region's sizes with `--sizes`.
+    Azure {
+        /// The pages (JSON), in the order the API gave them.
+        #[arg(required = true)]
+        pages: Vec<PathBuf>,
+        /// The region priced, as `armRegionName` writes it: `eastus`, `westeurope`.
+        #[arg(long)]
+        region: String,
+        /// The region's virtual machine sizes: what `az vm list-sizes --location <region>`
+        /// prints (or the REST API's `vmSizes` answer). A size it does not list is left out,
+        /// and said.
+        #[arg(long, value_name = "FILE")]
+        sizes: Option<PathBuf>,
         /// Write the table here (atomically) instead of to stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -104,6 +125,12 @@ pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
             let read = hetzner::import(reader, &file.display().to_string(), &options);
             (said(file, read)?, out)
         }
+        ImportCommand::Azure {
+            pages,
+            region,
+            sizes,
+            out,
+        } => (azure_pages(pages, region, sizes.as_deref(), today)?, out),
     };
     let text = import
         .to_toml()
@@ -112,10 +139,11 @@ pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
         Some(path) => {
             headroom_runner::results::write_atomically(path, &text)
                 .with_context(|| format!("{}: cannot write the table", path.display()))?;
+            let rows = import.table.rows();
             eprintln!(
-                "{}: {} rows from {}",
+                "{}: {rows} {} from {}",
                 path.display(),
-                import.table.rows(),
+                if rows == 1 { "row" } else { "rows" },
                 import.provenance.source()
             );
         }
@@ -127,19 +155,63 @@ pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// Azure's pages read with the region's sizes (`sizes`, when given).
+fn azure_pages(
+    pages: &[PathBuf],
+    region: &str,
+    sizes: Option<&std::path::Path>,
+    today: jiff::civil::Date,
+) -> Result<Import> {
+    let sizes = match sizes {
+        Some(path) => {
+            let file = std::fs::File::open(path)
+                .with_context(|| format!("{}: cannot open the sizes", path.display()))?;
+            Some(said(
+                path,
+                azure::Sizes::read(file, &path.display().to_string()),
+            )?)
+        }
+        None => None,
+    };
+    let mut readers = Vec::new();
+    for page in pages {
+        let file = std::fs::File::open(page)
+            .with_context(|| format!("{}: cannot open the page", page.display()))?;
+        readers.push((file, page.display().to_string()));
+    }
+    let options = azure::Options {
+        region: region.to_owned(),
+        sizes: sizes.as_ref(),
+        today: today.to_string(),
+    };
+    let read = azure::import(readers, &options);
+    // An error names its page itself; a format error of several pages names them all.
+    let named = match pages {
+        [one] => one.clone(),
+        _ => PathBuf::from(
+            pages
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    };
+    said(&named, read)
+}
+
 /// The import, or its error naming the file and where in it.
-fn said(file: &std::path::Path, read: Result<Import, ImportError>) -> Result<Import> {
+fn said<T>(file: &std::path::Path, read: Result<T, ImportError>) -> Result<T> {
+    const NOT_AS_DOWNLOADED: &str = "not the provider's JSON file as downloaded (`headroom prices import --help` says where each comes from)";
     read.map_err(|error| match &error {
         ImportError::Json {
             message,
             line,
             column,
-        } => {
-            anyhow::anyhow!(
-                "{}:{line}:{column}: {message}: not the provider's JSON file as downloaded (`headroom prices import --help` says where each comes from)",
-                file.display()
-            )
-        }
+        } => anyhow::anyhow!(
+            "{}:{line}:{column}: {message}: {NOT_AS_DOWNLOADED}",
+            file.display()
+        ),
+        ImportError::JsonIn { .. } => anyhow::anyhow!("{error}: {NOT_AS_DOWNLOADED}"),
         other => anyhow::anyhow!("{}: {other}", file.display()),
     })
 }

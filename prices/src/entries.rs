@@ -32,7 +32,7 @@ pub struct Entry {
     pub kind: EntryKind,
     /// The entry's id (`t4g.medium`, `db.t4g.micro`, `public-ipv4`).
     pub id: String,
-    /// `aws` or `hetzner`.
+    /// `aws`, `hetzner` or `azure`.
     pub provider: String,
     /// vCPUs, for an instance or a database class.
     #[serde(default, skip_serializing_if = "Option::is_none")]

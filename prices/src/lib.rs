@@ -39,7 +39,7 @@ pub enum PriceTableError {
 pub struct Instance {
     /// The instance type (`t4g.medium`).
     pub id: String,
-    /// `aws` or `hetzner`.
+    /// `aws`, `hetzner` or `azure`.
     pub provider: String,
     /// Where the price holds (`us-east-1`).
     #[serde(default)]
@@ -119,6 +119,8 @@ struct RawTable {
     #[serde(default)]
     hetzner_cloud: Vec<Instance>,
     #[serde(default)]
+    azure_vm: Vec<Instance>,
+    #[serde(default)]
     aws_rds: Vec<Database>,
     #[serde(default)]
     aws_storage: Vec<Line>,
@@ -133,6 +135,14 @@ struct RawTable {
 }
 
 impl RawTable {
+    /// Every instance, by table in file order: EC2, Hetzner Cloud, Azure.
+    fn instances(&self) -> impl Iterator<Item = &Instance> {
+        self.aws_ec2
+            .iter()
+            .chain(&self.hetzner_cloud)
+            .chain(&self.azure_vm)
+    }
+
     /// Every line, with the kind its table lists it as, in file order by table.
     fn lines(&self) -> impl Iterator<Item = (EntryKind, &Line)> {
         self.aws_storage
@@ -213,7 +223,7 @@ pub struct Line {
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, schemars::JsonSchema,
 )]
 pub enum EntryKind {
-    /// A compute instance type (`[[aws_ec2]]`, `[[hetzner_cloud]]`).
+    /// A compute instance type (`[[aws_ec2]]`, `[[hetzner_cloud]]`, `[[azure_vm]]`).
     #[serde(rename = "instance")]
     Instance,
     /// A managed database class (`[[aws_rds]]`).
@@ -315,18 +325,17 @@ impl PriceTable {
             message: error.message().to_owned(),
             span: error.span(),
         })?;
-        let entries =
-            raw.aws_ec2.len() + raw.hetzner_cloud.len() + raw.aws_rds.len() + raw.lines().count();
+        let entries = raw.instances().count() + raw.aws_rds.len() + raw.lines().count();
         if entries == 0 {
             return Err(PriceTableError::Parse {
-                message: "it has no price entries: a price table lists [[aws_ec2]], [[hetzner_cloud]], [[aws_rds]], [[aws_storage]] or [[aws_network]] entries (is this a spec?)".to_owned(),
+                message: "it has no price entries: a price table lists [[aws_ec2]], [[hetzner_cloud]], [[azure_vm]], [[aws_rds]], [[aws_storage]] or [[aws_network]] entries (is this a spec?)".to_owned(),
                 span: None,
             });
         }
         raw.check_numbers()?;
         raw.check_dates(text)?;
         let mut table = PriceTable::default();
-        for instance in raw.aws_ec2.iter().chain(&raw.hetzner_cloud) {
+        for instance in raw.instances() {
             table.listed.push(Listed {
                 kind: EntryKind::Instance,
                 id: instance.id.clone(),
@@ -352,9 +361,7 @@ impl PriceTable {
             table.lines.insert(line.id.clone(), line.clone());
         }
         let mut days: Vec<&str> = raw
-            .aws_ec2
-            .iter()
-            .chain(&raw.hetzner_cloud)
+            .instances()
             .map(|i| i.as_of.as_str())
             .chain(raw.aws_rds.iter().filter_map(|d| d.as_of.as_deref()))
             .chain(raw.lines().filter_map(|(_, l)| l.as_of.as_deref()))
@@ -447,9 +454,7 @@ impl RawTable {
     /// instance has a vCPU.
     fn check_numbers(&self) -> Result<(), PriceTableError> {
         let numbers = self
-            .aws_ec2
-            .iter()
-            .chain(&self.hetzner_cloud)
+            .instances()
             .flat_map(|i| {
                 [
                     ("usd_per_hour", i.usd_per_hour),
@@ -499,11 +504,18 @@ impl RawTable {
             }
         }
         if let Some(instance) = self
-            .aws_ec2
-            .iter()
-            .chain(&self.hetzner_cloud)
-            .find(|i| i.vcpu == 0)
+            .instances()
+            .find(|i| i.memory_gib.is_none() && i.memory_gb.is_none())
         {
+            return Err(PriceTableError::Parse {
+                message: format!(
+                    "`{}` has no memory: give `memory_gib` (or `memory_gb`, as the provider lists it), as its memory ceiling is planned from it",
+                    instance.id
+                ),
+                span: None,
+            });
+        }
+        if let Some(instance) = self.instances().find(|i| i.vcpu == 0) {
             return Err(PriceTableError::Parse {
                 message: format!(
                     "`vcpu` of `{}` is 0: an instance has at least one",
@@ -518,9 +530,7 @@ impl RawTable {
     /// An as-of date is a fact: a date, or absent (shown as undated and counted stale).
     fn check_dates(&self, text: &str) -> Result<(), PriceTableError> {
         let dates = self
-            .aws_ec2
-            .iter()
-            .chain(&self.hetzner_cloud)
+            .instances()
             .flat_map(|i| {
                 [Some(i.as_of.as_str()), i.stale_after.as_deref()].map(|d| (i.id.as_str(), d))
             })

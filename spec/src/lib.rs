@@ -281,14 +281,18 @@ pub enum Provider {
     Aws,
     /// Hetzner Cloud: servers in euros, disk and traffic included.
     Hetzner,
+    /// Microsoft Azure: Linux virtual machines, pay as you go, in US dollars (a table made by
+    /// `headroom prices import azure`; disks, addresses and egress are not priced).
+    Azure,
 }
 
 impl Provider {
-    /// As the spec and the price table write it: `aws`, `hetzner`.
+    /// As the spec and the price table write it: `aws`, `hetzner`, `azure`.
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Aws => "aws",
             Provider::Hetzner => "hetzner",
+            Provider::Azure => "azure",
         }
     }
 }

@@ -80,7 +80,7 @@ fn prices_import_writes_a_table_plan_prices_from() {
     assert_eq!(exit, 0, "{stderr}");
     let sha = headroom_pricing::sha256_hex(&std::fs::read(root().join(fixture)).expect("fixture"));
     assert!(
-        stderr.contains(&format!("1 rows from AWS Price List bulk offer AmazonEC2 ({fixture}, published 2023-03-22, sha256 {sha})")),
+        stderr.contains(&format!("1 row from AWS Price List bulk offer AmazonEC2 ({fixture}, published 2023-03-22, sha256 {sha})")),
         "{stderr}"
     );
     assert!(
@@ -101,4 +101,90 @@ fn prices_import_writes_a_table_plan_prices_from() {
     let (exit, _, stderr) = headroom(&["prices", "import", "aws", "README.md"]);
     assert_eq!(exit, 1, "{stderr}");
     assert!(stderr.contains("README.md:1:1: expected value"), "{stderr}");
+}
+
+/// Issue 46: `prices import azure` reads the Retail Prices API's pages with the region's sizes
+/// (`az vm list-sizes`) into `[[azure_vm]]` rows `prices` lists: Standard_B1s on Linux at
+/// $0.0104 an hour, 1 vCPU, 1 GiB; what it left out is on stderr; a page that is not JSON is
+/// named with its line and column, and exits 1.
+#[test]
+fn prices_import_azure_reads_the_pages_with_the_sizes() {
+    let out = std::env::temp_dir().join(format!("headroom-azure-{}.toml", std::process::id()));
+    let out_arg = out.display().to_string();
+    let (b1s, d2s, sizes) = (
+        "test-support/fixtures/prices/azure-retail-b1s-eastus.json",
+        "test-support/fixtures/prices/azure-retail-d2s-v3-eastus-item.json",
+        "test-support/fixtures/prices/azure-sizes-b1s.json",
+    );
+    let (exit, _, stderr) = headroom(&[
+        "prices", "import", "azure", b1s, d2s, "--region", "eastus", "--sizes", sizes, "--out",
+        &out_arg,
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "1 row from Azure Retail Prices API at eastus, Linux pay-as-you-go ({b1s}, {d2s}, no publication date, sha256 "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: left out: 1 item of eastus: Windows"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: left out: Standard_D2s_v3: the prices carry no cores or memory"),
+        "{stderr}"
+    );
+    let (exit, stdout, stderr) = headroom(&[
+        "prices",
+        "--prices",
+        &out_arg,
+        "--provider",
+        "azure",
+        "--json",
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    let listing: headroom_pricing::entries::PriceListing =
+        crate::common::contract("prices.schema.json", &stdout);
+    let [entry] = &listing.entries[..] else {
+        panic!("one entry: {stdout}")
+    };
+    assert_eq!(
+        (entry.id.as_str(), entry.provider.as_str(), entry.vcpu),
+        ("Standard_B1s", "azure", Some(1))
+    );
+    let month = entry.usd_per_month.expect("a month");
+    assert!((month - 0.0104 * 730.0).abs() < 1e-9, "{month}");
+    let _ = std::fs::remove_file(&out);
+    let (exit, _, stderr) = headroom(&[
+        "prices",
+        "import",
+        "azure",
+        b1s,
+        "README.md",
+        "--region",
+        "eastus",
+    ]);
+    assert_eq!(exit, 1, "{stderr}");
+    assert!(stderr.contains("README.md:1:1: expected value"), "{stderr}");
+}
+
+/// Issue 46: a spec prices Azure virtual machines from an imported table: `provider =
+/// "azure"` validates with the table's sizes, a budget in US dollars is Azure's currency, and
+/// EBS (AWS's) is said to be left out of the all-in cost, with why.
+#[test]
+fn an_azure_plan_validates_from_an_imported_table() {
+    let spec = "tests/fixtures/prices/with-azure-prices.toml";
+    let (exit, stdout, stderr) = headroom(&["validate", "--format", "json", spec]);
+    assert_eq!(exit, 0, "{stdout}{stderr}");
+    let diagnostics: Vec<headroom_compiler::DiagnosticJson> =
+        serde_json::from_str(&stdout).expect("JSON");
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code.as_str()).collect();
+    assert_eq!(codes, ["W006"], "{stdout}");
+    assert_eq!(
+        diagnostics[0].hint.as_deref(),
+        Some(
+            "remove `ebs_gb`; the Azure table prices the virtual machines alone (`headroom prices import azure`), so their disks and egress are not in the all-in cost"
+        )
+    );
 }

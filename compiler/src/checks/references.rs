@@ -462,11 +462,16 @@ impl<'a> Checker<'a> {
                         Diagnostic::new(Code::LineNotPriced, format!("`{key}` prices AWS {what}, and the plan prices {provider}: it is left out of the all-in cost"))
                             .at(&pointer, self.key_span(&pointer))
                             .label(format!("{provider} has no such line in the price table"))
-                            .hint(format!("remove `{key}`; {provider}'s instance prices include their disk and traffic allowance")),
+                            .hint(match plan.provider {
+                                headroom_spec::Provider::Azure => format!("remove `{key}`; the Azure table prices the virtual machines alone (`headroom prices import azure`), so their disks and egress are not in the all-in cost"),
+                                _ => format!("remove `{key}`; {provider}'s instance prices include their disk and traffic allowance"),
+                            }),
                     );
                 }
             }
-            if plan.budget_usd_per_month.is_some() {
+            if plan.budget_usd_per_month.is_some()
+                && plan.provider == headroom_spec::Provider::Hetzner
+            {
                 self.push(
                     Diagnostic::new(Code::ConflictingSettings, format!("`budget_usd_per_month` is in US dollars, and {provider} prices in euros"))
                         .at("/plan/budget_usd_per_month", self.key_span("/plan/budget_usd_per_month"))

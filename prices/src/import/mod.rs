@@ -1,10 +1,11 @@
 //! Price lists as the providers publish them, read into headroom's price table: the AWS Price
-//! List bulk offer file (streamed: its EC2 file is about 450 MB) and Hetzner Cloud's
-//! `/v1/pricing` answer. Every row names the provider's file, its publication date (or the
+//! List bulk offer file (streamed: its EC2 file is about 450 MB), Hetzner Cloud's
+//! `/v1/pricing` answer and the pages of Azure's Retail Prices API. Every row names the provider's file, its publication date (or the
 //! day it was imported, where the file has none) and the file's SHA-256, so a plan priced from
 //! it says where each dollar came from.
 
 pub mod aws;
+pub mod azure;
 pub mod hetzner;
 mod rows;
 
@@ -23,6 +24,18 @@ pub enum ImportError {
     /// The file is not JSON, or not the JSON this format has, at a line and column.
     #[error("line {line}, column {column}: {message}")]
     Json {
+        /// What serde_json said.
+        message: String,
+        /// 1-based.
+        line: usize,
+        /// 1-based.
+        column: usize,
+    },
+    /// One of several files (Azure's pages) is not JSON, at a line and column.
+    #[error("{file}:{line}:{column}: {message}")]
+    JsonIn {
+        /// The file as named.
+        file: String,
         /// What serde_json said.
         message: String,
         /// 1-based.
@@ -56,7 +69,7 @@ impl From<serde_json::Error> for ImportError {
 /// Where an imported table's prices come from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Provenance {
-    /// `aws`, `hetzner`.
+    /// `aws`, `hetzner`, `azure`.
     pub provider: String,
     /// What the file is, in words (`AWS Price List bulk offer AmazonEC2 us-east-2`).
     pub what: String,

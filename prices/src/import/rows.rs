@@ -12,6 +12,9 @@ pub struct ImportedTable {
     /// Hetzner Cloud server types.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hetzner_cloud: Vec<InstanceRow>,
+    /// Azure virtual machine sizes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub azure_vm: Vec<InstanceRow>,
     /// EBS volumes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub aws_storage: Vec<LineRow>,
@@ -25,19 +28,20 @@ impl ImportedTable {
     pub fn rows(&self) -> usize {
         self.aws_ec2.len()
             + self.hetzner_cloud.len()
+            + self.azure_vm.len()
             + self.aws_storage.len()
             + self.hetzner_extra.len()
     }
 }
 
-/// An instance type, as `[[aws_ec2]]` and `[[hetzner_cloud]]` write one.
+/// An instance type, as `[[aws_ec2]]`, `[[hetzner_cloud]]` and `[[azure_vm]]` write one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct InstanceRow {
     /// The type (`m5.large`, `CX23`).
     pub id: String,
-    /// `aws`, `hetzner`.
+    /// `aws`, `hetzner`, `azure`.
     pub provider: String,
-    /// Where the price holds (`us-east-2`, `fsn1`).
+    /// Where the price holds (`us-east-2`, `fsn1`, `eastus`).
     pub region: String,
     /// vCPUs.
     pub vcpu: u32,

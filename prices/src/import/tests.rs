@@ -223,3 +223,164 @@ fn an_instance_type_listed_twice_is_one_row_and_said() {
         ["c7g.large: listed again at $0.08/hour; kept the first listing, $0.0725/hour"]
     );
 }
+
+/// The Azure excerpts' pages, in order, and the sizes read from `sizes` (a fixture).
+fn azure_excerpt(
+    pages: &[&str],
+    region: &str,
+    sizes: Option<&azure::Sizes>,
+) -> Result<Import, ImportError> {
+    let pages = pages
+        .iter()
+        .map(|name| {
+            let file = std::fs::File::open(fixtures::path(&format!("prices/{name}")))
+                .expect("an Azure page");
+            (file, (*name).to_owned())
+        })
+        .collect();
+    let options = azure::Options {
+        region: region.to_owned(),
+        sizes,
+        today: "2026-12-06".to_owned(),
+    };
+    azure::import(pages, &options)
+}
+
+fn azure_sizes() -> azure::Sizes {
+    let file = std::fs::File::open(fixtures::path("prices/azure-sizes-b1s.json")).expect("sizes");
+    azure::Sizes::read(file, "azure-sizes-b1s.json").expect("the sizes")
+}
+
+/// Issue 46: Azure's real Retail Prices pages for eastus yield the Linux pay-as-you-go row of
+/// the size whose cores and memory `az vm list-sizes` gave (Standard_B1s: 1 vCPU, 1 GiB,
+/// $0.0104 an hour, not the Windows item's $0.014), every row naming the pages and their
+/// digest; the size the sizes do not list (Standard_D2s_v3) is left out, and said, as is the
+/// Windows item. The table reads back, and prices with provider `azure`.
+#[test]
+fn the_azure_excerpt_yields_the_linux_row_of_each_size_it_knows() {
+    let sizes = azure_sizes();
+    let pages = [
+        "azure-retail-b1s-eastus.json",
+        "azure-retail-d2s-v3-eastus-item.json",
+    ];
+    let import = azure_excerpt(&pages, "eastus", Some(&sizes)).expect("an import");
+    let digests: Vec<String> = pages
+        .iter()
+        .map(|p| crate::sha256_hex(fixtures::text(&format!("prices/{p}")).as_bytes()))
+        .collect();
+    assert_eq!(
+        import.provenance.sha256,
+        crate::sha256_hex(digests.join("\n").as_bytes())
+    );
+    assert_eq!(import.provenance.provider, "azure");
+    assert_eq!(import.provenance.published, None);
+    let rows = &import.table.azure_vm;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let b1s = &rows[0];
+    assert_eq!(
+        (b1s.id.as_str(), b1s.region.as_str(), b1s.vcpu),
+        ("Standard_B1s", "eastus", 1)
+    );
+    assert_eq!(b1s.memory_gib, Some(1.0));
+    assert_eq!(b1s.usd_per_hour, Some(0.0104));
+    assert_eq!(b1s.as_of, "2026-12-06");
+    assert!(
+        b1s.source.contains(&import.provenance.sha256),
+        "{}",
+        b1s.source
+    );
+    assert!(
+        b1s.source.ends_with("effective from 2025-10-01"),
+        "{}",
+        b1s.source
+    );
+    let spec_source = b1s
+        .spec_source
+        .as_deref()
+        .expect("where the size came from");
+    assert!(
+        spec_source.starts_with("azure-sizes-b1s.json, sha256 "),
+        "{spec_source}"
+    );
+    assert_eq!(import.notes.len(), 2, "{:?}", import.notes);
+    assert_eq!(import.notes[0], "1 item of eastus: Windows");
+    assert!(
+        import.notes[1].starts_with("Standard_D2s_v3: the prices carry no cores or memory, nor do the sizes in azure-sizes-b1s.json"),
+        "{}",
+        import.notes[1]
+    );
+    let text = import.to_toml().expect("TOML");
+    assert!(text.contains("[[azure_vm]]"), "{text}");
+    let table = PriceTable::from_toml(&text).expect("the import reads back");
+    let instance = table.instance("Standard_B1s").expect("the B1s row");
+    assert_eq!(instance.provider, "azure");
+    assert_eq!(instance.usd_per_hour, Some(0.0104));
+    assert_eq!(
+        table.instance_ids("azure").collect::<Vec<_>>(),
+        ["Standard_B1s"]
+    );
+}
+
+/// Without the sizes no row can be written (the prices carry no cores or memory): each size is
+/// said with the command that lists them; a region the pages do not price is refused, naming
+/// the ones they do.
+#[test]
+fn azure_without_sizes_says_how_to_get_them_and_another_region_is_refused() {
+    let import =
+        azure_excerpt(&["azure-retail-b1s-eastus.json"], "eastus", None).expect("an import");
+    assert_eq!(import.table.rows(), 0);
+    assert!(
+        import.notes.iter().any(|n| n.contains(
+            "Standard_B1s: the prices carry no cores or memory (give the region's sizes with --sizes FILE: `az vm list-sizes --location eastus`)"
+        )),
+        "{:?}",
+        import.notes
+    );
+    let refused = azure_excerpt(&["azure-retail-b1s-eastus.json"], "westeurope", None);
+    assert_eq!(
+        refused,
+        Err(ImportError::NothingMatched(
+            "no item is priced in `westeurope`; the pages price eastus".to_owned()
+        ))
+    );
+}
+
+/// The REST API's sizes (`{"value": [...]}`, `memoryInMB`) read as `az`'s do; a Spot item and
+/// prices in another currency are not taken for the pay-as-you-go dollar price.
+#[test]
+fn azure_sizes_from_the_rest_api_and_spot_and_currency_are_kept_apart() {
+    let rest = r#"{"value": [{"name": "Standard_B1s", "numberOfCores": 1, "osDiskSizeInMB": 1047552, "resourceDiskSizeInMB": 2048, "memoryInMB": 1024, "maxDataDiskCount": 2}]}"#;
+    let sizes = azure::Sizes::read(rest.as_bytes(), "sizes.json").expect("REST sizes");
+    let page = fixtures::text("prices/azure-retail-b1s-eastus.json");
+    let options = azure::Options {
+        region: "eastus".to_owned(),
+        sizes: Some(&sizes),
+        today: "2026-12-06".to_owned(),
+    };
+    let spot = page.replace(
+        r#""productName":"Virtual Machines BS Series","skuName":"B1s""#,
+        r#""productName":"Virtual Machines BS Series","skuName":"B1s Spot""#,
+    );
+    assert_ne!(spot, page);
+    let import =
+        azure::import(vec![(spot.as_bytes(), "spot.json".to_owned())], &options).expect("import");
+    assert_eq!(import.table.rows(), 0, "{:?}", import.table);
+    assert!(
+        import
+            .notes
+            .contains(&"1 item of eastus: Spot or Low Priority".to_owned()),
+        "{:?}",
+        import.notes
+    );
+    let euros = page.replace(r#""currencyCode":"USD""#, r#""currencyCode":"EUR""#);
+    let refused = azure::import(vec![(euros.as_bytes(), "eur.json".to_owned())], &options);
+    assert!(
+        matches!(&refused, Err(ImportError::Format(why)) if why.starts_with("its prices are in EUR")),
+        "{refused:?}"
+    );
+    let not_sizes = azure::Sizes::read(page.as_bytes(), "page.json");
+    assert!(
+        matches!(&not_sizes, Err(ImportError::Format(why)) if why.contains("az vm list-sizes")),
+        "{not_sizes:?}"
+    );
+}

@@ -57,6 +57,20 @@ pub(super) fn eur_lines(
     }
 }
 
+/// The lines of an Azure virtual machine: none are in the table (an import reads the VMs'
+/// prices alone), so its public IPv4 addresses are said to be left out of the all-in cost.
+/// The spec's AWS lines (EBS, RDS, egress) are refused for Azure by `compile`.
+pub(super) fn azure_lines(instance: &Instance, model: &Model, warnings: &mut Vec<String>) {
+    let addresses = model.lines.public_ipv4;
+    if addresses > 0 {
+        warnings.push(format!(
+            "{}: the price table has no Azure public IP price: its {addresses} {} not in the all-in cost",
+            instance.id,
+            if addresses == 1 { "address is" } else { "addresses are" }
+        ));
+    }
+}
+
 /// The monthly lines of the model priced in USD: EBS gp3, public IPv4, RDS, egress.
 pub(super) fn usd_lines(
     model: &Model,

@@ -33,10 +33,10 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         &mut stale_prices,
     );
     let (currency, per_month) = costs::instance_month(instance, &mut warnings);
-    if currency == "USD" {
-        costs::usd_lines(model, table, &mut lines, &mut warnings);
-    } else {
-        costs::eur_lines(instance, model, table, &mut lines, &mut warnings);
+    match instance.provider.as_str() {
+        "azure" => costs::azure_lines(instance, model, &mut warnings),
+        _ if currency == "USD" => costs::usd_lines(model, table, &mut lines, &mut warnings),
+        _ => costs::eur_lines(instance, model, table, &mut lines, &mut warnings),
     }
     // A line's price ages like the instance's; an undated one is counted stale.
     for line in &lines {

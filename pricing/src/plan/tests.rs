@@ -506,3 +506,40 @@ fn a_hetzner_server_and_its_addresses_are_priced_apart() {
         two.warnings
     );
 }
+
+/// Issue 46: an Azure virtual machine (a table `prices import azure` wrote) is priced in US
+/// dollars by its hour, with none of AWS's lines beside it, even where the model asks for EBS,
+/// RDS and egress (`compile` refuses those keys for Azure); its public IPv4 is said to be left
+/// out of the all-in cost, as the table has no Azure address price.
+#[test]
+fn an_azure_vm_is_priced_by_its_hour_without_aws_lines() {
+    let mut table = PriceTable::embedded().expect("table");
+    table.extend(
+        PriceTable::from_toml(
+            "[[azure_vm]]\nid = \"Standard_B1s\"\nprovider = \"azure\"\nregion = \"eastus\"\nvcpu = 1\nmemory_gib = 1.0\nusd_per_hour = 0.0104\nsource = \"Azure Retail Prices API at eastus\"\nas_of = \"2026-12-06\"\n",
+        )
+        .expect("an Azure table"),
+    );
+    let b1s = table.instance("Standard_B1s").expect("B1s");
+    let model = Model {
+        cpu_ceiling: Some(100.0),
+        lines: Lines {
+            public_ipv4: 1,
+            ebs_gb: Some(20.0),
+            egress_gb: Some(100.0),
+            rds: Some("db.t4g.micro".to_owned()),
+        },
+        ..relay_model()
+    };
+    let plan = plan_instance(b1s, &model, &table);
+    assert_eq!(plan.currency, "USD");
+    assert!((plan.per_month - 0.0104 * 730.0).abs() < 1e-9, "{plan:?}");
+    assert!(plan.all_in.lines.is_empty(), "{:?}", plan.all_in.lines);
+    assert!((plan.all_in.per_month - plan.per_month).abs() < 1e-12);
+    assert!(
+        plan.warnings.iter().any(|w| w
+            == "Standard_B1s: the price table has no Azure public IP price: its 1 address is not in the all-in cost"),
+        "{:?}",
+        plan.warnings
+    );
+}
