@@ -321,3 +321,44 @@ fn a_lower_bound_runner_up_trails_by_at_least() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 46: the page prices with today's tables; where the results say the run priced from
+/// others (a table refreshed since), a caveat names both by their digests, so no reader takes
+/// the page's dollars for the run's. The same tables say nothing.
+#[test]
+fn a_page_priced_from_other_tables_than_the_runs_says_so() {
+    let dir = scratch("other-tables");
+    let shipped = headroom_pricing::PriceTable::embedded().expect("the shipped table");
+    let today: Vec<headroom_results::TableSource> = shipped.sources().to_vec();
+    let mut older = today[0].clone();
+    older.sha256 = "0123456789ab".repeat(5) + "cdef";
+    let page_of = |tables: Vec<headroom_results::TableSource>, name: &str| {
+        let results = edited_results(&dir, |results| {
+            rooms_pass(results);
+            results.price_tables = tables;
+        });
+        let out = dir.join(name);
+        let (results_arg, out_arg) = (results.display().to_string(), out.display().to_string());
+        let (code, _, stderr) = headroom(&[
+            "render",
+            "examples/relay.toml",
+            "--results",
+            &results_arg,
+            "--out",
+            &out_arg,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        std::fs::read_to_string(&out).expect("page")
+    };
+    let page = page_of(vec![older], "older.md");
+    let said = format!(
+        "The costs are priced from other price tables than the run's: the run priced from {} (sha256 `0123456789ab`); this page from {} (sha256 `{}`).",
+        today[0].name,
+        today[0].name,
+        &today[0].sha256[..12]
+    );
+    assert!(page.contains(&said), "{page}");
+    let page = page_of(today, "same.md");
+    assert!(!page.contains("other price tables"), "{page}");
+    let _ = std::fs::remove_dir_all(dir);
+}

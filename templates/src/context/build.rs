@@ -159,6 +159,9 @@ impl PageContext {
         if let Some(caveat) = limits::ignored_caveat(results) {
             caveats.push(caveat);
         }
+        if let Some(caveat) = caveats::priced_from_other_tables(results, inputs.plan.as_ref()) {
+            caveats.push(caveat);
+        }
         let mut not_measured =
             not_measured(&fits, ceiling.as_ref(), inputs.plan.as_ref(), &inputs.bench);
         if let Some(unsampled) = caveats::process_unsampled(results) {

@@ -167,6 +167,44 @@ pub(super) fn process_unsampled(results: &Results) -> Option<String> {
     ))
 }
 
+/// The plan priced from other price tables than the spec priced from when it ran (a table
+/// refreshed or edited since, or `--prices` given to `render`): which, by their digests, so a
+/// reader knows the dollars are not the run's. `None` when the tables are the same, or the
+/// results (written before they recorded them) do not say.
+pub(super) fn priced_from_other_tables(
+    results: &Results,
+    plan: Option<&headroom_pricing::plan::PlanReport>,
+) -> Option<String> {
+    let plan = plan?;
+    if results.price_tables.is_empty() || plan.price_tables.is_empty() {
+        return None;
+    }
+    let digests = |tables: &[headroom_results::TableSource]| -> Vec<String> {
+        tables.iter().map(|t| t.sha256.clone()).collect()
+    };
+    if digests(&results.price_tables) == digests(&plan.price_tables) {
+        return None;
+    }
+    let named = |tables: &[headroom_results::TableSource]| -> String {
+        tables
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} (sha256 `{}`)",
+                    t.name,
+                    &t.sha256[..t.sha256.len().min(12)]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", then ")
+    };
+    Some(format!(
+        "The costs are priced from other price tables than the run's: the run priced from {}; this page from {}.",
+        named(&results.price_tables),
+        named(&plan.price_tables)
+    ))
+}
+
 /// A phase where the server looks bound at a whole number of cores: over its last steps its
 /// CPU stays flat (within 5 %) near a whole number of cores (within 10 %) while the worst
 /// p95 climbs (doubles or more). Said from the measurements, never assumed.
