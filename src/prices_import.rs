@@ -12,15 +12,20 @@ use crate::exit;
 
 #[derive(clap::Subcommand)]
 pub enum ImportCommand {
-    /// The AWS Price List bulk offer file for EC2 (no credentials:
-    /// https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/<region>/index.json),
-    /// streamed: Linux instances on shared tenancy and EBS volumes, on demand.
+    /// An AWS Price List bulk offer file (no credentials:
+    /// https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/<offer>/current/<region>/index.json),
+    /// streamed, on demand: AmazonEC2 (Linux instances on shared tenancy, EBS volumes),
+    /// AmazonRDS (database classes, Single-AZ, no licence) or AmazonVPC (the public IPv4
+    /// address in use).
     Aws {
         /// The offer file (JSON).
         file: PathBuf,
         /// Only this region's products (`us-east-1`); the file's own region otherwise.
         #[arg(long)]
         region: Option<String>,
+        /// The engine of the AmazonRDS offer's classes, as the offer writes it.
+        #[arg(long, default_value = "PostgreSQL")]
+        engine: String,
         /// Write the table here (atomically) instead of to stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -78,14 +83,17 @@ pub enum Tier {
 /// Imports as `command` asks; `today` dates a file that carries no date of its own.
 pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
     let (import, out) = match command {
-        ImportCommand::Aws { file, region, out } => {
-            let reader = std::fs::File::open(file)
-                .with_context(|| format!("{}: cannot open the offer file", file.display()))?;
+        ImportCommand::Aws {
+            file,
+            region,
+            engine,
+            out,
+        } => {
             let filter = aws::Filter {
                 region: region.clone(),
+                engine: engine.clone(),
             };
-            let read = aws::import(reader, &file.display().to_string(), &filter);
-            (said(file, read)?, out)
+            (aws_offer(file, &filter)?, out)
         }
         ImportCommand::Hetzner {
             file,
@@ -153,6 +161,16 @@ pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
         eprintln!("note: left out: {note}");
     }
     Ok(exit::OK)
+}
+
+/// An AWS offer file read as `filter` asks.
+fn aws_offer(file: &std::path::Path, filter: &aws::Filter) -> Result<Import> {
+    let reader = std::fs::File::open(file)
+        .with_context(|| format!("{}: cannot open the offer file", file.display()))?;
+    said(
+        file,
+        aws::import(reader, &file.display().to_string(), filter),
+    )
 }
 
 /// Azure's pages read with the region's sizes (`sizes`, when given).

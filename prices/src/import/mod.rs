@@ -16,7 +16,7 @@ use std::io::Read;
 
 use sha2::Digest;
 
-pub use rows::{ImportedTable, InstanceRow, LineRow};
+pub use rows::{DatabaseRow, ImportedTable, InstanceRow, LineRow};
 
 /// Why a provider's file could not be read into a table.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -15,9 +15,15 @@ pub struct ImportedTable {
     /// Azure virtual machine sizes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub azure_vm: Vec<InstanceRow>,
+    /// RDS database classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aws_rds: Vec<DatabaseRow>,
     /// EBS volumes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub aws_storage: Vec<LineRow>,
+    /// The public IPv4 address.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aws_network: Vec<LineRow>,
     /// Hetzner's addresses, volumes and backups.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hetzner_extra: Vec<LineRow>,
@@ -29,7 +35,9 @@ impl ImportedTable {
         self.aws_ec2.len()
             + self.hetzner_cloud.len()
             + self.azure_vm.len()
+            + self.aws_rds.len()
             + self.aws_storage.len()
+            + self.aws_network.len()
             + self.hetzner_extra.len()
     }
 }
@@ -75,7 +83,34 @@ pub struct InstanceRow {
     pub as_of: String,
 }
 
-/// A priced line, as `[[aws_storage]]` and `[[hetzner_extra]]` write one.
+/// A database class, as `[[aws_rds]]` writes one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DatabaseRow {
+    /// The class (`db.t4g.micro`).
+    pub id: String,
+    /// `aws`.
+    pub provider: String,
+    /// The engine, lower case (`postgresql`).
+    pub engine: String,
+    /// Where the price holds.
+    pub region: String,
+    /// `single-az`.
+    pub deployment: String,
+    /// vCPUs, where the file gives them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vcpu: Option<u32>,
+    /// Memory in GiB, where the file gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_gib: Option<f64>,
+    /// On-demand, an hour, US dollars.
+    pub usd_per_hour: f64,
+    /// Where the price was read.
+    pub source: String,
+    /// The day the file was published.
+    pub as_of: String,
+}
+
+/// A priced line, as `[[aws_storage]]`, `[[aws_network]]` and `[[hetzner_extra]]` write one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LineRow {
     /// The line (`ebs-gp3-storage`, `hetzner-primary-ipv4`).

@@ -60,6 +60,7 @@ fn an_on_demand_instance_becomes_a_row_with_its_vcpus_and_memory() {
     let text = serde_json::to_string(&offer).expect("JSON");
     let filter = aws::Filter {
         region: Some("us-east-2".to_owned()),
+        ..aws::Filter::default()
     };
     let import = aws::import(text.as_bytes(), "edited.json", &filter).expect("an import");
     let rows = &import.table.aws_ec2;
@@ -81,18 +82,22 @@ fn an_on_demand_instance_becomes_a_row_with_its_vcpus_and_memory() {
 /// A region the file does not price, another offer, or a file that is not an offer are
 /// refused saying what they are.
 #[test]
-fn what_is_not_an_ec2_offer_is_refused() {
+fn what_is_not_an_offer_read_here_is_refused() {
     let elsewhere = aws::Filter {
         region: Some("eu-west-1".to_owned()),
+        ..aws::Filter::default()
     };
     let error = aws_excerpt(&elsewhere).expect_err("no product in eu-west-1");
     assert!(
         matches!(&error, ImportError::NothingMatched(why) if why.contains("in eu-west-1")),
         "{error}"
     );
-    let rds = br#"{"offerCode": "AmazonRDS", "products": {}, "terms": {}}"#;
-    let error = aws::import(&rds[..], "rds.json", &aws::Filter::default()).expect_err("RDS");
-    assert!(error.to_string().contains("`AmazonRDS` offer"), "{error}");
+    let s3 = br#"{"offerCode": "AmazonS3", "products": {}, "terms": {}}"#;
+    let error = aws::import(&s3[..], "s3.json", &aws::Filter::default()).expect_err("S3");
+    assert!(
+        error.to_string().starts_with("this is the `AmazonS3` offer: `prices import aws` reads AmazonEC2 (instances and EBS volumes), AmazonRDS (database classes), AmazonVPC (the public IPv4 address)"),
+        "{error}"
+    );
     let error = aws::import(&b"[1, 2]"[..], "list.json", &aws::Filter::default())
         .expect_err("not an object");
     assert!(
@@ -383,4 +388,161 @@ fn azure_sizes_from_the_rest_api_and_spot_and_currency_are_kept_apart() {
         matches!(&not_sizes, Err(ImportError::Format(why)) if why.contains("az vm list-sizes")),
         "{not_sizes:?}"
     );
+}
+
+/// An offer of `code` published `published`, its products (`sku` → family and attributes) each
+/// priced on demand at `usd` per `unit`, as the bulk files write them (`terms.OnDemand.<sku>.
+/// <sku>.JRTCKXETXF.priceDimensions…`).
+fn offer(
+    code: &str,
+    published: &str,
+    products: &[(&str, &str, serde_json::Value, &str, &str)],
+) -> String {
+    let mut items = serde_json::Map::new();
+    let mut on_demand = serde_json::Map::new();
+    for (sku, family, attributes, usd, unit) in products {
+        items.insert(
+            (*sku).to_owned(),
+            serde_json::json!({ "sku": sku, "productFamily": family, "attributes": attributes }),
+        );
+        on_demand.insert(
+            (*sku).to_owned(),
+            serde_json::json!({ format!("{sku}.JRTCKXETXF"): {
+                "offerTermCode": "JRTCKXETXF", "sku": sku,
+                "priceDimensions": { format!("{sku}.JRTCKXETXF.6YS6EN2CT7"): {
+                    "unit": unit, "beginRange": "0", "pricePerUnit": { "USD": usd } } } } }),
+        );
+    }
+    serde_json::json!({
+        "formatVersion": "v1.0", "offerCode": code, "version": "1",
+        "publicationDate": published, "products": items, "terms": { "OnDemand": on_demand }
+    })
+    .to_string()
+}
+
+/// Issue 46: the AmazonRDS offer yields a `[[aws_rds]]` row per class of the engine asked
+/// (PostgreSQL by default), Single-AZ with no licence, with the file's vCPUs and memory. The
+/// products here and in the VPC's test are
+/// written with the attribute names and values the offers use (no real excerpt of either
+/// offer is at hand: `productFamily` "Database Instance", `databaseEngine`,
+/// `deploymentOption`, `licenseModel` "No license required", and the VPC's regional usage
+/// type `USE1-PublicIPv4:InUseAddress`), priced as the 2026-09 readings in
+/// `prices/data/prices.toml` give them: db.t4g.micro $0.016 an hour, the address $0.005.
+#[test]
+fn rds_classes_come_from_the_rds_offer() {
+    let class = |engine: &str, deployment: &str| {
+        serde_json::json!({ "instanceType": "db.t4g.micro", "databaseEngine": engine,
+            "deploymentOption": deployment, "licenseModel": "No license required",
+            "regionCode": "us-east-1", "vcpu": "2", "memory": "1 GiB",
+            "usagetype": "InstanceUsage:db.t4g.micro" })
+    };
+    let rds = offer(
+        "AmazonRDS",
+        "2026-09-04T17:27:16Z",
+        &[
+            (
+                "PG",
+                "Database Instance",
+                class("PostgreSQL", "Single-AZ"),
+                "0.0160000000",
+                "Hrs",
+            ),
+            (
+                "MY",
+                "Database Instance",
+                class("MySQL", "Single-AZ"),
+                "0.0160000000",
+                "Hrs",
+            ),
+            (
+                "PGMAZ",
+                "Database Instance",
+                class("PostgreSQL", "Multi-AZ"),
+                "0.0320000000",
+                "Hrs",
+            ),
+        ],
+    );
+    let import = aws::import(rds.as_bytes(), "rds.json", &aws::Filter::default()).expect("RDS");
+    assert_eq!(import.provenance.published.as_deref(), Some("2026-09-04"));
+    assert!(
+        import
+            .provenance
+            .what
+            .starts_with("AWS Price List bulk offer AmazonRDS")
+    );
+    let [row] = &import.table.aws_rds[..] else {
+        panic!("one class: {:?}", import.table)
+    };
+    assert_eq!(
+        (
+            row.id.as_str(),
+            row.engine.as_str(),
+            row.deployment.as_str(),
+            row.vcpu,
+            row.memory_gib
+        ),
+        (
+            "db.t4g.micro",
+            "postgresql",
+            "single-az",
+            Some(2),
+            Some(1.0)
+        )
+    );
+    assert_eq!(row.usd_per_hour, 0.016);
+    let table = PriceTable::from_toml(&import.to_toml().expect("TOML")).expect("reads back");
+    let micro = table.database("db.t4g.micro").expect("the class");
+    assert_eq!(
+        (micro.usd_per_hour, micro.as_of.as_deref()),
+        (Some(0.016), Some("2026-09-04"))
+    );
+    let mysql = aws::Filter {
+        engine: "MySQL".to_owned(),
+        ..aws::Filter::default()
+    };
+    let import = aws::import(rds.as_bytes(), "rds.json", &mysql).expect("RDS, MySQL");
+    assert_eq!(import.table.aws_rds.len(), 1);
+    assert_eq!(import.table.aws_rds[0].engine, "mysql");
+}
+
+/// Issue 46: the AmazonVPC offer yields the `public-ipv4` line of the address in use (its
+/// regional usage type `USE1-PublicIPv4:InUseAddress`, $0.005 an hour), not the idle one's.
+#[test]
+fn the_public_ipv4_address_comes_from_the_vpc_offer() {
+    let address = |usage: &str| {
+        serde_json::json!({ "usagetype": usage, "regionCode": "us-east-1",
+            "group": "VPCPublicIPv4Address" })
+    };
+    let vpc = offer(
+        "AmazonVPC",
+        "2026-09-01T00:00:00Z",
+        &[
+            (
+                "IN",
+                "VPC Public IPv4 Address",
+                address("USE1-PublicIPv4:InUseAddress"),
+                "0.0050000000",
+                "Hrs",
+            ),
+            (
+                "IDLE",
+                "VPC Public IPv4 Address",
+                address("USE1-PublicIPv4:IdleAddress"),
+                "0.0050000000",
+                "Hrs",
+            ),
+        ],
+    );
+    let import = aws::import(vpc.as_bytes(), "vpc.json", &aws::Filter::default()).expect("VPC");
+    let [line] = &import.table.aws_network[..] else {
+        panic!("one address line: {:?}", import.table)
+    };
+    assert_eq!(
+        (line.id.as_str(), line.usd_per_unit),
+        ("public-ipv4", Some(0.005))
+    );
+    let table = PriceTable::from_toml(&import.to_toml().expect("TOML")).expect("reads back");
+    let ipv4 = table.line("public-ipv4").expect("the address");
+    assert_eq!(ipv4.usd_per_unit, Some(0.005));
 }
