@@ -362,3 +362,48 @@ fn a_page_priced_from_other_tables_than_the_runs_says_so() {
     assert!(!page.contains("other price tables"), "{page}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 46: a page priced from out-of-date prices says so, naming the row and why, as
+/// `plan --check --stale-ok` accepts them (tests/cli/prices.rs): the relay example priced on a
+/// team's own 2025 table (CX22 at its 2025-08-19 price, which Hetzner changed on 2026-04-01).
+#[test]
+fn a_page_priced_from_stale_prices_says_which_and_why() {
+    let dir = scratch("stale-page");
+    let passing = results_where_rooms_pass(&dir).display().to_string();
+    let spec = std::fs::read_to_string(common::root().join("examples/relay.toml")).expect("spec");
+    let (before, _) = spec.split_once("[plan]").expect("the relay example prices");
+    let table = common::root().join("tests/fixtures/prices/hetzner-2025.toml");
+    let spec_path = dir.join("relay.toml");
+    std::fs::write(
+        &spec_path,
+        format!(
+            "{before}[plan]\nprovider = \"hetzner\"\ninstances = [\"CX22\"]\nprices = \"{}\"\n",
+            table.display()
+        ),
+    )
+    .expect("spec");
+    let out = dir.join("capacity.md");
+    let (spec_arg, out_arg) = (spec_path.display().to_string(), out.display().to_string());
+    let (code, _, stderr) = headroom(&[
+        "render",
+        &spec_arg,
+        "--results",
+        &passing,
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = std::fs::read_to_string(&out).expect("page");
+    assert!(page.contains("€3.79"), "{page}");
+    let said: Vec<&str> = page
+        .lines()
+        .filter(|line| line.contains("CX22") && line.contains("stale since 2026-04-01"))
+        .collect();
+    assert!(!said.is_empty(), "{page}");
+    assert!(
+        page.lines()
+            .any(|line| line.contains("CX22") && line.contains("days old (over 180)")),
+        "{page}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
