@@ -42,8 +42,9 @@ pub fn today() -> Result<Date> {
 
 #[derive(clap::Subcommand)]
 enum PricesCommand {
-    /// Read a provider's own price list (AWS's bulk offer file, Hetzner's `/v1/pricing`
-    /// answer) into a price table, each row naming the file, its date and its SHA-256.
+    /// Read a provider's own price list (AWS's bulk offer files, Hetzner's `/v1/pricing`
+    /// answer, Azure's Retail Prices pages) into a price table, each row naming the file, its
+    /// date and its SHA-256.
     #[command(
         subcommand,
         after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom prices import azure page-*.json --region eastus --sizes sizes.json\n  headroom plan spec.toml --prices aws-prices.toml\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format."

@@ -171,8 +171,8 @@ const MACHINE_SPAN_S: f64 = 1.0;
 /// readings around each edge, as the readings come every half second and a hold need not
 /// start or end on one), less the target's cores over the hold (`target_cores`). Where the
 /// readings start after the window or end before it, over the part they cover. `None` with
-/// less than [`MACHINE_SPAN_S`] of readings inside the window. Others' cores never read below 0 (the ticks
-/// of /proc/stat and of a process are counted apart, and round apart).
+/// less than [`MACHINE_SPAN_S`] of readings inside the window. Others' cores never read below
+/// 0 (the ticks of /proc/stat and of a process are counted apart, and round apart).
 pub(crate) fn machine_cpu_over(
     readings: &[MachineReading],
     window: (f64, f64),

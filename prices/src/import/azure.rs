@@ -242,6 +242,10 @@ fn priced_here<'i>(
             *left_out.entry("ended").or_default() += 1;
             continue;
         }
+        if super::day_of(&item.effective_start).is_some_and(|start| start > options.today) {
+            *left_out.entry("not yet in effect").or_default() += 1;
+            continue;
+        }
         match chosen.get(&item.arm_sku) {
             Some(kept) if kept.effective_start >= item.effective_start => {
                 if kept.retail_price != item.retail_price {
@@ -302,6 +306,14 @@ fn rows(items: &[Item], provenance: Provenance, options: &Options) -> Result<Imp
             as_of: options.today.clone(),
             ..InstanceRow::default()
         });
+    }
+    if table.rows() == 0 {
+        // An empty table is no table (`--prices` refuses it): say why nothing was written.
+        return Err(ImportError::NothingMatched(format!(
+            "no virtual machine of {} could be priced: {}",
+            options.region,
+            notes.join("; ")
+        )));
     }
     Ok(Import {
         provenance,

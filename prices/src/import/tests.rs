@@ -326,20 +326,17 @@ fn the_azure_excerpt_yields_the_linux_row_of_each_size_it_knows() {
     );
 }
 
-/// Without the sizes no row can be written (the prices carry no cores or memory): each size is
-/// said with the command that lists them; a region the pages do not price is refused, naming
-/// the ones they do.
+/// Without the sizes no row can be written (the prices carry no cores or memory): the import
+/// is refused, saying for each size the command that lists them; a region the pages do not
+/// price is refused, naming the ones they do.
 #[test]
 fn azure_without_sizes_says_how_to_get_them_and_another_region_is_refused() {
-    let import =
-        azure_excerpt(&["azure-retail-b1s-eastus.json"], "eastus", None).expect("an import");
-    assert_eq!(import.table.rows(), 0);
-    assert!(
-        import.notes.iter().any(|n| n.contains(
-            "Standard_B1s: the prices carry no cores or memory (give the region's sizes with --sizes FILE: `az vm list-sizes --location eastus`)"
-        )),
-        "{:?}",
-        import.notes
+    let refused = azure_excerpt(&["azure-retail-b1s-eastus.json"], "eastus", None);
+    assert_eq!(
+        refused,
+        Err(ImportError::NothingMatched(
+            "no virtual machine of eastus could be priced: 1 item of eastus: Windows; Standard_B1s: the prices carry no cores or memory (give the region's sizes with --sizes FILE: `az vm list-sizes --location eastus`)".to_owned()
+        ))
     );
     let refused = azure_excerpt(&["azure-retail-b1s-eastus.json"], "westeurope", None);
     assert_eq!(
@@ -367,15 +364,26 @@ fn azure_sizes_from_the_rest_api_and_spot_and_currency_are_kept_apart() {
         r#""productName":"Virtual Machines BS Series","skuName":"B1s Spot""#,
     );
     assert_ne!(spot, page);
-    let import =
-        azure::import(vec![(spot.as_bytes(), "spot.json".to_owned())], &options).expect("import");
-    assert_eq!(import.table.rows(), 0, "{:?}", import.table);
+    let refused = azure::import(vec![(spot.as_bytes(), "spot.json".to_owned())], &options);
     assert!(
-        import
-            .notes
-            .contains(&"1 item of eastus: Spot or Low Priority".to_owned()),
-        "{:?}",
-        import.notes
+        matches!(&refused, Err(ImportError::NothingMatched(why))
+            if why.contains("1 item of eastus: Spot or Low Priority")
+                && why.contains("1 item of eastus: Windows")),
+        "{refused:?}"
+    );
+    // A price that starts after the day of import is not today's: the Linux item's start
+    // (the second `2025-10-01` of the page) moved to 2027.
+    let at = page
+        .rfind("2025-10-01T00:00:00Z")
+        .expect("the Linux item's start");
+    let future = format!("{}2027-01-01{}", &page[..at], &page[at + 10..]);
+    let refused = azure::import(
+        vec![(future.as_bytes(), "future.json".to_owned())],
+        &options,
+    );
+    assert!(
+        matches!(&refused, Err(ImportError::NothingMatched(why)) if why.contains("1 item of eastus: not yet in effect")),
+        "{refused:?}"
     );
     let euros = page.replace(r#""currencyCode":"USD""#, r#""currencyCode":"EUR""#);
     let refused = azure::import(vec![(euros.as_bytes(), "eur.json".to_owned())], &options);

@@ -189,11 +189,10 @@ pub(super) fn priced_from_other_tables(
         tables
             .iter()
             .map(|t| {
-                format!(
-                    "{} (sha256 `{}`)",
-                    t.name,
-                    &t.sha256[..t.sha256.len().min(12)]
-                )
+                // The first 12 characters, as the page's own line shows them (a digest read
+                // from a results file is not known to be hex).
+                let short: String = t.sha256.chars().take(12).collect();
+                format!("{} (sha256 `{short}`)", t.name)
             })
             .collect::<Vec<_>>()
             .join(", then ")
