@@ -91,10 +91,10 @@ pub fn run(args: K8sArgs, renderer: &annotate_snippets::Renderer) -> Result<u8> 
         .namespace
         .as_ref()
         .map_or(String::new(), |namespace| format!(" -n {namespace}"));
-    for (path, list) in paths.iter().zip([&segments, &merge]) {
+    for (claimed, list) in paths.iter().zip([&segments, &merge]) {
         let text = serde_json::to_string_pretty(list)? + "\n";
-        headroom_runner::results::write_atomically(path, &text)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        crate::outputs::write(claimed, &text)
+            .with_context(|| format!("cannot write {}", claimed.path.display()))?;
     }
     println!(
         "wrote {dir}/segments.json and {dir}/merge.json ({n} segments)\n\n\
@@ -149,7 +149,7 @@ fn claim_outputs(
     spec_dir: &std::path::Path,
     source: &str,
     out: &std::path::Path,
-) -> Result<Vec<PathBuf>> {
+) -> Result<Vec<crate::outputs::Claimed>> {
     let mut outputs = crate::outputs::Outputs::new(false);
     outputs.input(spec, "the spec");
     for file in headroom_compiler::data_file_references(source) {
@@ -157,11 +157,7 @@ fn claim_outputs(
     }
     let mut paths = Vec::new();
     for file in ["segments.json", "merge.json"] {
-        paths.push(
-            outputs
-                .claim(&out.join(file), "--out", crate::outputs::Output::Manifests)?
-                .path,
-        );
+        paths.push(outputs.claim(&out.join(file), "--out", crate::outputs::Output::Manifests)?);
     }
     Ok(paths)
 }

@@ -26,6 +26,8 @@ pub(crate) enum Output {
     JsonLines,
     /// `headroom k8s`'s manifests.
     Manifests,
+    /// `headroom prices import --out`: a price table it imported.
+    PriceTable,
 }
 
 /// The mark headroom leaves in the pages and plots it writes (an HTML comment, which neither
@@ -42,6 +44,7 @@ impl Output {
             Output::DashboardExport => "a dashboard export headroom wrote",
             Output::JsonLines => "a JSON-lines stream headroom wrote",
             Output::Manifests => "a manifest list headroom wrote",
+            Output::PriceTable => "a price table headroom imported",
         }
     }
 
@@ -54,13 +57,17 @@ impl Output {
             Output::DashboardExport => "dashboard.html",
             Output::JsonLines => "stream.jsonl",
             Output::Manifests => "segments.json",
+            Output::PriceTable => "prices.toml",
         }
     }
 
     /// Whether headroom makes the folder it goes in: the results' (and the page and plots
     /// beside them) and the manifests' are made; a stream's or an export's must be there.
     fn makes_its_folder(self) -> bool {
-        !matches!(self, Output::DashboardExport | Output::JsonLines)
+        !matches!(
+            self,
+            Output::DashboardExport | Output::JsonLines | Output::PriceTable
+        )
     }
 
     /// Whether `text`, the start of a file, is one headroom wrote of this kind.
@@ -78,6 +85,9 @@ impl Output {
             Output::JsonLines => text.lines().next().is_none_or(|first| {
                 serde_json::from_str::<headroom_runner::results::stream::StreamLine>(first).is_ok()
             }),
+            // A table `prices import` wrote: it reads as a price table and names its import.
+            Output::PriceTable => headroom_pricing::PriceTable::from_toml(text)
+                .is_ok_and(|table| table.imported().next().is_some()),
             Output::Manifests => {
                 serde_json::from_str::<serde_json::Value>(text).is_ok_and(|json| {
                     json["kind"] == "List"
@@ -98,6 +108,7 @@ impl Output {
     fn read_limit(self) -> u64 {
         match self {
             Output::Results | Output::Manifests => 1024 * 1024 * 1024,
+            Output::PriceTable => crate::MAX_PRICE_TABLE_BYTES,
             Output::Page | Output::Plot | Output::DashboardExport | Output::JsonLines => {
                 1024 * 1024
             }
@@ -216,6 +227,22 @@ impl Outputs {
             replaces,
         })
     }
+}
+
+/// The one way the binary writes a claimed output: into the device or pipe it streams to, or
+/// atomically (a file beside it, then renamed), so a reader never sees half a file and an
+/// interrupted write leaves the earlier one whole.
+pub(crate) fn write(claimed: &Claimed, text: &str) -> std::io::Result<()> {
+    if claimed.streamed {
+        std::fs::write(&claimed.path, text)
+    } else {
+        headroom_runner::results::write_atomically(&claimed.path, text)
+    }
+}
+
+/// A claimed output opened to be written as it goes (a JSON-lines stream), made or emptied.
+pub(crate) fn create(claimed: &Claimed) -> std::io::Result<std::fs::File> {
+    std::fs::File::create(&claimed.path)
 }
 
 /// Whether the file at `path` is one headroom wrote of `kind`, read bounded.

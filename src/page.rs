@@ -7,11 +7,10 @@ use annotate_snippets::Renderer;
 use anyhow::Result;
 use headroom_compare::report::Report as CompareReport;
 use headroom_pricing::planner;
-use headroom_runner::results::write_atomically;
 use headroom_templates::{Bench, Compared, Inputs, PageContext, Templates, plots};
 
 use crate::exit;
-use crate::outputs::{Claimed, Output, Outputs, WRITTEN_MARK};
+use crate::outputs::{Output, Outputs, WRITTEN_MARK};
 
 #[derive(clap::Args)]
 pub struct RenderArgs {
@@ -187,15 +186,12 @@ pub(crate) fn render(
     let page = out.map_or_else(|| default_page(results, format), Path::to_path_buf);
     let flag = if out.is_some() { "--out" } else { "the page" };
     // `--out /dev/stdout` or a pipe: the page is streamed, and there is no folder for plots.
-    let Claimed {
-        path: page,
-        streamed,
-        ..
-    } = outputs.claim(&page, flag, Output::Page)?;
+    let claimed = outputs.claim(&page, flag, Output::Page)?;
+    let streamed = claimed.streamed;
     if streamed && format == PageFormat::Md && !drawn.is_empty() {
         eprintln!(
             "note: the plots are not written: {} is not a file to put them beside; `--format html` puts them inline",
-            page.display()
+            claimed.path.display()
         );
     }
     // Markdown: the plots first, so the page never links a plot that is not there yet. HTML:
@@ -204,12 +200,11 @@ pub(crate) fn render(
     let text = match format {
         PageFormat::Md if streamed => markdown.clone(),
         PageFormat::Md => {
-            let folder = page.parent().unwrap_or(Path::new(""));
+            let folder = claimed.path.parent().unwrap_or(Path::new(""));
             for plot in &drawn {
-                let path = outputs
-                    .claim(&folder.join(&plot.file), "a plot", Output::Plot)?
-                    .path;
-                plot_files.push((path, marked(&plot.svg)));
+                let plot_claimed =
+                    outputs.claim(&folder.join(&plot.file), "a plot", Output::Plot)?;
+                plot_files.push((plot_claimed, marked(&plot.svg)));
             }
             markdown.clone()
         }
@@ -217,22 +212,18 @@ pub(crate) fn render(
     };
     // A URL's userinfo and query values may be secrets: the page never shows them.
     let text = marked(&headroom_results::masked_urls(&text));
-    for (path, text) in plot_files
+    for (output, text) in plot_files
         .iter()
-        .map(|(p, t)| (p, t.as_str()))
-        .chain([(&page, text.as_str())])
+        .map(|(c, t)| (c, t.as_str()))
+        .chain([(&claimed, text.as_str())])
     {
-        let written = if streamed && path == &page {
-            std::fs::write(path, text)
-        } else {
-            write_atomically(path, text)
-        };
-        if let Err(e) = written {
-            eprintln!("error: cannot write {}: {e}", path.display());
+        if let Err(e) = crate::outputs::write(output, text) {
+            eprintln!("error: cannot write {}: {e}", output.path.display());
             return Ok(Err(exit::WRITE_FAILED));
         }
     }
-    let plots = plot_files.into_iter().map(|(path, _)| path).collect();
+    let plots = plot_files.into_iter().map(|(c, _)| c.path).collect();
+    let page = claimed.path;
     Ok(Ok(Rendered {
         page,
         plots,

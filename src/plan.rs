@@ -76,10 +76,16 @@ pub struct PlanArgs {
     /// What a unit is called (`room`), when no spec says.
     #[arg(long)]
     unit: Option<String>,
-    /// A price table of your own (same format as the shipped one, or what `headroom prices`
-    /// lists from): its entries replace or extend the shipped ones and the spec's.
+    /// Price only from this table (same format as the shipped one, or what `headroom prices
+    /// import` wrote); given again, from these tables, a later one's entries over an
+    /// earlier's. An instance they lack is refused and a line they lack is said to be left
+    /// out of the all-in cost, unless `--fall-back-prices`.
     #[arg(long, value_name = "FILE")]
-    prices: Option<PathBuf>,
+    prices: Vec<PathBuf>,
+    /// With --prices: what those tables lack is priced from the spec's own (its `[plan]
+    /// prices` over the shipped table), each instance naming the table its price came from.
+    #[arg(long, requires = "prices")]
+    fall_back_prices: bool,
     /// Print the plan as JSON (the contract in docs/planning.md, schemas/plan.schema.json).
     #[arg(long)]
     json: bool,
@@ -100,6 +106,28 @@ pub struct PlanArgs {
     /// the largest of them: a guess past the data, marked wherever it is shown.
     #[arg(long)]
     extrapolate: bool,
+}
+
+/// The table a plan prices from: `--prices`' tables alone, or laid over the spec's (`table`)
+/// with `--fall-back-prices`; the spec's without `--prices`.
+fn priced_from(args: &PlanArgs, table: PriceTable) -> Result<PriceTable> {
+    let mut given: Option<PriceTable> = None;
+    for path in &args.prices {
+        let read = crate::read_price_table(path, "named by --prices")?;
+        match &mut given {
+            Some(given) => given.extend(read),
+            None => given = Some(read),
+        }
+    }
+    Ok(match given {
+        Some(given) if args.fall_back_prices => {
+            let mut table = table;
+            table.extend(given);
+            table
+        }
+        Some(given) => given,
+        None => table,
+    })
 }
 
 /// The request the flags make: the spec's own (when given) with each flag over it, the
@@ -133,10 +161,7 @@ fn request(
             None,
         ),
     };
-    let mut table = table;
-    if let Some(path) = &args.prices {
-        table.extend(crate::read_price_table(path, "named by --prices")?);
-    }
+    let table = priced_from(args, table)?;
     let mut provenance = None;
     let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {
@@ -244,7 +269,17 @@ pub fn run(args: PlanArgs, renderer: &Renderer) -> Result<u8> {
         Ok(asked) => asked,
         Err(code) => return Ok(code),
     };
-    let planned = planner::plan(&request, &measured, &table)?;
+    let planned = planner::plan(&request, &measured, &table).map_err(|error| match &error {
+        planner::PlanError::UnknownInstance(name) if !args.prices.is_empty() => anyhow::anyhow!(
+            "`{name}` is not in {}: it is priced only from the tables --prices names. Import its provider's prices into one (`headroom prices import`), or add --fall-back-prices to price what they lack from the spec's tables (the shipped one)",
+            args.prices
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => anyhow::anyhow!(error),
+    })?;
     let plans = &planned.plans;
     let unpriced = plans.iter().filter(|p| p.not_priced.is_some()).count();
     let placed = planned.placement.iter().flat_map(|p| &p.services);
@@ -303,6 +338,9 @@ fn write_text(out: &mut impl Write, planned: &Planned, request: &Request) -> Res
     for plan in plans {
         write_binding(out, plan, model)?;
         writeln!(out, "{}: {}", plan.name, plan.measured)?;
+        if report.price_tables.len() > 1 {
+            writeln!(out, "{}: priced from {}", plan.name, plan.price_table)?;
+        }
     }
     for plan in plans {
         for line in &plan.all_in.lines {

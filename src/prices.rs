@@ -47,7 +47,7 @@ enum PricesCommand {
     /// date and its SHA-256.
     #[command(
         subcommand,
-        after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom prices import azure page-*.json --region eastus --sizes sizes.json\n  headroom plan spec.toml --prices aws-prices.toml\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format."
+        after_help = "Examples:\n  headroom prices import aws index.json --region us-east-1 --out aws-prices.toml\n  headroom prices import hetzner pricing.json --location fsn1 --out hetzner-prices.toml\n  headroom prices import azure page-*.json --region eastus --sizes sizes.json\n  headroom plan spec.toml --prices aws-prices.toml\n\nThe file is data: a name that is not one (a newline, a quote) is left out and said, prices no provider charges (negative, zero, absurd) or a publication date after today refuse it, and what was left out goes in the table's [import], not its rows.\n\nExit codes: 0 the table was written, 1 the file could not be read as the provider's format, holds a price no provider charges, or --out names a file prices import did not write (an input, a device, a results file)."
     )]
     Import(crate::prices_import::ImportCommand),
 }

@@ -9,6 +9,7 @@ use headroom_pricing::PriceTable;
 use headroom_pricing::import::{Import, ImportError, aws, azure, hetzner};
 
 use crate::exit;
+use crate::outputs::{Output, Outputs};
 
 #[derive(clap::Subcommand)]
 pub enum ImportCommand {
@@ -26,9 +27,13 @@ pub enum ImportCommand {
         /// The engine of the AmazonRDS offer's classes, as the offer writes it.
         #[arg(long, default_value = "PostgreSQL")]
         engine: String,
-        /// Write the table here (atomically) instead of to stdout.
+        /// Write the table here (atomically) instead of to stdout: a new file, or one
+        /// `prices import` wrote.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace the `--out` file even if `prices import` did not write it.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Hetzner Cloud's `GET /v1/pricing` answer (JSON, with a project's API token): server
     /// types at one location, net of VAT and without their primary IPv4, which is a line of
@@ -47,9 +52,13 @@ pub enum ImportCommand {
         /// the shipped one by default.
         #[arg(long, value_name = "FILE")]
         specs: Option<PathBuf>,
-        /// Write the table here (atomically) instead of to stdout.
+        /// Write the table here (atomically) instead of to stdout: a new file, or one
+        /// `prices import` wrote.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace the `--out` file even if `prices import` did not write it.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Pages of Azure's Retail Prices API (JSON, no credentials:
     /// https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines' and
@@ -68,9 +77,13 @@ pub enum ImportCommand {
         /// and said.
         #[arg(long, value_name = "FILE")]
         sizes: Option<PathBuf>,
-        /// Write the table here (atomically) instead of to stdout.
+        /// Write the table here (atomically) instead of to stdout: a new file, or one
+        /// `prices import` wrote.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace the `--out` file even if `prices import` did not write it.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
 }
 
@@ -80,77 +93,85 @@ pub enum Tier {
     OrderedBefore20260615,
 }
 
-/// Imports as `command` asks; `today` dates a file that carries no date of its own.
+impl ImportCommand {
+    /// The files it reads, and what each is.
+    fn inputs(&self) -> Vec<(&std::path::Path, &'static str)> {
+        match self {
+            ImportCommand::Aws { file, .. } => vec![(file.as_path(), "the offer file")],
+            ImportCommand::Hetzner { file, specs, .. } => [(file.as_path(), "the pricing answer")]
+                .into_iter()
+                .chain(specs.as_deref().map(|s| (s, "the --specs table")))
+                .collect(),
+            ImportCommand::Azure { pages, sizes, .. } => pages
+                .iter()
+                .map(|p| (p.as_path(), "one of the pages"))
+                .chain(sizes.as_deref().map(|s| (s, "the --sizes file")))
+                .collect(),
+        }
+    }
+
+    /// `--out` and `--force`.
+    fn out(&self) -> (Option<&std::path::Path>, bool) {
+        match self {
+            ImportCommand::Aws { out, force, .. }
+            | ImportCommand::Hetzner { out, force, .. }
+            | ImportCommand::Azure { out, force, .. } => (out.as_deref(), *force),
+        }
+    }
+}
+
+/// Imports as `command` asks; `today` dates a file that carries no date of its own, and no
+/// file is published after it. `--out` is claimed by the guard every output passes before
+/// any file is read: never an input, a device or a file `prices import` did not write.
 pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
-    let (import, out) = match command {
+    let claimed = match command.out() {
+        (Some(out), force) => {
+            let mut outputs = Outputs::new(force);
+            for (input, what) in command.inputs() {
+                outputs.input(input, what);
+            }
+            Some(outputs.claim(out, "--out", Output::PriceTable)?)
+        }
+        (None, _) => None,
+    };
+    let import = match command {
         ImportCommand::Aws {
             file,
             region,
             engine,
-            out,
+            ..
         } => {
             let filter = aws::Filter {
                 region: region.clone(),
                 engine: engine.clone(),
             };
-            (aws_offer(file, &filter)?, out)
+            aws_offer(file, &filter, today)?
         }
         ImportCommand::Hetzner {
             file,
             location,
             tier,
             specs,
-            out,
-        } => {
-            let (table, name) = match specs {
-                Some(path) => {
-                    let text = crate::read_bounded(
-                        path,
-                        crate::MAX_PRICE_TABLE_BYTES,
-                        "the price table",
-                        "",
-                    )?;
-                    let table = PriceTable::from_toml(&text)
-                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-                    (table, path.display().to_string())
-                }
-                None => (
-                    PriceTable::embedded().context("the shipped price table is broken")?,
-                    headroom_pricing::SHIPPED.to_owned(),
-                ),
-            };
-            let reader = std::fs::File::open(file)
-                .with_context(|| format!("{}: cannot open the pricing answer", file.display()))?;
-            let options = hetzner::Options {
-                location: location.clone(),
-                tier: match tier {
-                    Tier::NewOrders => hetzner::Tier::NewOrders,
-                    Tier::OrderedBefore20260615 => hetzner::Tier::OrderedBefore,
-                },
-                specs: (&table, &name),
-                today: today.to_string(),
-            };
-            let read = hetzner::import(reader, &file.display().to_string(), &options);
-            (said(file, read)?, out)
-        }
+            ..
+        } => hetzner_answer(file, location, *tier, specs.as_deref(), today)?,
         ImportCommand::Azure {
             pages,
             region,
             sizes,
-            out,
-        } => (azure_pages(pages, region, sizes.as_deref(), today)?, out),
+            ..
+        } => azure_pages(pages, region, sizes.as_deref(), today)?,
     };
     let text = import
         .to_toml()
         .context("the imported table could not be written as TOML")?;
-    match out {
-        Some(path) => {
-            headroom_runner::results::write_atomically(path, &text)
-                .with_context(|| format!("{}: cannot write the table", path.display()))?;
+    match &claimed {
+        Some(claimed) => {
+            crate::outputs::write(claimed, &text)
+                .with_context(|| format!("{}: cannot write the table", claimed.path.display()))?;
             let rows = import.table.rows();
             eprintln!(
                 "{}: {rows} {} from {}",
-                path.display(),
+                claimed.path.display(),
                 if rows == 1 { "row" } else { "rows" },
                 import.provenance.source()
             );
@@ -163,13 +184,59 @@ pub fn run(command: &ImportCommand, today: jiff::civil::Date) -> Result<u8> {
     Ok(exit::OK)
 }
 
+/// Hetzner's answer at `location`, its server types' cores and memory from `specs` (the
+/// shipped table without it).
+fn hetzner_answer(
+    file: &std::path::Path,
+    location: &str,
+    tier: Tier,
+    specs: Option<&std::path::Path>,
+    today: jiff::civil::Date,
+) -> Result<Import> {
+    let (table, name) = match specs {
+        Some(path) => {
+            let text =
+                crate::read_bounded(path, crate::MAX_PRICE_TABLE_BYTES, "the price table", "")?;
+            let table = PriceTable::from_toml(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            (table, path.display().to_string())
+        }
+        None => (
+            PriceTable::embedded().context("the shipped price table is broken")?,
+            headroom_pricing::SHIPPED.to_owned(),
+        ),
+    };
+    let reader = std::fs::File::open(file)
+        .with_context(|| format!("{}: cannot open the pricing answer", file.display()))?;
+    let options = hetzner::Options {
+        location: location.to_owned(),
+        tier: match tier {
+            Tier::NewOrders => hetzner::Tier::NewOrders,
+            Tier::OrderedBefore20260615 => hetzner::Tier::OrderedBefore,
+        },
+        specs: (&table, &name),
+        today: today.to_string(),
+    };
+    let read = hetzner::import(reader, &file.display().to_string(), &options);
+    said(file, read)
+}
+
 /// An AWS offer file read as `filter` asks.
-fn aws_offer(file: &std::path::Path, filter: &aws::Filter) -> Result<Import> {
+fn aws_offer(
+    file: &std::path::Path,
+    filter: &aws::Filter,
+    today: jiff::civil::Date,
+) -> Result<Import> {
     let reader = std::fs::File::open(file)
         .with_context(|| format!("{}: cannot open the offer file", file.display()))?;
     said(
         file,
-        aws::import(reader, &file.display().to_string(), filter),
+        aws::import(
+            reader,
+            &file.display().to_string(),
+            filter,
+            &today.to_string(),
+        ),
     )
 }
 
@@ -230,6 +297,8 @@ fn said<T>(file: &std::path::Path, read: Result<T, ImportError>) -> Result<T> {
             file.display()
         ),
         ImportError::JsonIn { .. } => anyhow::anyhow!("{error}: {NOT_AS_DOWNLOADED}"),
+        // It names its file itself (one of several pages).
+        ImportError::TooLarge { .. } => anyhow::anyhow!("{error}"),
         other => anyhow::anyhow!("{}: {other}", file.display()),
     })
 }

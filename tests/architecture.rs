@@ -4,6 +4,8 @@
 //! generator and the orchestration reach a network crate and the matrix's readers do not
 //! compile the validator (`dependencies`, from `cargo metadata`).
 
+#[path = "architecture/calls.rs"]
+mod calls;
 mod common;
 #[path = "architecture/dependencies.rs"]
 mod dependencies;
@@ -168,7 +170,7 @@ fn no_library_prints() {
     let mut found = Vec::new();
     for src in SOURCES.iter().filter(|src| !MAY_PRINT.contains(src)) {
         for (file, text) in crate_modules(src).1.values() {
-            for line in modules::printing_lines(text) {
+            for line in calls::printing_lines(text) {
                 found.push(format!("{}:{line}", file.display()));
             }
         }
@@ -195,7 +197,7 @@ fn sockets_are_opened_only_where_allowed() {
     let mut allowed_seen = 0;
     for src in SOURCES {
         for (file, text) in crate_modules(src).1.values() {
-            let lines = modules::socket_lines(text);
+            let lines = calls::socket_lines(text);
             let allowed = MAY_OPEN_SOCKETS_IN
                 .iter()
                 .any(|folder| file.starts_with(root.join(folder)));
@@ -214,6 +216,41 @@ fn sockets_are_opened_only_where_allowed() {
     assert!(
         found.is_empty(),
         "a socket opened outside the crates that may (ARCHITECTURE.md):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Where the binary writes files: the guard every output is claimed by (`outputs.rs`: its
+/// `write` and `create`) and the results file's keeping (`out.rs`: the lock and the earlier
+/// file kept as `.prev`). Any writer added later goes through the guard.
+const MAY_WRITE_FILES_IN: [&str; 2] = ["src/outputs.rs", "src/out.rs"];
+
+/// Issue 57: `prices import --out` skipped the guard `run`, `render` and `merge` share; no
+/// command of the binary writes a file but through it.
+#[test]
+fn the_binary_writes_files_only_through_the_guard() {
+    let root = common::root();
+    let mut found = Vec::new();
+    let mut allowed_seen = 0;
+    for (file, text) in crate_modules("src").1.values() {
+        let lines = calls::writing_lines(text);
+        if MAY_WRITE_FILES_IN
+            .iter()
+            .any(|allowed| *file == root.join(allowed))
+        {
+            allowed_seen += lines.len();
+        } else {
+            found.extend(
+                lines
+                    .iter()
+                    .map(|line| format!("{}:{line}", file.display())),
+            );
+        }
+    }
+    assert!(allowed_seen >= 3, "the guard's own writes were not seen");
+    assert!(
+        found.is_empty(),
+        "a file written outside the guard (claim it with `outputs::Outputs::claim`, write it with `outputs::write`):\n{}",
         found.join("\n")
     );
 }

@@ -92,6 +92,9 @@ pub fn staleness(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     match day(as_of) {
+        Some(day) if day > today => warnings.push(format!(
+            "as of {as_of}, after today ({today}): a price is read before it is planned with, so this date is wrong"
+        )),
         Some(day) => {
             let age = days_between(day, today);
             if age > max_age_days {
@@ -297,6 +300,18 @@ mod tests {
         assert_eq!(day("2026 (article date not shown)"), None);
         assert_eq!(day("2026-02-30"), None, "no such day");
         assert_eq!(day("2026-11-30T10:00"), None, "a day, and nothing else");
+    }
+
+    #[test]
+    fn a_price_dated_after_today_is_stale() {
+        let today = on("2026-11-30");
+        assert_eq!(
+            staleness("2030-01-01", None, today, 180),
+            [
+                "as of 2030-01-01, after today (2026-11-30): a price is read before it is planned with, so this date is wrong"
+            ]
+        );
+        assert!(staleness("2026-11-30", None, today, 180).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod checks;
 pub mod entries;
 pub mod import;
 
@@ -113,7 +114,7 @@ pub struct Database {
 }
 
 #[derive(Debug, Default, Deserialize)]
-struct RawTable {
+pub(crate) struct RawTable {
     #[serde(default)]
     aws_ec2: Vec<Instance>,
     #[serde(default)]
@@ -132,6 +133,9 @@ struct RawTable {
     aws_rds_storage: Vec<Line>,
     #[serde(default)]
     hetzner_extra: Vec<Line>,
+    /// Where an imported table's prices come from (`headroom prices import`).
+    #[serde(default)]
+    import: Option<import::ImportRecord>,
 }
 
 impl RawTable {
@@ -297,6 +301,10 @@ pub struct PriceTable {
     lines: BTreeMap<String, Line>,
     listed: Vec<Listed>,
     sources: Vec<TableSource>,
+    /// Each source's `[import]`, where it was imported.
+    imports: Vec<Option<import::ImportRecord>>,
+    /// The source each entry was read from, by id: an index into `sources`.
+    origins: BTreeMap<String, usize>,
 }
 
 impl PriceTable {
@@ -319,6 +327,20 @@ impl PriceTable {
         &self.sources
     }
 
+    /// The table an entry (`t4g.medium`, `ebs-gp3-storage`) was read from: the last that
+    /// listed it.
+    pub fn source_of(&self, id: &str) -> Option<&TableSource> {
+        self.sources.get(*self.origins.get(id)?)
+    }
+
+    /// The tables `headroom prices import` wrote among them, each with its `[import]`.
+    pub fn imported(&self) -> impl Iterator<Item = (&TableSource, &import::ImportRecord)> {
+        self.sources
+            .iter()
+            .zip(&self.imports)
+            .filter_map(|(source, import)| Some((source, import.as_ref()?)))
+    }
+
     /// Reads a table in the shipped format.
     pub fn from_toml(text: &str) -> Result<PriceTable, PriceTableError> {
         let raw: RawTable = toml::from_str(text).map_err(|error| PriceTableError::Parse {
@@ -332,6 +354,7 @@ impl PriceTable {
                 span: None,
             });
         }
+        raw.check_names(text)?;
         raw.check_numbers()?;
         raw.check_dates(text)?;
         let mut table = PriceTable::default();
@@ -375,6 +398,8 @@ impl PriceTable {
             oldest_as_of: days.first().map(|d| (*d).to_owned()),
             newest_as_of: days.last().map(|d| (*d).to_owned()),
         });
+        table.imports.push(raw.import);
+        table.origins = table.listed.iter().map(|l| (l.id.clone(), 0)).collect();
         Ok(table)
     }
 
@@ -390,10 +415,18 @@ impl PriceTable {
                 None => self.listed.push(listed.clone()),
             }
         }
+        let offset = self.sources.len();
+        self.origins.extend(
+            other
+                .origins
+                .into_iter()
+                .map(|(id, origin)| (id, origin + offset)),
+        );
         self.instances.extend(other.instances);
         self.databases.extend(other.databases);
         self.lines.extend(other.lines);
         self.sources.extend(other.sources);
+        self.imports.extend(other.imports);
     }
 
     /// Every entry, in the order the table lists it (a user table's after the shipped one's).
@@ -446,115 +479,6 @@ impl Instance {
         self.eur_per_month_ipv6_only
             .map(|eur| (eur, false))
             .or(self.eur_per_month.map(|eur| (eur, true)))
-    }
-}
-
-impl RawTable {
-    /// Prices and sizes are facts about money and machines: finite, and not negative; an
-    /// instance has a vCPU.
-    fn check_numbers(&self) -> Result<(), PriceTableError> {
-        let numbers = self
-            .instances()
-            .flat_map(|i| {
-                [
-                    ("usd_per_hour", i.usd_per_hour),
-                    ("eur_per_month", i.eur_per_month),
-                    ("eur_per_month_ipv6_only", i.eur_per_month_ipv6_only),
-                    (
-                        "eur_per_month_ipv6_only_pre_2026_06_15",
-                        i.eur_per_month_ipv6_only_pre_2026_06_15,
-                    ),
-                    ("memory_gib", i.memory_gib),
-                    ("memory_gb", i.memory_gb),
-                    ("baseline_cpu_pct_per_vcpu", i.baseline_cpu_pct_per_vcpu),
-                ]
-                .map(|(key, value)| (i.id.as_str(), key, value))
-            })
-            .chain(self.aws_rds.iter().flat_map(|d| {
-                [
-                    ("usd_per_hour", d.usd_per_hour),
-                    ("memory_gib", d.memory_gib),
-                ]
-                .map(|(key, value)| (d.id.as_str(), key, value))
-            }))
-            .chain(self.lines().flat_map(|(_, l)| {
-                [
-                    ("usd_per_unit", l.usd_per_unit),
-                    ("usd_per_month_730h", l.usd_per_month_730h),
-                    ("usd_per_vcpu_hour", l.usd_per_vcpu_hour),
-                    ("usd_per_hour", l.usd_per_hour),
-                    ("eur_per_month", l.eur_per_month),
-                    ("eur_per_gb_month", l.eur_per_gb_month),
-                    ("eur_per_tb", l.eur_per_tb),
-                    ("pct_of_instance_price", l.pct_of_instance_price),
-                    ("free_gb_per_month", l.free_gb_per_month),
-                ]
-                .map(|(key, value)| (l.id.as_str(), key, value))
-            }));
-        for (id, key, value) in numbers {
-            if let Some(value) = value
-                && !(value.is_finite() && value >= 0.0)
-            {
-                return Err(PriceTableError::Parse {
-                    message: format!(
-                        "`{key}` of `{id}` is {value}: a price or a size is a finite number of 0 or more"
-                    ),
-                    span: None,
-                });
-            }
-        }
-        if let Some(instance) = self
-            .instances()
-            .find(|i| i.memory_gib.is_none() && i.memory_gb.is_none())
-        {
-            return Err(PriceTableError::Parse {
-                message: format!(
-                    "`{}` has no memory: give `memory_gib` (or `memory_gb`, as the provider lists it), as its memory ceiling is planned from it",
-                    instance.id
-                ),
-                span: None,
-            });
-        }
-        if let Some(instance) = self.instances().find(|i| i.vcpu == 0) {
-            return Err(PriceTableError::Parse {
-                message: format!(
-                    "`vcpu` of `{}` is 0: an instance has at least one",
-                    instance.id
-                ),
-                span: None,
-            });
-        }
-        Ok(())
-    }
-
-    /// An as-of date is a fact: a date, or absent (shown as undated and counted stale).
-    fn check_dates(&self, text: &str) -> Result<(), PriceTableError> {
-        let dates = self
-            .instances()
-            .flat_map(|i| {
-                [Some(i.as_of.as_str()), i.stale_after.as_deref()].map(|d| (i.id.as_str(), d))
-            })
-            .chain(self.aws_rds.iter().flat_map(|d| {
-                [d.as_of.as_deref(), d.stale_after.as_deref()].map(|date| (d.id.as_str(), date))
-            }))
-            .chain(self.lines().flat_map(|(_, l)| {
-                [l.as_of.as_deref(), l.stale_after.as_deref()].map(|d| (l.id.as_str(), d))
-            }));
-        for (id, as_of) in dates {
-            if let Some(as_of) = as_of
-                && entries::day(as_of).is_none()
-            {
-                return Err(PriceTableError::Parse {
-                    message: format!(
-                        "the as-of date of `{id}` is \"{as_of}\", not a date: write it as YYYY-MM-DD, or leave `as_of` out when no date is known (it is then shown as undated and counted stale)"
-                    ),
-                    span: text
-                        .find(&format!("\"{as_of}\""))
-                        .map(|at| at..at + as_of.len() + 2),
-                });
-            }
-        }
-        Ok(())
     }
 }
 

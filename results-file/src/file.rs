@@ -60,7 +60,18 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = std::path::PathBuf::from(temporary);
-    std::fs::write(&temporary, text)?;
+    // A file (or a link, or a device) left at the temporary name by anyone is never written
+    // through: it is removed, and the temporary made new.
+    match std::fs::remove_file(&temporary) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)?;
+    std::io::Write::write_all(&mut file, text.as_bytes())?;
+    drop(file);
     std::fs::rename(&temporary, path)
 }
 

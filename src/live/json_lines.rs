@@ -17,11 +17,14 @@ pub(crate) struct JsonLines {
 impl JsonLines {
     /// `place` created (truncated) at `path`, the file the guard claimed for it, or stdout
     /// for `-`.
-    pub(crate) fn open(place: &str, path: Option<&std::path::Path>) -> anyhow::Result<JsonLines> {
-        let out: Box<dyn Write + Send> = match path {
+    pub(crate) fn open(
+        place: &str,
+        claimed: Option<&crate::outputs::Claimed>,
+    ) -> anyhow::Result<JsonLines> {
+        let out: Box<dyn Write + Send> = match claimed {
             None => Box::new(std::io::stdout()),
-            Some(path) => {
-                let file = std::fs::File::create(path).with_context(|| {
+            Some(claimed) => {
+                let file = crate::outputs::create(claimed).with_context(|| {
                 format!(
                     "--stream json-lines={place}: cannot create the file (does its folder exist?)"
                 )

@@ -66,19 +66,15 @@ impl StreamSpec {
 pub(crate) fn claim_files(
     specs: &[StreamSpec],
     outputs: &mut crate::outputs::Outputs,
-) -> anyhow::Result<Vec<Option<std::path::PathBuf>>> {
+) -> anyhow::Result<Vec<Option<crate::outputs::Claimed>>> {
     let mut claimed = Vec::with_capacity(specs.len());
     for spec in specs {
         claimed.push(match spec {
-            StreamSpec::JsonLines(place) if place != "-" => Some(
-                outputs
-                    .claim(
-                        std::path::Path::new(place),
-                        "--stream json-lines",
-                        crate::outputs::Output::JsonLines,
-                    )?
-                    .path,
-            ),
+            StreamSpec::JsonLines(place) if place != "-" => Some(outputs.claim(
+                std::path::Path::new(place),
+                "--stream json-lines",
+                crate::outputs::Output::JsonLines,
+            )?),
             _ => None,
         });
     }
@@ -106,7 +102,7 @@ impl Streams {
     /// endpoint load's host rule refuses: here, before anything runs) and starts its thread.
     pub(crate) fn start(
         specs: &[StreamSpec],
-        claimed: Vec<Option<std::path::PathBuf>>,
+        claimed: Vec<Option<crate::outputs::Claimed>>,
         allow_hosts: &[String],
     ) -> anyhow::Result<Streams> {
         let mut running = Vec::new();
@@ -114,7 +110,7 @@ impl Streams {
             let (name, sink): (String, Box<dyn Sink>) = match spec {
                 StreamSpec::JsonLines(place) => (
                     format!("json-lines={place}"),
-                    Box::new(JsonLines::open(place, path.as_deref())?),
+                    Box::new(JsonLines::open(place, path.as_ref())?),
                 ),
                 StreamSpec::PrometheusRw(url) => (
                     format!("prometheus-rw={}", headroom_results::masked_urls(url)),

@@ -23,9 +23,9 @@ pub(super) fn run_id(args: &RunArgs, bench: &str) -> String {
 /// The files the watchers write, claimed by the guard before anything is written.
 pub(super) struct Claimed {
     /// `--dashboard-export`, where it is written.
-    pub export: Option<std::path::PathBuf>,
+    pub export: Option<crate::outputs::Claimed>,
     /// Each `--stream`'s file, in order (none for stdout or an endpoint).
-    pub streams: Vec<Option<std::path::PathBuf>>,
+    pub streams: Vec<Option<crate::outputs::Claimed>>,
 }
 
 /// Claims the watchers' files: the dashboard's export, then each stream's.
@@ -40,8 +40,7 @@ pub(super) fn claim(args: &RunArgs, outputs: &mut crate::outputs::Outputs) -> Re
                 crate::outputs::Output::DashboardExport,
             )
         })
-        .transpose()?
-        .map(|claimed| claimed.path);
+        .transpose()?;
     let streams = crate::live::claim_files(&args.streams, outputs)?;
     Ok(Claimed { export, streams })
 }
@@ -120,7 +119,7 @@ fn dashboard(
     args: &RunArgs,
     bench: &str,
     run_id: &str,
-    export: Option<std::path::PathBuf>,
+    export: Option<crate::outputs::Claimed>,
 ) -> Result<Option<Dashboard>> {
     if !args.dashboard && export.is_none() {
         return Ok(None);

@@ -405,53 +405,6 @@ pub fn parent_globs(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// What prints from a library: a library returns what it has to say, and the binary (or a
-/// test, through `say`) decides where it goes.
-const PRINTING: [&str; 7] = [
-    "println!",
-    "eprintln!",
-    "print!(",
-    "eprint!(",
-    "dbg!(",
-    "io::stdout()",
-    "io::stderr()",
-];
-
-/// The lines of a module's code (tests left out) that print.
-pub fn printing_lines(text: &str) -> Vec<usize> {
-    lines_naming(text, &PRINTING)
-}
-
-/// What opens a socket: the standard library's and tokio's sockets, socket2, and the
-/// clients and servers built on them.
-const SOCKETS: [&str; 9] = [
-    "TcpStream",
-    "TcpListener",
-    "UdpSocket",
-    "UnixStream",
-    "UnixListener",
-    "tokio::net",
-    "socket2",
-    "connect_async",
-    "axum::serve",
-];
-
-/// The lines of a module's code (tests left out) that open a socket.
-pub fn socket_lines(text: &str) -> Vec<usize> {
-    lines_naming(text, &SOCKETS)
-}
-
-fn lines_naming(text: &str, names: &[&str]) -> Vec<usize> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-    code.lines()
-        .enumerate()
-        .filter(|(_, line)| {
-            !line.trim_start().starts_with("//") && names.iter().any(|name| line.contains(name))
-        })
-        .map(|(number, _)| number + 1)
-        .collect()
-}
-
 #[cfg(test)]
 mod checks {
     use super::*;
@@ -575,14 +528,5 @@ mod checks {
             parent_globs("fn f() {}\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n"),
             Vec::<usize>::new()
         );
-    }
-
-    #[test]
-    fn printing_and_sockets_are_found_outside_tests() {
-        let text = "fn f() {\n    println!(\"x\");\n    let _ = std::io::stderr();\n}\n// println! in a comment\n#[cfg(test)]\nmod tests { fn g() { eprintln!(\"y\"); } }\n";
-        assert_eq!(printing_lines(text), [2, 3]);
-        let text = "use tokio::net::TcpListener;\nfn f() { let _ = std::net::TcpStream::connect(\"127.0.0.1:1\"); }\n";
-        assert_eq!(socket_lines(text), [1, 2]);
-        assert!(socket_lines("fn f() -> u16 { 8080 }").is_empty());
     }
 }

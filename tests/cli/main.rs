@@ -12,6 +12,7 @@ mod plan;
 mod prices;
 mod refusals;
 mod spec;
+mod writers;
 
 use std::path::Path;
 

@@ -12,13 +12,17 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use super::{Hashing, Import, ImportError, ImportedTable, InstanceRow, Provenance};
+use super::checks::{self, Priced};
+use super::{Import, ImportError, ImportedTable, InstanceRow, Provenance};
 
 /// One page of the API's answer.
 #[derive(Deserialize)]
 struct Page {
     #[serde(rename = "Items")]
     items: Vec<Item>,
+    /// The next page's address; `null` on the last.
+    #[serde(rename = "NextPageLink", default)]
+    next: Option<String>,
 }
 
 /// An item of a page; only what the import reads.
@@ -83,19 +87,29 @@ impl Sizes {
     /// Reads `az vm list-sizes --location REGION` (an array) or the REST API's `vmSizes`
     /// answer (`{"value": [...]}`) from `reader`, named `file`.
     pub fn read(reader: impl Read, file: &str) -> Result<Sizes, ImportError> {
-        let mut hashing = Hashing::new(reader);
-        let value: serde_json::Value = serde_json::from_reader(&mut hashing)?;
-        let sha256 = hashing.finish().map_err(|e| {
-            ImportError::Format(format!("the sizes could not be read to their end: {e}"))
-        })?;
-        let sizes = match serde_json::from_value::<SizesFile>(value) {
+        let (bytes, sha256) = super::read_whole(reader, file)?;
+        let sizes = match serde_json::from_slice::<SizesFile>(&bytes) {
             Ok(SizesFile::List(sizes) | SizesFile::Answer { value: sizes }) => sizes,
+            Err(error) if error.is_syntax() || error.is_eof() => return Err(error.into()),
             Err(_) => {
                 return Err(ImportError::Format(
                     "not a list of Azure virtual machine sizes: give what `az vm list-sizes --location REGION` prints (each size with `name`, `numberOfCores` and `memoryInMb`)".to_owned(),
                 ));
             }
         };
+        let mut implausible = Vec::new();
+        for size in &sizes {
+            let named = super::name(&size.name).map(|_| ());
+            let cores = checks::plausible_size(f64::from(size.cores), "vCPUs", checks::MOST_VCPUS);
+            let memory =
+                checks::plausible_size(size.memory_mib / 1024.0, "GiB of memory", checks::MOST_GIB);
+            if let Err(why) = named.and(cores).and(memory) {
+                implausible.push(format!("size `{}`: {why}", super::shown(&size.name)));
+            }
+        }
+        if !implausible.is_empty() {
+            return Err(ImportError::Implausible(implausible));
+        }
         Ok(Sizes {
             by_name: sizes
                 .into_iter()
@@ -138,24 +152,43 @@ fn not_priced_here(item: &Item) -> Option<&'static str> {
 }
 
 /// Reads the API's pages (`pages`: each read and its name, in the order the API gave them,
-/// following `NextPageLink`) into the rows of `options.region`.
+/// following `NextPageLink`) into the rows of `options.region`. Each page is read whole, at
+/// most [`super::MAX_WHOLE_FILE_BYTES`], and only the region's items are kept; the last page's
+/// `NextPageLink` must be null (a set cut short is refused).
 pub fn import<R: Read>(pages: Vec<(R, String)>, options: &Options) -> Result<Import, ImportError> {
-    let mut items = Vec::new();
+    super::name(&options.region).map_err(|why| ImportError::Format(format!("the region {why}")))?;
+    let mut in_region = Vec::new();
+    let mut regions = BTreeSet::new();
     let mut digests = Vec::new();
     let names: Vec<String> = pages.iter().map(|(_, name)| name.clone()).collect();
-    for (reader, name) in pages {
-        let mut hashing = Hashing::new(reader);
-        let value: serde_json::Value = serde_json::from_reader(&mut hashing)
-            .map_err(|e| in_page(&name, ImportError::from(e)))?;
-        digests.push(hashing.finish().map_err(|e| {
-            ImportError::Format(format!("{name}: could not be read to its end: {e}"))
-        })?);
-        let page: Page = serde_json::from_value(value).map_err(|e| {
-            ImportError::Format(format!(
-                "{name}: not a page of Azure's Retail Prices API (`Items`, each with `currencyCode`, `retailPrice`, `armRegionName`…): {e}"
-            ))
+    let count = pages.len();
+    for (at, (reader, name)) in pages.into_iter().enumerate() {
+        let (bytes, sha256) = super::read_whole(reader, &name)?;
+        digests.push(sha256);
+        let page: Page = serde_json::from_slice(&bytes).map_err(|e| {
+            if e.is_syntax() || e.is_eof() {
+                in_page(&name, ImportError::from(e))
+            } else {
+                ImportError::Format(format!(
+                    "{name}: not a page of Azure's Retail Prices API (`Items`, each with `currencyCode`, `retailPrice`, `armRegionName`…): {e}"
+                ))
+            }
         })?;
-        items.extend(page.items);
+        // Pages of several queries may be given one set after another (a query per size);
+        // the set the last page ends must end there.
+        if let (Some(next), true) = (&page.next, at + 1 == count) {
+            return Err(ImportError::Format(format!(
+                "{name} is the last page given, but its `NextPageLink` names another (`{}`): the set is cut short. Give every page, following `NextPageLink` until it is null",
+                super::shown(next)
+            )));
+        }
+        for item in page.items {
+            if item.region.eq_ignore_ascii_case(&options.region) {
+                in_region.push(item);
+            } else if regions.len() < 100 {
+                regions.insert(super::shown(&item.region));
+            }
+        }
     }
     let provenance = Provenance {
         provider: "azure".to_owned(),
@@ -172,7 +205,7 @@ pub fn import<R: Read>(pages: Vec<(R, String)>, options: &Options) -> Result<Imp
             crate::sha256_hex(digests.join("\n").as_bytes())
         },
     };
-    rows(&items, provenance, options)
+    rows(in_region, &regions, provenance, options)
 }
 
 /// `error` said to be in the page `name`.
@@ -192,31 +225,31 @@ fn in_page(name: &str, error: ImportError) -> ImportError {
     }
 }
 
-/// The items of `options.region`, refused where there are none or they are not in dollars.
-fn of_region<'i>(items: &'i [Item], options: &Options) -> Result<Vec<&'i Item>, ImportError> {
-    let in_region: Vec<&Item> = items
-        .iter()
-        .filter(|i| i.region.eq_ignore_ascii_case(&options.region))
-        .collect();
+/// The region's items, refused where there are none (`regions`: the others the pages
+/// price) or they are not in dollars.
+fn of_region<'i>(
+    in_region: &'i [Item],
+    regions: &BTreeSet<String>,
+    options: &Options,
+) -> Result<Vec<&'i Item>, ImportError> {
     if in_region.is_empty() {
-        let regions: BTreeSet<&str> = items.iter().map(|i| i.region.as_str()).collect();
         return Err(ImportError::NothingMatched(format!(
             "no item is priced in `{}`; the pages price {}",
             options.region,
             if regions.is_empty() {
                 "nothing".to_owned()
             } else {
-                regions.into_iter().collect::<Vec<_>>().join(", ")
+                regions.iter().cloned().collect::<Vec<_>>().join(", ")
             }
         )));
     }
     if let Some(other) = in_region.iter().find(|i| i.currency != "USD") {
         return Err(ImportError::Format(format!(
             "its prices are in {}: headroom prices Azure in US dollars (ask the API without `currencyCode`, or with `currencyCode='USD'`)",
-            other.currency
+            super::shown(&other.currency)
         )));
     }
-    Ok(in_region)
+    Ok(in_region.iter().collect())
 }
 
 /// Of the region's items, the Linux pay-as-you-go hour of each size (its latest, where several
@@ -225,12 +258,26 @@ fn priced_here<'i>(
     in_region: Vec<&'i Item>,
     options: &Options,
     notes: &mut Vec<String>,
-) -> BTreeMap<String, &'i Item> {
+) -> Result<BTreeMap<String, &'i Item>, ImportError> {
     let mut left_out: BTreeMap<&str, usize> = BTreeMap::new();
     let mut chosen: BTreeMap<String, &Item> = BTreeMap::new();
+    let mut implausible = Vec::new();
     for item in in_region {
         if let Some(why) = not_priced_here(item) {
             *left_out.entry(why).or_default() += 1;
+            continue;
+        }
+        if let Err(why) = super::name(&item.arm_sku) {
+            *left_out
+                .entry("its `armSkuName` is not a size's name")
+                .or_default() += 1;
+            if implausible.len() + notes.len() < 100 {
+                notes.push(format!("an item's `armSkuName` {why}"));
+            }
+            continue;
+        }
+        if let Err(why) = checks::plausible(item.retail_price, Priced::UsdHour) {
+            implausible.push(format!("{} in {}: {why}", item.arm_sku, options.region));
             continue;
         }
         if item
@@ -264,6 +311,9 @@ fn priced_here<'i>(
             }
         }
     }
+    if !implausible.is_empty() {
+        return Err(ImportError::Implausible(implausible));
+    }
     for (why, count) in &left_out {
         notes.push(format!(
             "{count} {} of {}: {why}",
@@ -271,13 +321,18 @@ fn priced_here<'i>(
             options.region
         ));
     }
-    chosen
+    Ok(chosen)
 }
 
 /// The items of the region as rows, one per size (its latest price), and what was left out.
-fn rows(items: &[Item], provenance: Provenance, options: &Options) -> Result<Import, ImportError> {
+fn rows(
+    items: Vec<Item>,
+    regions: &BTreeSet<String>,
+    provenance: Provenance,
+    options: &Options,
+) -> Result<Import, ImportError> {
     let mut notes = Vec::new();
-    let chosen = priced_here(of_region(items, options)?, options, &mut notes);
+    let chosen = priced_here(of_region(&items, regions, options)?, options, &mut notes)?;
     let source = provenance.source();
     let mut table = ImportedTable::default();
     for (sku, item) in chosen {
@@ -324,5 +379,5 @@ fn rows(items: &[Item], provenance: Provenance, options: &Options) -> Result<Imp
 
 /// `2025-10-01` of `2025-10-01T00:00:00Z`, or the text as it is.
 fn day_or_undated(timestamp: &str) -> String {
-    super::day_of(timestamp).unwrap_or_else(|| format!("\"{timestamp}\""))
+    super::day_of(timestamp).unwrap_or_else(|| format!("\"{}\"", super::shown(timestamp)))
 }

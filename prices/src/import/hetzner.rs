@@ -9,7 +9,8 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use super::{Hashing, Import, ImportError, ImportedTable, InstanceRow, LineRow, Provenance};
+use super::checks::{self, Priced};
+use super::{Import, ImportError, ImportedTable, InstanceRow, LineRow, Provenance};
 use crate::PriceTable;
 
 /// Which of Hetzner's price tiers the answer's prices are.
@@ -103,30 +104,41 @@ struct Amount {
 }
 
 /// Reads a `/v1/pricing` answer (wrapped in `{"pricing": …}` as the API sends it, or the
-/// object alone) from `reader`, named `file`.
+/// object alone) from `reader`, named `file`: read whole, at most
+/// [`super::MAX_WHOLE_FILE_BYTES`], into the few fields read (no JSON tree of the whole).
 pub fn import(reader: impl Read, file: &str, options: &Options) -> Result<Import, ImportError> {
-    let mut hashing = Hashing::new(reader);
-    let value: serde_json::Value = serde_json::from_reader(&mut hashing)?;
-    let sha256 = hashing
-        .finish()
-        .map_err(|e| ImportError::Format(format!("the file could not be read to its end: {e}")))?;
-    let pricing = if value.get("pricing").is_some() {
-        serde_json::from_value::<Answer>(value).map(|a| a.pricing)
-    } else {
-        serde_json::from_value::<Pricing>(value)
-    }
-    .map_err(|e| ImportError::Format(format!("not Hetzner Cloud's `/v1/pricing` answer: {e}")))?;
+    let location = super::name(&options.location)
+        .map_err(|why| ImportError::Format(format!("the location {why}")))?;
+    let (bytes, sha256) = super::read_whole(reader, file)?;
+    let pricing = match serde_json::from_slice::<Answer>(&bytes) {
+        Ok(answer) => answer.pricing,
+        Err(wrapped) if wrapped.is_data() => match serde_json::from_slice::<Pricing>(&bytes) {
+            Ok(pricing) => pricing,
+            Err(bare) if bare.is_data() => {
+                // The error of the shape the file meant: wrapped when it has `pricing`.
+                let meant = if has_pricing_key(&bytes) {
+                    wrapped
+                } else {
+                    bare
+                };
+                return Err(ImportError::Format(format!(
+                    "not Hetzner Cloud's `/v1/pricing` answer: {meant}"
+                )));
+            }
+            Err(syntax) => return Err(syntax.into()),
+        },
+        Err(syntax) => return Err(syntax.into()),
+    };
     if pricing.currency != "EUR" {
         return Err(ImportError::Format(format!(
             "its prices are in {}: headroom prices Hetzner in euros (an account billed in EUR)",
-            pricing.currency
+            super::shown(&pricing.currency)
         )));
     }
     let provenance = Provenance {
         provider: "hetzner".to_owned(),
         what: format!(
-            "Hetzner Cloud /v1/pricing at {}, net of VAT, for {}",
-            options.location,
+            "Hetzner Cloud /v1/pricing at {location}, net of VAT, for {}",
             options.tier.applies_to()
         ),
         file: file.to_owned(),
@@ -136,14 +148,32 @@ pub fn import(reader: impl Read, file: &str, options: &Options) -> Result<Import
     rows(&pricing, provenance, options)
 }
 
+/// Whether the answer's top level has a `pricing` key (the API's own wrapping).
+fn has_pricing_key(bytes: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Keys {
+        pricing: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Keys>(bytes).is_ok_and(|keys| keys.pricing.is_some())
+}
+
 /// `prices` at `location`.
 fn at<'p>(prices: &'p [AtLocation], location: &str) -> Option<&'p AtLocation> {
     prices.iter().find(|p| p.location == location)
 }
 
-/// An amount's net figure.
-fn net(amount: Option<&Amount>) -> Option<f64> {
-    amount.and_then(|a| super::decimal(&a.net))
+/// An amount's net figure, a price the provider charges for `what` where it is given.
+fn net(amount: Option<&Amount>, what: Priced) -> Result<Option<f64>, String> {
+    let Some(amount) = amount else {
+        return Ok(None);
+    };
+    let value = super::decimal(&amount.net).ok_or_else(|| {
+        format!(
+            "the net amount `{}` is not a number",
+            super::shown(&amount.net)
+        )
+    })?;
+    checks::plausible(value, what).map(Some)
 }
 
 /// The answer's rows at the location asked, and what was left out.
@@ -155,13 +185,18 @@ fn rows(
     let source = provenance.source();
     let location = options.location.as_str();
     let mut table = ImportedTable::default();
+    let mut implausible = Vec::new();
     let ipv4_month = lines(
         pricing,
         location,
         &source,
         &options.today,
         &mut table.hetzner_extra,
-    );
+    )
+    .unwrap_or_else(|why| {
+        implausible.extend(why);
+        None
+    });
     let mut notes = Vec::new();
     let (specs, specs_name) = options.specs;
     let known: BTreeMap<String, &crate::Instance> = specs
@@ -172,21 +207,27 @@ fn rows(
         .map(|i| (i.id.to_ascii_lowercase(), i))
         .collect();
     for server in &pricing.server_types {
+        let name = super::shown(&server.name);
         let Some(price) = at(&server.prices, location) else {
-            notes.push(format!("{}: not offered at {location}", server.name));
+            notes.push(format!("{name}: not offered at {location}"));
             continue;
         };
-        let Some(month) = net(price.price_monthly.as_ref()) else {
-            notes.push(format!(
-                "{}: no monthly net price at {location}",
-                server.name
-            ));
-            continue;
+        let month = net(price.price_monthly.as_ref(), Priced::EurMonth);
+        let hour = net(price.price_hourly.as_ref(), Priced::EurHour);
+        let (month, hour) = match (month, hour) {
+            (Ok(Some(month)), Ok(hour)) => (month, hour),
+            (Ok(None), Ok(_)) => {
+                notes.push(format!("{name}: no monthly net price at {location}"));
+                continue;
+            }
+            (Err(why), _) | (_, Err(why)) => {
+                implausible.push(format!("server type {name} at {location}: {why}"));
+                continue;
+            }
         };
         let Some(spec) = known.get(&server.name.to_ascii_lowercase()) else {
             notes.push(format!(
-                "{}: the pricing answer has no cores or memory, nor has {specs_name} (give a table that has them with --specs FILE)",
-                server.name
+                "{name}: the pricing answer has no cores or memory, nor has {specs_name} (give a table that has them with --specs FILE)"
             ));
             continue;
         };
@@ -198,7 +239,7 @@ fn rows(
             memory_gb: spec.memory_gb,
             memory_gib: spec.memory_gib,
             eur_per_month_ipv6_only: Some(month),
-            eur_per_hour_ipv6_only: net(price.price_hourly.as_ref()),
+            eur_per_hour_ipv6_only: hour,
             eur_per_month: ipv4_month.map(|ip| ((month + ip) * 10_000.0).round() / 10_000.0),
             applies_to: Some(options.tier.applies_to().to_owned()),
             spec_source: Some(format!("{specs_name} ({})", spec.source)),
@@ -207,18 +248,10 @@ fn rows(
             ..InstanceRow::default()
         });
     }
-    let anywhere = |s: &ServerType| at(&s.prices, location).is_some();
-    if !pricing.server_types.is_empty() && !pricing.server_types.iter().any(anywhere) {
-        let offered: std::collections::BTreeSet<&str> = pricing
-            .server_types
-            .iter()
-            .flat_map(|s| s.prices.iter().map(|p| p.location.as_str()))
-            .collect();
-        return Err(ImportError::NothingMatched(format!(
-            "no server type is priced at `{location}`; the answer prices {}",
-            offered.into_iter().collect::<Vec<_>>().join(", ")
-        )));
+    if !implausible.is_empty() {
+        return Err(ImportError::Implausible(implausible));
     }
+    offered_at(pricing, location)?;
     Ok(Import {
         provenance,
         table,
@@ -226,15 +259,40 @@ fn rows(
     })
 }
 
+/// Refused when the answer prices server types, none of them at `location`: the locations it
+/// does price (the first 20) are named.
+fn offered_at(pricing: &Pricing, location: &str) -> Result<(), ImportError> {
+    let anywhere = |s: &ServerType| at(&s.prices, location).is_some();
+    if !pricing.server_types.is_empty() && !pricing.server_types.iter().any(anywhere) {
+        let offered: std::collections::BTreeSet<String> = pricing
+            .server_types
+            .iter()
+            .flat_map(|s| s.prices.iter().map(|p| super::shown(&p.location)))
+            .collect();
+        let listed: Vec<String> = offered.iter().take(20).cloned().collect();
+        return Err(ImportError::NothingMatched(format!(
+            "no server type is priced at `{location}`; the answer prices {}{}",
+            listed.join(", "),
+            if offered.len() > listed.len() {
+                format!(" and {} more", offered.len() - listed.len())
+            } else {
+                String::new()
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// The lines beside the servers, into `out`: the primary IPv4 at `location`, volumes and
-/// backups; the address's monthly price, which a server's price with one adds.
+/// backups; the address's monthly price, which a server's price with one adds; or the prices
+/// no provider charges.
 fn lines(
     pricing: &Pricing,
     location: &str,
     source: &str,
     as_of: &str,
     out: &mut Vec<LineRow>,
-) -> Option<f64> {
+) -> Result<Option<f64>, Vec<String>> {
     let line = |id: &str| LineRow {
         id: id.to_owned(),
         provider: "hetzner".to_owned(),
@@ -243,30 +301,56 @@ fn lines(
         as_of: as_of.to_owned(),
         ..LineRow::default()
     };
+    let mut implausible = Vec::new();
+    let mut checked = |what: &str, value: Result<Option<f64>, String>| {
+        value.unwrap_or_else(|why| {
+            implausible.push(format!("{what}: {why}"));
+            None
+        })
+    };
     let ipv4 = pricing
         .primary_ips
         .iter()
         .find(|ip| ip.kind == "ipv4")
         .and_then(|ip| at(&ip.prices, location));
-    let ipv4_month = ipv4.and_then(|p| net(p.price_monthly.as_ref()));
+    let ipv4_month = ipv4.and_then(|p| {
+        checked(
+            "the primary IPv4's monthly price",
+            net(p.price_monthly.as_ref(), Priced::EurMonth),
+        )
+    });
     if let Some(ipv4) = ipv4 {
+        let hour = checked(
+            "the primary IPv4's hourly price",
+            net(ipv4.price_hourly.as_ref(), Priced::EurHour),
+        );
         out.push(LineRow {
             eur_per_month: ipv4_month,
-            eur_per_hour: net(ipv4.price_hourly.as_ref()),
+            eur_per_hour: hour,
             ..line("hetzner-primary-ipv4")
         });
     }
     if let Some(volume) = &pricing.volume {
         out.push(LineRow {
-            eur_per_gb_month: super::decimal(&volume.price_per_gb_month.net),
+            eur_per_gb_month: checked(
+                "the volume's price",
+                net(Some(&volume.price_per_gb_month), Priced::EurGbMonth),
+            ),
             ..line("hetzner-volume")
         });
     }
     if let Some(backup) = &pricing.server_backup {
+        let percent = super::decimal(&backup.percentage)
+            .ok_or_else(|| format!("`{}` is not a percentage", super::shown(&backup.percentage)))
+            .and_then(|p| checks::plausible(p, Priced::Percent));
         out.push(LineRow {
-            pct_of_instance_price: super::decimal(&backup.percentage),
+            pct_of_instance_price: checked("the backups' share", percent.map(Some)),
             ..line("hetzner-backups")
         });
     }
-    ipv4_month
+    if implausible.is_empty() {
+        Ok(ipv4_month)
+    } else {
+        Err(implausible)
+    }
 }

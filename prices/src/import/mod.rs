@@ -6,6 +6,7 @@
 
 pub mod aws;
 pub mod azure;
+pub(crate) mod checks;
 pub mod hetzner;
 mod rows;
 
@@ -16,7 +17,14 @@ use std::io::Read;
 
 use sha2::Digest;
 
-pub use rows::{DatabaseRow, ImportedTable, InstanceRow, LineRow};
+pub(crate) use checks::name;
+pub use checks::shown;
+pub use rows::{DatabaseRow, ImportRecord, ImportedTable, InstanceRow, LineRow};
+
+/// The most bytes a file read whole is taken at (a Hetzner answer, an Azure page, a region's
+/// sizes): the real ones are tens to hundreds of KiB; the AWS offer files are streamed and
+/// have no such bound.
+pub const MAX_WHOLE_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Why a provider's file could not be read into a table.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -49,6 +57,39 @@ pub enum ImportError {
     /// Nothing in the file matched what was asked (a region, a location): what was there.
     #[error("{0}")]
     NothingMatched(String),
+    /// Prices or sizes no provider lists (negative, zero, absurd) or a date after today:
+    /// each product named with what is wrong. Nothing is written.
+    #[error(
+        "{}: this is not the file as the provider published it (download it again; nothing was written)",
+        listed(.0)
+    )]
+    Implausible(Vec<String>),
+    /// A file over the bound a file read whole is taken at.
+    #[error(
+        "{file} is over {} MiB, more than the provider's file (tens to hundreds of KiB) can be: give the file as downloaded",
+        limit / (1024 * 1024)
+    )]
+    TooLarge {
+        /// The file as named.
+        file: String,
+        /// The bound.
+        limit: u64,
+    },
+}
+
+/// The first 20 of `items`, joined, and how many more.
+fn listed(items: &[String]) -> String {
+    const LISTED: usize = 20;
+    let mut text = items
+        .iter()
+        .take(LISTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > LISTED {
+        text.push_str(&format!("; and {} more", items.len() - LISTED));
+    }
+    text
 }
 
 impl From<serde_json::Error> for ImportError {
@@ -88,9 +129,12 @@ impl Provenance {
             || "no publication date".to_owned(),
             |d| format!("published {d}"),
         );
+        // On one line, whatever the file is called: no text of an import ends a line of its table.
         format!(
             "{} ({}, {published}, sha256 {})",
-            self.what, self.file, self.sha256
+            self.what,
+            checks::one_line(&self.file),
+            self.sha256
         )
     }
 }
@@ -107,17 +151,23 @@ pub struct Import {
 }
 
 impl Import {
-    /// The table as TOML, headed by its provenance and the notes, readable by
-    /// `--prices FILE` and `[plan] prices`.
+    /// The table as TOML, readable by `--prices FILE` and `[plan] prices`: its provenance and
+    /// what was left out in `[import]` (strings, so no text of the provider's file can become
+    /// a line of the table), then the rows.
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
-        let mut text = format!(
-            "# Imported by `headroom prices import` from {}.\n# Provider: {}. Every row's `as_of` is the file's publication date (the day of import where it has none).\n",
-            self.provenance.source(),
-            self.provenance.provider
-        );
-        for note in &self.notes {
-            text.push_str(&format!("# Left out: {note}\n"));
+        #[derive(serde::Serialize)]
+        struct Head<'a> {
+            import: &'a ImportRecord,
         }
+        let record = ImportRecord {
+            provider: self.provenance.provider.clone(),
+            source: self.provenance.source(),
+            left_out: self.notes.clone(),
+        };
+        let mut text = String::from(
+            "# Imported by `headroom prices import`: where the prices come from and what was left\n# out are in [import]. Every row's `as_of` is the file's publication date (the day of\n# import where it has none).\n\n",
+        );
+        text.push_str(&toml::to_string_pretty(&Head { import: &record })?);
         text.push('\n');
         text.push_str(&toml::to_string(&self.table)?);
         Ok(text)
@@ -159,6 +209,34 @@ impl<R: Read> Read for Hashing<R> {
         self.hasher.update(&buf[..n]);
         Ok(n)
     }
+}
+
+/// A file read whole, at most [`MAX_WHOLE_FILE_BYTES`] (refused past it, before it is parsed),
+/// and its SHA-256.
+pub(crate) fn read_whole(reader: impl Read, file: &str) -> Result<(Vec<u8>, String), ImportError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_WHOLE_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ImportError::Format(format!("{file} could not be read: {e}")))?;
+    if bytes.len() as u64 > MAX_WHOLE_FILE_BYTES {
+        return Err(ImportError::TooLarge {
+            file: file.to_owned(),
+            limit: MAX_WHOLE_FILE_BYTES,
+        });
+    }
+    let sha256 = crate::sha256_hex(&bytes);
+    Ok((bytes, sha256))
+}
+
+/// A publication date after `today` refused: a price list is published before it is read.
+pub(crate) fn not_after_today(published: &str, today: &str) -> Result<(), ImportError> {
+    if published > today {
+        return Err(ImportError::Implausible(vec![format!(
+            "the file says it was published {published}, after today ({today})"
+        )]));
+    }
+    Ok(())
 }
 
 /// `2023-03-22` from `2023-03-22T14:56:51Z`; `None` when it does not start with a day.

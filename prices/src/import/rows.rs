@@ -1,7 +1,21 @@
 //! The rows an import writes, in the shipped table's format (`prices/data/prices.toml`), so
 //! `PriceTable::from_toml` reads them back as it reads a team's own table.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// An imported table's `[import]`: where its prices come from and what was left out, as data
+/// (never comments: a name from the provider's file cannot end a string and start a row).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportRecord {
+    /// `aws`, `hetzner`, `azure`.
+    pub provider: String,
+    /// The file, its publication date and its SHA-256, as every row's `source` starts.
+    pub source: String,
+    /// What was read but left out, and why, each in words.
+    #[serde(default)]
+    pub left_out: Vec<String>,
+}
 
 /// An imported table: its instances and its priced lines, by the shipped table's sections.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

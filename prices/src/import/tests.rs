@@ -1,11 +1,15 @@
 use super::*;
 use crate::PriceTable;
 use headroom_test_support::fixtures;
+use std::io::Read;
+
+/// The day the imports here are made.
+const TODAY: &str = "2026-12-06";
 
 fn aws_excerpt(filter: &aws::Filter) -> Result<Import, ImportError> {
     let path = fixtures::path("prices/aws-ec2-us-east-2.json");
     let file = std::fs::File::open(&path).expect("the AWS excerpt");
-    aws::import(file, "aws-ec2-us-east-2.json", filter)
+    aws::import(file, "aws-ec2-us-east-2.json", filter, TODAY)
 }
 
 /// Issue 46: opencost's real us-east-2 offer file yields the one row it prices: gp3 storage at
@@ -33,7 +37,8 @@ fn the_aws_excerpt_yields_the_rows_it_prices() {
     assert_eq!(
         import.notes,
         [
-            "m5.large (sku 8D49XP354UEYTHGM): no on-demand price in US dollars (its terms: MZU6U2429S)"
+            "m5.large (sku 8D49XP354UEYTHGM): no on-demand price in US dollars (its terms: MZU6U2429S)",
+            "1 product: not Linux on shared tenancy, in use, with no pre-installed software or licence",
         ]
     );
     let text = import.to_toml().expect("TOML");
@@ -62,7 +67,7 @@ fn an_on_demand_instance_becomes_a_row_with_its_vcpus_and_memory() {
         region: Some("us-east-2".to_owned()),
         ..aws::Filter::default()
     };
-    let import = aws::import(text.as_bytes(), "edited.json", &filter).expect("an import");
+    let import = aws::import(text.as_bytes(), "edited.json", &filter, TODAY).expect("an import");
     let rows = &import.table.aws_ec2;
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(
@@ -93,20 +98,20 @@ fn what_is_not_an_offer_read_here_is_refused() {
         "{error}"
     );
     let s3 = br#"{"offerCode": "AmazonS3", "products": {}, "terms": {}}"#;
-    let error = aws::import(&s3[..], "s3.json", &aws::Filter::default()).expect_err("S3");
+    let error = aws::import(&s3[..], "s3.json", &aws::Filter::default(), TODAY).expect_err("S3");
     assert!(
         error.to_string().starts_with("this is the `AmazonS3` offer: `prices import aws` reads AmazonEC2 (instances and EBS volumes), AmazonRDS (database classes), AmazonVPC (the public IPv4 address)"),
         "{error}"
     );
-    let error = aws::import(&b"[1, 2]"[..], "list.json", &aws::Filter::default())
+    let error = aws::import(&b"[1, 2]"[..], "list.json", &aws::Filter::default(), TODAY)
         .expect_err("not an object");
     assert!(
         matches!(error, ImportError::Json { line: 1, .. }),
         "{error}"
     );
     let backwards = br#"{"offerCode": "AmazonEC2", "terms": {}, "products": {}}"#;
-    let error =
-        aws::import(&backwards[..], "b.json", &aws::Filter::default()).expect_err("terms first");
+    let error = aws::import(&backwards[..], "b.json", &aws::Filter::default(), TODAY)
+        .expect_err("terms first");
     assert!(
         error.to_string().contains("come before `products`"),
         "{error}"
@@ -219,8 +224,13 @@ fn an_instance_type_listed_twice_is_one_row_and_said() {
         "terms": { "OnDemand": { "A": term("A", "0.0725"), "B": term("B", "0.0800") } }
     });
     let text = serde_json::to_string(&offer).expect("JSON");
-    let import =
-        aws::import(text.as_bytes(), "twice.json", &aws::Filter::default()).expect("import");
+    let import = aws::import(
+        text.as_bytes(),
+        "twice.json",
+        &aws::Filter::default(),
+        TODAY,
+    )
+    .expect("import");
     assert_eq!(import.table.aws_ec2.len(), 1);
     assert_eq!(import.table.aws_ec2[0].usd_per_hour, Some(0.0725));
     assert_eq!(
@@ -471,7 +481,8 @@ fn rds_classes_come_from_the_rds_offer() {
             ),
         ],
     );
-    let import = aws::import(rds.as_bytes(), "rds.json", &aws::Filter::default()).expect("RDS");
+    let import =
+        aws::import(rds.as_bytes(), "rds.json", &aws::Filter::default(), TODAY).expect("RDS");
     assert_eq!(import.provenance.published.as_deref(), Some("2026-09-04"));
     assert!(
         import
@@ -509,7 +520,7 @@ fn rds_classes_come_from_the_rds_offer() {
         engine: "MySQL".to_owned(),
         ..aws::Filter::default()
     };
-    let import = aws::import(rds.as_bytes(), "rds.json", &mysql).expect("RDS, MySQL");
+    let import = aws::import(rds.as_bytes(), "rds.json", &mysql, TODAY).expect("RDS, MySQL");
     assert_eq!(import.table.aws_rds.len(), 1);
     assert_eq!(import.table.aws_rds[0].engine, "mysql");
 }
@@ -542,7 +553,8 @@ fn the_public_ipv4_address_comes_from_the_vpc_offer() {
             ),
         ],
     );
-    let import = aws::import(vpc.as_bytes(), "vpc.json", &aws::Filter::default()).expect("VPC");
+    let import =
+        aws::import(vpc.as_bytes(), "vpc.json", &aws::Filter::default(), TODAY).expect("VPC");
     let [line] = &import.table.aws_network[..] else {
         panic!("one address line: {:?}", import.table)
     };
@@ -554,3 +566,5 @@ fn the_public_ipv4_address_comes_from_the_vpc_offer() {
     let ipv4 = table.line("public-ipv4").expect("the address");
     assert_eq!(ipv4.usd_per_unit, Some(0.005));
 }
+
+mod hostile;

@@ -83,26 +83,36 @@ pub(super) fn usd_lines(
             .line(id)
             .and_then(|l| l.usd_per_unit.map(|p| (p, dated(&l.as_of))))
     };
-    if let Some(gb) = model.lines.ebs_gb
-        && let Some((price, as_of)) = priced("ebs-gp3-storage")
-    {
-        lines.push(CostLine {
-            name: format!("EBS gp3, {gb} GB"),
-            per_month: gb * price,
-            shared: false,
-            as_of,
-        });
+    // A line the model asks for and the table lacks is said, never left out in silence.
+    let mut lacking = |id: &str, what: &str| {
+        warnings.push(format!(
+            "the price table has no `{id}` line: {what} not in the all-in cost"
+        ));
+    };
+    if let Some(gb) = model.lines.ebs_gb {
+        match priced("ebs-gp3-storage") {
+            Some((price, as_of)) => lines.push(CostLine {
+                name: format!("EBS gp3, {gb} GB"),
+                per_month: gb * price,
+                shared: false,
+                as_of,
+            }),
+            None => lacking("ebs-gp3-storage", "the EBS volume is"),
+        }
     }
-    if model.lines.public_ipv4 > 0
-        && let Some((price, as_of)) = priced("public-ipv4")
-    {
-        let n = f64::from(model.lines.public_ipv4);
-        lines.push(CostLine {
-            name: format!("public IPv4 × {n}"),
-            per_month: n * price * HOURS_PER_MONTH,
-            shared: false,
-            as_of,
-        });
+    if model.lines.public_ipv4 > 0 {
+        match priced("public-ipv4") {
+            Some((price, as_of)) => {
+                let n = f64::from(model.lines.public_ipv4);
+                lines.push(CostLine {
+                    name: format!("public IPv4 × {n}"),
+                    per_month: n * price * HOURS_PER_MONTH,
+                    shared: false,
+                    as_of,
+                });
+            }
+            None => lacking("public-ipv4", "the public IPv4 addresses are"),
+        }
     }
     if let Some(rds) = &model.lines.rds {
         match table
@@ -120,18 +130,25 @@ pub(super) fn usd_lines(
             )),
         }
     }
-    if let Some(gb) = model.lines.egress_gb
-        && let Some(line) = table.line("data-transfer-out-internet-first-10tb")
-        && let Some(price) = line.usd_per_unit
-    {
-        // No free allowance in the table: every GB is billed.
-        let billed = line.free_gb_per_month.map_or(gb, |free| gb - free).max(0.0);
-        lines.push(CostLine {
-            name: format!("egress, {gb} GB ({billed} GB billed)"),
-            per_month: billed * price,
-            shared: true,
-            as_of: dated(&line.as_of),
-        });
+    if let Some(gb) = model.lines.egress_gb {
+        match table
+            .line("data-transfer-out-internet-first-10tb")
+            .and_then(|line| Some((line, line.usd_per_unit?)))
+        {
+            Some((line, price)) => {
+                // No free allowance in the table: every GB is billed.
+                let billed = line.free_gb_per_month.map_or(gb, |free| gb - free).max(0.0);
+                lines.push(CostLine {
+                    name: format!("egress, {gb} GB ({billed} GB billed)"),
+                    per_month: billed * price,
+                    shared: true,
+                    as_of: dated(&line.as_of),
+                });
+            }
+            None => warnings.push(
+                "the price table has no `data-transfer-out-internet-first-10tb` line: egress is not in the all-in cost".to_owned(),
+            ),
+        }
     }
 }
 

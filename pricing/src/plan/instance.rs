@@ -64,6 +64,9 @@ pub fn plan_instance(instance: &Instance, model: &Model, table: &PriceTable) -> 
         currency,
         per_month,
         as_of: instance.as_of.clone(),
+        price_table: table
+            .source_of(&instance.id)
+            .map_or_else(String::new, |source| source.name.clone()),
         per_unit_month: per_unit(per_month),
         per_person_month: per_person(per_month),
         measured: ceilings::measured(instance, model),

@@ -377,6 +377,8 @@ pub struct InstancePlan {
     pub per_month: f64,
     /// The date of its price.
     pub as_of: String,
+    /// The price table its price was read from, as named (`the shipped table`, a file).
+    pub price_table: String,
     /// Every ceiling, by what it bounds.
     pub ceilings: BTreeMap<Resource, Ceiling>,
     /// The smallest ceiling.

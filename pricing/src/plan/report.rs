@@ -238,6 +238,9 @@ pub struct InstanceJson {
     pub usd_month: f64,
     /// The date of the instance's price (`YYYY-MM-DD`), or `undated`.
     pub as_of: String,
+    /// The price table the instance's price was read from, as `price_tables` names it.
+    #[serde(default)]
+    pub price_table: String,
     /// Every ceiling by resource: `memory`, `slo`, `cap`, `cpu`, `cpu_sustained`.
     pub ceilings: BTreeMap<Resource, CeilingJson>,
     /// The smallest ceiling.
@@ -338,6 +341,7 @@ impl From<&InstancePlan> for InstanceJson {
             currency: plan.currency.to_owned(),
             usd_month: plan.per_month,
             as_of: plan.as_of.clone(),
+            price_table: plan.price_table.clone(),
             ceilings: plan
                 .ceilings
                 .iter()

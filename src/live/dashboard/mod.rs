@@ -60,7 +60,7 @@ pub(crate) struct Dashboard {
     server: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
     /// Where the server listens, as bound (the port the kernel chose for `--dashboard-port 0`).
     pub(crate) address: Option<SocketAddr>,
-    export: Option<PathBuf>,
+    export: Option<crate::outputs::Claimed>,
 }
 
 /// How the dashboard was asked for.
@@ -68,7 +68,7 @@ pub(crate) struct DashboardOptions {
     /// Serve it at this address.
     pub(crate) serve: Option<SocketAddr>,
     /// Write the final page here.
-    pub(crate) export: Option<PathBuf>,
+    pub(crate) export: Option<crate::outputs::Claimed>,
 }
 
 impl Dashboard {
@@ -120,7 +120,7 @@ impl Dashboard {
             page: page.map(|p| p.display().to_string()),
             page_markdown,
         });
-        let failed = self.export.take().and_then(|path| {
+        let failed = self.export.take().and_then(|claimed| {
             let recorded = self.log.attach().0.join(",");
             // `</` inside a script ends it: JSON may hold it in a page's text.
             let recorded = recorded.replace("</", "<\\/");
@@ -129,9 +129,9 @@ impl Dashboard {
                 &format!("<script id=\"recorded\" type=\"application/json\">[{recorded}]</script>"),
                 1,
             );
-            headroom_runner::results::write_atomically(&path, &page)
+            crate::outputs::write(&claimed, &page)
                 .err()
-                .map(|e| format!("--dashboard-export {}: {e}", path.display()))
+                .map(|e| format!("--dashboard-export {}: {e}", claimed.path.display()))
         });
         if let Some((stop, thread)) = self.server.take() {
             let _ = stop.send(());

@@ -14,6 +14,7 @@ use std::io::Read;
 
 use serde::de::DeserializeSeed;
 
+use super::checks::{self, Priced};
 use super::{
     DatabaseRow, Hashing, Import, ImportError, ImportedTable, InstanceRow, LineRow, Provenance,
 };
@@ -28,9 +29,15 @@ const OFFERS: [(&str, &str); 3] = [
     ("AmazonVPC", "the public IPv4 address"),
 ];
 
-/// Reads an EC2 offer file from `reader` (named `file` on the command line), keeping what
-/// `filter` asks for.
-pub fn import(reader: impl Read, file: &str, filter: &Filter) -> Result<Import, ImportError> {
+/// Reads an offer file from `reader` (named `file` on the command line), keeping what
+/// `filter` asks for; `today` (`YYYY-MM-DD`) dates a file without a publication date, and
+/// no file is published after it.
+pub fn import(
+    reader: impl Read,
+    file: &str,
+    filter: &Filter,
+    today: &str,
+) -> Result<Import, ImportError> {
     let mut hashing = Hashing::new(std::io::BufReader::with_capacity(1 << 16, reader));
     let mut gathered = Gathered::default();
     {
@@ -60,7 +67,18 @@ pub fn import(reader: impl Read, file: &str, filter: &Filter) -> Result<Import, 
             )));
         }
     };
-    let published = gathered.publication.as_deref().and_then(super::day_of);
+    let published = match gathered.publication.as_deref() {
+        Some(text) => Some(super::day_of(text).ok_or_else(|| {
+            ImportError::Format(format!(
+                "its `publicationDate` is `{}`, not a date (`2026-09-09T00:46:05Z`)",
+                super::shown(text)
+            ))
+        })?),
+        None => None,
+    };
+    if let Some(day) = &published {
+        super::not_after_today(day, today)?;
+    }
     let region_words = filter
         .region
         .as_deref()
@@ -72,7 +90,7 @@ pub fn import(reader: impl Read, file: &str, filter: &Filter) -> Result<Import, 
         published,
         sha256,
     };
-    rows(gathered, provenance, filter)
+    rows(gathered, provenance, filter, today)
 }
 
 /// The offers read, in words: `AmazonEC2 (instances and EBS volumes), …`.
@@ -89,32 +107,60 @@ fn rows(
     gathered: Gathered,
     provenance: Provenance,
     filter: &Filter,
+    today: &str,
 ) -> Result<Import, ImportError> {
     let source = provenance.source();
     let as_of = provenance
         .published
         .clone()
-        .unwrap_or_else(|| crate::entries::today_utc().to_string());
+        .unwrap_or_else(|| today.to_owned());
     let mut table = ImportedTable::default();
     let mut notes = Vec::new();
+    let mut implausible = Vec::new();
     for (sku, kept) in &gathered.kept {
+        let shown_sku = super::shown(sku);
         match gathered.priced.get(sku) {
-            Some((usd, unit)) if row(kept, *usd, unit, &source, &as_of, &mut table) => {}
-            Some((_, unit)) => notes.push(format!(
-                "{} (sku {sku}): priced per `{unit}`, not per hour or GB-month",
-                kept.name()
-            )),
+            Some((usd, unit)) => match row(kept, *usd, unit, &source, &as_of, &mut table) {
+                Ok(true) => {}
+                Ok(false) => notes.push(format!(
+                    "{} (sku {shown_sku}): priced per `{}`, not per hour or GB-month",
+                    kept.name(),
+                    super::shown(unit)
+                )),
+                Err(why) => implausible.push(format!("{} (sku {shown_sku}): {why}", kept.name())),
+            },
             None => notes.push(match gathered.unpriced.get(sku) {
                 Some(codes) => format!(
-                    "{} (sku {sku}): no on-demand price in US dollars (its terms: {})",
+                    "{} (sku {shown_sku}): no on-demand price in US dollars (its terms: {})",
                     kept.name(),
-                    codes.join(", ")
+                    super::shown(&codes.join(", "))
                 ),
-                None => format!("{} (sku {sku}): no term in the file", kept.name()),
+                None => format!("{} (sku {shown_sku}): no term in the file", kept.name()),
             }),
         }
     }
+    if !implausible.is_empty() {
+        return Err(ImportError::Implausible(implausible));
+    }
     dedupe(&mut table.aws_ec2, &mut notes);
+    notes.extend(
+        gathered
+            .unreadable
+            .iter()
+            .map(|why| format!("{why}: a product of a kind priced here that cannot be read")),
+    );
+    let unnamed = gathered.unreadable_count - gathered.unreadable.len() as u64;
+    if unnamed > 0 {
+        notes.push(format!(
+            "{unnamed} more products of a kind priced here that cannot be read"
+        ));
+    }
+    for (why, count) in &gathered.other {
+        notes.push(format!(
+            "{count} {}: {why}",
+            if *count == 1 { "product" } else { "products" }
+        ));
+    }
     if table.rows() == 0 {
         let region = filter
             .region
@@ -139,7 +185,8 @@ fn rows(
 }
 
 /// The row of `kept` at `usd` per `unit` into `table`: an instance, a database class or the
-/// address by the hour, a volume by the GB-month; whether the unit was the one it is priced by.
+/// address by the hour, a volume by the GB-month; whether the unit was the one it is priced by,
+/// or why the price is not one AWS charges.
 fn row(
     kept: &Kept,
     usd: f64,
@@ -147,7 +194,14 @@ fn row(
     source: &str,
     as_of: &str,
     table: &mut ImportedTable,
-) -> bool {
+) -> Result<bool, String> {
+    let what = match (kept, unit) {
+        (Kept::Instance { .. } | Kept::Database { .. }, "Hrs") => Priced::UsdHour,
+        (Kept::Volume { .. }, "GB-Mo") => Priced::UsdGbMonth,
+        (Kept::Address { .. }, "Hrs") => Priced::UsdAddressHour,
+        _ => return Ok(false),
+    };
+    let usd = checks::plausible(usd, what)?;
     let line = |id: String, region: &str, unit: &str| LineRow {
         id,
         provider: "aws".to_owned(),
@@ -209,9 +263,9 @@ fn row(
             region,
             "public IPv4 address-hour (in use)",
         )),
-        _ => return false,
+        _ => return Ok(false),
     }
-    true
+    Ok(true)
 }
 
 /// One row per instance type: a type the file lists more than once (another SKU with the

@@ -8,7 +8,11 @@ use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 
 use serde::Deserialize;
 
-use super::products::{Filter, Kept, Product};
+use super::products::{Filter, Kept, Product, Sorted};
+
+/// Products of a kind priced here that could not be read are each named, up to this many;
+/// past it they are counted.
+const NAMED_UNREADABLE: usize = 100;
 
 /// AWS's code for the on-demand term, the same for every product.
 const ON_DEMAND: &str = "JRTCKXETXF";
@@ -44,6 +48,12 @@ pub(super) struct Gathered {
     pub(super) priced: BTreeMap<String, (f64, String)>,
     /// Kept products with terms but no on-demand USD price: their term codes.
     pub(super) unpriced: BTreeMap<String, Vec<String>>,
+    /// Products not priced here, counted by why.
+    pub(super) other: BTreeMap<&'static str, u64>,
+    /// Products of a kind priced here that could not be read: the first few named with why.
+    pub(super) unreadable: Vec<String>,
+    /// How many could not be read in all.
+    pub(super) unreadable_count: u64,
 }
 
 /// The offer file's top level.
@@ -123,8 +133,19 @@ impl<'de> Visitor<'de> for Products<'_> {
         while let Some(sku) = map.next_key::<String>()? {
             let product: Product = map.next_value()?;
             self.gathered.products += 1;
-            if let Some(kept) = Kept::of(&product, self.filter) {
-                self.gathered.kept.insert(sku, kept);
+            match Kept::of(&product, self.filter) {
+                Sorted::Kept(kept) => {
+                    self.gathered.kept.insert(sku, kept);
+                }
+                Sorted::Other(why) => *self.gathered.other.entry(why).or_default() += 1,
+                Sorted::Unreadable(why) => {
+                    self.gathered.unreadable_count += 1;
+                    if self.gathered.unreadable.len() < NAMED_UNREADABLE {
+                        self.gathered
+                            .unreadable
+                            .push(format!("sku {}: {why}", crate::import::shown(&sku)));
+                    }
+                }
             }
         }
         Ok(())
