@@ -57,9 +57,13 @@ pub(crate) struct Run<'a> {
     pub merging: bool,
 }
 
-/// The results file, held for one run: the lock is removed when this is dropped.
+/// The results file, held for one run: the lock file, locked (`flock`) while this lives and
+/// removed when it is dropped; the kernel lets the lock go when the process ends however it
+/// ends, so a lock outlives no run.
 pub(crate) struct Held {
     lock: PathBuf,
+    /// The open lock file: its `flock` is the run's hold.
+    _file: std::fs::File,
     /// Where the earlier results were kept, if there were any.
     pub previous: Option<PathBuf>,
 }
@@ -105,9 +109,10 @@ pub(crate) fn hold(out: &Path, run: &Run<'_>) -> Result<Held> {
         })?;
     }
     let lock = with_suffix(out, ".lock");
-    take_lock(&lock, out)?;
+    let file = take_lock(&lock, out)?;
     let mut held = Held {
         lock,
+        _file: file,
         previous: None,
     };
     // The earlier file stays whole beside the new one until the user removes it: an
@@ -159,58 +164,78 @@ pub(crate) fn keep_earlier(out: &Path) -> Result<PathBuf> {
     Ok(previous)
 }
 
-/// `OUT.lock`, made only if no other run holds it. A lock whose run is gone (its pid is not
-/// alive, after a SIGKILL) is taken over.
-fn take_lock(lock: &Path, out: &Path) -> Result<()> {
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new()
+/// `OUT.lock`, held by identity: the run that holds an advisory lock (`flock`) on it, which
+/// the kernel releases when that process ends, however it ends. A lock file nobody holds (its
+/// run was killed, its pid reused since) is taken over, whatever it names; one a live run
+/// holds is refused, whatever that run's binary is called. The pid written in it is for
+/// people, never read to decide.
+fn take_lock(lock: &Path, out: &Path) -> Result<std::fs::File> {
+    // A run that ends between our open and our lock removes the file it held: the lock we
+    // took is then on a file no longer at the path, so it is taken again, a few times at most.
+    for _ in 0..8 {
+        if std::fs::symlink_metadata(lock).is_ok_and(|m| !m.is_file()) {
+            bail!(
+                "--out {}: its lock {} is not a regular file (a link, a folder or a device): remove it, or give this run another --out",
+                out.display(),
+                lock.display()
+            );
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
             .write(true)
-            .create_new(true)
+            .create(true)
+            .truncate(false)
             .open(lock)
-        {
-            Ok(mut file) => {
-                let _ = writeln!(file, "{}", std::process::id());
-                return Ok(());
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "--out {}: cannot write beside it ({}): {e}",
+                    out.display(),
+                    lock.display()
+                )
+            })?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = lock_holder(lock).map_or_else(
+                    || "a process".to_owned(),
+                    |pid| match process_name(pid) {
+                        Some(name) => format!("pid {pid}, `{name}`"),
+                        None => format!("pid {pid}"),
+                    },
+                );
+                bail!(
+                    "another headroom run ({holder}) is writing {}: it holds {}. Wait for it to end, or give this run another --out",
+                    out.display(),
+                    lock.display()
+                )
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let holder = lock_holder(lock);
-                match holder {
-                    Some(pid)
-                        if process_name(pid).is_some_and(|name| name.starts_with("headroom")) =>
-                    {
-                        bail!(
-                            "another headroom run (pid {pid}) is writing {}: wait for it to end, or give this run another --out (if no headroom run is writing it, remove {})",
-                            out.display(),
-                            lock.display()
-                        )
-                    }
-                    // Its run is gone: a pid not running, or taken since by another program.
-                    Some(pid) => {
-                        if let Some(name) = process_name(pid) {
-                            eprintln!(
-                                "note: {} named pid {pid}, which is `{name}`, not headroom: the run that held it is gone, and its lock is taken over",
-                                lock.display()
-                            );
-                        }
-                        let _ = std::fs::remove_file(lock);
-                    }
-                    None => {
-                        let _ = std::fs::remove_file(lock);
-                    }
-                }
-            }
-            Err(e) => bail!(
-                "--out {}: cannot write beside it ({}): {e}",
+            Err(std::fs::TryLockError::Error(e)) => bail!(
+                "--out {}: cannot lock {} ({e}): is its folder on a file system without locks? Give this run an --out on a local disk",
                 out.display(),
                 lock.display()
             ),
         }
+        if !same_file(&file, lock) {
+            continue;
+        }
+        file.set_len(0)?;
+        let _ = writeln!(file, "{}", std::process::id());
+        return Ok(file);
     }
     bail!(
-        "--out {}: cannot take its lock {}",
+        "--out {}: cannot take its lock {}: other runs keep taking it",
         out.display(),
         lock.display()
     )
+}
+
+/// Whether `file` is the file at `path` now (the same device and inode).
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(there)) => open.dev() == there.dev() && open.ino() == there.ino(),
+        _ => false,
+    }
 }
 
 /// The pid a lock file names: its first 32 bytes, a regular file's only.
@@ -293,8 +318,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
-    /// The lock: a second hold of one file is refused while the first is held; a lock left by
-    /// a run that is gone is taken over.
+    /// The lock is held by identity: a second hold of one file is refused while the first
+    /// lives (here in one process: `flock` locks of two opens conflict); once it is dropped,
+    /// or when its lock file names a pid that is gone, or a pid alive but reused by another
+    /// program, the lock is free and taken.
     #[test]
     fn one_run_holds_a_results_file() {
         let dir = scratch("lock");
@@ -306,15 +333,20 @@ mod tests {
         };
         let held = hold(&out, &run).expect("first");
         let error = hold(&out, &run).err().expect("second refused").to_string();
-        assert!(error.starts_with("another headroom run (pid "), "{error}");
+        assert!(
+            error.starts_with(&format!(
+                "another headroom run (pid {}, `",
+                std::process::id()
+            )),
+            "{error}"
+        );
         drop(held);
         assert!(!with_suffix(&out, ".lock").exists());
-        // A pid that is not alive: the lock is stale.
+        // A pid that is not alive, and nobody holding the lock: taken over.
         std::fs::write(with_suffix(&out, ".lock"), "4294967295\n").expect("stale lock");
-        let held = hold(&out, &run).expect("a stale lock is taken over");
-        drop(held);
-        // A live pid of another program (a pid taken since the run that held it ended): its
-        // lock is taken over too. A `sleep` is no headroom.
+        drop(hold(&out, &run).expect("a stale lock is taken over"));
+        // A live pid of another program (a pid reused since its run ended): nobody holds the
+        // lock, so it is taken over too.
         let mut sleep = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -324,6 +356,55 @@ mod tests {
         let _ = sleep.kill();
         let _ = sleep.wait();
         assert!(taken.is_ok(), "{:?}", taken.err());
+        drop(taken);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A live run of a binary called anything (`flock`, `hr`) holds the lock: refused, the
+    /// holder named by the pid it wrote; when it ends, the lock is free.
+    #[test]
+    fn a_lock_held_by_another_program_is_refused_whatever_its_name() {
+        let dir = scratch("held-elsewhere");
+        let out = dir.join("results.json");
+        let lock = with_suffix(&out, ".lock");
+        let run = Run {
+            bench: "b",
+            spec_hash: "h",
+            merging: false,
+        };
+        // `flock` (util-linux) takes the lock and becomes a `sleep` (`--no-fork`), as a
+        // renamed headroom would hold it.
+        let Ok(mut holder) = std::process::Command::new("flock")
+            .arg("--no-fork")
+            .arg(&lock)
+            .args(["sleep", "30"])
+            .spawn()
+        else {
+            headroom_test_support::harness::say(
+                "skipped: `flock` (util-linux) is not on this machine",
+            );
+            return;
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let refused = loop {
+            match hold(&out, &run) {
+                Err(error) => break error.to_string(),
+                Ok(held) => {
+                    // `flock` has not taken it yet.
+                    drop(held);
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "flock never took the lock"
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        };
+        assert!(refused.starts_with("another headroom run ("), "{refused}");
+        assert!(refused.contains("is writing"), "{refused}");
+        let _ = holder.kill();
+        let _ = holder.wait();
+        drop(hold(&out, &run).expect("free once its holder ended"));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

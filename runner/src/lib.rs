@@ -40,3 +40,4 @@ pub use event::Event;
 pub use headroom_load::stripe::Segment;
 pub use limits::LIMITS_IGNORED;
 pub use run::{Outcome, RunError, RunOptions, raise_open_files, run};
+pub use steps::kill_running_steps;

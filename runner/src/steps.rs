@@ -17,6 +17,43 @@ use crate::target::Fills;
 /// Lines of a failed step's output kept in its failure.
 const TAIL_LINES: usize = 20;
 
+/// The process groups of the steps running now: what a hard exit (a second signal) kills
+/// before headroom goes, since the kernel ends only a step's own process with headroom
+/// (`PR_SET_PDEATHSIG`), not what it started.
+static RUNNING: std::sync::Mutex<std::collections::BTreeSet<i32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// SIGKILL to the process group of every step running now: for an exit that cannot wait for
+/// them (a second signal), so that no step's child is left behind under pid 1.
+pub fn kill_running_steps() {
+    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    for group in groups {
+        if let Some(group) = Pid::from_raw(group) {
+            let _ = rustix::process::kill_process_group(group, Signal::KILL);
+        }
+    }
+}
+
+/// A step's process group, listed in [`RUNNING`] while this lives.
+struct Listed(Option<Pid>);
+
+impl Listed {
+    fn new(group: Option<Pid>) -> Listed {
+        if let (Some(group), Ok(mut running)) = (group, RUNNING.lock()) {
+            running.insert(group.as_raw_nonzero().get());
+        }
+        Listed(group)
+    }
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        if let (Some(group), Ok(mut running)) = (self.0, RUNNING.lock()) {
+            running.remove(&group.as_raw_nonzero().get());
+        }
+    }
+}
+
 /// When a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum When {
@@ -181,6 +218,7 @@ async fn run_one(
         .spawn()
         .map_err(|e| format!("cannot start `{program}` in {}: {e}", cwd.display()))?;
     let group = child.id().and_then(|pid| Pid::from_raw(pid as i32));
+    let _listed = Listed::new(group);
     let mut cancelled = place.cancel.clone();
     let interruptible = when == When::Setup;
     let waited = tokio::select! {

@@ -340,9 +340,12 @@ async fn stop_on_signals(
         Some(()) = terminate.recv() => "SIGTERM",
         Some(()) = hangup.recv() => "SIGHUP",
     };
+    // A setup or teardown step in flight goes with its whole process group: the kernel would
+    // end only the step's own process with headroom, not what it started.
+    headroom_runner::kill_running_steps();
     let _ = writeln!(
         std::io::stderr(),
-        "interrupted again ({again}): not waiting; the target is killed, and the runs that finished are in {out_shown}"
+        "interrupted again ({again}): not waiting; the target and any step in flight are killed, and the runs that finished are in {out_shown}"
     );
     let _ = std::fs::remove_file(&lock);
     std::process::exit(i32::from(exit::INTERRUPTED));
