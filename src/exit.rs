@@ -47,7 +47,7 @@ pub const MEANINGS: [(u8, &str, &str); 6] = [
     (
         INTERRUPTED,
         "interrupted",
-        "interrupted (Ctrl-C, SIGTERM or SIGHUP); the results of the finished runs are on disk. The first signal ends every wait at once (readiness, a setup step, the barrier) and lets the teardown steps run; a second stops waiting for them or for a stop's grace and exits at once; the target's whole process group is killed",
+        "interrupted (Ctrl-C, SIGTERM or SIGHUP); the results of the finished runs are on disk. The first signal ends every wait at once (readiness, a setup step, the barrier) and lets the teardown steps run; a second stops waiting for them or for a stop's grace and exits at once; the target's whole process group is killed, and so is that of any setup or teardown step in flight",
     ),
 ];
 
