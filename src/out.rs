@@ -199,12 +199,12 @@ fn take_lock(lock: &Path, out: &Path) -> Result<std::fs::File> {
                 let holder = lock_holder(lock).map_or_else(
                     || "a process".to_owned(),
                     |pid| match process_name(pid) {
-                        Some(name) => format!("pid {pid}, `{name}`"),
+                        Some(name) => format!("pid {pid} (`{name}`)"),
                         None => format!("pid {pid}"),
                     },
                 );
                 bail!(
-                    "another headroom run ({holder}) is writing {}: it holds {}. Wait for it to end, or give this run another --out",
+                    "another run is writing {}: {holder} holds its lock {}. Wait for it to end, or give this run another --out",
                     out.display(),
                     lock.display()
                 )
@@ -335,7 +335,8 @@ mod tests {
         let error = hold(&out, &run).err().expect("second refused").to_string();
         assert!(
             error.starts_with(&format!(
-                "another headroom run (pid {}, `",
+                "another run is writing {}: pid {} (`",
+                out.display(),
                 std::process::id()
             )),
             "{error}"
@@ -400,8 +401,10 @@ mod tests {
                 }
             }
         };
-        assert!(refused.starts_with("another headroom run ("), "{refused}");
-        assert!(refused.contains("is writing"), "{refused}");
+        assert!(
+            refused.starts_with(&format!("another run is writing {}: ", out.display())),
+            "{refused}"
+        );
         let _ = holder.kill();
         let _ = holder.wait();
         drop(hold(&out, &run).expect("free once its holder ended"));

@@ -75,6 +75,8 @@ fn produced_by(figure: ScenarioFigure) -> (&'static str, Option<Better>) {
         F::Reach => (ROOMS_SENDING, Some(Better::Higher)),
         F::Late => (ROOMS_SENDING, Some(Better::Lower)),
         F::Messages => (ROOMS_SENDING, None),
+        F::Misrouted => (ROOMS_SENDING, Some(Better::Lower)),
+        F::Duplicates => (ROOMS_SENDING, Some(Better::Lower)),
         F::Reload => (ROOMS_RELOADING, Some(Better::Lower)),
         F::ReloadFailed => (ROOMS_RELOADING, Some(Better::Lower)),
         F::Ack => (ROOMS_ACKING, Some(Better::Lower)),
@@ -125,6 +127,12 @@ fn computed(figure: ScenarioFigure) -> &'static str {
         F::Reach => "frames that arrived within the deadline, over the frames expected",
         F::Late => "frames that arrived after the deadline, over the frames expected",
         F::Messages => "messages sent in the hold",
+        F::Misrouted => {
+            "copies of messages that arrived at a socket outside the sender's room (a server              that leaks messages across rooms); never delivered, and any fails the run"
+        }
+        F::Duplicates => {
+            "second and later copies of one message at one recipient; the first is the              delivery, the others are not, and any fails the run"
+        }
         F::Reload => {
             "from a reload's intended time to the last byte of the page (or its failure), over \
              the reloads that ended"
@@ -257,7 +265,7 @@ mod tests {
             let figure = ScenarioFigure::parse(definition.name).expect("an SLO name");
             assert_eq!(figure.unit(), definition.unit, "{}", definition.name);
         }
-        assert_eq!(all.len(), 3 + 18);
+        assert_eq!(all.len(), 3 + 20);
         assert!(markdown().contains(
             "| `seen_by_all.STAT` | time, with a statistic | rooms that send | from a message's"
         ));

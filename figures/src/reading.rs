@@ -300,6 +300,8 @@ fn rooms_figure(
         ScenarioFigure::Reach => of_expected(messages.on_time),
         ScenarioFigure::Late => of_expected(messages.late),
         ScenarioFigure::Messages => Ok(messages.sent as f64),
+        ScenarioFigure::Misrouted => Ok(messages.misrouted as f64),
+        ScenarioFigure::Duplicates => Ok(messages.duplicates as f64),
         ScenarioFigure::Reload => match &rooms.reload {
             Some(reload) => summary_statistic(&reload.latency, statistic, "no page was reloaded"),
             None => Err("the scenario has no `reload`".to_owned()),

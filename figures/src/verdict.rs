@@ -13,8 +13,60 @@ pub fn breaks_the_step(verdict: &SloVerdict) -> bool {
     verdict.pass != Some(true)
 }
 
-/// Every rule of the spec against one run, each figure read as the catalogue defines it.
+/// Every rule of the spec against one run, each figure read as the catalogue defines it,
+/// then the delivery faults every rooms scenario is judged on ([`delivery_faults`]).
 pub fn evaluate(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
+    let mut verdicts = of_rules(rules, run);
+    verdicts.extend(delivery_faults(run));
+    verdicts
+}
+
+/// A failed verdict for each delivery fault of the run's rooms scenarios, spec or no spec: a
+/// copy at a socket outside the sender's room (`misrouted`) or a second copy at one
+/// recipient (`duplicates`). A server that leaks messages across rooms or sends them twice
+/// does not pass; said only when it happened.
+pub fn delivery_faults(run: &RunResult) -> Vec<SloVerdict> {
+    let mut faults = Vec::new();
+    for (scenario, result) in &run.scenarios {
+        let Some(rooms) = &result.rooms else {
+            continue;
+        };
+        let counted = [
+            (
+                ScenarioFigure::Misrouted,
+                rooms.messages.misrouted,
+                "arrived at sockets outside the sender's room: the server leaks messages across rooms",
+            ),
+            (
+                ScenarioFigure::Duplicates,
+                rooms.messages.duplicates,
+                "arrived again at a recipient that had them: the server sends messages twice",
+            ),
+        ];
+        for (figure, count, what) in counted {
+            if count == 0 {
+                continue;
+            }
+            let name = format!("{scenario}.{}", figure.as_str());
+            faults.push(SloVerdict {
+                expression: format!("{name} == 0"),
+                name,
+                value: Some(count as f64),
+                threshold: 0.0,
+                pass: Some(false),
+                note: Some(format!(
+                    "{} {} {what} (judged in every run, whatever the spec's SLOs)",
+                    headroom_spec::numbers::count(count as f64),
+                    if count == 1 { "copy" } else { "copies" }
+                )),
+            });
+        }
+    }
+    faults
+}
+
+/// Every rule of the spec against one run.
+fn of_rules(rules: &[SloRule], run: &RunResult) -> Vec<SloVerdict> {
     rules
         .iter()
         .map(|rule| {

@@ -4,8 +4,9 @@
 //! A source thread writes pre-encoded server frames (a 220-byte chat message with a stamp) over
 //! loopback as fast as the socket takes them, so the reader is always the bottleneck. The
 //! reader runs on a current-thread tokio runtime and either drops each frame (bare: the floor
-//! of what any tokio-tungstenite client pays) or hands it to the driver's [`Inbox`] (stamp
-//! parsed in place, the message's atomics updated, the latency batched into a histogram). CPU
+//! of what any tokio-tungstenite client pays) or hands it to the driver's [`Inbox`] of one of
+//! eight recipients in turn, each message reaching each once (stamp parsed in place, the
+//! message's recipient bits and atomics updated, the latency batched into a histogram). CPU
 //! time is the reading thread's own (`CLOCK_THREAD_CPUTIME_ID`). The two alternate, seven
 //! times each; the medians and their ratio are printed.
 //!
@@ -16,7 +17,7 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use headroom_load::fanout::{Stamp, Tracker};
+use headroom_load::fanout::{Member, Stamp, Tracker};
 use headroom_load::rooms::{Inbox, socket_config};
 use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
@@ -24,9 +25,13 @@ use tokio_tungstenite::tungstenite::protocol::Role;
 
 const FRAMES: u64 = 1_500_000;
 const REPEATS: usize = 7;
-/// Distinct messages the frames carry; each is expected at more recipients than it reaches, so
-/// every frame takes the full path (no completion short-cut).
-const MESSAGES: u64 = 4096;
+/// The sockets the frames go to in turn, each with an inbox of its own: every message reaches
+/// each of them once, as a room's peers get it (a second copy at one would be a duplicate,
+/// which takes a shorter path).
+const RECIPIENTS: u64 = 8;
+/// Messages a pass's frames carry (a block past `FRAMES` too), each expected at one more peer
+/// than it reaches, so every frame takes the full path (no completion short-cut).
+const MESSAGES: u64 = (FRAMES + 1024) / RECIPIENTS + 1;
 
 /// An unmasked server text frame.
 fn frame(payload: &[u8]) -> Vec<u8> {
@@ -46,14 +51,14 @@ fn frame(payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// 64 KiB blocks of frames stamped with message ids 0..MESSAGES, cycling.
-fn blocks() -> (Vec<u8>, u64) {
+/// A 64 KiB block of frames stamped with message ids from `first` on, and how many.
+fn block(first: u64) -> (Vec<u8>, u64) {
     let mut block = Vec::new();
     let mut frames = 0;
     while block.len() < 64 * 1024 {
         let mut text = String::from(r#"{"type":"message","room":3,"stamp":""#);
         Stamp {
-            id: frames % MESSAGES,
+            id: (first + frames) / RECIPIENTS,
             sent_us: 1,
         }
         .write_text(&mut text);
@@ -71,13 +76,13 @@ fn blocks() -> (Vec<u8>, u64) {
 /// Writes `FRAMES` frames (rounded up to whole blocks) to the first connection, then closes.
 fn source(listener: TcpListener) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
-        let (block, per_block) = blocks();
         let Ok((mut stream, _)) = listener.accept() else {
             return 0;
         };
         let _ = stream.set_nodelay(true);
         let mut sent = 0;
         while sent < FRAMES {
+            let (block, per_block) = block(sent);
             if stream.write_all(&block).is_err() {
                 break;
             }
@@ -111,14 +116,17 @@ fn pass(driver: bool, tracker: &Tracker) -> (u64, f64) {
         let started = thread_cpu_s();
         let mut frames = 0u64;
         if driver {
-            let mut inbox = Inbox::new(tracker, 0, false);
+            // Frame k goes to recipient k mod RECIPIENTS, as the stream writes message k /
+            // RECIPIENTS once for each.
+            let mut inboxes: Vec<Inbox> = (0..RECIPIENTS as u32)
+                .map(|k| Inbox::new(tracker, recipient(k), false))
+                .collect();
             while let Some(message) = ws.next().await {
-                let before = inbox.received();
-                let ended = inbox.on_ready(Some(message), &mut ws);
-                frames += inbox.received() - before;
-                if ended.is_some() {
+                let inbox = &mut inboxes[(frames % RECIPIENTS) as usize];
+                if inbox.on_message(message).is_some() {
                     break;
                 }
+                frames += 1;
             }
         } else {
             while let Some(Ok(message)) = ws.next().await {
@@ -139,19 +147,54 @@ fn median(values: &[f64]) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-fn main() {
-    let tracker = Tracker::new(Instant::now(), Duration::from_secs(3600), MESSAGES);
-    for _ in 0..MESSAGES {
-        tracker.open(1, u32::MAX);
+/// The sender, the recipients and a peer that never reads, of one room.
+const SENDER: Member = Member {
+    socket: 0,
+    room: 0,
+    peer: 0,
+};
+const SILENT: Member = Member {
+    socket: RECIPIENTS as u32 + 1,
+    room: 0,
+    peer: RECIPIENTS as u32 + 1,
+};
+
+/// Recipient `k` (0 to `RECIPIENTS`).
+fn recipient(k: u32) -> Member {
+    Member {
+        socket: k + 1,
+        room: 0,
+        peer: k + 1,
     }
+}
+
+/// A tracker with `MESSAGES` sent by `SENDER`, each expected at every recipient and the
+/// silent peer: every receipt is a first copy.
+fn tracker() -> Tracker {
+    let size = RECIPIENTS as u32 + 2;
+    let tracker = Tracker::new(Instant::now(), Duration::from_secs(3600), MESSAGES, &[size]);
+    for member in (0..RECIPIENTS as u32)
+        .map(recipient)
+        .chain([SENDER, SILENT])
+    {
+        tracker.enter(member);
+    }
+    for _ in 0..MESSAGES {
+        tracker.open(SENDER);
+    }
+    tracker
+}
+
+fn main() {
     // A warm-up pass of each, not counted.
-    pass(false, &tracker);
-    pass(true, &tracker);
+    pass(false, &tracker());
+    pass(true, &tracker());
     let (mut bare, mut driver) = (Vec::new(), Vec::new());
     for _ in 0..REPEATS {
-        let (frames, cpu) = pass(false, &tracker);
+        let (frames, cpu) = pass(false, &tracker());
         bare.push(frames as f64 / cpu);
-        let (frames, cpu) = pass(true, &tracker);
+        // A fresh tracker a pass: each frame its message's first copy.
+        let (frames, cpu) = pass(true, &tracker());
         driver.push(frames as f64 / cpu);
     }
     let ratios: Vec<f64> = bare.iter().zip(&driver).map(|(b, d)| d / b).collect();

@@ -152,6 +152,10 @@ pub enum ScenarioFigure {
     Late,
     /// Rooms: messages sent.
     Messages,
+    /// Rooms: copies that arrived at a socket outside the sender's room.
+    Misrouted,
+    /// Rooms: second and later copies of one message at one recipient.
+    Duplicates,
     /// Rooms: the latency of page reloads.
     Reload,
     /// Rooms: the share of page reloads that failed.
@@ -178,13 +182,15 @@ impl ScenarioFigure {
         ScenarioFigure::ClosedByServer,
     ];
     /// What a rooms scenario that sends produces too.
-    pub const ROOMS_SENDING: [ScenarioFigure; 6] = [
+    pub const ROOMS_SENDING: [ScenarioFigure; 8] = [
         ScenarioFigure::Seen,
         ScenarioFigure::SeenByAll,
         ScenarioFigure::Delivered,
         ScenarioFigure::Reach,
         ScenarioFigure::Late,
         ScenarioFigure::Messages,
+        ScenarioFigure::Misrouted,
+        ScenarioFigure::Duplicates,
     ];
     /// What a rooms scenario that reloads produces too.
     pub const ROOMS_RELOADING: [ScenarioFigure; 2] =
@@ -216,6 +222,8 @@ impl ScenarioFigure {
             ScenarioFigure::Reach => "reach",
             ScenarioFigure::Late => "late",
             ScenarioFigure::Messages => "messages",
+            ScenarioFigure::Misrouted => "misrouted",
+            ScenarioFigure::Duplicates => "duplicates",
             ScenarioFigure::Reload => "reload",
             ScenarioFigure::ReloadFailed => "reload_failed",
             ScenarioFigure::Ack => "ack",
@@ -253,7 +261,10 @@ impl ScenarioFigure {
             | ScenarioFigure::ReloadFailed
             | ScenarioFigure::Unacked => FigureUnit::Ratio,
             ScenarioFigure::Rate => FigureUnit::Rate,
-            ScenarioFigure::Requests | ScenarioFigure::Messages => FigureUnit::Count,
+            ScenarioFigure::Requests
+            | ScenarioFigure::Messages
+            | ScenarioFigure::Misrouted
+            | ScenarioFigure::Duplicates => FigureUnit::Count,
         }
     }
 }

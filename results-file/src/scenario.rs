@@ -357,6 +357,19 @@ pub struct MessageCounts {
     pub own_echoes: u64,
     /// Frames without a stamp of this run (the server's own messages).
     pub unstamped: u64,
+    /// Copies that arrived at a socket outside the sender's room: not delivered; a server
+    /// that leaks messages across rooms. Any fails the run.
+    #[serde(default)]
+    pub misrouted: u64,
+    /// Second and later copies of one message at one recipient: not delivered again; any
+    /// fails the run.
+    #[serde(default)]
+    pub duplicates: u64,
+    /// First copies at a peer of the room that was not open when the message was sent (a
+    /// history sent on joining, a replay after a reconnect): not expected, not delivered, no
+    /// fault.
+    #[serde(default)]
+    pub unexpected: u64,
 }
 
 /// The page reloads of a rooms scenario.

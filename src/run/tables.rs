@@ -133,6 +133,29 @@ fn rooms_words(rooms: &RoomsResult) -> String {
             thousands(messages.expected)
         ));
     }
+    text.push_str(&delivery_faults(messages));
+    text
+}
+
+/// `, 16 misrouted (outside the sender's room), 8 duplicates`: copies that are no deliveries,
+/// and first copies at peers not open when the message was sent; empty when there were none.
+fn delivery_faults(messages: &headroom_runner::results::MessageCounts) -> String {
+    let mut text = String::new();
+    if messages.misrouted > 0 {
+        text.push_str(&format!(
+            ", {} misrouted (outside the sender's room)",
+            thousands(messages.misrouted)
+        ));
+    }
+    if messages.duplicates > 0 {
+        text.push_str(&format!(", {} duplicates", thousands(messages.duplicates)));
+    }
+    if messages.unexpected > 0 {
+        text.push_str(&format!(
+            ", {} at peers not open when sent",
+            thousands(messages.unexpected)
+        ));
+    }
     text
 }
 
@@ -414,10 +437,23 @@ fn rooms_cells(run: &RunResult) -> [String; 4] {
         if expected == 0 {
             "-".to_owned()
         } else {
+            let faults = [
+                (sum(|r| r.messages.misrouted), "misrouted"),
+                (sum(|r| r.messages.duplicates), "duplicates"),
+            ]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{} {what}", thousands(n)))
+            .collect::<Vec<_>>();
             format!(
-                "{} of {}",
+                "{} of {}{}",
                 thousands(sum(|r| r.messages.delivered)),
-                thousands(expected)
+                thousands(expected),
+                if faults.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", faults.join(", "))
+                }
             )
         },
         worst(run, true, ScenarioFigure::Seen, Statistic::P95),

@@ -6,6 +6,28 @@ use super::*;
 /// Issue 12, data loss: `run --out` is checked before anything runs. A file that is not a
 /// results file, a folder, a pipe, the spec itself, results of another bench for a `--phase`
 /// re-run, and a file another run holds are each refused, named, and left as they were.
+/// Another run holding `lock`: a live process holding its `flock` (util-linux's `flock`,
+/// become a `sleep`), whatever it is called, with its pid written in it as a run writes its
+/// own; returned once it holds it.
+fn holding(lock: &Path) -> std::process::Child {
+    let holder = std::process::Command::new("flock")
+        .arg("--no-fork")
+        .arg(lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux) holding the lock");
+    std::fs::write(lock, format!("{}\n", holder.id())).expect("its pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::File::open(lock).is_ok_and(|file| file.try_lock_shared().is_ok()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "flock never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    holder
+}
+
 #[test]
 fn run_refuses_an_out_it_must_not_touch() {
     let dir = "target/headroom-cli-out";
@@ -24,18 +46,8 @@ fn run_refuses_an_out_it_must_not_touch() {
         root.join(at("relay-results.json")),
     )
     .expect("results");
-    // Another headroom holds `busy.json` (a live headroom process: a lock naming a program
-    // that is not headroom is a run gone, its pid taken since).
-    let mut holder = std::process::Command::new(env!("CARGO_BIN_EXE_headroom"))
-        .args(["demo-target", "--port", "0"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("a headroom process");
-    std::fs::write(
-        root.join(at("busy.json.lock")),
-        format!("{}\n", holder.id()),
-    )
-    .expect("lock");
+    let lock = root.join(at("busy.json.lock"));
+    let mut holder = holding(&lock);
     let mut transcripts = vec![
         transcript(&["run", "examples/relay.toml", "--out", &at("notes.txt")]),
         transcript(&["run", "examples/relay.toml", "--out", dir]),

@@ -129,7 +129,7 @@ fn a_renamed_binary_s_live_run_keeps_its_lock() {
     assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
     assert!(
         stderr(&second).contains(&format!(
-            "another headroom run (pid {}, `hr`) is writing {out_arg}",
+            "another run is writing {out_arg}: pid {} (`hr`) holds its lock",
             first.id()
         )),
         "{}",

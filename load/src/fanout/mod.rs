@@ -18,8 +18,11 @@ use tokio::time::Instant;
 use crate::http::histogram;
 use crate::results::MessageCounts;
 
+mod members;
 mod stamp;
 
+pub use members::Member;
+use members::{Copy, Masks, Presence};
 pub use stamp::{BINARY_STAMP_LEN, Stamp, StampFinder, TEXT_MARK};
 
 /// Per-message state: who sent it, how many should get it, how many did.
@@ -27,6 +30,8 @@ pub use stamp::{BINARY_STAMP_LEN, Stamp, StampFinder, TEXT_MARK};
 struct Slot {
     /// The sending socket plus one (0: the slot is not in use yet).
     sender: AtomicU32,
+    /// The sender's room.
+    room: AtomicU32,
     expected: AtomicU32,
     /// Everything a receipt changes, in one word so a receipt is one compare-and-swap: the
     /// recipients so far (low 20 bits), those on time (next 20), and the largest latency so far
@@ -74,6 +79,13 @@ pub enum Receipt {
     },
     /// The sender's own message, echoed back: not a delivery.
     OwnEcho,
+    /// A copy at a socket outside the sender's room: not a delivery, a fault of the server.
+    Misrouted,
+    /// A second (or later) copy at one recipient: not a delivery, a fault of the server.
+    Duplicate,
+    /// A first copy at a peer of the room that was not open when it was sent (a history
+    /// sent on joining, a replay): not a delivery, and not expected.
+    Unexpected,
     /// A stamp no sender of this run wrote.
     Unknown,
 }
@@ -116,11 +128,21 @@ pub struct Tracker {
     /// Deliveries expected so far.
     expected: AtomicU64,
     shards: Box<[Mutex<Recorded>]>,
+    /// Which peers of each room are open now.
+    presence: Presence,
+    /// Which peers each message is expected at, and which got it.
+    masks: Masks,
 }
 
 impl Tracker {
-    /// Room for `capacity` messages; memory is taken as messages are sent, a chunk at a time.
-    pub fn new(epoch: Instant, deadline: std::time::Duration, capacity: u64) -> Tracker {
+    /// Room for `capacity` messages in rooms of `sizes` peers; memory is taken as messages are
+    /// sent, a chunk at a time.
+    pub fn new(
+        epoch: Instant,
+        deadline: std::time::Duration,
+        capacity: u64,
+        sizes: &[u32],
+    ) -> Tracker {
         let chunks = usize::try_from(capacity)
             .unwrap_or(usize::MAX)
             .div_ceil(CHUNK)
@@ -143,7 +165,24 @@ impl Tracker {
                     })
                 })
                 .collect(),
+            presence: Presence::new(sizes),
+            masks: Masks::new(capacity, CHUNK, sizes.iter().copied().max().unwrap_or(0)),
         }
+    }
+
+    /// `member`'s socket is open: messages of its room sent from now are expected at it.
+    pub fn enter(&self, member: Member) {
+        self.presence.enter(member);
+    }
+
+    /// `member`'s socket closed.
+    pub fn leave(&self, member: Member) {
+        self.presence.leave(member);
+    }
+
+    /// How many peers of `room` are open now.
+    pub fn open_in(&self, room: u32) -> u32 {
+        self.presence.open_in(room)
     }
 
     /// Microseconds from the run's epoch to `at`, as stamps carry them.
@@ -157,9 +196,10 @@ impl Tracker {
         chunk.get(id % CHUNK)
     }
 
-    /// A new message from socket `sender`, expected at `expected` recipients. `None` when the
-    /// run's capacity is used up (the caller counts the send as skipped).
-    pub fn open(&self, sender: u32, expected: u32) -> Option<u64> {
+    /// A new message from `sender`, expected at the peers of its room open now but the
+    /// sender. `None` when the run's capacity is used up (the caller counts the send as
+    /// skipped).
+    pub fn open(&self, sender: Member) -> Option<u64> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let index = usize::try_from(id).ok()?;
         let chunk = self
@@ -167,19 +207,22 @@ impl Tracker {
             .get(index / CHUNK)?
             .get_or_init(|| (0..CHUNK).map(|_| Slot::default()).collect());
         let slot = &chunk[index % CHUNK];
+        let expected = self.masks.expect(id, sender, &self.presence)?;
         slot.expected.store(expected, Ordering::Relaxed);
+        slot.room.store(sender.room, Ordering::Relaxed);
         if expected > 0 {
             self.outstanding.fetch_add(1, Ordering::Relaxed);
             self.expected
                 .fetch_add(u64::from(expected), Ordering::Relaxed);
         }
-        // Release: a receipt that reads the sender also sees `expected`.
-        slot.sender.store(sender + 1, Ordering::Release);
+        // Release: a receipt that reads the sender also sees the room, `expected` and the
+        // expected peers.
+        slot.sender.store(sender.socket + 1, Ordering::Release);
         Some(id)
     }
 
-    /// Socket `receiver` got the message stamped `stamp` at `now`.
-    pub fn receipt(&self, receiver: u32, stamp: Stamp, now_us: u64) -> Receipt {
+    /// `receiver` got the message stamped `stamp` at `now`.
+    pub fn receipt(&self, receiver: Member, stamp: Stamp, now_us: u64) -> Receipt {
         // An id past the last message finds no chunk, or a slot with no sender yet: no need to
         // read `next_id`, a line every sender writes.
         let Some(slot) = self.slot(stamp.id) else {
@@ -189,8 +232,16 @@ impl Tracker {
         if sender == 0 {
             return Receipt::Unknown;
         }
-        if sender == receiver + 1 {
+        if sender == receiver.socket + 1 {
             return Receipt::OwnEcho;
+        }
+        if slot.room.load(Ordering::Relaxed) != receiver.room {
+            return Receipt::Misrouted;
+        }
+        match self.masks.copy(stamp.id, receiver) {
+            Some(Copy::First) => {}
+            Some(Copy::Again) => return Receipt::Duplicate,
+            Some(Copy::Unexpected) | None => return Receipt::Unexpected,
         }
         let latency_us = now_us.saturating_sub(stamp.sent_us);
         let on_time = latency_us <= self.deadline_us;
@@ -370,212 +421,4 @@ impl Batch {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn text_stamps_are_found_anywhere_and_survive_json() {
-        let stamp = Stamp {
-            id: 0x1234,
-            sent_us: 98_765_432,
-        };
-        let mut text = String::from(r#"{"room":3,"stamp":""#);
-        stamp.write_text(&mut text);
-        assert!(text.ends_with("hr1.1234.5e30a78"), "{text}");
-        text.push_str(r#"","payload":"xxxx"}"#);
-        let mut finder = StampFinder::default();
-        assert_eq!(finder.find(text.as_bytes()), Some(stamp));
-        // Found again where it was, and still found when it moves.
-        assert_eq!(finder.find(text.as_bytes()), Some(stamp));
-        assert_eq!(finder.find(format!("..{text}").as_bytes()), Some(stamp));
-        assert_eq!(finder.find(b"hr1.zz.1"), None);
-        assert_eq!(finder.find(b"hr1.12"), None);
-        assert_eq!(finder.find(b"no stamp here"), None);
-        let zero = Stamp { id: 0, sent_us: 0 };
-        let mut short = String::new();
-        zero.write_text(&mut short);
-        assert_eq!(short, "hr1.0.0");
-        assert_eq!(finder.find(short.as_bytes()), Some(zero));
-    }
-
-    #[test]
-    fn binary_stamps_round_trip() {
-        let stamp = Stamp {
-            id: u64::MAX - 3,
-            sent_us: 7,
-        };
-        assert_eq!(Stamp::from_binary(&stamp.binary()), Some(stamp));
-        assert_eq!(Stamp::from_binary(&[1, 2, 3]), None);
-    }
-
-    #[test]
-    fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
-        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 10);
-        let id = tracker.open(0, 3).expect("capacity");
-        let stamp = Stamp { id, sent_us: 100 };
-        assert_eq!(tracker.receipt(0, stamp, 150), Receipt::OwnEcho);
-        assert_eq!(
-            tracker.receipt(1, stamp, 400),
-            Receipt::Delivered {
-                latency_us: 300,
-                on_time: true,
-                seen_by_all_us: None
-            }
-        );
-        // A late recipient that arrives before a faster one still sets the maximum.
-        let late = tracker.receipt(2, stamp, 2_000_100);
-        assert_eq!(
-            late,
-            Receipt::Delivered {
-                latency_us: 2_000_000,
-                on_time: false,
-                seen_by_all_us: None
-            }
-        );
-        assert_eq!(tracker.outstanding(), 1);
-        assert_eq!(
-            tracker.receipt(3, stamp, 500),
-            Receipt::Delivered {
-                latency_us: 400,
-                on_time: true,
-                seen_by_all_us: Some(2_000_000)
-            }
-        );
-        assert_eq!(tracker.outstanding(), 0);
-        assert_eq!(
-            tracker.receipt(1, Stamp { id: 99, sent_us: 0 }, 1),
-            Receipt::Unknown
-        );
-        let counts = tracker.counts();
-        assert_eq!(
-            counts,
-            MessageCounts {
-                sent: 1,
-                expected: 3,
-                delivered: 3,
-                on_time: 2,
-                late: 1,
-                reached_all: 1,
-                ..MessageCounts::default()
-            }
-        );
-    }
-
-    #[test]
-    fn latency_codes_keep_order_and_never_round_down() {
-        let mut previous = 0;
-        for micros in [
-            0u64,
-            1,
-            2,
-            999,
-            1_000,
-            123_456,
-            2_000_000,
-            16_777_217,
-            3_600_000_000,
-        ] {
-            let code = LatencyCode::encode(micros);
-            assert!(code >= previous, "{micros}");
-            previous = code;
-            let back = LatencyCode::decode(code);
-            assert!(back >= micros, "{micros} → {back}");
-            assert!(
-                back as f64 <= micros as f64 * 1.0001 + 1.0,
-                "{micros} → {back}"
-            );
-        }
-    }
-
-    #[test]
-    fn capacity_bounds_the_messages() {
-        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 1);
-        // Capacity is whole chunks: the first chunk's worth, then none.
-        for _ in 0..CHUNK {
-            assert!(tracker.open(0, 1).is_some());
-        }
-        assert_eq!(tracker.open(0, 1), None);
-    }
-
-    #[test]
-    fn seen_by_all_is_never_below_any_recipient_under_concurrency() {
-        let tracker =
-            std::sync::Arc::new(Tracker::new(Instant::now(), Duration::from_secs(10), 4096));
-        let recipients = 8u32;
-        let ids: Vec<u64> = (0..2000)
-            .map(|_| tracker.open(0, recipients).expect("capacity"))
-            .collect();
-        let threads: Vec<_> = (1..=recipients)
-            .map(|receiver| {
-                let (tracker, ids) = (std::sync::Arc::clone(&tracker), ids.clone());
-                std::thread::spawn(move || {
-                    let mut mine = Vec::new();
-                    for (k, &id) in ids.iter().enumerate() {
-                        let now = 1_000 + (k as u64 * 7 + u64::from(receiver) * 131) % 5_000;
-                        let receipt = tracker.receipt(receiver, Stamp { id, sent_us: 0 }, now);
-                        mine.push((id, receipt));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        let mut latest = std::collections::HashMap::<u64, u64>::new();
-        let mut all = std::collections::HashMap::<u64, u64>::new();
-        for thread in threads {
-            for (id, receipt) in thread.join().expect("thread") {
-                if let Receipt::Delivered {
-                    latency_us,
-                    seen_by_all_us,
-                    ..
-                } = receipt
-                {
-                    let entry = latest.entry(id).or_default();
-                    *entry = (*entry).max(latency_us);
-                    if let Some(value) = seen_by_all_us {
-                        assert!(all.insert(id, value).is_none(), "completed twice");
-                    }
-                }
-            }
-        }
-        assert_eq!(all.len(), ids.len());
-        for (id, value) in all {
-            assert!(
-                value >= latest[&id],
-                "message {id}: {value} < {}",
-                latest[&id]
-            );
-            assert_eq!(value, latest[&id]);
-        }
-        assert_eq!(tracker.outstanding(), 0);
-        // Every message expected at 8 recipients, each one delivered.
-        let taken = tracker.take_window();
-        assert_eq!(taken.expected, 2000 * 8);
-    }
-
-    #[test]
-    fn batches_reach_the_histograms() {
-        let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 100);
-        let mut batch = Batch::default();
-        for k in 0..100u64 {
-            let receipt = Receipt::Delivered {
-                latency_us: 1_000 + k,
-                on_time: true,
-                seen_by_all_us: (k % 10 == 0).then_some(5_000),
-            };
-            batch.push(&tracker, 3, receipt);
-        }
-        batch.flush(&tracker, 3);
-        let (seen, all) = tracker.histograms();
-        assert_eq!(seen.len(), 100);
-        assert_eq!(all.len(), 10);
-        let first = tracker.take_window();
-        assert_eq!((first.seen.len(), first.delivered), (100, 100));
-        assert_eq!(first.seen_by_all.len(), 10);
-        let second = tracker.take_window();
-        assert_eq!((second.seen.len(), second.delivered), (0, 100));
-        assert_eq!(second.seen_by_all.len(), 0);
-        // Taking a window moves its latencies into the total, never twice.
-        assert_eq!(tracker.histograms().0.len(), 100);
-    }
-}
+mod tests;

@@ -21,7 +21,7 @@
 //! their own (`stream.rs`).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,7 +31,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use crate::fanout::{Batch, StampFinder, Tracker};
+use crate::fanout::{Batch, Member, StampFinder, Tracker};
 use crate::handover::ScenarioHandover;
 use crate::live::Live;
 use crate::results::{ErrorCounts, Window};
@@ -120,6 +120,17 @@ struct Socket {
     sends: Option<SendSchedule>,
 }
 
+impl Socket {
+    /// Who it is in its room, as messages are tracked.
+    fn member(self) -> Member {
+        Member {
+            socket: self.index,
+            room: self.room,
+            peer: self.peer,
+        }
+    }
+}
+
 /// Shared by every socket of a run.
 struct Shared {
     /// The seed of the sockets' random gaps: every socket draws its own from it.
@@ -151,7 +162,6 @@ struct Shared {
     segment: crate::stripe::Segment,
     epoch: Instant,
     tracker: Tracker,
-    rooms_open: Box<[AtomicU32]>,
     counts: Counters,
     settled: Notify,
     connect: Mutex<Histogram<u64>>,
@@ -194,6 +204,9 @@ struct Counters {
     rejected: AtomicU64,
     own_echoes: AtomicU64,
     unstamped: AtomicU64,
+    misrouted: AtomicU64,
+    duplicates: AtomicU64,
+    unexpected: AtomicU64,
     skipped: AtomicU64,
 }
 
@@ -254,7 +267,7 @@ pub enum Drop {
 /// The receive side of one socket: stamps read in place, latencies batched.
 pub struct Inbox<'a> {
     tracker: &'a Tracker,
-    socket: u32,
+    member: Member,
     binary_stamps: bool,
     finder: StampFinder,
     batch: Batch,
@@ -262,6 +275,12 @@ pub struct Inbox<'a> {
     pub own_echoes: u64,
     /// Messages without a stamp, or with one no message was sent with.
     pub unstamped: u64,
+    /// Copies of messages sent to another room.
+    pub misrouted: u64,
+    /// Second and later copies of one message.
+    pub duplicates: u64,
+    /// First copies of messages sent before this socket was open.
+    pub unexpected: u64,
     /// Pings from the server.
     pub pings: u64,
     /// The Socket.IO session's receive side, when the socket speaks it.

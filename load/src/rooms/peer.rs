@@ -4,7 +4,7 @@ use super::deadlines::{Deadlines, reload_due};
 use super::{
     BURST, CLOSE_TIMEOUT, Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage,
 };
-use crate::fanout::{Batch, Receipt, Stamp, StampFinder, Tracker};
+use crate::fanout::{Batch, Member, Receipt, Stamp, StampFinder, Tracker};
 use crate::fill::per_socket;
 use crate::socket_io::{HandshakeFailure, Heartbeat, Incoming, Seat};
 use crate::tls::Transport;
@@ -22,15 +22,18 @@ use tokio_tungstenite::{WebSocketStream, tungstenite};
 
 impl<'a> Inbox<'a> {
     /// An inbox for one socket's frames.
-    pub fn new(tracker: &'a Tracker, socket: u32, binary_stamps: bool) -> Inbox<'a> {
+    pub fn new(tracker: &'a Tracker, member: Member, binary_stamps: bool) -> Inbox<'a> {
         Inbox {
             tracker,
-            socket,
+            member,
             binary_stamps,
             finder: StampFinder::default(),
             batch: Batch::default(),
             own_echoes: 0,
             unstamped: 0,
+            misrouted: 0,
+            duplicates: 0,
+            unexpected: 0,
             pings: 0,
             socket_io: None,
             received: 0,
@@ -98,10 +101,13 @@ impl<'a> Inbox<'a> {
         let now = *self
             .now_us
             .get_or_insert_with(|| tracker.micros_since_epoch(Instant::now()));
-        match self.tracker.receipt(self.socket, stamp, now) {
+        match self.tracker.receipt(self.member, stamp, now) {
             Receipt::Unknown => self.unstamped += 1,
             Receipt::OwnEcho => self.own_echoes += 1,
-            delivered => self.batch.push(self.tracker, self.socket, delivered),
+            Receipt::Misrouted => self.misrouted += 1,
+            Receipt::Duplicate => self.duplicates += 1,
+            Receipt::Unexpected => self.unexpected += 1,
+            delivered => self.batch.push(self.tracker, self.member.socket, delivered),
         }
     }
 
@@ -132,7 +138,7 @@ impl<'a> Inbox<'a> {
                 None => break None,
             }
         };
-        self.batch.flush(self.tracker, self.socket);
+        self.batch.flush(self.tracker, self.member.socket);
         ended
     }
 }
@@ -196,7 +202,7 @@ pub(super) async fn connect<'a, T>(
     if let Ok(mut connect) = shared.connect.lock() {
         let _ = connect.record(micros(scheduled.elapsed()));
     }
-    shared.rooms_open[socket.room as usize].fetch_add(1, Ordering::AcqRel);
+    shared.tracker.enter(socket.member());
     counts.opened.fetch_add(1, Ordering::Relaxed);
     counts.settled.fetch_add(1, Ordering::Release);
     shared.settled.notify_one();
@@ -222,7 +228,7 @@ pub(super) async fn peer(
     };
     let mut inbox = Inbox::new(
         &shared.tracker,
-        socket.index,
+        socket.member(),
         shared.stamp_form == StampForm::BinaryPrefix,
     );
     if let Some(plan) = &shared.socket_io {
@@ -298,7 +304,7 @@ pub(super) async fn peer(
 pub(super) fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: Inbox<'_>) {
     let counts = &shared.counts;
     inbox.batch.flush(&shared.tracker, socket.index);
-    shared.rooms_open[socket.room as usize].fetch_sub(1, Ordering::AcqRel);
+    shared.tracker.leave(socket.member());
     match ended {
         Ended::ByServer(drop) => {
             counts.closed_by_server.fetch_add(1, Ordering::Relaxed);
@@ -321,6 +327,15 @@ pub(super) fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: I
     counts
         .unstamped
         .fetch_add(inbox.unstamped, Ordering::Relaxed);
+    counts
+        .misrouted
+        .fetch_add(inbox.misrouted, Ordering::Relaxed);
+    counts
+        .duplicates
+        .fetch_add(inbox.duplicates, Ordering::Relaxed);
+    counts
+        .unexpected
+        .fetch_add(inbox.unexpected, Ordering::Relaxed);
     counts
         .pings_received
         .fetch_add(inbox.pings, Ordering::Relaxed);
@@ -476,10 +491,7 @@ async fn send_due(
     while at.next_send <= Instant::now() && at.next_send < at.hold_end {
         let intended = at.next_send;
         // Expected at the room's open peers other than the sender.
-        let expected = shared.rooms_open[socket.room as usize]
-            .load(Ordering::Acquire)
-            .saturating_sub(1);
-        match shared.tracker.open(socket.index, expected) {
+        match shared.tracker.open(socket.member()) {
             Some(id) => {
                 let stamp = Stamp {
                     id,

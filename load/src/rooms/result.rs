@@ -80,6 +80,9 @@ pub(super) fn result(
                 skipped: load(&c.skipped),
                 own_echoes: load(&c.own_echoes),
                 unstamped: load(&c.unstamped),
+                misrouted: load(&c.misrouted),
+                duplicates: load(&c.duplicates),
+                unexpected: load(&c.unexpected),
                 ..counts
             },
             seen: histogram_summary(&seen),

@@ -16,7 +16,7 @@ use crate::results::ScenarioResult;
 use headroom_matrix::resolved::{Messages, Protocol, RoomsScenario};
 use headroom_spec::scenario::{Arrivals, StampForm};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
@@ -74,8 +74,7 @@ pub async fn run(
         scheduled_over,
         segment: reach.segment,
         epoch,
-        tracker: Tracker::new(epoch, scenario.deadline.as_std(), capacity),
-        rooms_open: sizes.iter().map(|_| AtomicU32::new(0)).collect(),
+        tracker: Tracker::new(epoch, scenario.deadline.as_std(), capacity, &sizes),
         counts: Counters::default(),
         settled: Notify::new(),
         connect: Mutex::new(histogram()),

@@ -53,7 +53,7 @@ pub(super) async fn subscriber(
             stages.clone(),
         ))
     });
-    let mut inbox = Inbox::new(&shared.tracker, socket.index, false);
+    let mut inbox = Inbox::new(&shared.tracker, socket.member(), false);
     // The stream's own deadlines: its page reloads and its close (its sends are the
     // publisher's).
     let quiet = Socket {
@@ -145,7 +145,7 @@ fn read_more(
         });
         too_large |= fed.is_err();
     });
-    inbox.batch.flush(inbox.tracker, inbox.socket);
+    inbox.batch.flush(inbox.tracker, inbox.member.socket);
     plan.figures.events.fetch_add(events, Ordering::Relaxed);
     if too_large {
         return Some(Drop::Reset);
@@ -261,10 +261,7 @@ async fn publish(
         let intended = next;
         next = schedule.next(intended, &mut gaps);
         // Expected at the room's open peers other than the sender, whose stream is open.
-        let expected = shared.rooms_open[socket.room as usize]
-            .load(Ordering::Acquire)
-            .saturating_sub(1);
-        let Some(id) = shared.tracker.open(socket.index, expected) else {
+        let Some(id) = shared.tracker.open(socket.member()) else {
             shared.counts.skipped.fetch_add(1, Ordering::Relaxed);
             continue;
         };

@@ -204,6 +204,8 @@ fn scenario_cell(runs: &[RunResult], name: &str) -> Option<ScenarioCell> {
         dropped: Stat::of(&dropped).filter(|d| d.max > 0.0),
         delivered: sum(|m| m.delivered),
         expected: sum(|m| m.expected),
+        misrouted: sum(|m| m.misrouted).filter(|n| *n > 0),
+        duplicates: sum(|m| m.duplicates).filter(|n| *n > 0),
     })
 }
 
@@ -318,4 +320,12 @@ pub struct ScenarioCell {
     pub delivered: Option<u64>,
     /// Rooms: frames expected, summed over the repeats; `null` for HTTP.
     pub expected: Option<u64>,
+    /// Rooms: copies at a socket outside the sender's room, summed over the repeats; `null`
+    /// when there were none (the figure catalogue's `misrouted`).
+    #[serde(default)]
+    pub misrouted: Option<u64>,
+    /// Rooms: second and later copies at one recipient, summed over the repeats; `null` when
+    /// there were none (`duplicates`).
+    #[serde(default)]
+    pub duplicates: Option<u64>,
 }

@@ -26,6 +26,8 @@ fn step(variables: &str, p95: f64, failed: bool) -> Point {
             dropped: None,
             delivered: None,
             expected: None,
+            misrouted: None,
+            duplicates: None,
         }],
         requests: Vec::new(),
         slo_failed: if failed {
