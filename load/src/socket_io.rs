@@ -38,7 +38,11 @@ pub struct Seat {
 pub enum HandshakeFailure {
     /// The namespace refused the socket (`44{"message":…}`, a connect_error), with its message.
     Rejected(String),
-    /// No open packet, a closed socket, or a packet the protocol does not allow there.
+    /// An open packet that is not Engine.IO's, or a binary frame where text was due.
+    Malformed,
+    /// A frame over headroom's bound.
+    TooLarge,
+    /// The socket closed, broke or was disconnected before the session opened.
     Broken,
 }
 
@@ -383,7 +387,7 @@ pub async fn handshake(
 ) -> Result<Heartbeat, HandshakeFailure> {
     let figures = &plan.figures;
     // The server speaks first: its open packet.
-    let heartbeat = open_packet(&next_text(ws).await?).ok_or(HandshakeFailure::Broken)?;
+    let heartbeat = open_packet(&next_text(ws).await?).ok_or(HandshakeFailure::Malformed)?;
     let opened = Instant::now();
     Figures::record(&figures.open, opened.saturating_duration_since(scheduled));
     let namespace = plan.namespace_of(seat);
@@ -430,6 +434,10 @@ async fn next_text(ws: &mut WebSocketStream<Transport>) -> Result<String, Handsh
         match ws.next().await {
             Some(Ok(Message::Text(text))) => return Ok(text.as_str().to_owned()),
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+            Some(Ok(Message::Binary(_))) => return Err(HandshakeFailure::Malformed),
+            Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(_))) => {
+                return Err(HandshakeFailure::TooLarge);
+            }
             _ => return Err(HandshakeFailure::Broken),
         }
     }

@@ -301,6 +301,11 @@ pub struct Drops {
     pub ping_timeout: u64,
     /// Socket.IO: the server disconnected the namespace (`41`).
     pub disconnected: u64,
+    /// Not the server's: headroom cut the socket at a frame over its bound (a WebSocket
+    /// message over 64 MiB or a frame over 16 MiB, an SSE event over 8 MiB). Not in
+    /// `closed_by_server`.
+    #[serde(default)]
+    pub too_large: u64,
 }
 
 /// Sockets that did not open, by why.
@@ -322,12 +327,59 @@ pub struct ConnectFailures {
     /// `socket_io.rejections`.
     #[serde(default)]
     pub rejected: u64,
+    /// The upgrade was answered `101` but not as a WebSocket server answers it: a wrong
+    /// `Sec-WebSocket-Accept`, no `Upgrade: websocket` or `Connection: Upgrade`.
+    #[serde(default)]
+    pub handshake: u64,
+    /// Socket.IO: the session's opening was not the protocol's (an Engine.IO open packet that
+    /// is not `0{"sid":…,"pingInterval":…,"pingTimeout":…}`, a binary frame where text was due).
+    #[serde(default)]
+    pub protocol: u64,
+    /// A frame over headroom's bound during the opening (a message over 64 MiB, a frame over
+    /// 16 MiB): headroom cut it.
+    #[serde(default)]
+    pub too_large: u64,
 }
 
 impl ConnectFailures {
     /// All of them.
     pub fn total(&self) -> u64 {
-        self.refused + self.status + self.timeout + self.other + self.ports + self.rejected
+        self.refused
+            + self.status
+            + self.timeout
+            + self.other
+            + self.ports
+            + self.rejected
+            + self.handshake
+            + self.protocol
+            + self.too_large
+    }
+
+    /// Each kind that happened, with its count: `2 answered the upgrade without a valid
+    /// Sec-WebSocket-Accept, 1 other`; `None` when none failed.
+    pub fn describe(&self) -> Option<String> {
+        let kinds: Vec<String> = [
+            (self.refused, "refused"),
+            (self.status, "answered the upgrade with another status"),
+            (
+                self.handshake,
+                "answered the upgrade as no WebSocket server does (a wrong Sec-WebSocket-Accept, or no Upgrade header)",
+            ),
+            (
+                self.protocol,
+                "opened a Socket.IO session that is not the protocol's (a malformed Engine.IO open packet)",
+            ),
+            (self.too_large, "sent a frame over headroom's bound"),
+            (self.rejected, "refused by the namespace"),
+            (self.ports, "found no free local port"),
+            (self.timeout, "timed out"),
+            (self.other, "other (a reset or a closed connection)"),
+        ]
+        .into_iter()
+        .filter(|&(count, _)| count > 0)
+        .map(|(count, why)| format!("{count} {why}"))
+        .collect();
+        (!kinds.is_empty()).then(|| kinds.join(", "))
     }
 }
 

@@ -31,20 +31,17 @@ pub(crate) fn nothing_measured(
         }
         let why = match (scenario, &result.rooms) {
             (_, Some(rooms)) if rooms.sockets.planned > 0 && rooms.sockets.opened == 0 => {
-                let failed = &rooms.sockets.failed;
-                let mut why = format!(
-                    "none of its {} sockets opened ({} refused, {} answered the upgrade with another status, {} timed out, {} other",
+                let failed = headroom_results::ConnectFailures {
+                    rejected: 0,
+                    ..rooms.sockets.failed.clone()
+                };
+                let mut causes: Vec<String> = failed.describe().into_iter().collect();
+                causes.extend(rooms.rejections());
+                format!(
+                    "none of its {} sockets opened ({})",
                     rooms.sockets.planned,
-                    failed.refused,
-                    failed.status,
-                    failed.timeout,
-                    failed.other
-                );
-                if let Some(rejected) = rooms.rejections() {
-                    why.push_str(&format!(", {rejected}"));
-                }
-                why.push(')');
-                why
+                    causes.join(", ")
+                )
             }
             (Scenario::Http(http), None) => {
                 let load = if http.executor.is_open() {

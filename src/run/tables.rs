@@ -110,6 +110,16 @@ fn rooms_words(rooms: &RoomsResult) -> String {
         thousands(sockets.opened),
         thousands(sockets.planned)
     );
+    // Why the others did not open: each kind by its cause (ports and the namespace's
+    // refusals with their own words below).
+    let causes = headroom_runner::results::ConnectFailures {
+        ports: 0,
+        rejected: 0,
+        ..sockets.failed.clone()
+    };
+    if let Some(why) = causes.describe() {
+        text.push_str(&format!(" ({why})"));
+    }
     if sockets.failed.ports > 0 {
         text.push_str(&format!(
             " ({} found no free local port)",
@@ -123,6 +133,12 @@ fn rooms_words(rooms: &RoomsResult) -> String {
         text.push_str(&format!(
             ", {} dropped by the server ({drops})",
             thousands(sockets.closed_by_server)
+        ));
+    }
+    if sockets.dropped.too_large > 0 {
+        text.push_str(&format!(
+            ", {} cut by headroom (a frame or event over its bound: 16 MiB a WebSocket frame, 8 MiB an SSE event)",
+            thousands(sockets.dropped.too_large)
         ));
     }
     if messages.sent > 0 {

@@ -79,6 +79,14 @@ enum Manner {
     DiesAfter { answers: u64 },
     /// Reads the request `chunk` bytes every `every`, then answers `200`.
     ReadsSlowly { chunk: usize, every: Duration },
+    /// Answers an upgrade or a stream the way no server should (`upgrade.rs`).
+    Upgrades(Upgrade),
+}
+
+/// A server that answers every upgrade (or stream) as `upgrade` says, then holds the
+/// connection until the client goes.
+pub fn upgrading(upgrade: Upgrade) -> Hostile {
+    Hostile::start(Manner::Upgrades(upgrade))
 }
 
 /// A hostile server that accepts: the way it misbehaves, its counts, and its thread.
@@ -223,6 +231,10 @@ fn serve(
     let _ = stream.set_read_timeout(Some(POLL));
     let pace = match manner {
         Manner::ReadsSlowly { chunk, every } => Some((chunk, every)),
+        Manner::Upgrades(upgrade) => {
+            upgrade::serve(&mut stream, upgrade, stop, deadline);
+            return;
+        }
         Manner::Stalls | Manner::DiesAfter { .. } => None,
     };
     if read_request(&mut stream, pace, stop, deadline).is_none() {
@@ -245,20 +257,7 @@ fn serve(
                 counts.answered.fetch_add(1, Ordering::Relaxed);
             }
         }
-    }
-}
-
-/// Keeps a connection open and unanswered until the client gives up on it (closes it), the
-/// server stops or its lifetime ends: a client's timeout frees the thread.
-fn hold_unanswered(stream: &mut TcpStream, stop: &AtomicBool, deadline: Instant) {
-    let mut buffer = [0u8; 4096];
-    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-        match stream.read(&mut buffer) {
-            Ok(0) => return,
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return,
-        }
+        Manner::Upgrades(_) => {}
     }
 }
 
@@ -298,14 +297,6 @@ fn read_request(
     }
 }
 
-/// Where a request's headers end (after the blank line), once they have.
-fn header_end(request: &[u8]) -> Option<usize> {
-    request
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|at| at + 4)
-}
-
 /// The `content-length` among `headers`, 0 without one.
 fn content_length(headers: &[u8]) -> usize {
     String::from_utf8_lossy(headers)
@@ -315,6 +306,12 @@ fn content_length(headers: &[u8]) -> usize {
         .and_then(|(_, value)| value.trim().parse().ok())
         .unwrap_or(0)
 }
+
+mod connection;
+mod upgrade;
+
+use connection::{header_end, hold_unanswered};
+pub use upgrade::Upgrade;
 
 #[cfg(test)]
 mod tests;

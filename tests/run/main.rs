@@ -14,6 +14,7 @@ mod competed;
 mod examples;
 mod examples_rooms;
 mod external_server;
+mod failure_reasons;
 mod foreign_deliveries;
 mod hosts;
 mod http;

@@ -334,6 +334,7 @@ impl<'a> Checker<'a> {
                 &message_context,
                 "a message template",
             );
+            self.stamped(base, send);
         }
         if let Some(reload) = &rooms.reload {
             self.string(
@@ -346,6 +347,30 @@ impl<'a> Checker<'a> {
             self.param(&format!("{base}/reload/every"), &reload.every);
         }
         self.sends_or_idles(base, rooms);
+    }
+
+    /// A text stamp travels where the template says `{stamp}`: a template without one sends
+    /// messages no peer can match to their sends, and every delivery would read as lost.
+    fn stamped(&mut self, base: &str, send: &headroom_spec::scenario::Messages) {
+        let binary = send.stamp == headroom_spec::scenario::StampForm::BinaryPrefix;
+        let has_stamp = headroom_spec::placeholder::scan(&send.template)
+            .into_iter()
+            .flatten()
+            .any(|found| {
+                found.name == headroom_spec::placeholder::PlaceholderName::Name(builtin::STAMP)
+            });
+        if !binary && !has_stamp {
+            let at = format!("{base}/send/template");
+            let span = self
+                .value_span(&at)
+                .or_else(|| self.key_span(&format!("{base}/send")));
+            self.push(
+                Diagnostic::new(Code::MissingSetting, "a message template without `{stamp}`")
+                    .at(at, span)
+                    .label("no `{stamp}`: no message could be told from another, and every delivery would read as lost")
+                    .hint("put `{stamp}` in the template (inside a JSON string: `'{\"stamp\":\"{stamp}\",\"text\":\"{payload}\"}'`), or use `stamp = \"binary-prefix\"` for binary frames"),
+            );
+        }
     }
 
     /// A rooms scenario sends or says it is idle, not both.

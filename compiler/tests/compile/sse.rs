@@ -113,3 +113,49 @@ send = { rate = "1/s" }"#,
         "{found:?}"
     );
 }
+
+/// Issue 57: a template without `{stamp}` sends messages no peer can match to their sends
+/// (every delivery would read as lost): refused at `validate`, at the template, for every
+/// protocol that carries a text stamp; a binary-prefix stamp needs none.
+#[test]
+fn a_template_without_a_stamp_is_refused() {
+    let spec = sse_spec(
+        r#"sse = { publish = "http://127.0.0.1:{port}/sse/{room}" }
+send = { rate = "1/s", template = '{"text":"{payload}"}' }"#,
+    );
+    let compilation = compile(&spec);
+    let found = codes_at(&compilation);
+    assert!(
+        found.contains(&("E022", "/scenario/0/send/template")),
+        "{found:?}"
+    );
+    let websocket = spec
+        .replace("protocol = \"sse\"\n", "")
+        .replace(
+            "url = \"http://127.0.0.1:{port}/sse/{room}\"",
+            "url = \"ws://127.0.0.1:{port}/rooms/{room}\"",
+        )
+        .replace(
+            "sse = { publish = \"http://127.0.0.1:{port}/sse/{room}\" }\n",
+            "",
+        );
+    let compiled = compile(&websocket);
+    let found = codes_at(&compiled);
+    assert!(
+        found.contains(&("E022", "/scenario/0/send/template")),
+        "{found:?}"
+    );
+    let binary = websocket.replace(
+        "send = { rate = \"1/s\",",
+        "send = { rate = \"1/s\", stamp = \"binary-prefix\",",
+    );
+    let compilation = compile(&binary);
+    assert!(
+        compilation
+            .diagnostics
+            .iter()
+            .all(|d| !(d.code.as_str() == "E022" && d.message.contains("stamp"))),
+        "{:?}",
+        compilation.diagnostics
+    );
+}

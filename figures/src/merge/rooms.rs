@@ -32,6 +32,9 @@ pub(super) fn merge_rooms(
                 other: sum(&|r| r.sockets.failed.other),
                 ports: sum(&|r| r.sockets.failed.ports),
                 rejected: sum(&|r| r.sockets.failed.rejected),
+                handshake: sum(&|r| r.sockets.failed.handshake),
+                protocol: sum(&|r| r.sockets.failed.protocol),
+                too_large: sum(&|r| r.sockets.failed.too_large),
             },
             closed_by_server: sum(&|r| r.sockets.closed_by_server),
             dropped: Drops {
@@ -39,6 +42,7 @@ pub(super) fn merge_rooms(
                 reset: sum(&|r| r.sockets.dropped.reset),
                 ping_timeout: sum(&|r| r.sockets.dropped.ping_timeout),
                 disconnected: sum(&|r| r.sockets.dropped.disconnected),
+                too_large: sum(&|r| r.sockets.dropped.too_large),
             },
             closed_by_us: sum(&|r| r.sockets.closed_by_us),
             pings_sent: sum(&|r| r.sockets.pings_sent),

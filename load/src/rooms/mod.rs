@@ -202,6 +202,14 @@ struct Counters {
     pongs_sent: AtomicU64,
     /// Socket.IO: sockets the namespace refused.
     rejected: AtomicU64,
+    /// A `101` answer that was not a WebSocket server's.
+    handshake: AtomicU64,
+    /// Socket.IO: an opening that was not the protocol's.
+    protocol: AtomicU64,
+    /// A frame over the bound while opening.
+    too_large: AtomicU64,
+    /// Sockets headroom cut at a frame or event over its bound, once open.
+    cut_too_large: AtomicU64,
     own_echoes: AtomicU64,
     unstamped: AtomicU64,
     misrouted: AtomicU64,
@@ -249,6 +257,8 @@ pub enum Ended {
     ByServer(Drop),
     /// We closed it.
     ByUs,
+    /// We cut it: a frame (a WebSocket message, an SSE event) over headroom's bound.
+    TooLarge,
 }
 
 /// How the server dropped a socket.
@@ -303,6 +313,12 @@ enum OpenFailure {
     /// No local port free for the source address.
     Ports,
     Status,
+    /// A `101` answer that was not a WebSocket server's (a wrong `Sec-WebSocket-Accept`).
+    Handshake,
+    /// Socket.IO: an opening that was not the protocol's (a malformed open packet).
+    Protocol,
+    /// A frame over headroom's bound while opening.
+    TooLarge,
     Other,
 }
 

@@ -56,8 +56,10 @@ impl<'a> Inbox<'a> {
 
     /// One message off the socket; `Some` when it ended the socket.
     pub fn on_message(&mut self, message: Result<Message, WsError>) -> Option<Ended> {
-        let Ok(message) = message else {
-            return Some(Ended::ByServer(Drop::Reset));
+        let message = match message {
+            Ok(message) => message,
+            Err(WsError::Capacity(_)) => return Some(Ended::TooLarge),
+            Err(_) => return Some(Ended::ByServer(Drop::Reset)),
         };
         self.received += 1;
         if let (Some(session), Message::Text(text)) = (self.socket_io.as_mut(), &message) {
@@ -188,6 +190,9 @@ pub(super) async fn connect<'a, T>(
                     &counts.rejected
                 }
                 OpenFailure::Status => &counts.status,
+                OpenFailure::Handshake => &counts.handshake,
+                OpenFailure::Protocol => &counts.protocol,
+                OpenFailure::TooLarge => &counts.too_large,
                 OpenFailure::Ports => &counts.ports,
                 OpenFailure::Other => &counts.other,
             };
@@ -317,6 +322,7 @@ pub(super) fn closed(shared: &Shared, socket: Socket, ended: Ended, mut inbox: I
             kind.fetch_add(1, Ordering::Relaxed)
         }
         Ended::ByUs => counts.closed_by_us.fetch_add(1, Ordering::Relaxed),
+        Ended::TooLarge => counts.cut_too_large.fetch_add(1, Ordering::Relaxed),
     };
     if let (Some(session), Some(plan)) = (inbox.socket_io.as_mut(), &shared.socket_io) {
         plan.figures.record_acks(session);
@@ -362,6 +368,10 @@ pub(super) async fn open(
             .await
             .map_err(|e| match e {
                 tungstenite::Error::Http(_) => OpenFailure::Status,
+                // The answer was 101 but not a WebSocket server's: the accept key, the
+                // upgrade headers.
+                tungstenite::Error::Protocol(_) => OpenFailure::Handshake,
+                tungstenite::Error::Capacity(_) => OpenFailure::TooLarge,
                 _ => OpenFailure::Other,
             })?;
     if let Some(join) = &shared.join {
@@ -376,6 +386,8 @@ pub(super) async fn open(
                 .await
                 .map_err(|failure| match failure {
                     HandshakeFailure::Rejected(message) => OpenFailure::Rejected(message),
+                    HandshakeFailure::Malformed => OpenFailure::Protocol,
+                    HandshakeFailure::TooLarge => OpenFailure::TooLarge,
                     HandshakeFailure::Broken => OpenFailure::Other,
                 })?,
         ),

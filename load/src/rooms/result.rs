@@ -99,7 +99,13 @@ pub(super) fn result(
 /// The sockets that did not open, as a scenario's errors.
 fn open_errors(failed: &ConnectFailures) -> ErrorCounts {
     ErrorCounts {
-        connect: failed.refused + failed.other + failed.ports + failed.rejected,
+        connect: failed.refused
+            + failed.other
+            + failed.ports
+            + failed.rejected
+            + failed.handshake
+            + failed.protocol
+            + failed.too_large,
         timeout: failed.timeout,
         status: failed.status,
         protocol: 0,
@@ -122,6 +128,9 @@ fn socket_counts(shared: &Shared) -> SocketCounts {
             other: load(&c.other),
             ports: load(&c.ports),
             rejected: load(&c.rejected),
+            handshake: load(&c.handshake),
+            protocol: load(&c.protocol),
+            too_large: load(&c.too_large),
         },
         closed_by_server: load(&c.closed_by_server),
         dropped: Drops {
@@ -129,6 +138,7 @@ fn socket_counts(shared: &Shared) -> SocketCounts {
             reset: load(&c.dropped_reset),
             ping_timeout: load(&c.dropped_ping_timeout),
             disconnected: load(&c.dropped_disconnected),
+            too_large: load(&c.cut_too_large),
         },
         closed_by_us: load(&c.closed_by_us),
         pings_sent: load(&c.pings_sent),

@@ -85,7 +85,10 @@ pub(super) async fn subscriber(
             filled = stream.body.fill() => {
                 let drop = match read_more(&mut inbox, filled, &mut stream, plan) {
                     None => continue,
-                    Some(drop) => drop,
+                    // Cut by headroom: reopening would read the same event again.
+                    Some(Ended::TooLarge) => break Ended::TooLarge,
+                    Some(Ended::ByServer(drop)) => drop,
+                    Some(Ended::ByUs) => break Ended::ByUs,
                 };
                 let closing = !matches!(*stages.borrow(), Stage::Connecting | Stage::Hold { .. } | Stage::Drain);
                 if !plan.reconnect || closing {
@@ -116,20 +119,20 @@ pub(super) async fn subscriber(
 }
 
 /// What the stream's last read brought: its events read, their stamps matched, the batch
-/// flushed; `Some` when the stream ended (its end: closed; an error, a broken body or an event
-/// past the bound: reset).
+/// flushed; `Some` when the stream ended (its end: closed by the server; an error or a broken
+/// body: reset; an event past the bound: cut by headroom).
 fn read_more(
     inbox: &mut Inbox<'_>,
     filled: std::io::Result<bool>,
     stream: &mut Stream,
     plan: &Plan,
-) -> Option<Drop> {
+) -> Option<Ended> {
     let drop_of = |end: BodyEnd| match end {
-        BodyEnd::Ended => Drop::Closed,
-        BodyEnd::Broken => Drop::Reset,
+        BodyEnd::Ended => Ended::ByServer(Drop::Closed),
+        BodyEnd::Broken => Ended::ByServer(Drop::Reset),
     };
     match filled {
-        Err(_) => return Some(Drop::Reset),
+        Err(_) => return Some(Ended::ByServer(Drop::Reset)),
         Ok(false) => return Some(drop_of(stream.body.at_close())),
         Ok(true) => {}
     }
@@ -148,7 +151,7 @@ fn read_more(
     inbox.batch.flush(inbox.tracker, inbox.member.socket);
     plan.figures.events.fetch_add(events, Ordering::Relaxed);
     if too_large {
-        return Some(Drop::Reset);
+        return Some(Ended::TooLarge);
     }
     ended.map(drop_of)
 }

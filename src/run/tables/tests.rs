@@ -113,3 +113,25 @@ fn the_progress_line_says_dropped_starts() {
     );
     assert_eq!(http_cells(&run)[5], "0 (+499 outside the hold)");
 }
+
+/// Issue 57: a run's rooms in words say why sockets failed, by cause (not "other"), and a
+/// socket headroom cut at a frame over its bound as headroom's, not a drop by the server;
+/// the delivery faults beside the deliveries.
+#[test]
+fn rooms_words_say_each_cause_and_headroom_s_own_cuts() {
+    let mut rooms = headroom_runner::results::RoomsResult::default();
+    rooms.sockets.planned = 8;
+    rooms.sockets.opened = 4;
+    rooms.sockets.failed.handshake = 3;
+    rooms.sockets.failed.other = 1;
+    rooms.sockets.dropped.too_large = 2;
+    rooms.messages.sent = 8;
+    rooms.messages.expected = 8;
+    rooms.messages.delivered = 8;
+    rooms.messages.misrouted = 16;
+    rooms.messages.duplicates = 8;
+    assert_eq!(
+        rooms_words(&rooms),
+        "4 of 8 sockets open (3 answered the upgrade as no WebSocket server does (a wrong Sec-WebSocket-Accept, or no Upgrade header), 1 other (a reset or a closed connection)), 2 cut by headroom (a frame or event over its bound: 16 MiB a WebSocket frame, 8 MiB an SSE event), 8 messages, 8 of 8 frames delivered, 16 misrouted (outside the sender's room), 8 duplicates"
+    );
+}
