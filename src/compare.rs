@@ -41,6 +41,10 @@ pub struct CompareArgs {
     /// Call figures better or worse even when the files ran on different machines or limits.
     #[arg(long, conflicts_with = "by")]
     allow_cross_hardware: bool,
+    /// Compare files of two benches (`[bench] name` differs: a bench renamed since, said in a
+    /// note); by default refused, as their points measure different things.
+    #[arg(long, conflicts_with = "by")]
+    allow_other_bench: bool,
     #[arg(long, value_name = "PERCENT", help = min_effect_help(), value_parser = crate::flags::percent)]
     min_effect: Option<f64>,
     /// Every figure at every point (table and Markdown); by default a figure's points that
@@ -118,6 +122,35 @@ fn price_table(
     Ok(table)
 }
 
+/// Two results of one bench, or a refusal naming both (unless `allowed`, then a note): the
+/// points of two benches are matched by their variables' names alone, and their figures
+/// measure different servers or loads.
+fn same_bench(
+    base: &headroom_runner::results::Results,
+    base_path: &std::path::Path,
+    new: &headroom_runner::results::Results,
+    new_path: &std::path::Path,
+    allowed: bool,
+) -> Result<()> {
+    let (a, b) = (&base.matrix.bench.name, &new.matrix.bench.name);
+    if a == b {
+        return Ok(());
+    }
+    if !allowed {
+        anyhow::bail!(
+            "{} holds bench `{a}` and {} bench `{b}`: compare two results of one bench (a base and its change), or add --allow-other-bench if `{a}` was renamed `{b}`",
+            base_path.display(),
+            new_path.display()
+        );
+    }
+    eprintln!(
+        "note: comparing bench `{a}` ({}) with bench `{b}` ({}), as --allow-other-bench asks",
+        base_path.display(),
+        new_path.display()
+    );
+    Ok(())
+}
+
 pub fn run(args: CompareArgs) -> Result<u8> {
     let gates = args
         .fail_on
@@ -134,6 +167,7 @@ pub fn run(args: CompareArgs) -> Result<u8> {
         }
         (None, Some(new_path)) => {
             let new = crate::read_whole_results(new_path)?;
+            same_bench(&base, &args.base, &new, new_path, args.allow_other_bench)?;
             let table = price_table(&new, new_path, args.prices.as_deref())?;
             let comparison = compare(&base, &new, args.allow_cross_hardware, &table);
             // The change is held to the gates its own spec commits.

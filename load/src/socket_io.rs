@@ -151,24 +151,28 @@ impl Heartbeat {
 }
 
 impl Plan {
-    /// The plan of a scenario's Socket.IO session, its strings filled but for `{room}` and
-    /// `{peer}`.
-    pub fn new(session: &SocketIo) -> Plan {
+    /// The plan of a scenario's Socket.IO session, its strings filled by `fill` (`{port}`,
+    /// `{env:NAME}`: an auth token from the environment) but for `{room}` and `{peer}`.
+    pub fn new(
+        session: &SocketIo,
+        fill: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<Plan, String> {
         let namespace = session.namespace.clone();
         let nsp = namespace_part(&namespace);
-        let connect = format!("40{nsp}{}", session.auth.as_deref().unwrap_or_default());
-        Plan {
+        let auth = session.auth.as_deref().map(fill).transpose()?;
+        let connect = format!("40{nsp}{}", auth.unwrap_or_default());
+        Ok(Plan {
             joins: session
                 .joins
                 .iter()
-                .map(|join| (format!("42{nsp}"), join.clone()))
-                .collect(),
+                .map(|join| Ok((format!("42{nsp}"), fill(join)?)))
+                .collect::<Result<_, String>>()?,
             namespace,
             connect,
             join_ack: session.join_ack,
             ack: session.ack,
             figures: Figures::new(),
-        }
+        })
     }
 
     /// The namespace a socket connects (`/room-{room}` is one per room).

@@ -227,20 +227,14 @@ fn command_name(pid: i32) -> String {
         .unwrap_or_default()
 }
 
-/// `pid N (`its command line`)`, the command line cut at 80 characters.
+/// `pid N (`its program`)`: the program's name alone, never its arguments. A pid file may
+/// name anyone's process (a stale one, a pid reused since), and a command line can hold a
+/// password (`mysql -pSECRET`): it goes into messages and the results file, so it is not read.
 fn described(pid: i32) -> String {
-    let line = procfs::process::Process::new(pid)
-        .and_then(|process| process.cmdline())
-        .map(|words| words.join(" "))
-        .unwrap_or_default();
-    let line = if line.is_empty() {
-        command_name(pid)
+    let name = command_name(pid);
+    if name.is_empty() {
+        format!("pid {pid}")
     } else {
-        line
-    };
-    let mut cut: String = line.chars().take(80).collect();
-    if cut.len() < line.len() {
-        cut.push('…');
+        format!("pid {pid} (`{name}`)")
     }
-    format!("pid {pid} (`{cut}`)")
 }

@@ -291,3 +291,27 @@ fn searched_ceilings_are_compared_by_their_brackets() {
     );
     assert!(table.contains("better: the brackets are apart"), "{table}");
 }
+
+/// Issue 57: two results of different benches are refused, naming both (their points measure
+/// different servers or loads); `--allow-other-bench` compares them, saying so.
+#[test]
+fn compare_refuses_two_benches_unless_allowed() {
+    let base = relay_with_rss("bench-a.json", &[1.0, 1.0, 1.0], None);
+    let mut other = relay();
+    other.phases.truncate(1);
+    other.matrix.bench.name = "chat".to_owned();
+    let renamed = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-b.json");
+    std::fs::write(&renamed, to_text(&other)).expect("written");
+    let renamed = renamed.display().to_string();
+    let (code, _, stderr) = headroom(&["compare", &base, &renamed]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{base} holds bench `relay` and {renamed} bench `chat`: compare two results of one bench (a base and its change), or add --allow-other-bench if `relay` was renamed `chat`"
+        )),
+        "{stderr}"
+    );
+    let (code, _, stderr) = headroom(&["compare", &base, &renamed, "--allow-other-bench"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("note: comparing bench `relay`"), "{stderr}");
+}

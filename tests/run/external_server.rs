@@ -88,12 +88,17 @@ fn run_external_unlocked(name: &str, port: u16, pid_file: &std::path::Path) -> (
     (output, read_results(&out))
 }
 
-/// A pid file left from an earlier server, naming a live `sleep`: every run is refused, the
-/// message naming the sleep and the server that listens on the port.
+/// A pid file left from an earlier server, naming a live process of someone else's (a shell
+/// with a password among its arguments): every run is refused, the message naming that
+/// process and the server that listens on the port by their programs alone, so no argument
+/// of anyone's process reaches the results (issue 57).
 #[test]
 fn a_stale_pid_file_naming_another_process_is_refused_by_name() {
     let (mut server, port) = start_demo_target("1060B");
-    let mut sleep = Command::new("sleep").arg("60").spawn().expect("sleep");
+    let mut sleep = Command::new("sh")
+        .args(["-c", "sleep 60", "--password=hr-secret-pw-42"])
+        .spawn()
+        .expect("sh");
     let pid_file = fresh_out("external-stale").with_file_name("stale.pid");
     std::fs::create_dir_all(pid_file.parent().expect("a folder")).expect("a folder");
     std::fs::write(&pid_file, format!("{}\n", sleep.id())).expect("pid file");
@@ -109,17 +114,27 @@ fn a_stale_pid_file_naming_another_process_is_refused_by_name() {
         panic!("refused: {:?}", run.failure);
     };
     let sleeping = format!(
-        "names pid {} (`sleep 60`), which does not listen on port {port}",
+        "names pid {} (`sh`), which does not listen on port {port}",
         sleep.id()
     );
-    let serving = format!("pid {} (`", server.id());
+    let serving = format!("pid {} (`headroom`) does", server.id());
     assert!(
         message.contains(&sleeping)
             && message.contains(&serving)
-            && message.contains("demo-target --port")
             && message.contains("a pid file left from an earlier server?"),
         "{message}"
     );
+    let written = std::fs::read_to_string(out("external-stale")).expect("the results");
+    for text in [message.as_str(), written.as_str(), &stderr(&output)] {
+        assert!(
+            !text.contains("hr-secret-pw-42"),
+            "an argument leaked: {text}"
+        );
+        assert!(
+            !text.contains("demo-target --port"),
+            "an argument leaked: {text}"
+        );
+    }
     assert!(
         run.scenarios.values().all(|s| s.requests == 0),
         "no load is sent to a refused run"

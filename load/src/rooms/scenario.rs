@@ -180,7 +180,9 @@ fn wire(
         Some(session) => crate::socket_io::engine_url(&fill(&scenario.url)?, &session.path)?,
         None => fill(&scenario.url)?,
     };
-    let socket_io = session.map(crate::socket_io::Plan::new);
+    let socket_io = session
+        .map(|session| crate::socket_io::Plan::new(session, fill))
+        .transpose()?;
     let sending = scenario.send.as_ref().filter(|_| !scenario.idle);
     let template = sending
         .map(|send| {

@@ -91,17 +91,51 @@ fn the_engine_url_is_the_server_and_the_path() {
 }
 
 fn plan(namespace: &str, auth: Option<&str>, join_ack: bool, ack: bool) -> Plan {
-    Plan::new(&SocketIo {
-        namespace: namespace.into(),
-        auth: auth.map(str::to_owned),
-        joins: vec![
-            r#"["join","room-{room}"]"#.into(),
-            r#"["hello",{peer}]"#.into(),
-        ],
-        join_ack,
-        ack,
-        ..SocketIo::default()
-    })
+    let fill = |text: &str| crate::fill::fill(text, 8080, std::path::Path::new("headroom"));
+    Plan::new(
+        &SocketIo {
+            namespace: namespace.into(),
+            auth: auth.map(str::to_owned),
+            joins: vec![
+                r#"["join","room-{room}"]"#.into(),
+                r#"["hello",{peer}]"#.into(),
+            ],
+            join_ack,
+            ack,
+            ..SocketIo::default()
+        },
+        &fill,
+    )
+    .expect("a plan")
+}
+
+/// Issue 57: `auth` takes `{env:NAME}` (a token from the environment) and `{port}`, as every
+/// other string of a scenario does; a variable that is not set fails the plan, naming it.
+#[test]
+fn auth_fills_the_environment() {
+    // SAFETY: set before any thread of this test reads it; the name is this test's own.
+    unsafe { std::env::set_var("HEADROOM_TEST_SIO_TOKEN", "s3cret") };
+    let filled = plan(
+        "/admin",
+        Some(r#"{"token":"{env:HEADROOM_TEST_SIO_TOKEN}","port":{port}}"#),
+        false,
+        false,
+    );
+    assert_eq!(filled.connect, r#"40/admin,{"token":"s3cret","port":8080}"#);
+    let fill = |text: &str| crate::fill::fill(text, 8080, std::path::Path::new("headroom"));
+    let unset = Plan::new(
+        &SocketIo {
+            auth: Some(r#"{"token":"{env:HEADROOM_TEST_NOT_SET_ANYWHERE}"}"#.to_owned()),
+            ..SocketIo::default()
+        },
+        &fill,
+    );
+    assert!(
+        unset
+            .err()
+            .is_some_and(|e| e.contains("HEADROOM_TEST_NOT_SET_ANYWHERE")),
+        "an unset variable is named"
+    );
 }
 
 #[test]

@@ -270,4 +270,48 @@ mod tests {
         let _ = stop.send(());
         let _ = thread.join();
     }
+
+    /// Issue 57: the cap filled by half-requests (a request line and no end of headers, held
+    /// open) does not lock a browser out: each is closed once its first answer is overdue,
+    /// and the page is served again.
+    #[test]
+    fn half_requests_do_not_hold_the_cap() {
+        use std::io::{Read, Write};
+        use std::time::Duration;
+        let log = Arc::new(Log {
+            messages: Mutex::new(Vec::new()),
+            news: broadcast::channel(4).0,
+        });
+        let ((stop, thread), bound) =
+            serve(SocketAddr::from(([127, 0, 0, 1], 0)), log).expect("a dashboard");
+        let half: Vec<std::net::TcpStream> = (0..capped::MOST_CONNECTIONS)
+            .map(|_| {
+                let mut stream = std::net::TcpStream::connect(bound).expect("loopback");
+                stream
+                    .write_all(b"GET / HTTP/1.1\r\n")
+                    .expect("half a request");
+                stream
+            })
+            .collect();
+        let page = |timeout: Duration| -> Option<String> {
+            let mut stream = std::net::TcpStream::connect(bound).ok()?;
+            stream.set_read_timeout(Some(timeout)).ok()?;
+            stream
+                .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .ok()?;
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).ok()?;
+            Some(answer)
+        };
+        // The cap is full: a browser's request is closed unanswered.
+        let refused = page(Duration::from_secs(2)).unwrap_or_default();
+        assert!(!refused.starts_with("HTTP/1.1 200"), "{refused}");
+        // Past the first answer's deadline the half-requests gave their places up.
+        std::thread::sleep(capped::FIRST_ANSWER + Duration::from_millis(500));
+        let served = page(Duration::from_secs(5)).expect("an answer");
+        assert!(served.starts_with("HTTP/1.1 200"), "{served}");
+        drop(half);
+        let _ = stop.send(());
+        let _ = thread.join();
+    }
 }
