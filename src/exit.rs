@@ -27,12 +27,12 @@ pub const MEANINGS: [(u8, &str, &str); 6] = [
     (
         USAGE,
         "spec or usage error",
-        "a spec has errors, a file could not be read (`validate` still checks the others), a flag is wrong",
+        "a spec has errors, a file could not be read (`validate` still checks the others), a flag is wrong; an output the guard refuses (an input, a device, a pipe, a file headroom did not write) or a results file another run holds; a price file that is not the provider's (a price no provider charges, a publication date after today, a cut-short set of pages, a file past its bound); `compare` of two benches",
     ),
     (
         SLO_FAILED,
         "a check failed (an SLO, a price or a gate: --check, --fail-on)",
-        "`run --check` or `merge --check`: an SLO failed; `plan --check`: an instance cannot be priced; `compare --fail-on`: a figure got worse past its threshold, beyond noise",
+        "`run --check` or `merge --check`: an SLO failed, or a rooms scenario's messages arrived misrouted or duplicated (judged in every run); `plan --check`: an instance cannot be priced (or its price is out of date); `compare --fail-on`: a figure got worse past its threshold, beyond noise",
     ),
     (
         RUN_FAILED,

@@ -362,10 +362,25 @@ fn shown_if_valid(compiled: Compiled, renderer: Option<&Renderer>) -> Result<Opt
     Ok(Some(compiled))
 }
 
+/// Whether a file's first MiB holds a PEM certificate: what a CA bundle must.
+fn holds_a_certificate(path: &Path) -> bool {
+    use std::io::Read;
+    let mut start = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(1024 * 1024).read_to_end(&mut start))
+        .is_ok()
+        && start
+            .windows(27)
+            .any(|window| window == b"-----BEGIN CERTIFICATE-----")
+}
+
 /// What a path the spec names is on this machine (a link is followed), or why nothing is.
 fn path_kind(path: &Path) -> std::result::Result<headroom_compiler::PathKind, String> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Ok(headroom_compiler::PathKind::Folder),
+        Ok(meta) if meta.is_file() && holds_a_certificate(path) => {
+            Ok(headroom_compiler::PathKind::Certificates)
+        }
         Ok(meta) if meta.is_file() => Ok(headroom_compiler::PathKind::File),
         Ok(_) => Err("is neither a folder nor a regular file".to_owned()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

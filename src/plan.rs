@@ -108,6 +108,35 @@ pub struct PlanArgs {
     extrapolate: bool,
 }
 
+/// `--memory NAME` names a column of the points: a series the points do not have would plan
+/// without it, in silence; refused, naming what they have.
+fn memory_is_a_column(args: &PlanArgs, given: &Measured) -> Result<()> {
+    let Some(memory) = &args.memory else {
+        return Ok(());
+    };
+    let columns: Vec<&str> = given
+        .sweeps
+        .iter()
+        .flat_map(|s| s.series.iter().map(|series| series.name.as_str()))
+        .collect();
+    if columns.contains(&memory.as_str()) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--memory {memory}: the points ({}) have no column `{memory}`; their series are {}: name one of them, or add the column",
+        args.points
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if columns.is_empty() {
+            "none".to_owned()
+        } else {
+            columns.join(", ")
+        }
+    )
+}
+
 /// The table a plan prices from: `--prices`' tables alone, or laid over the spec's (`table`)
 /// with `--fall-back-prices`; the spec's without `--prices`.
 fn priced_from(args: &PlanArgs, table: PriceTable) -> Result<PriceTable> {
@@ -177,6 +206,7 @@ fn request(
         (None, Some(_), Some(x), _) => {
             request.units_variable = Some(x.clone());
             let given = Measured::given(crate::given_points::read(&args.points, x, args.step)?);
+            memory_is_a_column(args, &given)?;
             if args.memory.is_none()
                 && let Some(series) = given.lone_memory_series(&request.memory_series)
             {

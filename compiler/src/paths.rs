@@ -15,8 +15,11 @@ use crate::{Code, Compilation, Diagnostic, Severity};
 pub enum PathKind {
     /// A working directory.
     Folder,
-    /// A file read whole (a CA bundle).
+    /// A file.
     File,
+    /// A file of PEM certificates (a CA bundle): a file that holds no
+    /// `-----BEGIN CERTIFICATE-----` is not one.
+    Certificates,
 }
 
 impl PathKind {
@@ -24,6 +27,7 @@ impl PathKind {
         match self {
             PathKind::Folder => "a folder",
             PathKind::File => "a file",
+            PathKind::Certificates => "a file of PEM certificates",
         }
     }
 }
@@ -53,7 +57,12 @@ pub(crate) fn named(spec: &Spec, document: &Document) -> Vec<NamedPath> {
             PathKind::Folder,
             false,
         ),
-        ("/target/ca".to_owned(), &target.ca, PathKind::File, false),
+        (
+            "/target/ca".to_owned(),
+            &target.ca,
+            PathKind::Certificates,
+            false,
+        ),
     ];
     for (name, service) in &target.services {
         let pointer = format!("/target/services/{}/cwd", crate::document::escape(name));
@@ -92,6 +101,9 @@ impl Compilation {
         for path in &self.paths {
             let why = match look(&path.written) {
                 Ok(kind) if kind == path.kind => continue,
+                Ok(PathKind::File) if path.kind == PathKind::Certificates => {
+                    "holds no PEM certificate (`-----BEGIN CERTIFICATE-----`)".to_owned()
+                }
                 Ok(_) => format!("is not {}", path.kind.noun()),
                 Err(why) => why,
             };
@@ -99,6 +111,11 @@ impl Compilation {
                 (
                     Code::MissingStepFolder,
                     "the path is relative to the spec; make the folder, or make it in an earlier step",
+                )
+            } else if path.kind == PathKind::Certificates {
+                (
+                    Code::MissingPath,
+                    "give the CA's certificate in PEM, relative to the spec's folder (`openssl x509 -inform der -in ca.der -out ca.pem` converts a DER one)",
                 )
             } else {
                 (
@@ -195,7 +212,11 @@ hold = "2s"
             said,
             [
                 ("E048", "/target/cwd", "`server` does not exist"),
-                ("E048", "/target/ca", "`certs/ca.pem` is not a file"),
+                (
+                    "E048",
+                    "/target/ca",
+                    "`certs/ca.pem` is not a file of PEM certificates"
+                ),
                 ("W010", "/target/setup/0/cwd", "`seeds` does not exist"),
             ]
         );
@@ -213,7 +234,7 @@ hold = "2s"
         let mut compilation = compiled();
         compilation.check_paths(|path| match path {
             "server" => Ok(PathKind::Folder),
-            "certs/ca.pem" => Ok(PathKind::File),
+            "certs/ca.pem" => Ok(PathKind::Certificates),
             _ => Err("does not exist".to_owned()),
         });
         assert!(compilation.matrix.is_some());
@@ -224,5 +245,27 @@ hold = "2s"
             .collect();
         assert_eq!(said.len(), 1, "{said:?}");
         assert_eq!(said[0].severity(), Severity::Warning);
+    }
+
+    /// Issue 57 (N-T04): a CA file that is there but holds no PEM certificate is refused at
+    /// `validate`, at the key, with how to make one, not at every point of the run.
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused_where_it_is_named() {
+        let mut compilation = compiled();
+        compilation.check_paths(|path| match path {
+            "certs/ca.pem" => Ok(PathKind::File),
+            _ => Ok(PathKind::Folder),
+        });
+        assert!(compilation.matrix.is_none());
+        let ca = compilation
+            .diagnostics
+            .iter()
+            .find(|d| d.pointer == "/target/ca")
+            .expect("said at the target's ca");
+        assert_eq!(ca.code, Code::MissingPath);
+        assert_eq!(
+            ca.message,
+            "`certs/ca.pem` holds no PEM certificate (`-----BEGIN CERTIFICATE-----`)"
+        );
     }
 }

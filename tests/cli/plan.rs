@@ -557,3 +557,27 @@ fn plan_reads_a_spec_whose_folders_are_elsewhere() {
     assert_eq!(exit, 1);
     assert!(stderr.contains("error[E048]"), "{stderr}");
 }
+
+/// Issue 57 (R06): `--memory NAME` naming a column the points do not have is refused, naming
+/// the series they have, instead of planning without a memory ceiling.
+#[test]
+fn plan_refuses_a_memory_column_the_points_lack() {
+    let (code, _, stderr) = common::headroom(&[
+        "plan",
+        "--points",
+        "tests/fixtures/points/cpu-sweep.csv",
+        "--x",
+        "users",
+        "--memory",
+        "heap_mib",
+        "--instance",
+        "t4g.medium",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "--memory heap_mib: the points (tests/fixtures/points/cpu-sweep.csv) have no column `heap_mib`; their series are "
+        ),
+        "{stderr}"
+    );
+}

@@ -201,3 +201,87 @@ mod tests {
         assert_eq!(plain.uri.to_string(), "http://127.0.0.1:80/");
     }
 }
+
+/// HTTP/2's connection preface (RFC 9113 §3.4) and an empty SETTINGS frame.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+
+/// Whether the server at `address` (`full`, the URL) speaks HTTP/2 with prior knowledge on
+/// plain TCP (h2c), checked once before the load: the preface sent, the first bytes of its
+/// answer read. A server that answers in HTTP/1.x, or closes at the preface, is refused with
+/// what to do; one that says nothing within `timeout`, or cannot be reached, is left to the
+/// load to measure.
+pub(crate) async fn speaks_h2c(
+    address: std::net::SocketAddr,
+    full: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let refused = |answer: &str| {
+        format!(
+            "`{full}` with `http_version = \"2\"`: the server {answer} to HTTP/2 with prior knowledge (h2c): it does not speak HTTP/2 over plain TCP. Set `http_version = \"1.1\"`, or load it over https:// where it negotiates h2"
+        )
+    };
+    let attempt = async {
+        let mut stream = tokio::net::TcpStream::connect(address).await.ok()?;
+        stream.write_all(PREFACE).await.ok()?;
+        let mut first = [0u8; 16];
+        let read = stream.read(&mut first).await.ok()?;
+        Some(first[..read].to_vec())
+    };
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(Some(first)) if first.starts_with(b"HTTP/") => Err(refused("answered in HTTP/1.x")),
+        Ok(Some(first)) if first.is_empty() => Err(refused("closed the connection")),
+        // An HTTP/2 server's first frame is its SETTINGS (type 4).
+        Ok(Some(first)) if first.get(3) == Some(&0x04) => Ok(()),
+        Ok(Some(first)) => Err(refused(&format!(
+            "answered `{}…`, not an HTTP/2 frame,",
+            String::from_utf8_lossy(&first).escape_debug()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod prior_knowledge {
+    use super::*;
+
+    /// Issue 57 (N-T06): an HTTP/1 server's answer to the preface is said as such, with what
+    /// to do (and an answer that is no frame, as Python's `http.server` gives, too); a server
+    /// that speaks h2c (its SETTINGS frame first) passes.
+    #[tokio::test]
+    async fn an_http1_server_is_told_from_an_h2c_one() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let serve = |answer: &'static [u8]| async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let address = listener.local_addr().expect("address");
+            tokio::spawn(async move {
+                if let Ok((mut stream, _)) = listener.accept().await {
+                    let mut preface = [0u8; 24];
+                    let _ = stream.read_exact(&mut preface).await;
+                    let _ = stream.write_all(answer).await;
+                }
+            });
+            address
+        };
+        let http1 = serve(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+        let refused = speaks_h2c(http1, "http://127.0.0.1/", Duration::from_secs(2))
+            .await
+            .expect_err("an HTTP/1 server");
+        assert!(
+            refused.contains("answered in HTTP/1.x") && refused.contains("http_version = \"1.1\""),
+            "{refused}"
+        );
+        let html = serve(b"<!DOCTYPE HTML>\n<html>").await;
+        let refused = speaks_h2c(html, "http://127.0.0.1/", Duration::from_secs(2))
+            .await
+            .expect_err("no frame");
+        assert!(refused.contains("answered `<!DOCTYPE HTML>"), "{refused}");
+        let h2c = serve(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00").await;
+        assert_eq!(
+            speaks_h2c(h2c, "http://127.0.0.1/", Duration::from_secs(2)).await,
+            Ok(())
+        );
+    }
+}

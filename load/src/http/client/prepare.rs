@@ -59,6 +59,10 @@ impl Addresses {
                     .await?,
             )
         } else {
+            if setting.scenario.http_version == HttpVersion::Http2 {
+                let timeout = setting.scenario.connect_timeout.as_std() * 2;
+                crate::http::h2::speaks_h2c(socket, full, timeout).await?;
+            }
             None
         };
         self.dialed.push(key);
