@@ -386,3 +386,43 @@ fn a_500_mb_answer_is_refused_within_200_mib() {
     }
     let _ = std::fs::remove_file(&big);
 }
+
+/// Issue 57: a price dated after today is out of date: `plan --check` refuses it (it passed
+/// forever before), naming the row and why.
+#[test]
+fn plan_check_refuses_a_price_from_the_future() {
+    let dir = std::env::temp_dir().join(format!("headroom-future-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let table = dir.join("future.toml");
+    std::fs::write(
+        &table,
+        r#"[[aws_ec2]]
+id = "t4g.medium"
+provider = "aws"
+vcpu = 2
+memory_gib = 4.0
+usd_per_hour = 0.0336
+source = "a table of the future"
+as_of = "2099-01-01"
+"#,
+    )
+    .expect("table");
+    let table_arg = table.display().to_string();
+    let (exit, _, stderr) = headroom(&[
+        "plan",
+        "--cpu-ceiling",
+        "100",
+        "--instance",
+        "t4g.medium",
+        "--prices",
+        &table_arg,
+        "--check",
+    ]);
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(
+        stderr.contains("t4g.medium: as of 2099-01-01, after today"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
