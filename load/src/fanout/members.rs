@@ -2,14 +2,14 @@
 //!
 //! [`Presence`] holds, per room, a bit for every peer whose socket is open now. When a message
 //! is sent, its room's bits are copied beside it (the peers it is expected at, the sender left
-//! out), with a byte for each peer that got it ([`Masks`]). A copy at a socket of
+//! out: [`Masks`]), and it takes its number in its room; each socket keeps a bit for each
+//! message of its room it got ([`Seen`], its own, no atomics). A copy at a socket of
 //! another room is misrouted, a second copy at one peer a duplicate, and a first copy at a
 //! peer that was not open when it was sent is unexpected: none of them is a delivery, so
-//! deliveries never exceed what was sent. They cost about a byte per expected delivery, taken a
-//! chunk at a time as messages are sent.
+//! deliveries never exceed what was sent. They cost two bits per expected delivery.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// A socket of a rooms scenario: its index among the run's sockets, its room, and its place
 /// in the room (0 to the room's size).
@@ -88,57 +88,44 @@ impl Presence {
     }
 }
 
-/// Each message's peers: a bit for each it is expected at (written once, when it is sent) and
-/// a byte for each that got it. A peer's copies are all read by its own socket's task, so its
-/// byte is read and set with plain atomic loads and stores, no locked instruction; `stride`
-/// words and `width` bytes a message (the largest room's), in chunks of `per_chunk` messages
-/// made when the first of them is sent.
+/// Each message's expected peers, a bit each, copied from the room's open peers when it is
+/// sent (and never written again), `stride` words a message (the largest room's), in chunks of
+/// `per_chunk` messages made when the first of them is sent.
 pub(super) struct Masks {
     stride: usize,
-    width: usize,
     per_chunk: usize,
     expected: Box<[OnceLock<Box<[AtomicU64]>>]>,
-    received: Box<[OnceLock<Box<[AtomicU8]>>]>,
 }
 
-/// What became of one copy of a message at one peer of its room.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Copy {
-    /// The peer's first copy, and the peer was expected.
-    First,
-    /// The peer had it already.
-    Again,
-    /// The peer's first copy, but it was not open when the message was sent.
-    Unexpected,
-}
+/// The bytes a chunk of masks takes at most: big rooms take fewer messages a chunk, so the
+/// first message of a 100,000-peer room does not make room for a thousand.
+const CHUNK_BYTES: usize = 256 * 1024;
 
 impl Masks {
-    /// Room for `capacity` messages `per_chunk` at a time, in rooms of at most `largest`
-    /// peers.
+    /// Room for `capacity` messages, at most `per_chunk` a chunk, in rooms of at most
+    /// `largest` peers.
     pub(super) fn new(capacity: u64, per_chunk: usize, largest: u32) -> Masks {
+        let stride = words_for(largest);
+        let per_chunk = per_chunk.min(CHUNK_BYTES / (8 * stride)).max(1);
         let chunks = usize::try_from(capacity)
             .unwrap_or(usize::MAX)
             .div_ceil(per_chunk)
             .max(1);
         Masks {
-            stride: words_for(largest),
-            width: (largest as usize).max(1),
+            stride,
             per_chunk,
             expected: (0..chunks).map(|_| OnceLock::new()).collect(),
-            received: (0..chunks).map(|_| OnceLock::new()).collect(),
         }
     }
 
-    /// Message `id`'s expected bits and received bytes.
-    fn of(&self, id: u64) -> Option<(&[AtomicU64], &[AtomicU8])> {
+    /// Message `id`'s expected bits.
+    fn of(&self, id: u64) -> Option<&[AtomicU64]> {
         let id = usize::try_from(id).ok()?;
         let (chunk, at) = (id / self.per_chunk, id % self.per_chunk);
-        let expected = self.expected.get(chunk)?.get()?;
-        let received = self.received.get(chunk)?.get()?;
-        Some((
-            expected.get(at * self.stride..(at + 1) * self.stride)?,
-            received.get(at * self.width..(at + 1) * self.width)?,
-        ))
+        self.expected
+            .get(chunk)?
+            .get()?
+            .get(at * self.stride..(at + 1) * self.stride)
     }
 
     /// Message `id` from `sender`, expected at the peers of its room open now (`presence`)
@@ -150,12 +137,7 @@ impl Masks {
                 .map(|_| AtomicU64::new(0))
                 .collect()
         });
-        self.received.get(chunk)?.get_or_init(|| {
-            (0..self.per_chunk * self.width)
-                .map(|_| AtomicU8::new(0))
-                .collect()
-        });
-        let (expected, _) = self.of(id)?;
+        let expected = self.of(id)?;
         let mut count = 0;
         for (k, (word, open)) in expected.iter().zip(presence.words(sender.room)).enumerate() {
             let mut bits = open.load(Ordering::Acquire);
@@ -168,28 +150,33 @@ impl Masks {
         Some(count)
     }
 
-    /// A copy of message `id` at `receiver`, a peer of its room: its first or not, expected
-    /// or not. Called from `receiver`'s own task only. `None` for a peer past the room.
-    pub(super) fn copy(&self, id: u64, receiver: Member) -> Option<Copy> {
-        let (expected, received) = self.of(id)?;
-        let seen = received.get(receiver.peer as usize)?;
-        if seen.load(Ordering::Relaxed) != 0 {
-            return Some(Copy::Again);
+    /// Whether message `id` was expected at `receiver`, a peer of its room; `None` for a
+    /// message not sent yet or a peer past the room.
+    pub(super) fn expected(&self, id: u64, receiver: Member) -> Option<bool> {
+        let word = self.of(id)?.get(receiver.peer as usize / 64)?;
+        Some(word.load(Ordering::Relaxed) & (1 << (receiver.peer % 64)) != 0)
+    }
+}
+
+/// The messages of its room one socket got, by their number in the room (a bit each): owned
+/// by the socket's own task, so a second copy is told with no atomic at all. It grows with
+/// the room's messages, a bit each.
+#[derive(Debug, Default)]
+pub struct Seen {
+    words: Vec<u64>,
+}
+
+impl Seen {
+    /// Whether message `seq` of the room is new to this socket (it is marked seen now).
+    pub(super) fn first(&mut self, seq: u32) -> bool {
+        let at = seq as usize / 64;
+        if at >= self.words.len() {
+            self.words.resize(at + 1, 0);
         }
-        seen.store(1, Ordering::Relaxed);
-        let bit = 1 << (receiver.peer % 64);
-        Some(
-            if expected
-                .get(receiver.peer as usize / 64)?
-                .load(Ordering::Relaxed)
-                & bit
-                == 0
-            {
-                Copy::Unexpected
-            } else {
-                Copy::First
-            },
-        )
+        let bit = 1 << (seq % 64);
+        let new = self.words[at] & bit == 0;
+        self.words[at] |= bit;
+        new
     }
 }
 
@@ -201,9 +188,9 @@ mod tests {
         Member { socket, room, peer }
     }
 
-    /// A message is expected at the room's open peers but its sender; each peer's first copy
-    /// is its delivery, a second is a copy again, and a peer that opened after the send
-    /// gets an unexpected one.
+    /// A message is expected at the room's open peers but its sender, and a socket's second
+    /// copy of one is told by the socket's own set; a peer that opened after the send was not
+    /// expected.
     #[test]
     fn copies_are_told_apart_by_peer() {
         let presence = Presence::new(&[70, 2]);
@@ -213,19 +200,40 @@ mod tests {
         assert_eq!(presence.open_in(0), 3);
         let masks = Masks::new(10, 4, 70);
         assert_eq!(masks.expect(0, member(0, 0, 0), &presence), Some(2));
-        assert_eq!(masks.copy(0, member(1, 0, 1)), Some(Copy::First));
-        assert_eq!(masks.copy(0, member(1, 0, 1)), Some(Copy::Again));
-        assert_eq!(masks.copy(0, member(65, 0, 65)), Some(Copy::First));
-        // Opened after the send.
+        assert_eq!(masks.expected(0, member(1, 0, 1)), Some(true));
+        assert_eq!(masks.expected(0, member(65, 0, 65)), Some(true));
+        assert_eq!(
+            masks.expected(0, member(0, 0, 0)),
+            Some(false),
+            "the sender"
+        );
         presence.enter(member(9, 0, 9));
-        assert_eq!(masks.copy(0, member(9, 0, 9)), Some(Copy::Unexpected));
-        assert_eq!(masks.copy(0, member(9, 0, 9)), Some(Copy::Again));
+        assert_eq!(
+            masks.expected(0, member(9, 0, 9)),
+            Some(false),
+            "opened after"
+        );
         presence.leave(member(1, 0, 1));
         assert_eq!(presence.open_in(0), 3);
         assert_eq!(masks.expect(5, member(0, 0, 0), &presence), Some(2));
-        assert_eq!(masks.copy(5, member(1, 0, 1)), Some(Copy::Unexpected));
+        assert_eq!(masks.expected(5, member(1, 0, 1)), Some(false));
         // A message not sent yet has no bits; one past the capacity neither.
-        assert_eq!(masks.copy(9, member(1, 0, 1)), None);
+        assert_eq!(masks.expected(9, member(1, 0, 1)), None);
         assert_eq!(masks.expect(40, member(0, 0, 0), &presence), None);
+        let mut seen = Seen::default();
+        assert!(seen.first(0));
+        assert!(!seen.first(0));
+        assert!(seen.first(200));
+        assert!(!seen.first(200));
+        assert!(seen.first(1));
+    }
+
+    /// A big room's chunk holds fewer messages: its first message makes room for a few, not
+    /// a thousand.
+    #[test]
+    fn a_big_room_takes_small_chunks() {
+        let masks = Masks::new(100_000, 1024, 200_000);
+        assert!(masks.per_chunk * masks.stride * 8 <= CHUNK_BYTES);
+        assert!(masks.per_chunk >= 1);
     }
 }

@@ -21,8 +21,8 @@ use crate::results::MessageCounts;
 mod members;
 mod stamp;
 
-pub use members::Member;
-use members::{Copy, Masks, Presence};
+use members::{Masks, Presence};
+pub use members::{Member, Seen};
 pub use stamp::{BINARY_STAMP_LEN, Stamp, StampFinder, TEXT_MARK};
 
 /// Per-message state: who sent it, how many should get it, how many did.
@@ -32,6 +32,8 @@ struct Slot {
     sender: AtomicU32,
     /// The sender's room.
     room: AtomicU32,
+    /// The message's number in its room: a socket's [`Seen`] is by it.
+    seq: AtomicU32,
     expected: AtomicU32,
     /// Everything a receipt changes, in one word so a receipt is one compare-and-swap: the
     /// recipients so far (low 20 bits), those on time (next 20), and the largest latency so far
@@ -130,8 +132,10 @@ pub struct Tracker {
     shards: Box<[Mutex<Recorded>]>,
     /// Which peers of each room are open now.
     presence: Presence,
-    /// Which peers each message is expected at, and which got it.
+    /// Which peers each message is expected at.
     masks: Masks,
+    /// Messages sent in each room so far: the next one's number in it.
+    room_messages: Box<[AtomicU32]>,
 }
 
 impl Tracker {
@@ -166,6 +170,7 @@ impl Tracker {
                 })
                 .collect(),
             presence: Presence::new(sizes),
+            room_messages: sizes.iter().map(|_| AtomicU32::new(0)).collect(),
             masks: Masks::new(capacity, CHUNK, sizes.iter().copied().max().unwrap_or(0)),
         }
     }
@@ -208,8 +213,13 @@ impl Tracker {
             .get_or_init(|| (0..CHUNK).map(|_| Slot::default()).collect());
         let slot = &chunk[index % CHUNK];
         let expected = self.masks.expect(id, sender, &self.presence)?;
+        let seq = self
+            .room_messages
+            .get(sender.room as usize)?
+            .fetch_add(1, Ordering::Relaxed);
         slot.expected.store(expected, Ordering::Relaxed);
         slot.room.store(sender.room, Ordering::Relaxed);
+        slot.seq.store(seq, Ordering::Relaxed);
         if expected > 0 {
             self.outstanding.fetch_add(1, Ordering::Relaxed);
             self.expected
@@ -221,8 +231,9 @@ impl Tracker {
         Some(id)
     }
 
-    /// `receiver` got the message stamped `stamp` at `now`.
-    pub fn receipt(&self, receiver: Member, stamp: Stamp, now_us: u64) -> Receipt {
+    /// `receiver` got the message stamped `stamp` at `now`; `seen` is the messages of its room
+    /// it got before.
+    pub fn receipt(&self, receiver: Member, seen: &mut Seen, stamp: Stamp, now_us: u64) -> Receipt {
         // An id past the last message finds no chunk, or a slot with no sender yet: no need to
         // read `next_id`, a line every sender writes.
         let Some(slot) = self.slot(stamp.id) else {
@@ -238,10 +249,11 @@ impl Tracker {
         if slot.room.load(Ordering::Relaxed) != receiver.room {
             return Receipt::Misrouted;
         }
-        match self.masks.copy(stamp.id, receiver) {
-            Some(Copy::First) => {}
-            Some(Copy::Again) => return Receipt::Duplicate,
-            Some(Copy::Unexpected) | None => return Receipt::Unexpected,
+        if !seen.first(slot.seq.load(Ordering::Relaxed)) {
+            return Receipt::Duplicate;
+        }
+        if self.masks.expected(stamp.id, receiver) != Some(true) {
+            return Receipt::Unexpected;
         }
         let latency_us = now_us.saturating_sub(stamp.sent_us);
         let on_time = latency_us <= self.deadline_us;

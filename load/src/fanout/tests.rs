@@ -10,6 +10,17 @@ fn member(room: u32, peer: u32) -> Member {
     }
 }
 
+/// Each socket's own set of the messages it got, as its inbox keeps it.
+#[derive(Default)]
+struct Sockets(std::collections::HashMap<u32, Seen>);
+
+impl Sockets {
+    fn receipt(&mut self, tracker: &Tracker, receiver: Member, stamp: Stamp, now: u64) -> Receipt {
+        let seen = self.0.entry(receiver.socket).or_default();
+        tracker.receipt(receiver, seen, stamp, now)
+    }
+}
+
 /// A tracker for rooms of `sizes` peers, every peer open.
 fn tracker_with(capacity: u64, sizes: &[u32]) -> Tracker {
     let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), capacity, sizes);
@@ -59,11 +70,15 @@ fn binary_stamps_round_trip() {
 #[test]
 fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
     let tracker = tracker_with(10, &[4]);
+    let mut sockets = Sockets::default();
     let id = tracker.open(member(0, 0)).expect("capacity");
     let stamp = Stamp { id, sent_us: 100 };
-    assert_eq!(tracker.receipt(member(0, 0), stamp, 150), Receipt::OwnEcho);
     assert_eq!(
-        tracker.receipt(member(0, 1), stamp, 400),
+        sockets.receipt(&tracker, member(0, 0), stamp, 150),
+        Receipt::OwnEcho
+    );
+    assert_eq!(
+        sockets.receipt(&tracker, member(0, 1), stamp, 400),
         Receipt::Delivered {
             latency_us: 300,
             on_time: true,
@@ -71,7 +86,7 @@ fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
         }
     );
     // A late recipient that arrives before a faster one still sets the maximum.
-    let late = tracker.receipt(member(0, 2), stamp, 2_000_100);
+    let late = sockets.receipt(&tracker, member(0, 2), stamp, 2_000_100);
     assert_eq!(
         late,
         Receipt::Delivered {
@@ -82,7 +97,7 @@ fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
     );
     assert_eq!(tracker.outstanding(), 1);
     assert_eq!(
-        tracker.receipt(member(0, 3), stamp, 500),
+        sockets.receipt(&tracker, member(0, 3), stamp, 500),
         Receipt::Delivered {
             latency_us: 400,
             on_time: true,
@@ -91,7 +106,7 @@ fn a_message_is_seen_by_all_when_its_last_recipient_reports() {
     );
     assert_eq!(tracker.outstanding(), 0);
     assert_eq!(
-        tracker.receipt(member(0, 1), Stamp { id: 99, sent_us: 0 }, 1),
+        sockets.receipt(&tracker, member(0, 1), Stamp { id: 99, sent_us: 0 }, 1),
         Receipt::Unknown
     );
     let counts = tracker.counts();
@@ -157,10 +172,15 @@ fn seen_by_all_is_never_below_any_recipient_under_concurrency() {
             let (tracker, ids) = (std::sync::Arc::clone(&tracker), ids.clone());
             std::thread::spawn(move || {
                 let mut mine = Vec::new();
+                let mut seen = Seen::default();
                 for (k, &id) in ids.iter().enumerate() {
                     let now = 1_000 + (k as u64 * 7 + u64::from(receiver) * 131) % 5_000;
-                    let receipt =
-                        tracker.receipt(member(0, receiver), Stamp { id, sent_us: 0 }, now);
+                    let receipt = tracker.receipt(
+                        member(0, receiver),
+                        &mut seen,
+                        Stamp { id, sent_us: 0 },
+                        now,
+                    );
                     mine.push((id, receipt));
                 }
                 mine
@@ -233,28 +253,38 @@ fn batches_reach_the_histograms() {
 #[test]
 fn deliveries_never_exceed_what_was_sent() {
     let tracker = Tracker::new(Instant::now(), Duration::from_secs(1), 10, &[3, 3]);
+    let mut sockets = Sockets::default();
     for peer in 0..2 {
         tracker.enter(member(0, peer));
     }
     tracker.enter(member(1, 0));
     let id = tracker.open(member(0, 0)).expect("capacity");
     let stamp = Stamp { id, sent_us: 0 };
-    assert_eq!(tracker.receipt(member(1, 0), stamp, 10), Receipt::Misrouted);
+    assert_eq!(
+        sockets.receipt(&tracker, member(1, 0), stamp, 10),
+        Receipt::Misrouted
+    );
     // The room's third peer opens after the send: its copy is not one it was sent for.
     tracker.enter(member(0, 2));
     assert_eq!(
-        tracker.receipt(member(0, 2), stamp, 10),
+        sockets.receipt(&tracker, member(0, 2), stamp, 10),
         Receipt::Unexpected
     );
     assert!(matches!(
-        tracker.receipt(member(0, 1), stamp, 20),
+        sockets.receipt(&tracker, member(0, 1), stamp, 20),
         Receipt::Delivered {
             seen_by_all_us: Some(20),
             ..
         }
     ));
-    assert_eq!(tracker.receipt(member(0, 1), stamp, 30), Receipt::Duplicate);
-    assert_eq!(tracker.receipt(member(0, 2), stamp, 30), Receipt::Duplicate);
+    assert_eq!(
+        sockets.receipt(&tracker, member(0, 1), stamp, 30),
+        Receipt::Duplicate
+    );
+    assert_eq!(
+        sockets.receipt(&tracker, member(0, 2), stamp, 30),
+        Receipt::Duplicate
+    );
     let counts = tracker.counts();
     assert_eq!(
         (

@@ -31,7 +31,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use crate::fanout::{Batch, Member, StampFinder, Tracker};
+use crate::fanout::{Batch, Member, Seen, StampFinder, Tracker};
 use crate::handover::ScenarioHandover;
 use crate::live::Live;
 use crate::results::{ErrorCounts, Window};
@@ -278,6 +278,8 @@ pub enum Drop {
 pub struct Inbox<'a> {
     tracker: &'a Tracker,
     member: Member,
+    /// The messages of its room this socket got.
+    seen: Seen,
     binary_stamps: bool,
     finder: StampFinder,
     batch: Batch,

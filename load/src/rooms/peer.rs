@@ -4,7 +4,7 @@ use super::deadlines::{Deadlines, reload_due};
 use super::{
     BURST, CLOSE_TIMEOUT, Drop, Ended, Inbox, OpenFailure, SendSchedule, Shared, Socket, Stage,
 };
-use crate::fanout::{Batch, Member, Receipt, Stamp, StampFinder, Tracker};
+use crate::fanout::{Batch, Member, Receipt, Seen, Stamp, StampFinder, Tracker};
 use crate::fill::per_socket;
 use crate::socket_io::{HandshakeFailure, Heartbeat, Incoming, Seat};
 use crate::tls::Transport;
@@ -26,6 +26,7 @@ impl<'a> Inbox<'a> {
         Inbox {
             tracker,
             member,
+            seen: Seen::default(),
             binary_stamps,
             finder: StampFinder::default(),
             batch: Batch::default(),
@@ -103,7 +104,10 @@ impl<'a> Inbox<'a> {
         let now = *self
             .now_us
             .get_or_insert_with(|| tracker.micros_since_epoch(Instant::now()));
-        match self.tracker.receipt(self.member, stamp, now) {
+        match self
+            .tracker
+            .receipt(self.member, &mut self.seen, stamp, now)
+        {
             Receipt::Unknown => self.unstamped += 1,
             Receipt::OwnEcho => self.own_echoes += 1,
             Receipt::Misrouted => self.misrouted += 1,
