@@ -108,57 +108,6 @@ pub struct PlanArgs {
     extrapolate: bool,
 }
 
-/// `--memory NAME` names a column of the points: a series the points do not have would plan
-/// without it, in silence; refused, naming what they have.
-fn memory_is_a_column(args: &PlanArgs, given: &Measured) -> Result<()> {
-    let Some(memory) = &args.memory else {
-        return Ok(());
-    };
-    let columns: Vec<&str> = given
-        .sweeps
-        .iter()
-        .flat_map(|s| s.series.iter().map(|series| series.name.as_str()))
-        .collect();
-    if columns.contains(&memory.as_str()) {
-        return Ok(());
-    }
-    anyhow::bail!(
-        "--memory {memory}: the points ({}) have no column `{memory}`; their series are {}: name one of them, or add the column",
-        args.points
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        if columns.is_empty() {
-            "none".to_owned()
-        } else {
-            columns.join(", ")
-        }
-    )
-}
-
-/// The table a plan prices from: `--prices`' tables alone, or laid over the spec's (`table`)
-/// with `--fall-back-prices`; the spec's without `--prices`.
-fn priced_from(args: &PlanArgs, table: PriceTable) -> Result<PriceTable> {
-    let mut given: Option<PriceTable> = None;
-    for path in &args.prices {
-        let read = crate::read_price_table(path, "named by --prices")?;
-        match &mut given {
-            Some(given) => given.extend(read),
-            None => given = Some(read),
-        }
-    }
-    Ok(match given {
-        Some(given) if args.fall_back_prices => {
-            let mut table = table;
-            table.extend(given);
-            table
-        }
-        Some(given) => given,
-        None => table,
-    })
-}
-
 /// The request the flags make: the spec's own (when given) with each flag over it, the
 /// prices it may use, and the points to plan over. `Err(code)` when the spec did not compile
 /// (its diagnostics are shown).
@@ -190,7 +139,7 @@ fn request(
             None,
         ),
     };
-    let table = priced_from(args, table)?;
+    let table = crate::plan_prices::table(&args.prices, args.fall_back_prices, table)?;
     let mut provenance = None;
     let mut measured = match (&args.results, args.points.first(), &args.x, &spec_results) {
         (Some(path), _, _, _) => {
@@ -206,7 +155,7 @@ fn request(
         (None, Some(_), Some(x), _) => {
             request.units_variable = Some(x.clone());
             let given = Measured::given(crate::given_points::read(&args.points, x, args.step)?);
-            memory_is_a_column(args, &given)?;
+            crate::given_points::memory_is_a_column(args.memory.as_deref(), &args.points, &given)?;
             if args.memory.is_none()
                 && let Some(series) = given.lone_memory_series(&request.memory_series)
             {

@@ -69,3 +69,29 @@ pub(crate) fn say_stale(
         );
     }
 }
+
+/// The table a plan prices from: `--prices`' tables (`prices`) alone, or laid over the spec's (`table`)
+/// with `--fall-back-prices`; the spec's without `--prices`.
+pub(crate) fn table(
+    prices: &[std::path::PathBuf],
+    fall_back: bool,
+    table: headroom_pricing::PriceTable,
+) -> anyhow::Result<headroom_pricing::PriceTable> {
+    let mut given: Option<headroom_pricing::PriceTable> = None;
+    for path in prices {
+        let read = crate::read_price_table(path, "named by --prices")?;
+        match &mut given {
+            Some(given) => given.extend(read),
+            None => given = Some(read),
+        }
+    }
+    Ok(match given {
+        Some(given) if fall_back => {
+            let mut table = table;
+            table.extend(given);
+            table
+        }
+        Some(given) => given,
+        None => table,
+    })
+}
