@@ -15,6 +15,8 @@ pub(super) enum RunSays {
     Fail(String),
     GeneratorBound(String),
     Unjudged(String),
+    /// Other work or the hypervisor took the machine over every try: nothing said of the load.
+    Competed(String),
 }
 
 /// What one run says of its load: a failure of the server under it fails it; a failure that
@@ -47,20 +49,7 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u3
         };
     }
     if run.generator.bound {
-        let why = run
-            .generator
-            .reason
-            .clone()
-            .unwrap_or_else(|| "the generator was bound".to_owned());
-        // Latency counts from the intended send, so a late generator adds its lag to it: a
-        // latency over its threshold by more than that lag is the server's all the same.
-        return match beyond_the_lag(run, matrix) {
-            Some(slo) => RunSays::Fail(format!(
-                "{slo}, over its threshold by more than the generator's lag (p99 {:.1} ms; {why})",
-                run.generator.schedule_lag_p99_ms
-            )),
-            None => RunSays::GeneratorBound(why),
-        };
+        return judge_bound(run, matrix, competed_reruns);
     }
     for (name, scenario) in &run.scenarios {
         let due = scenario.requests + scenario.dropped;
@@ -88,7 +77,7 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u3
             .machine_cpu
             .filter(|machine| competed_reruns > 0 && machine.others_competed());
         return match competed {
-            Some(machine) => RunSays::Unjudged(format!(
+            Some(machine) => RunSays::Competed(format!(
                 "not judged: competed: {} over the hold, and {slo}",
                 machine.describe()
             )),
@@ -102,6 +91,36 @@ pub(super) fn judge_run(run: &RunResult, matrix: &RunMatrix, competed_reruns: u3
         )),
         None if run.slo.is_empty() => RunSays::Unjudged("no SLO was judged".to_owned()),
         None => RunSays::Pass,
+    }
+}
+
+/// What a run whose generator was bound says: starved by other work (run again first, it
+/// says nothing), failed by more than its lag (the server's), or bound.
+fn judge_bound(run: &RunResult, matrix: &RunMatrix, competed_reruns: u32) -> RunSays {
+    let why = run
+        .generator
+        .reason
+        .clone()
+        .unwrap_or_else(|| "the generator was bound".to_owned());
+    // Other work or the hypervisor took the machine while the generator fell behind: the
+    // run was run again first; this one was starved all the same, and says nothing.
+    let starved = run
+        .machine_cpu
+        .filter(|machine| competed_reruns > 0 && super::recorded::starved_generator(run, machine));
+    if let Some(machine) = starved {
+        return RunSays::Competed(format!(
+            "not judged: the generator was starved: {} over the hold, and {why}",
+            machine.describe()
+        ));
+    }
+    // Latency counts from the intended send, so a late generator adds its lag to it: a
+    // latency over its threshold by more than that lag is the server's all the same.
+    match beyond_the_lag(run, matrix) {
+        Some(slo) => RunSays::Fail(format!(
+            "{slo}, over its threshold by more than the generator's lag (p99 {:.1} ms; {why})",
+            run.generator.schedule_lag_p99_ms
+        )),
+        None => RunSays::GeneratorBound(why),
     }
 }
 
@@ -147,6 +166,12 @@ pub(super) fn probe_verdict(said: &[RunSays]) -> (ProbeVerdict, u32, Option<Stri
     }) {
         return (ProbeVerdict::Unjudged(why.clone()), passes, Some(why));
     }
+    if let Some(why) = said.iter().find_map(|s| match s {
+        RunSays::Competed(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return (ProbeVerdict::Competed(why.clone()), passes, Some(why));
+    }
     let first_fail = said.iter().find_map(|s| match s {
         RunSays::Fail(why) => Some(why.clone()),
         _ => None,
@@ -171,7 +196,7 @@ pub(super) fn outcome_of(verdict: &ProbeVerdict) -> ProbeOutcome {
         ProbeVerdict::Fail => ProbeOutcome::Fail,
         ProbeVerdict::Split { .. } => ProbeOutcome::Split,
         ProbeVerdict::GeneratorBound(_) => ProbeOutcome::GeneratorBound,
-        ProbeVerdict::Unjudged(_) => ProbeOutcome::Unjudged,
+        ProbeVerdict::Unjudged(_) | ProbeVerdict::Competed(_) => ProbeOutcome::Unjudged,
     }
 }
 
@@ -261,7 +286,7 @@ p95 = "api.latency.p95 < 200ms"
         let competed = judge_run(&run_with(0.3, 0.93), &matrix, 2);
         assert_eq!(
             competed,
-            RunSays::Unjudged(
+            RunSays::Competed(
                 "not judged: competed: other processes used 0.93 cores over the hold, and \
                  `api.latency.p95 < 200ms`: measured 300.0 ms"
                     .to_owned()
@@ -276,6 +301,49 @@ p95 = "api.latency.p95 < 200ms"
         assert!(matches!(
             judge_run(&run_with(0.3, 0.93), &matrix, 0),
             RunSays::Fail(_)
+        ));
+    }
+
+    /// Issue 59: a generator that fell behind while other work or the hypervisor took a share
+    /// of the machine was starved, not at its own limit: the run says nothing of the load
+    /// (it was run again first), where on a quiet machine it is generator-bound.
+    #[test]
+    fn a_generator_starved_by_other_work_or_steal_is_not_judged() {
+        let matrix = searching();
+        let run_with = |others_cores: f64, stolen_cores: f64| {
+            let mut run = with_p95(0.1);
+            run.generator.bound = true;
+            run.generator.reason = Some("the generator's schedule lag p99 was 6.6 ms".to_owned());
+            run.generator.schedule_lag_p99_ms = 6.6;
+            run.machine_cpu = Some(crate::results::MachineCpu {
+                others_cores,
+                stolen_cores,
+                ..crate::results::MachineCpu::default()
+            });
+            run
+        };
+        assert_eq!(
+            judge_run(&run_with(0.93, 0.0), &matrix, 2),
+            RunSays::Competed(
+                "not judged: the generator was starved: other processes used 0.93 cores over \
+                 the hold, and the generator's schedule lag p99 was 6.6 ms"
+                    .to_owned()
+            )
+        );
+        let stolen = judge_run(&run_with(0.0, 0.4), &matrix, 2);
+        assert!(
+            matches!(&stolen, RunSays::Competed(why) if why.contains("the hypervisor took 0.40 cores")),
+            "{stolen:?}"
+        );
+        // Quiet: the generator's own limit.
+        assert!(matches!(
+            judge_run(&run_with(0.1, 0.0), &matrix, 2),
+            RunSays::GeneratorBound(_)
+        ));
+        // No rerun asked: every first try is judged as it is.
+        assert!(matches!(
+            judge_run(&run_with(0.93, 0.0), &matrix, 0),
+            RunSays::GeneratorBound(_)
         ));
     }
 

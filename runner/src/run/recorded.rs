@@ -6,7 +6,7 @@ use super::once::run_once;
 use super::walk::Walker;
 use super::{RunError, is_baseline, judged_whole, phase_slot_of, point_results};
 use crate::event::Event;
-use crate::results::{Failure, RunResult};
+use crate::results::{Failure, MachineCpu, RunResult};
 use headroom_matrix::{MatrixPhase, Point};
 
 /// How one run went, for the phase that runs it.
@@ -18,6 +18,13 @@ pub(super) struct Recorded {
 }
 
 /// The run kept, saying the tries before it that other work competed with (`tries`).
+/// Whether the generator fell behind while other work or the hypervisor took a share of the
+/// machine: its lateness may be theirs, not its own limit (issue 59), so the run is run again
+/// and, still so, judges nothing rather than "beyond what this machine can send".
+pub(super) fn starved_generator(run: &RunResult, machine: &MachineCpu) -> bool {
+    run.generator.bound && machine.competed()
+}
+
 fn kept_after(mut result: RunResult, tries: &[String]) -> RunResult {
     if !tries.is_empty() {
         result.notes.push(format!(
@@ -74,9 +81,10 @@ impl Walker<'_> {
             let result = judged_whole(result, options.segment);
             // Other work took a share of the machine over the hold: its figures are not the
             // server's alone, so the run is run again, up to the bound, before it is judged.
-            let competed = result
-                .machine_cpu
-                .filter(|machine| result.failure.is_none() && machine.others_competed());
+            let competed = result.machine_cpu.filter(|machine| {
+                result.failure.is_none()
+                    && (machine.others_competed() || starved_generator(&result, machine))
+            });
             // Segments run in step, meeting at every run: none runs one again on its own.
             let reruns = if options.segment.count > 1 {
                 0

@@ -8,7 +8,8 @@
 //! from above as a fail does, so the ceiling reported is the highest load below every split
 //! and fail whose every run passed at the full hold ([`Search::reported`], the one place
 //! that decides it). A probe the generator could not send ends the search: the ceiling is
-//! past what this machine can load.
+//! past what this machine can load. A probe other work competed with is put back: the same
+//! load is probed again, a few times at most.
 
 #[cfg(test)]
 mod tests;
@@ -52,7 +53,15 @@ pub(crate) enum ProbeVerdict {
     /// A run said nothing of the load (the target never came up, nothing was measured, a
     /// run was interrupted): neither pass nor fail, in words.
     Unjudged(String),
+    /// Other work or the hypervisor took the machine over a run's every try: neither pass
+    /// nor fail, and the load is probed again ([`COMPETED_PROBES`] in a row end the search).
+    Competed(String),
 }
+
+/// Probes in a row at one load that other work took the machine from before the search ends
+/// unjudged there: interference only takes capacity away, so one such probe is put back and
+/// tried again (issue 59), but a machine that never calms ends the search within its budget.
+pub(crate) const COMPETED_PROBES: usize = 3;
 
 /// Whether a probe explores (a short hold may do) or confirms an end of the final bracket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +177,20 @@ impl Search {
                 self.ended = Some(Ending::GeneratorBound { at: load, why });
             }
             ProbeVerdict::Unjudged(why) => self.ended = Some(Ending::Unjudged { at: load, why }),
+            ProbeVerdict::Competed(why) => {
+                let in_a_row = self
+                    .probes
+                    .iter()
+                    .rev()
+                    .take_while(|(l, _, v)| *l == load && matches!(v, ProbeVerdict::Competed(_)))
+                    .count();
+                if in_a_row >= COMPETED_PROBES {
+                    self.ended = Some(Ending::Unjudged {
+                        at: load,
+                        why: format!("{why} (at each of {in_a_row} probes of this load)"),
+                    });
+                }
+            }
             // The pass below a bound generator, confirmed at the full hold, failed: the
             // ceiling is below it after all, within what this machine sends: search on.
             ProbeVerdict::Fail | ProbeVerdict::Split { .. }
@@ -187,7 +210,9 @@ impl Search {
             let passed = match verdict {
                 ProbeVerdict::Pass => true,
                 ProbeVerdict::Fail | ProbeVerdict::Split { .. } => false,
-                ProbeVerdict::GeneratorBound(_) | ProbeVerdict::Unjudged(_) => continue,
+                ProbeVerdict::GeneratorBound(_)
+                | ProbeVerdict::Unjudged(_)
+                | ProbeVerdict::Competed(_) => continue,
             };
             let confirmed = *stage == Stage::Confirm;
             match latest.iter_mut().find(|(l, _, _)| l == load) {

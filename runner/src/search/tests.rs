@@ -333,3 +333,46 @@ fn a_warm_start_brackets_in_fewer_probes() {
     );
     assert_eq!(ending, Ending::BelowFrom { fail: 50.0 });
 }
+
+/// Issue 59: a probe other work competed with is put back, not an end: the same load is
+/// probed again and, once the machine calms, the search brackets the truth; on a machine that
+/// never calms, [`COMPETED_PROBES`] in a row at one load end the search unjudged there.
+#[test]
+fn a_competed_probe_is_probed_again_and_never_ends_a_search_alone() {
+    let truth = 1_180.0;
+    let mut competed_left = 2;
+    let (ending, probes) = search(bounds(100.0, 20_000.0, false), |load, _| {
+        if load == 800.0 && competed_left > 0 {
+            competed_left -= 1;
+            return ProbeVerdict::Competed("other processes used 1.60 cores".to_owned());
+        }
+        ceiling(truth)(load, Stage::Explore)
+    });
+    let Ending::Converged { pass, fail } = ending else {
+        panic!("{ending:?} after {probes:?}");
+    };
+    assert!(pass <= truth && truth < fail, "{pass} … {fail}");
+    let at_800: Vec<&ProbeVerdict> = probes
+        .iter()
+        .filter(|(load, stage, _)| *load == 800.0 && *stage == Stage::Explore)
+        .map(|(_, _, verdict)| verdict)
+        .collect();
+    assert_eq!(at_800.len(), 3, "twice competed, then passed: {probes:?}");
+    assert_eq!(*at_800[2], ProbeVerdict::Pass);
+
+    let (ending, probes) = search(bounds(100.0, 20_000.0, false), |load, stage| {
+        if load >= 400.0 {
+            ProbeVerdict::Competed("the hypervisor took 1.10 cores".to_owned())
+        } else {
+            ceiling(truth)(load, stage)
+        }
+    });
+    assert_eq!(
+        ending,
+        Ending::Unjudged {
+            at: 400.0,
+            why: "the hypervisor took 1.10 cores (at each of 3 probes of this load)".to_owned()
+        }
+    );
+    assert_eq!(probes.len(), 2 + COMPETED_PROBES, "{probes:?}");
+}
