@@ -485,3 +485,82 @@ fn a_keyed_read_is_found() {
     let text = "let a = report[\"figures\"];\nlet b = vec![\"x\"];\nlet c = f()[\"k\"];\nlet d = m[0][\"k\"];\nlet e = [\"x\", \"y\"];\n";
     assert_eq!(keyed_reads(text), [1, 3, 4]);
 }
+
+/// Issue 58: every library sets `doctest = false` (rustdoc's pass over the crates cost the fast
+/// layer over two minutes for no test), so no doc comment may hold a code block that would
+/// look like a test and never run: examples of use are tests beside the code.
+#[test]
+fn no_doc_comment_holds_a_code_block_and_no_library_runs_rustdoc_tests() {
+    let manifest = std::fs::read_to_string(common::root().join("Cargo.toml")).expect("Cargo.toml");
+    let manifest: toml::Table = toml::from_str(&manifest).expect("a TOML manifest");
+    for member in manifest["workspace"]["members"]
+        .as_array()
+        .expect("workspace members")
+    {
+        let member = member.as_str().expect("a path");
+        let text = std::fs::read_to_string(common::root().join(member).join("Cargo.toml"))
+            .expect("a member's manifest");
+        let own: toml::Table = toml::from_str(&text).expect("a TOML manifest");
+        assert_eq!(
+            own.get("lib")
+                .and_then(|lib| lib.get("doctest"))
+                .and_then(toml::Value::as_bool),
+            Some(false),
+            "{member}/Cargo.toml: set `[lib] doctest = false` (docs/testing.md)"
+        );
+    }
+    let mut blocks = Vec::new();
+    for file in every_rust_file() {
+        let text = std::fs::read_to_string(&file).expect("a Rust file");
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            if (line.starts_with("///") || line.starts_with("//!"))
+                && line[3..].trim_start().starts_with("```")
+            {
+                blocks.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        blocks.is_empty(),
+        "a code block in a doc comment is never run (doctest = false): make it a test: {blocks:?}"
+    );
+}
+
+/// Issue 58: the fast layer runs the run fixtures side by side, and a test finds what its run
+/// left behind by its demo target's `--note-size` marker (`harness::leftovers`): no two
+/// fixtures may share one, or a test reads another's live target as its own leftover.
+#[test]
+fn no_two_run_fixtures_share_a_marker() {
+    let dir = common::root().join("tests/fixtures/run");
+    let mut owner: BTreeMap<String, String> = BTreeMap::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/run")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(&path).expect("a fixture");
+        let mut at = 0;
+        while let Some(found) = text[at..].find("\"--note-size\", \"") {
+            let start = at + found + "\"--note-size\", \"".len();
+            let end = start + text[start..].find('"').expect("a closing quote");
+            let marker = text[start..end].to_owned();
+            if let Some(other) = owner.get(&marker) {
+                assert_eq!(
+                    other, &name,
+                    "{name} and {other} share the marker {marker}: give one a size no fixture uses"
+                );
+            }
+            owner.insert(marker, name.clone());
+            at = end;
+        }
+    }
+    assert!(owner.len() > 40, "{} markers found", owner.len());
+}

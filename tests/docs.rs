@@ -390,3 +390,32 @@ fn the_segment_rule_is_one_text() {
         assert!(found.is_empty(), "{file} restates the rule: {found:?}");
     }
 }
+
+/// Issue 58: the README's first block is the two set-up commands, the second the test line;
+/// `.ci/run` runs that same line, and it runs both layers (docs/testing.md).
+#[test]
+fn ci_runs_the_readmes_test_line_and_it_runs_both_layers() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let block = readme
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("README.md opens with a sh block");
+    let lines: Vec<&str> = block.lines().collect();
+    assert_eq!(lines.len(), 2, "the main job and the tests: {lines:?}");
+    let test_line = lines[1];
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+    assert!(
+        ci.lines().any(|line| line.trim() == test_line),
+        "`.ci/run` does not run the README's test line `{test_line}`"
+    );
+    let script = std::fs::read_to_string(root().join(test_line)).expect("the test line's script");
+    assert!(
+        script.contains("timed fast fast") && script.contains("timed end-to-end end_to_end"),
+        "`{test_line}` runs both layers by default"
+    );
+    assert!(
+        script.contains("--ignored") && script.contains("HEADROOM_TEST_LAYER=end-to-end"),
+        "the end-to-end layer is the ignored tests, told they may take the machine whole"
+    );
+}

@@ -31,6 +31,15 @@ pub fn fresh_out(test: &str) -> PathBuf {
     out
 }
 
+/// What `scripts/test end-to-end` sets to `end-to-end` while it runs that layer's tests.
+pub const LAYER: &str = "HEADROOM_TEST_LAYER";
+
+/// Whether this test process runs the end-to-end layer (`scripts/test end-to-end`), where
+/// tests take the whole machine in turn, rather than the fast layer (`cargo test`).
+pub fn in_the_end_to_end_layer() -> bool {
+    std::env::var(LAYER).is_ok_and(|layer| layer == "end-to-end")
+}
+
 /// The machine, shared by the tests of one binary that load it, and taken whole by a test
 /// whose known answer another test's load would disturb (a CPU figure, a generator's timing).
 static MACHINE: RwLock<()> = RwLock::new(());
@@ -48,7 +57,16 @@ pub struct Whole {
 
 /// The whole machine: no other test of this binary loads it meanwhile, and work in the
 /// background is stopped until the test lets go.
+///
+/// Only the end-to-end layer takes it: in the fast layer (`cargo test`), which runs its tests
+/// side by side, a test asking for the whole machine fails, saying where it belongs.
 pub fn whole() -> Whole {
+    assert!(
+        in_the_end_to_end_layer(),
+        "this test takes the whole machine, so it belongs to the end-to-end layer: mark it \
+         `#[ignore = \"end-to-end layer: scripts/test end-to-end\"]` (docs/testing.md); \
+         `scripts/test end-to-end` runs that layer (it sets {LAYER}=end-to-end)"
+    );
     let machine = MACHINE.write().unwrap_or_else(PoisonError::into_inner);
     signal_background("-STOP");
     Whole { _machine: machine }

@@ -77,7 +77,7 @@ fn scenarios_are_measured_over_one_hold() {
     for verdict in &run.slo {
         assert_eq!(verdict.pass, Some(true), "{verdict:?}");
     }
-    assert!(leftovers("1013B").is_empty());
+    assert!(leftovers("1074B").is_empty());
     clean("together");
 }
 

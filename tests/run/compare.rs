@@ -16,6 +16,7 @@ fn compare_report(stdout: &[u8]) -> Report {
 /// figure is there on both sides, and none is called better or worse (three repeats a side
 /// cannot reach 5 %, and the comparison says how many can).
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
     let out = fresh_out("a-a");
     let (first, second) = (out.with_file_name("a.json"), out.with_file_name("b.json"));
@@ -49,7 +50,7 @@ fn an_a_a_comparison_on_the_demo_target_calls_nothing() {
         let why = figure.why.as_deref().expect("why");
         assert!(why.contains("1 more a side would be enough"), "{why}");
     }
-    assert!(leftovers("1003B").is_empty());
+    assert!(leftovers("1076B").is_empty());
     clean("a-a");
 }
 
@@ -168,6 +169,7 @@ fn regression_sides(out: &Path) -> (PathBuf, PathBuf) {
 /// machine was not the server's alone, both sides run again (twice at most), saying so; on a
 /// machine that was the server's alone it fails at once.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn a_known_regression_is_worse_and_fails_the_gate() {
     let out = fresh_out("regression");
     let mut tries = 0;
@@ -253,6 +255,7 @@ fn a_known_regression_is_worse_and_fails_the_gate() {
 /// (kept as they are: `--competed-reruns 0`): `compare --by` calls nothing, and the rows that
 /// rest on a competed run say which and why.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn an_a_a_lever_beside_a_busy_loop_half_the_time_calls_nothing() {
     let _machine = whole();
     let out = fresh_out("a-a-lever");

@@ -291,6 +291,7 @@ impl Drop for Stopped {
 }
 
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn the_dashboard_shows_what_the_results_and_the_stream_hold() {
     let binary = match browser::installed() {
         Ok(binary) => binary,
@@ -366,6 +367,7 @@ fn open_files_limit() -> Option<u64> {
 /// they took its files and every run failed). `--dashboard-port 0` says the port the kernel
 /// chose.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn a_run_beside_1200_idle_dashboard_clients_finishes_measured() {
     use std::io::BufRead;
     match open_files_limit() {

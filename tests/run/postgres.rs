@@ -11,6 +11,7 @@ use super::*;
 /// load and emptied after, the database's client connections counted during the load (the
 /// API's pool of 10, every reading), and the page shows each service's memory and CPU.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn notes_api_postgres_runs_quick_end_to_end() {
     if let Err(why) = installed_by("postgres.sh") {
         common::say(&format!("skipped: PostgreSQL not installed ({why})"));

@@ -140,7 +140,7 @@ fn a_phase_reruns_alone_and_the_file_keeps_the_others() {
         (verdict.name.as_str(), verdict.pass),
         ("impossible", Some(false))
     );
-    assert!(leftovers("1010B").is_empty());
+    assert!(leftovers("1073B").is_empty());
     clean("phases");
 }
 
@@ -215,6 +215,7 @@ fn a_second_ctrl_c_stops_waiting() {
 /// threads lag their schedule (p99 over 5 ms, a bound by lag alone), but the pause meter saw
 /// the pauses: the run is not generator-bound, and says the machine paused it.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn a_generator_paused_by_the_machine_is_not_generator_bound() {
     let _machine = whole();
     let out = fresh_out("paused");

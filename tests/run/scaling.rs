@@ -12,6 +12,7 @@ use headroom_pricing::plan::{CeilingJson, PlanReport, Resource};
 /// it, 8 not predicted (past twice the largest size) unless `--extrapolate`, then marked.
 /// The page shows the sizes and the range.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn ceilings_at_one_and_two_cores_give_the_range_of_a_bigger_box() {
     let (output, results) = run_fixture_alone("scale-cores", &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

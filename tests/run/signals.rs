@@ -86,7 +86,7 @@ fn a_second_signal_ends_a_teardown_step_and_its_children() {
         "{:?}",
         sent.elapsed()
     );
-    for marker in ["1065T", "1065B"] {
+    for marker in ["1065T", "1078B"] {
         wait_until(Duration::from_secs(5), || leftovers(marker).is_empty());
         assert!(
             leftovers(marker).is_empty(),

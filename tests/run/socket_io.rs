@@ -121,6 +121,7 @@ fn a_server_that_stops_pinging_is_a_ping_timeout() {
 /// 10 s hold, no socket dropped, every frame delivered, and headroom's count of what arrived
 /// (deliveries and the senders' own echoes) equal to the frames the server says it sent.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn the_reference_socket_io_server_delivers_every_frame_it_counts() {
     if let Err(why) = installed_by("socketio.sh") {
         common::say(&format!(

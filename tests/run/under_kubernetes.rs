@@ -1,8 +1,8 @@
 //! Issue 34: the image's binary run as the pods of `headroom k8s` would run it: a segment's Job
 //! from only the files its ConfigMap carries, in a folder of its own, with the pod's
 //! environment, then the merge Job over its part. The binary is built by `build_image`, in the
-//! background of the other tests; this module's name sorts it last among them, so no test
-//! thread waits for the build while others could run.
+//! background of the other tests: whichever of its two tests runs first starts the build and
+//! the other waits for the same one, in whatever order the harness runs them.
 
 use std::collections::BTreeMap;
 
@@ -197,6 +197,7 @@ fn run_in_pod(
 /// Job's command merges its part: exactly the 100 requests the spec sends. Both as the pods'
 /// user (`runAsUser`, not root), writing to a claim given to their `fsGroup`.
 #[test]
+#[ignore = "end-to-end layer: scripts/test end-to-end"]
 fn the_image_binary_runs_a_segment_from_only_the_config_maps_files() {
     let test = "the_image_binary_runs_a_segment_from_only_the_config_maps_files";
     let binary = match super::build_image::binary() {
