@@ -137,6 +137,23 @@ fn machine_paused(
     })
 }
 
+/// Whether a run's generator fell behind its schedule while it was idle (under half the cores
+/// it could use) and sent every arrival (none skipped, none waiting for a connection): its
+/// lateness is the machine's scheduling, not its own limit, so the load did reach the server,
+/// only late, and the lag adds to the latencies (counted from the intended send) instead of
+/// making them someone else's.
+pub(crate) fn lagged_while_idle(run: &crate::results::RunResult) -> bool {
+    let generator = &run.generator;
+    let cores = generator
+        .cores_left
+        .unwrap_or(generator.cores_available as f64);
+    generator.schedule_lag_p99_ms > LAG_LIMIT_MS
+        && cores >= 1.0
+        && generator.cpu_cores < IDLE_SHARE * cores
+        && run.scenarios.values().all(|s| s.dropped == 0)
+        && queued_at_limit(&run.scenarios).is_none()
+}
+
 /// Over this share of a scenario's requests waiting for one of its `max_connections`, the
 /// latency is the limit's as much as the server's.
 const QUEUED_LIMIT: f64 = 0.01;
